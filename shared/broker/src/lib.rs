@@ -1,0 +1,190 @@
+//! The message broker behind trawl's stages, as one trait with two implementations:
+//!
+//! - [`rabbit`]: RabbitMQ over lapin — durable quorum queues, persistent messages, publisher
+//!   confirms, manual acks, delay tiers for retries, a dead-letter queue, and reconnection that
+//!   re-declares the topology and re-applies prefetch.
+//! - [`memory`]: the in-memory twin for `trawl run` and tests, with the same semantics
+//!   (prefetch, requeue on drop, delivery limit, delays).
+//!
+//! Both pass the same contract suite (`tests/contract.rs`). Stage code only sees [`Broker`],
+//! [`Subscription`] and [`Delivery`]; a delivery is settled by consuming it, so it cannot be
+//! acknowledged twice, and one dropped unsettled goes back to its queue.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+pub use trawl_messages::Queue;
+
+pub mod memory;
+pub mod rabbit;
+
+pub use memory::MemoryBroker;
+pub use rabbit::RabbitBroker;
+
+/// Header naming why a message was dead-lettered.
+pub const HEADER_REASON: &str = "x-trawl-reason";
+/// Header naming the queue a dead-lettered message came from.
+pub const HEADER_QUEUE: &str = "x-trawl-queue";
+/// Header counting the attempts made before a message was dead-lettered.
+pub const HEADER_ATTEMPTS: &str = "x-trawl-attempts";
+/// Set by the broker when it dead-letters a message itself (`delivery_limit`, `expired` …).
+pub const HEADER_DEATH_REASON: &str = "x-first-death-reason";
+
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    #[error("cannot reach the broker at {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("the broker did not confirm a publish to {queue}: {reason}")]
+    NotConfirmed { queue: String, reason: String },
+    #[error("broker operation failed: {0}")]
+    Protocol(String),
+}
+
+/// A message as the broker carries it: opaque bytes plus string headers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Message {
+    pub body: Vec<u8>,
+    pub headers: BTreeMap<String, String>,
+}
+
+impl Message {
+    pub fn new(body: Vec<u8>) -> Self {
+        Message { body, headers: BTreeMap::new() }
+    }
+
+    pub fn with_header(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.headers.insert(key.to_owned(), value.into());
+        self
+    }
+}
+
+#[async_trait]
+pub trait Broker: Send + Sync + 'static {
+    /// Publishes persistently and returns once the broker has confirmed it.
+    async fn publish(&self, queue: Queue, message: Message) -> Result<(), BrokerError>;
+
+    /// Publishes so that the message arrives on `queue` after at least `delay`, rounded up to
+    /// the nearest delay tier (the longest tier when `delay` exceeds them all).
+    async fn publish_delayed(
+        &self,
+        queue: Queue,
+        message: Message,
+        delay: Duration,
+    ) -> Result<(), BrokerError>;
+
+    /// Starts consuming `queue` with at most `prefetch` unsettled deliveries.
+    async fn consume(&self, queue: Queue, prefetch: u16)
+        -> Result<Box<dyn Subscription>, BrokerError>;
+
+    /// Messages ready for delivery in `queue` (unacknowledged ones not counted).
+    async fn depth(&self, queue: Queue) -> Result<u64, BrokerError>;
+
+    /// Deletes every queue and exchange of this broker's namespace.
+    async fn delete_all(&self) -> Result<(), BrokerError>;
+
+    /// Times the connection was re-established after a failure (for metrics and tests).
+    fn reconnects(&self) -> u64;
+}
+
+#[async_trait]
+pub trait Subscription: Send {
+    /// The next delivery. Waits across reconnections; `None` only after [`Subscription::cancel`].
+    async fn next(&mut self) -> Option<Delivery>;
+
+    /// Stops new deliveries. Deliveries already handed out can still be settled.
+    async fn cancel(&mut self);
+}
+
+/// Settles one delivery; implemented by each broker.
+#[async_trait]
+pub(crate) trait Settle: Send {
+    async fn ack(self: Box<Self>) -> Result<(), BrokerError>;
+    async fn requeue(self: Box<Self>) -> Result<(), BrokerError>;
+}
+
+pub struct Delivery {
+    pub message: Message,
+    /// True when the broker delivered this message before (a consumer died or requeued it).
+    pub redelivered: bool,
+    settle: Box<dyn Settle>,
+}
+
+impl Delivery {
+    /// Acknowledges: the message is done and leaves the queue.
+    pub async fn ack(self) -> Result<(), BrokerError> {
+        self.settle.ack().await
+    }
+
+    /// Hands the message back to its queue for another consumer (counts as a delivery toward
+    /// the queue's delivery limit).
+    pub async fn requeue(self) -> Result<(), BrokerError> {
+        self.settle.requeue().await
+    }
+}
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("bytes", &self.message.body.len())
+            .field("headers", &self.message.headers)
+            .field("redelivered", &self.redelivered)
+            .finish()
+    }
+}
+
+/// Delay tiers and limits shared by both brokers.
+#[derive(Clone, Debug)]
+pub struct BrokerSettings {
+    pub namespace: String,
+    /// Delay tiers in seconds, ascending.
+    pub delay_tiers_secs: Vec<u64>,
+    /// Redeliveries allowed before the broker dead-letters a message itself.
+    pub delivery_limit: u32,
+}
+
+impl BrokerSettings {
+    pub fn new(namespace: &str, delays: &[u64], delivery_limit: u32) -> Self {
+        let mut tiers: Vec<u64> = delays.iter().copied().filter(|&d| d > 0).collect();
+        tiers.sort_unstable();
+        tiers.dedup();
+        if tiers.is_empty() {
+            tiers.push(1);
+        }
+        BrokerSettings { namespace: namespace.to_owned(), delay_tiers_secs: tiers, delivery_limit }
+    }
+
+    /// The smallest tier at least `delay` long, or the longest tier.
+    pub fn tier_for(&self, delay: Duration) -> u64 {
+        let secs = delay.as_secs() + u64::from(delay.subsec_nanos() > 0);
+        self.delay_tiers_secs
+            .iter()
+            .copied()
+            .find(|&t| t >= secs)
+            .unwrap_or(*self.delay_tiers_secs.last().expect("tiers are never empty"))
+    }
+
+    pub fn queue_name(&self, queue: Queue) -> String {
+        queue.name(&self.namespace)
+    }
+
+    pub fn tier_name(&self, secs: u64) -> String {
+        format!("{}.delay.{secs}s", self.namespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_round_up() {
+        let s = BrokerSettings::new("t", &[30, 1, 5, 5], 3);
+        assert_eq!(s.delay_tiers_secs, vec![1, 5, 30]);
+        assert_eq!(s.tier_for(Duration::from_millis(10)), 1);
+        assert_eq!(s.tier_for(Duration::from_millis(1500)), 5);
+        assert_eq!(s.tier_for(Duration::from_secs(5)), 5);
+        assert_eq!(s.tier_for(Duration::from_secs(3600)), 30);
+        assert_eq!(s.tier_name(5), "t.delay.5s");
+    }
+}

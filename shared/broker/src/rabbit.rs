@@ -1,0 +1,530 @@
+//! RabbitMQ over lapin.
+//!
+//! Topology, declared on every (re)connection so a worker can start against an empty broker:
+//!
+//! - work queues `<ns>.{search,fetch,fetch.browser,clean,synthesize}`: durable quorum queues
+//!   with an explicit `x-delivery-limit` (RabbitMQ 3.x has no default; a message that keeps
+//!   killing its consumer would loop forever) dead-lettering to `<ns>.dead`;
+//! - `<ns>.results` and `<ns>.dead`: durable quorum queues;
+//! - one delay tier per configured delay: fanout exchange `<ns>.delay.<n>s` bound to a quorum
+//!   queue of that name with `x-message-ttl`. Expired messages are dead-lettered to the default
+//!   exchange under their original routing key, i.e. back to the work queue they were published
+//!   for, at-least-once (`x-dead-letter-strategy`, which needs `x-overflow: reject-publish`).
+//!
+//! Reconnection is ours, not lapin's: its automatic recovery does not re-apply prefetch. Every
+//! operation goes through [`Inner::live`], which reconnects and re-declares when the connection
+//! is gone; a subscription whose consumer stream ends opens a new channel, re-applies
+//! `basic.qos` and consumes again. Deliveries taken on a dead channel cannot be acknowledged;
+//! RabbitMQ redelivers them and the stages' idempotence absorbs the repeat.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use lapin::options::{
+    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions, BasicPublishOptions,
+    BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
+    QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
+};
+use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind};
+use tokio::sync::Mutex;
+use tracing::{info, warn};
+
+use crate::{Broker, BrokerError, BrokerSettings, Delivery, Message, Queue, Settle};
+
+/// How long one operation keeps retrying through reconnections before it gives up.
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Heartbeat asked for when the URL does not set one: a dead peer is noticed in ~2 intervals.
+const DEFAULT_HEARTBEAT_SECS: u32 = 10;
+
+#[derive(Clone)]
+pub struct RabbitBroker {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    url: String,
+    redacted_url: String,
+    settings: BrokerSettings,
+    live: Mutex<Option<Live>>,
+    reconnects: AtomicU64,
+    connections: AtomicU64,
+}
+
+struct Live {
+    connection: Arc<Connection>,
+    publisher: Channel,
+}
+
+impl RabbitBroker {
+    /// Connects and declares the topology, retrying for up to `wait` with a log line per try.
+    pub async fn connect(
+        url: &str,
+        settings: BrokerSettings,
+        wait: Duration,
+    ) -> Result<Self, BrokerError> {
+        let url = with_default_heartbeat(url);
+        let redacted_url = redact(&url);
+        let inner = Arc::new(Inner {
+            url,
+            redacted_url,
+            settings,
+            live: Mutex::new(None),
+            reconnects: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
+        });
+        let started = tokio::time::Instant::now();
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            match inner.live().await {
+                Ok(_) => return Ok(RabbitBroker { inner }),
+                Err(e) if started.elapsed() + backoff < wait => {
+                    warn!(url = %inner.redacted_url, error = %e, "waiting for RabbitMQ");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// The current connection and publishing channel, (re)connecting when they are gone.
+    async fn live(&self) -> Result<(Arc<Connection>, Channel), BrokerError> {
+        let mut guard = self.live.lock().await;
+        if let Some(live) = guard.as_ref() {
+            if live.connection.status().connected() && live.publisher.status().connected() {
+                return Ok((live.connection.clone(), live.publisher.clone()));
+            }
+            warn!(url = %self.redacted_url, "RabbitMQ connection lost; reconnecting");
+            *guard = None;
+        }
+        let unreachable = |e: lapin::Error| BrokerError::Unreachable {
+            url: self.redacted_url.clone(),
+            reason: e.to_string(),
+        };
+        let props = ConnectionProperties::default()
+            .with_connection_name(format!("trawl-{}", std::process::id()).into());
+        let connection = tokio::time::timeout(
+            Duration::from_secs(10),
+            Connection::connect(&self.url, props),
+        )
+        .await
+        .map_err(|_| BrokerError::Unreachable {
+            url: self.redacted_url.clone(),
+            reason: "connection timed out".into(),
+        })?
+        .map_err(unreachable)?;
+        let connection = Arc::new(connection);
+        let publisher = connection.create_channel().await.map_err(unreachable)?;
+        publisher
+            .confirm_select(ConfirmSelectOptions::default())
+            .await
+            .map_err(protocol)?;
+        declare_topology(&publisher, &self.settings).await?;
+        if self.connections.fetch_add(1, Ordering::SeqCst) > 0 {
+            self.reconnects.fetch_add(1, Ordering::SeqCst);
+            info!(url = %self.redacted_url, "reconnected to RabbitMQ");
+        }
+        *guard = Some(Live { connection: connection.clone(), publisher: publisher.clone() });
+        Ok((connection, publisher))
+    }
+
+    async fn publish_once(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        message: &Message,
+    ) -> Result<(), BrokerError> {
+        let (_, channel) = self.live().await?;
+        let properties = BasicProperties::default()
+            .with_delivery_mode(2)
+            .with_content_type("application/json".into())
+            .with_headers(to_field_table(message));
+        let confirm = channel
+            .basic_publish(
+                exchange.into(),
+                routing_key.into(),
+                // Mandatory: an unroutable message comes back instead of vanishing.
+                BasicPublishOptions { mandatory: true, ..Default::default() },
+                &message.body,
+                properties,
+            )
+            .await
+            .map_err(protocol)?
+            .await
+            .map_err(protocol)?;
+        match confirm {
+            Confirmation::Ack(None) => Ok(()),
+            Confirmation::Ack(Some(returned)) => Err(BrokerError::NotConfirmed {
+                queue: routing_key.to_owned(),
+                reason: format!("unroutable: {}", returned.reply_text),
+            }),
+            Confirmation::Nack(_) => Err(BrokerError::NotConfirmed {
+                queue: routing_key.to_owned(),
+                reason: "nacked by the broker".into(),
+            }),
+            Confirmation::NotRequested => Err(BrokerError::NotConfirmed {
+                queue: routing_key.to_owned(),
+                reason: "confirms are off on the publishing channel".into(),
+            }),
+        }
+    }
+
+    /// Publishes, retrying through reconnections until [`OPERATION_TIMEOUT`].
+    async fn publish(&self, exchange: &str, routing_key: &str, message: &Message) -> Result<(), BrokerError> {
+        let started = tokio::time::Instant::now();
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            match self.publish_once(exchange, routing_key, message).await {
+                Ok(()) => return Ok(()),
+                Err(e) if started.elapsed() < OPERATION_TIMEOUT => {
+                    warn!(queue = routing_key, error = %e, "publish failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(3));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+fn protocol(e: lapin::Error) -> BrokerError {
+    BrokerError::Protocol(e.to_string())
+}
+
+fn long(s: &str) -> AMQPValue {
+    AMQPValue::LongString(LongString::from(s.as_bytes().to_vec()))
+}
+
+fn args(pairs: &[(&str, AMQPValue)]) -> FieldTable {
+    let mut table = FieldTable::default();
+    for (k, v) in pairs {
+        table.insert(ShortString::from(*k), v.clone());
+    }
+    table
+}
+
+async fn declare_queue(channel: &Channel, name: &str, arguments: FieldTable) -> Result<(), BrokerError> {
+    channel
+        .queue_declare(
+            name.into(),
+            QueueDeclareOptions { durable: true, ..Default::default() },
+            arguments,
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| BrokerError::Protocol(format!("declaring {name}: {e}")))
+}
+
+async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Result<(), BrokerError> {
+    let quorum = ("x-queue-type", long("quorum"));
+    let dead = settings.queue_name(Queue::Dead);
+    for queue in Queue::ALL {
+        let name = settings.queue_name(queue);
+        let arguments = match queue {
+            Queue::Results | Queue::Dead => args(&[quorum.clone()]),
+            _ => args(&[
+                quorum.clone(),
+                ("x-delivery-limit", AMQPValue::LongInt(settings.delivery_limit as i32)),
+                ("x-dead-letter-exchange", long("")),
+                ("x-dead-letter-routing-key", long(&dead)),
+            ]),
+        };
+        declare_queue(channel, &name, arguments).await?;
+    }
+    for &secs in &settings.delay_tiers_secs {
+        let name = settings.tier_name(secs);
+        declare_queue(
+            channel,
+            &name,
+            args(&[
+                quorum.clone(),
+                ("x-message-ttl", AMQPValue::LongLongInt((secs * 1000) as i64)),
+                ("x-dead-letter-exchange", long("")),
+                ("x-dead-letter-strategy", long("at-least-once")),
+                ("x-overflow", long("reject-publish")),
+            ]),
+        )
+        .await?;
+        channel
+            .exchange_declare(
+                name.as_str().into(),
+                ExchangeKind::Fanout,
+                ExchangeDeclareOptions { durable: true, ..Default::default() },
+                FieldTable::default(),
+            )
+            .await
+            .map_err(protocol)?;
+        channel
+            .queue_bind(
+                name.as_str().into(),
+                name.as_str().into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(protocol)?;
+    }
+    Ok(())
+}
+
+fn to_field_table(message: &Message) -> FieldTable {
+    let mut table = FieldTable::default();
+    for (k, v) in &message.headers {
+        table.insert(k.as_str().into(), long(v));
+    }
+    table
+}
+
+fn from_properties(properties: &BasicProperties) -> std::collections::BTreeMap<String, String> {
+    let mut headers = std::collections::BTreeMap::new();
+    if let Some(table) = properties.headers() {
+        for (k, v) in table.inner() {
+            let value = match v {
+                AMQPValue::LongString(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
+                AMQPValue::ShortString(s) => s.as_str().to_owned(),
+                AMQPValue::LongInt(n) => n.to_string(),
+                AMQPValue::LongUInt(n) => n.to_string(),
+                AMQPValue::LongLongInt(n) => n.to_string(),
+                AMQPValue::ShortInt(n) => n.to_string(),
+                AMQPValue::Boolean(b) => b.to_string(),
+                // x-death and other structured headers: not needed by stage code.
+                _ => continue,
+            };
+            headers.insert(k.as_str().to_owned(), value);
+        }
+    }
+    headers
+}
+
+fn with_default_heartbeat(url: &str) -> String {
+    if url.contains("heartbeat=") {
+        url.to_owned()
+    } else if url.contains('?') {
+        format!("{url}&heartbeat={DEFAULT_HEARTBEAT_SECS}")
+    } else {
+        format!("{url}?heartbeat={DEFAULT_HEARTBEAT_SECS}")
+    }
+}
+
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let userinfo = &url[s + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..s + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[async_trait]
+impl Broker for RabbitBroker {
+    async fn publish(&self, queue: Queue, message: Message) -> Result<(), BrokerError> {
+        let name = self.inner.settings.queue_name(queue);
+        self.inner.publish("", &name, &message).await
+    }
+
+    async fn publish_delayed(
+        &self,
+        queue: Queue,
+        message: Message,
+        delay: Duration,
+    ) -> Result<(), BrokerError> {
+        let tier = self.inner.settings.tier_name(self.inner.settings.tier_for(delay));
+        let name = self.inner.settings.queue_name(queue);
+        self.inner.publish(&tier, &name, &message).await
+    }
+
+    async fn consume(
+        &self,
+        queue: Queue,
+        prefetch: u16,
+    ) -> Result<Box<dyn crate::Subscription>, BrokerError> {
+        let mut subscription = RabbitSubscription {
+            inner: Arc::clone(&self.inner),
+            queue: self.inner.settings.queue_name(queue),
+            prefetch,
+            current: None,
+            cancelled: false,
+        };
+        subscription.open().await?;
+        Ok(Box::new(subscription))
+    }
+
+    async fn depth(&self, queue: Queue) -> Result<u64, BrokerError> {
+        let (connection, _) = self.inner.live().await?;
+        let channel = connection.create_channel().await.map_err(protocol)?;
+        let name = self.inner.settings.queue_name(queue);
+        let declared = channel
+            .queue_declare(
+                name.as_str().into(),
+                QueueDeclareOptions { passive: true, durable: true, ..Default::default() },
+                FieldTable::default(),
+            )
+            .await
+            .map_err(protocol)?;
+        let _ = channel.close(200, "done".into()).await;
+        Ok(u64::from(declared.message_count()))
+    }
+
+    async fn delete_all(&self) -> Result<(), BrokerError> {
+        let (connection, _) = self.inner.live().await?;
+        let channel = connection.create_channel().await.map_err(protocol)?;
+        let settings = &self.inner.settings;
+        let mut names: Vec<String> = Queue::ALL.iter().map(|&q| settings.queue_name(q)).collect();
+        for &secs in &settings.delay_tiers_secs {
+            let tier = settings.tier_name(secs);
+            channel
+                .exchange_delete(tier.as_str().into(), ExchangeDeleteOptions::default())
+                .await
+                .map_err(protocol)?;
+            names.push(tier);
+        }
+        for name in names {
+            channel
+                .queue_delete(name.as_str().into(), QueueDeleteOptions::default())
+                .await
+                .map_err(protocol)?;
+        }
+        let _ = channel.close(200, "done".into()).await;
+        Ok(())
+    }
+
+    fn reconnects(&self) -> u64 {
+        self.inner.reconnects.load(Ordering::SeqCst)
+    }
+}
+
+struct RabbitSubscription {
+    inner: Arc<Inner>,
+    queue: String,
+    prefetch: u16,
+    current: Option<(Channel, lapin::Consumer)>,
+    cancelled: bool,
+}
+
+impl RabbitSubscription {
+    /// A fresh channel with prefetch applied and a consumer on it.
+    async fn open(&mut self) -> Result<(), BrokerError> {
+        let (connection, _) = self.inner.live().await?;
+        let channel = connection.create_channel().await.map_err(protocol)?;
+        channel
+            .basic_qos(self.prefetch, BasicQosOptions::default())
+            .await
+            .map_err(protocol)?;
+        let consumer = channel
+            .basic_consume(
+                self.queue.as_str().into(),
+                "".into(),
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(protocol)?;
+        self.current = Some((channel, consumer));
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl crate::Subscription for RabbitSubscription {
+    async fn next(&mut self) -> Option<Delivery> {
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            if self.cancelled {
+                return None;
+            }
+            if self.current.is_none() {
+                if let Err(e) = self.open().await {
+                    warn!(queue = %self.queue, error = %e, "cannot consume; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                    continue;
+                }
+                backoff = Duration::from_millis(200);
+            }
+            let (_, consumer) = self.current.as_mut().expect("opened above");
+            match consumer.next().await {
+                Some(Ok(delivery)) => {
+                    let headers = from_properties(&delivery.properties);
+                    return Some(Delivery {
+                        message: Message { body: delivery.data, headers },
+                        redelivered: delivery.redelivered,
+                        settle: Box::new(RabbitSettle { acker: Some(delivery.acker) }),
+                    });
+                }
+                Some(Err(e)) => {
+                    warn!(queue = %self.queue, error = %e, "consumer failed; resubscribing");
+                    self.current = None;
+                }
+                None => {
+                    if !self.cancelled {
+                        warn!(queue = %self.queue, "consumer stream ended; resubscribing");
+                    }
+                    self.current = None;
+                }
+            }
+        }
+    }
+
+    async fn cancel(&mut self) {
+        self.cancelled = true;
+        if let Some((channel, consumer)) = &self.current {
+            let _ = channel
+                .basic_cancel(consumer.tag().as_str().into(), BasicCancelOptions::default())
+                .await;
+        }
+    }
+}
+
+struct RabbitSettle {
+    /// Taken when settled; one still here on drop is requeued, so a panicking handler cannot
+    /// pin a prefetch slot for the life of the channel.
+    acker: Option<lapin::Acker>,
+}
+
+#[async_trait]
+impl Settle for RabbitSettle {
+    async fn ack(mut self: Box<Self>) -> Result<(), BrokerError> {
+        let acker = self.acker.take().expect("settled once");
+        acker.ack(BasicAckOptions::default()).await.map(|_| ()).map_err(protocol)
+    }
+
+    async fn requeue(mut self: Box<Self>) -> Result<(), BrokerError> {
+        let acker = self.acker.take().expect("settled once");
+        acker
+            .nack(BasicNackOptions { requeue: true, ..Default::default() })
+            .await
+            .map(|_| ())
+            .map_err(protocol)
+    }
+}
+
+impl Drop for RabbitSettle {
+    fn drop(&mut self) {
+        if let (Some(acker), Ok(runtime)) = (self.acker.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(async move {
+                let _ = acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heartbeat_and_redaction() {
+        assert_eq!(with_default_heartbeat("amqp://h/%2f"), "amqp://h/%2f?heartbeat=10");
+        assert_eq!(with_default_heartbeat("amqp://h/?heartbeat=5"), "amqp://h/?heartbeat=5");
+        assert_eq!(redact("amqp://guest:secret@h:5672/%2f"), "amqp://guest:***@h:5672/%2f");
+    }
+}

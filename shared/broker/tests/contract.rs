@@ -1,0 +1,162 @@
+//! One contract suite, run against the in-memory twin and against real RabbitMQ
+//! (`TRAWL_TEST_AMQP_URL`, default `amqp://guest:guest@127.0.0.1:5672/%2f`). Each RabbitMQ case
+//! uses its own namespace and deletes its queues at the end.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use trawl_broker::{
+    Broker, BrokerSettings, MemoryBroker, Message, Queue, RabbitBroker, HEADER_DEATH_REASON,
+};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn settings(limit: u32) -> BrokerSettings {
+    let ns = format!("test-{}", uuid_like());
+    BrokerSettings::new(&ns, &[1, 2], limit)
+}
+
+fn uuid_like() -> String {
+    format!("{:x}{:x}", std::process::id(), fastrand_u64())
+}
+
+fn fastrand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::time::SystemTime::now().elapsed().map(|d| d.as_nanos() as u64).unwrap_or(0));
+    h.finish()
+}
+
+async fn rabbit(limit: u32) -> Arc<dyn Broker> {
+    let url = std::env::var("TRAWL_TEST_AMQP_URL")
+        .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into());
+    Arc::new(
+        RabbitBroker::connect(&url, settings(limit), Duration::from_secs(10))
+            .await
+            .expect("RabbitMQ must run for the contract tests (scripts/services-up)"),
+    )
+}
+
+fn memory(limit: u32) -> Arc<dyn Broker> {
+    Arc::new(MemoryBroker::new(settings(limit)))
+}
+
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(WAIT, f).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+}
+
+/// Waits until `queue` holds `n` ready messages, by polling.
+async fn wait_depth(broker: &dyn Broker, queue: Queue, n: u64) {
+    within("queue depth", async {
+        loop {
+            if broker.depth(queue).await.unwrap() == n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+}
+
+async fn publish_consume_ack(broker: Arc<dyn Broker>) {
+    let msg = Message::new(b"hello".to_vec()).with_header("x-k", "v");
+    broker.publish(Queue::Fetch, msg.clone()).await.unwrap();
+    wait_depth(&*broker, Queue::Fetch, 1).await;
+    let mut sub = broker.consume(Queue::Fetch, 4).await.unwrap();
+    let d = within("delivery", sub.next()).await.unwrap();
+    assert_eq!(d.message.body, b"hello");
+    assert_eq!(d.message.headers.get("x-k").map(String::as_str), Some("v"));
+    assert!(!d.redelivered);
+    d.ack().await.unwrap();
+    sub.cancel().await;
+    wait_depth(&*broker, Queue::Fetch, 0).await;
+    // Queues are separate.
+    assert_eq!(broker.depth(Queue::Clean).await.unwrap(), 0);
+    broker.delete_all().await.unwrap();
+}
+
+async fn requeue_and_drop_redeliver(broker: Arc<dyn Broker>) {
+    broker.publish(Queue::Clean, Message::new(b"a".to_vec())).await.unwrap();
+    let mut sub = broker.consume(Queue::Clean, 1).await.unwrap();
+    let d = within("first delivery", sub.next()).await.unwrap();
+    d.requeue().await.unwrap();
+    let d = within("redelivery after requeue", sub.next()).await.unwrap();
+    assert!(d.redelivered);
+    drop(d); // dropped unsettled: must come back, not pin the prefetch slot
+    let d = within("redelivery after drop", sub.next()).await.unwrap();
+    assert_eq!(d.message.body, b"a");
+    d.ack().await.unwrap();
+    sub.cancel().await;
+    broker.delete_all().await.unwrap();
+}
+
+async fn prefetch_bounds_unsettled(broker: Arc<dyn Broker>) {
+    for i in 0..3u8 {
+        broker.publish(Queue::Search, Message::new(vec![i])).await.unwrap();
+    }
+    let mut sub = broker.consume(Queue::Search, 2).await.unwrap();
+    let a = within("first", sub.next()).await.unwrap();
+    let b = within("second", sub.next()).await.unwrap();
+    // A third delivery must wait until one of the two is settled.
+    assert!(tokio::time::timeout(Duration::from_millis(500), sub.next()).await.is_err());
+    a.ack().await.unwrap();
+    let c = within("third after ack", sub.next()).await.unwrap();
+    b.ack().await.unwrap();
+    c.ack().await.unwrap();
+    sub.cancel().await;
+    broker.delete_all().await.unwrap();
+}
+
+async fn delayed_publish_arrives_later(broker: Arc<dyn Broker>) {
+    let started = std::time::Instant::now();
+    broker
+        .publish_delayed(Queue::Synthesize, Message::new(b"later".to_vec()), Duration::from_millis(1500))
+        .await
+        .unwrap();
+    assert_eq!(broker.depth(Queue::Synthesize).await.unwrap(), 0);
+    let mut sub = broker.consume(Queue::Synthesize, 1).await.unwrap();
+    let d = within("delayed delivery", sub.next()).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(1500), "arrived before its tier");
+    assert_eq!(d.message.body, b"later");
+    d.ack().await.unwrap();
+    sub.cancel().await;
+    broker.delete_all().await.unwrap();
+}
+
+async fn delivery_limit_dead_letters(broker: Arc<dyn Broker>) {
+    broker.publish(Queue::Fetch, Message::new(b"poison".to_vec())).await.unwrap();
+    let mut sub = broker.consume(Queue::Fetch, 1).await.unwrap();
+    let mut dead = broker.consume(Queue::Dead, 1).await.unwrap();
+    // Requeue until the broker gives up on it; the limit is 2 redeliveries.
+    for _ in 0..3 {
+        let d = within("poison delivery", sub.next()).await.unwrap();
+        d.requeue().await.unwrap();
+    }
+    let d = within("dead-lettered poison", dead.next()).await.unwrap();
+    assert_eq!(d.message.body, b"poison");
+    assert_eq!(d.message.headers.get(HEADER_DEATH_REASON).map(String::as_str), Some("delivery_limit"));
+    d.ack().await.unwrap();
+    sub.cancel().await;
+    dead.cancel().await;
+    wait_depth(&*broker, Queue::Fetch, 0).await;
+    broker.delete_all().await.unwrap();
+}
+
+macro_rules! both {
+    ($($name:ident($limit:expr)),* $(,)?) => {
+        mod memory_twin {
+            $(#[tokio::test] async fn $name() { super::$name(super::memory($limit)).await })*
+        }
+        mod rabbitmq {
+            $(#[tokio::test] async fn $name() { super::$name(super::rabbit($limit).await).await })*
+        }
+    };
+}
+
+both! {
+    publish_consume_ack(5),
+    requeue_and_drop_redeliver(5),
+    prefetch_bounds_unsettled(5),
+    delayed_publish_arrives_later(5),
+    delivery_limit_dead_letters(2),
+}

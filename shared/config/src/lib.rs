@@ -1,0 +1,489 @@
+//! trawl's configuration: built-in defaults < `trawl.toml` (or `--config`) < environment
+//! `TRAWL__SECTION__KEY`.
+//!
+//! The environment is passed in as a map, so tests never touch the process environment. Every
+//! section denies unknown keys (a typo is an error, not a silently ignored setting) and
+//! [`Config::validate`] reports every problem at once. The key names are a public interface
+//! (DESIGN.md): scripts, Helm values and outside harnesses set them.
+//!
+//! Secrets (passwords inside URLs, API keys) never reach logs: [`Config`]'s `Debug` goes through
+//! [`redact_url`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("failed to read config file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("invalid config: {0}")]
+    Parse(String),
+    #[error("invalid config:\n  - {}", .0.join("\n  - "))]
+    Invalid(Vec<String>),
+}
+
+#[derive(Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub broker: BrokerConfig,
+    pub store: StoreConfig,
+    pub output: OutputConfig,
+    pub job: JobConfig,
+    pub search: SearchConfig,
+    pub fetch: FetchConfig,
+    pub clean: CleanConfig,
+    pub synthesize: SynthesizeConfig,
+    pub llm: Option<LlmConfig>,
+    pub metrics: MetricsConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrokerConfig {
+    /// AMQP URL; absent means the embedded in-memory broker.
+    pub url: Option<String>,
+    /// Prefix of every queue name (`trawl.search` …); tests use a unique one.
+    pub namespace: String,
+    /// Unacknowledged deliveries per worker.
+    pub prefetch: u16,
+    /// Attempts (first try included) before a failing message goes to the dead-letter queue.
+    pub max_attempts: u32,
+    /// Delay tiers for retries, in seconds, one per retry; the last repeats.
+    pub retry_delays_secs: Vec<u64>,
+    /// Redeliveries (crashed workers, requeues) RabbitMQ allows before dead-lettering a message.
+    /// Set explicitly because RabbitMQ 3.x quorum queues have no default limit.
+    pub delivery_limit: u32,
+    /// How long a worker may take to finish in-flight work after SIGTERM.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        BrokerConfig {
+            url: None,
+            namespace: "trawl".into(),
+            prefetch: 8,
+            max_attempts: 4,
+            retry_delays_secs: vec![1, 5, 30],
+            delivery_limit: 5,
+            shutdown_grace_secs: 30,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// Redis URL; absent means the in-memory store.
+    pub url: Option<String>,
+    /// Prefix of every key (`trawl:` …); tests use a unique one.
+    pub prefix: String,
+    /// TTL of job records (fan-in, synthesis leases).
+    pub job_ttl_secs: u64,
+    /// TTL of cached robots.txt rules (at most 24 h by RFC 9309).
+    pub robots_ttl_secs: u64,
+    /// TTL of cached robots.txt errors (5xx, unreachable).
+    pub robots_error_ttl_secs: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            url: None,
+            prefix: "trawl".into(),
+            job_ttl_secs: 7 * 24 * 3600,
+            robots_ttl_secs: 24 * 3600,
+            robots_error_ttl_secs: 600,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Object store for results and work products: `file:///path` (a local directory).
+    pub url: String,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { url: "file://./trawl-output".into() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobConfig {
+    /// Seconds from submission until a job is synthesised with whatever has arrived.
+    pub deadline_secs: u64,
+}
+
+impl Default for JobConfig {
+    fn default() -> Self {
+        JobConfig { deadline_secs: 600 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Provider chain for general questions, tried in order.
+    pub providers: Vec<String>,
+    /// Provider chain for news questions.
+    pub news_providers: Vec<String>,
+    pub searxng_url: String,
+    /// Results scoring below this are not fetched.
+    pub min_relevance: f64,
+    /// At most this many URLs are fetched per question.
+    pub max_urls: usize,
+    pub timeout_secs: u64,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            providers: vec!["searxng".into()],
+            news_providers: vec!["searxng".into()],
+            searxng_url: "http://127.0.0.1:8888".into(),
+            min_relevance: 0.3,
+            max_urls: 10,
+            timeout_secs: 15,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FetchConfig {
+    /// Host pattern (`*.test`, `example.org`) to `ip:port`, applied before DNS.
+    pub resolve: BTreeMap<String, String>,
+    /// Networks (CIDR) that may be fetched although private or loopback. Empty by default.
+    pub allow_networks: Vec<String>,
+    pub max_level: u8,
+    pub webdriver_url: String,
+    /// Product token matched against robots.txt groups, and sent in the User-Agent header.
+    pub user_agent: String,
+    pub timeout_secs: u64,
+    /// Bodies larger than this end as `too_large`.
+    pub max_bytes: u64,
+    pub max_redirects: usize,
+    /// Minimum spacing between two requests to one host, across the whole fleet.
+    pub min_interval_ms: u64,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            resolve: BTreeMap::new(),
+            allow_networks: Vec::new(),
+            max_level: 3,
+            webdriver_url: "http://127.0.0.1:9515".into(),
+            user_agent: "trawl".into(),
+            timeout_secs: 20,
+            max_bytes: 10 * 1024 * 1024,
+            max_redirects: 5,
+            min_interval_ms: 1000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CleanConfig {
+    /// A source whose analysis scores below this ends as `irrelevant`.
+    pub min_relevance: f64,
+    /// Markdown kept per source, in characters.
+    pub max_chars: usize,
+}
+
+impl Default for CleanConfig {
+    fn default() -> Self {
+        CleanConfig { min_relevance: 0.15, max_chars: 200_000 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SynthesizeConfig {
+    /// Token budget of the context given to the report writer.
+    pub max_tokens: usize,
+    /// Sentences the extractive report takes per sub-query.
+    pub sentences: usize,
+}
+
+impl Default for SynthesizeConfig {
+    fn default() -> Self {
+        SynthesizeConfig { max_tokens: 20_000, sentences: 6 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    /// Name of the environment variable that holds the API key (never the key itself).
+    pub api_key_env: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Where `/metrics`, `/healthz` and `/readyz` listen; empty disables the endpoint.
+    pub addr: String,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig { addr: "0.0.0.0:9464".into() }
+    }
+}
+
+impl Config {
+    /// Loads defaults, then `file` if given, then `TRAWL__SECTION__KEY` entries of `env`.
+    pub fn load(file: Option<&Path>, env: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        let mut table = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                toml::from_str::<toml::Table>(&text)
+                    .map_err(|e| ConfigError::Parse(format!("{}: {e}", path.display())))?
+            }
+            None => toml::Table::new(),
+        };
+        apply_env(&mut table, env)?;
+        let config: Config = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Loads from the process environment; the binaries' entry point.
+    pub fn from_process(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let env: BTreeMap<String, String> = std::env::vars().collect();
+        Config::load(file, &env)
+    }
+
+    /// Every problem at once, so a user fixes their file in one go.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut problems = Vec::new();
+        let name_ok = |s: &str| {
+            !s.is_empty()
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        };
+        if !name_ok(&self.broker.namespace) {
+            problems.push("broker.namespace must be non-empty letters, digits, '-', '_' or '.'".into());
+        }
+        if !name_ok(&self.store.prefix) {
+            problems.push("store.prefix must be non-empty letters, digits, '-', '_' or '.'".into());
+        }
+        if self.broker.prefetch == 0 {
+            problems.push("broker.prefetch must be at least 1".into());
+        }
+        if self.broker.max_attempts == 0 {
+            problems.push("broker.max_attempts must be at least 1".into());
+        }
+        if self.broker.retry_delays_secs.is_empty() || self.broker.retry_delays_secs.contains(&0) {
+            problems.push("broker.retry_delays_secs must list delays of at least 1 second".into());
+        }
+        if self.broker.delivery_limit == 0 {
+            problems.push("broker.delivery_limit must be at least 1".into());
+        }
+        if self.store.robots_ttl_secs > 24 * 3600 {
+            problems.push("store.robots_ttl_secs must be at most 86400 (RFC 9309)".into());
+        }
+        if !self.output.url.starts_with("file://") {
+            problems.push(format!(
+                "output.url must be a file:// URL (got {})",
+                redact_url(&self.output.url)
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.search.min_relevance) {
+            problems.push("search.min_relevance must be between 0 and 1".into());
+        }
+        if self.search.max_urls == 0 {
+            problems.push("search.max_urls must be at least 1".into());
+        }
+        if self.search.providers.is_empty() {
+            problems.push("search.providers must name at least one provider".into());
+        }
+        if self.fetch.max_level > 3 {
+            problems.push("fetch.max_level must be 0 to 3".into());
+        }
+        for (pattern, addr) in &self.fetch.resolve {
+            if addr.parse::<std::net::SocketAddr>().is_err() {
+                problems.push(format!("fetch.resolve.\"{pattern}\" must be ip:port (got {addr:?})"));
+            }
+        }
+        for net in &self.fetch.allow_networks {
+            if parse_cidr(net).is_none() {
+                problems.push(format!("fetch.allow_networks: {net:?} is not a CIDR like 10.0.0.0/8"));
+            }
+        }
+        if self.fetch.user_agent.trim().is_empty() {
+            problems.push("fetch.user_agent must not be empty".into());
+        }
+        if let Some(llm) = &self.llm {
+            if !matches!(llm.provider.as_str(), "openai" | "anthropic") {
+                problems.push(format!("llm.provider must be openai or anthropic (got {:?})", llm.provider));
+            }
+        }
+        if !self.metrics.addr.is_empty() && self.metrics.addr.parse::<std::net::SocketAddr>().is_err() {
+            problems.push(format!("metrics.addr must be ip:port or empty (got {:?})", self.metrics.addr));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError::Invalid(problems))
+        }
+    }
+
+    /// The object store's root directory.
+    pub fn output_dir(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(self.output.url.trim_start_matches("file://"))
+    }
+}
+
+/// `TRAWL__SEARCH__MAX_URLS=5` sets `search.max_urls`. Values are read as TOML when they parse
+/// (numbers, booleans, arrays, inline tables) and as plain strings otherwise.
+fn apply_env(table: &mut toml::Table, env: &BTreeMap<String, String>) -> Result<(), ConfigError> {
+    for (key, raw) in env {
+        let Some(path) = key.strip_prefix("TRAWL__") else { continue };
+        let parts: Vec<String> = path.split("__").map(|p| p.to_ascii_lowercase()).collect();
+        if parts.iter().any(String::is_empty) {
+            return Err(ConfigError::Parse(format!("malformed environment key {key}")));
+        }
+        let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(raw.clone()));
+        let (last, sections) = parts.split_last().expect("split yields one part at least");
+        let mut node = &mut *table;
+        for section in sections {
+            let entry = node
+                .entry(section.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            node = entry
+                .as_table_mut()
+                .ok_or_else(|| ConfigError::Parse(format!("{key}: {section} is not a section")))?;
+        }
+        node.insert(last.clone(), value);
+    }
+    Ok(())
+}
+
+/// Parses `a.b.c.d/n` or `x::y/n`.
+pub fn parse_cidr(s: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (addr, len) = s.split_once('/')?;
+    let addr: std::net::IpAddr = addr.parse().ok()?;
+    let len: u8 = len.parse().ok()?;
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    (len <= max).then_some((addr, len))
+}
+
+/// Hides the password of a URL such as `amqp://user:secret@host/`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}{tail}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut broker = self.broker.clone();
+        broker.url = broker.url.as_deref().map(redact_url);
+        let mut store = self.store.clone();
+        store.url = store.url.as_deref().map(redact_url);
+        f.debug_struct("Config")
+            .field("broker", &broker)
+            .field("store", &store)
+            .field("output", &self.output)
+            .field("job", &self.job)
+            .field("search", &self.search)
+            .field("fetch", &self.fetch)
+            .field("clean", &self.clean)
+            .field("synthesize", &self.synthesize)
+            .field("llm", &self.llm)
+            .field("metrics", &self.metrics)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_follow_the_design() {
+        let c = Config::load(None, &env(&[])).unwrap();
+        assert!(c.broker.url.is_none() && c.store.url.is_none());
+        assert_eq!(c.search.min_relevance, 0.3);
+        assert_eq!(c.search.max_urls, 10);
+        assert!(c.fetch.allow_networks.is_empty(), "SSRF guard must be closed by default");
+    }
+
+    #[test]
+    fn file_then_environment_override() {
+        let dir = std::env::temp_dir().join(format!("trawl-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trawl.toml");
+        std::fs::write(
+            &path,
+            "[search]\nmax_urls = 4\nsearxng_url = \"http://a\"\n[fetch]\nresolve = { \"*.test\" = \"127.0.0.1:9000\" }\n",
+        )
+        .unwrap();
+        let c = Config::load(
+            Some(&path),
+            &env(&[
+                ("TRAWL__SEARCH__SEARXNG_URL", "http://b:8888"),
+                ("TRAWL__FETCH__ALLOW_NETWORKS", "[\"127.0.0.0/8\"]"),
+                ("TRAWL__BROKER__URL", "amqp://guest:guest@127.0.0.1:5672/%2f"),
+                ("UNRELATED", "x"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.search.max_urls, 4);
+        assert_eq!(c.search.searxng_url, "http://b:8888");
+        assert_eq!(c.fetch.allow_networks, vec!["127.0.0.0/8"]);
+        assert_eq!(c.fetch.resolve["*.test"], "127.0.0.1:9000");
+        assert!(!format!("{c:?}").contains("guest:guest"), "password leaked into Debug");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_all_reported() {
+        let err = Config::load(None, &env(&[("TRAWL__SEARCH__MAX_URL", "3")])).unwrap_err();
+        assert!(err.to_string().contains("max_url"), "{err}");
+
+        let err = Config::load(
+            None,
+            &env(&[("TRAWL__SEARCH__MIN_RELEVANCE", "2.0"), ("TRAWL__FETCH__MAX_LEVEL", "9")]),
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("min_relevance") && text.contains("max_level"), "{text}");
+    }
+
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(redact_url("amqp://u:p@h:5672/%2f"), "amqp://u:***@h:5672/%2f");
+        assert_eq!(redact_url("redis://h:6379/"), "redis://h:6379/");
+    }
+}

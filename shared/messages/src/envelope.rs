@@ -1,0 +1,203 @@
+//! The envelope every message travels in.
+//!
+//! Decoding is two-step on purpose: [`Envelope::peek`] reads only the header fields (so a worker
+//! can dead-letter a message whose body it cannot read while still naming its job), then
+//! [`Envelope::decode`] checks the version and kind and decodes the body.
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// The schema version this build writes and accepts.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What a message's body is; fixed by the queue it travels on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    SearchTask,
+    FetchTask,
+    FetchedDoc,
+    SynthesizeTask,
+    ResearchResult,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::SearchTask => "search_task",
+            Kind::FetchTask => "fetch_task",
+            Kind::FetchedDoc => "fetched_doc",
+            Kind::SynthesizeTask => "synthesize_task",
+            Kind::ResearchResult => "research_result",
+        }
+    }
+}
+
+/// A message body that knows its own kind, so envelopes cannot be built with a mismatched one.
+pub trait Body: Serialize + DeserializeOwned {
+    const KIND: Kind;
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Envelope<B> {
+    pub v: u32,
+    pub kind: Kind,
+    pub job_id: Uuid,
+    pub batch_id: Uuid,
+    /// 0 on first delivery; raised by one each time the message goes through a retry tier.
+    pub attempt: u32,
+    pub created_at: DateTime<Utc>,
+    /// When the job must be synthesised with whatever has arrived.
+    pub deadline: DateTime<Utc>,
+    pub body: B,
+}
+
+/// The header fields of an envelope, readable even when the body is not.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Header {
+    pub v: u32,
+    pub kind: Option<Kind>,
+    pub job_id: Option<Uuid>,
+    pub batch_id: Option<Uuid>,
+    #[serde(default)]
+    pub attempt: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("message is not a JSON envelope: {0}")]
+    NotAnEnvelope(String),
+    #[error("unknown schema version {found} (this build reads {SCHEMA_VERSION})")]
+    UnknownVersion { found: u32 },
+    #[error("expected a {expected} message, got {found}")]
+    WrongKind { expected: &'static str, found: String },
+    #[error("undecodable {kind} body: {reason}")]
+    BadBody { kind: &'static str, reason: String },
+}
+
+impl<B: Body> Envelope<B> {
+    /// A fresh envelope for `body`, attempt 0, created now.
+    pub fn new(job_id: Uuid, batch_id: Uuid, deadline: DateTime<Utc>, body: B) -> Self {
+        Envelope {
+            v: SCHEMA_VERSION,
+            kind: B::KIND,
+            job_id,
+            batch_id,
+            attempt: 0,
+            created_at: Utc::now(),
+            deadline,
+            body,
+        }
+    }
+
+    /// The next stage's message for the same job: same ids and deadline, attempt back to 0.
+    pub fn follow<C: Body>(&self, body: C) -> Envelope<C> {
+        Envelope {
+            v: SCHEMA_VERSION,
+            kind: C::KIND,
+            job_id: self.job_id,
+            batch_id: self.batch_id,
+            attempt: 0,
+            created_at: Utc::now(),
+            deadline: self.deadline,
+            body,
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("envelopes always serialise")
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let header = Envelope::<()>::peek(bytes)?;
+        let kind = header.kind.map(|k| k.as_str().to_owned());
+        if header.kind != Some(B::KIND) {
+            return Err(DecodeError::WrongKind {
+                expected: B::KIND.as_str(),
+                found: kind.unwrap_or_else(|| "(none)".into()),
+            });
+        }
+        serde_json::from_slice(bytes).map_err(|e| DecodeError::BadBody {
+            kind: B::KIND.as_str(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+impl Envelope<()> {
+    /// Reads and checks the header fields only.
+    pub fn peek(bytes: &[u8]) -> Result<Header, DecodeError> {
+        let header: Header =
+            serde_json::from_slice(bytes).map_err(|e| DecodeError::NotAnEnvelope(e.to_string()))?;
+        if header.v != SCHEMA_VERSION {
+            return Err(DecodeError::UnknownVersion { found: header.v });
+        }
+        Ok(header)
+    }
+}
+
+/// Raises the `attempt` field of an encoded envelope without decoding its body, so a retry keeps
+/// every field a newer producer may have added.
+pub fn with_attempt(bytes: &[u8], attempt: u32) -> Option<Vec<u8>> {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    value.as_object_mut()?.insert("attempt".into(), attempt.into());
+    serde_json::to_vec(&value).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::{JobOptions, SearchTask};
+
+    fn task() -> Envelope<SearchTask> {
+        Envelope::new(
+            Uuid::now_v7(),
+            Uuid::now_v7(),
+            Utc::now(),
+            SearchTask { query: "q".into(), options: JobOptions::default() },
+        )
+    }
+
+    #[test]
+    fn round_trips() {
+        let env = task();
+        let back = Envelope::<SearchTask>::decode(&env.encode()).unwrap();
+        assert_eq!(back, env);
+    }
+
+    #[test]
+    fn rejects_unknown_version_and_wrong_kind() {
+        let mut value: serde_json::Value = serde_json::from_slice(&task().encode()).unwrap();
+        value["v"] = 99.into();
+        let err = Envelope::<SearchTask>::decode(value.to_string().as_bytes()).unwrap_err();
+        assert!(matches!(err, DecodeError::UnknownVersion { found: 99 }), "{err}");
+
+        let err = Envelope::<crate::FetchTask>::decode(&task().encode()).unwrap_err();
+        assert!(matches!(err, DecodeError::WrongKind { .. }), "{err}");
+        assert!(err.to_string().contains("search_task"));
+    }
+
+    #[test]
+    fn rejects_garbage_and_bad_bodies() {
+        assert!(matches!(
+            Envelope::<SearchTask>::decode(b"\xff not json").unwrap_err(),
+            DecodeError::NotAnEnvelope(_)
+        ));
+        let mut value: serde_json::Value = serde_json::from_slice(&task().encode()).unwrap();
+        value["body"] = serde_json::json!({"no_query": true});
+        let err = Envelope::<SearchTask>::decode(value.to_string().as_bytes()).unwrap_err();
+        assert!(matches!(err, DecodeError::BadBody { .. }), "{err}");
+    }
+
+    #[test]
+    fn with_attempt_keeps_unknown_fields() {
+        let mut value: serde_json::Value = serde_json::from_slice(&task().encode()).unwrap();
+        value["future_field"] = "kept".into();
+        let bumped = with_attempt(value.to_string().as_bytes(), 3).unwrap();
+        let back: serde_json::Value = serde_json::from_slice(&bumped).unwrap();
+        assert_eq!(back["attempt"], 3);
+        assert_eq!(back["future_field"], "kept");
+    }
+}

@@ -1,0 +1,22 @@
+//! The contracts between trawl's stages: the message envelope, every message body, the queues
+//! they travel on, terminal outcomes and the object-store layout of a job's work products.
+//!
+//! - [`envelope`]: the versioned envelope every message travels in, and its decoding errors.
+//! - [`body`]: the bodies (`SearchTask`, `FetchTask`, `FetchedDoc`, `SynthesizeTask`,
+//!   `ResearchResult`) and the documents stages hand each other.
+//! - [`outcome`]: the terminal outcome every selected URL ends in.
+//! - [`queue`]: queue names, one per stage, under a configurable namespace.
+//! - [`paths`]: where a job's results and work products live in the object store.
+//!
+//! Nothing here does I/O; every stage and both broker twins depend on it.
+
+pub mod body;
+pub mod envelope;
+pub mod outcome;
+pub mod paths;
+pub mod queue;
+
+pub use body::*;
+pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};
+pub use outcome::Outcome;
+pub use queue::Queue;

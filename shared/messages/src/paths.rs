@@ -1,0 +1,31 @@
+//! Where a job's results and work products live in the object store. One place, so the stages
+//! that write them and the CLI that collects them cannot disagree.
+
+use uuid::Uuid;
+
+pub fn job_dir(batch: Uuid, job: Uuid) -> String {
+    format!("batches/{batch}/{job}")
+}
+
+pub fn report(batch: Uuid, job: Uuid) -> String {
+    format!("{}/report.md", job_dir(batch, job))
+}
+
+pub fn sources(batch: Uuid, job: Uuid) -> String {
+    format!("{}/sources.json", job_dir(batch, job))
+}
+
+/// The search stage's record of every result and why it was selected or rejected.
+pub fn search(batch: Uuid, job: Uuid) -> String {
+    format!("{}/search.json", job_dir(batch, job))
+}
+
+/// One analysed source, written by clean, read by synthesize.
+pub fn doc(batch: Uuid, job: Uuid, idx: u32) -> String {
+    format!("{}/docs/{idx}.json", job_dir(batch, job))
+}
+
+/// The jobs of a batch in submission order, written by `trawl submit`.
+pub fn batch_manifest(batch: Uuid) -> String {
+    format!("batches/{batch}/batch.json")
+}
