@@ -1,1 +1,127 @@
+//! Shared state between trawl's workers, as one trait with two implementations:
+//!
+//! - [`redis`]: Redis, every multi-step change in one Lua script so it is atomic across the fleet;
+//! - [`memory`]: the in-memory twin for `trawl run` and tests.
+//!
+//! What lives here: caches (robots.txt, relevance, content, LLM responses), single-flight locks
+//! and leases, the per-host rate limiter, each job's fan-in record, and batch progress. Every key
+//! starts with the configured prefix (`trawl:`), and every key but a batch record has a TTL. Both
+//! twins pass the contract suite in `tests/contract.rs`.
+//!
+//! [`objects`] is the object store for results and work products (a local directory).
 
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+pub mod memory;
+pub mod objects;
+pub mod redis;
+
+pub use memory::MemoryStore;
+pub use objects::{LocalObjects, ObjectError};
+pub use redis::RedisStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot reach the store at {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("store operation failed: {0}")]
+    Backend(String),
+}
+
+/// The caches, each its own key space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cache {
+    Robots,
+    Relevance,
+    Content,
+    Llm,
+}
+
+impl Cache {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cache::Robots => "robots",
+            Cache::Relevance => "relevance",
+            Cache::Content => "content",
+            Cache::Llm => "llm",
+        }
+    }
+}
+
+/// The state of a job's fan-in after recording one outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FanIn {
+    /// False when this URL already had its outcome (a redelivered message): nothing changed.
+    pub newly_recorded: bool,
+    pub received: u32,
+    pub expected: u32,
+}
+
+impl FanIn {
+    pub fn complete(&self) -> bool {
+        self.received >= self.expected
+    }
+}
+
+/// A batch's progress: how many jobs ended, by status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchProgress {
+    pub total: u64,
+    pub finished: u64,
+    pub by_status: BTreeMap<String, u64>,
+    pub cancelled: bool,
+}
+
+impl BatchProgress {
+    pub fn is_done(&self) -> bool {
+        self.finished >= self.total
+    }
+}
+
+/// Status of a job in its batch before it has ended.
+pub const PENDING: &str = "pending";
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    async fn cache_put(&self, cache: Cache, key: &str, value: &[u8], ttl: Duration)
+        -> Result<(), StoreError>;
+
+    /// Takes the lock `name` for `ttl` if nobody holds it. Used for single-flight fetches and
+    /// for synthesis leases; an expired holder loses it, so a crashed worker never wedges a job.
+    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<bool, StoreError>;
+    async fn unlock(&self, name: &str) -> Result<(), StoreError>;
+
+    /// Generic cell rate algorithm with a burst of one, shared by every process: returns
+    /// `Duration::ZERO` and takes the slot when a request to `host` may go now, or how long to
+    /// wait (taking nothing). Time is the store's clock, so workers' clocks need not agree.
+    async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError>;
+
+    /// Creates a job's fan-in record expecting `expected` outcomes, with `meta` (the job's
+    /// question and sources). Idempotent: a second call leaves the first record and returns false.
+    async fn fanin_open(&self, job: &str, expected: u32, meta: &[u8], ttl: Duration)
+        -> Result<bool, StoreError>;
+    /// The record's expected count and meta, if it exists.
+    async fn fanin_meta(&self, job: &str) -> Result<Option<(u32, Vec<u8>)>, StoreError>;
+    /// Records URL `idx`'s terminal outcome once; a repeat changes nothing.
+    async fn fanin_record(&self, job: &str, idx: u32, outcome: &[u8], ttl: Duration)
+        -> Result<FanIn, StoreError>;
+    async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError>;
+
+    /// Creates a batch record with every job pending. Batch records have no TTL.
+    async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError>;
+    /// Ends `job` with `status`; true only the first time, so a job is never counted twice.
+    async fn batch_finish(&self, batch: &str, job: &str, status: &str) -> Result<bool, StoreError>;
+    async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError>;
+    async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError>;
+    async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError>;
+    /// Marks the batch cancelled; true if it exists.
+    async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError>;
+
+    /// Deletes every key under this store's prefix (tests).
+    async fn delete_all(&self) -> Result<(), StoreError>;
+}

@@ -1,0 +1,222 @@
+//! The in-memory twin of the Redis store. Same semantics, one process: expiry is checked on
+//! read, the rate limiter uses this process's monotonic clock.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::time::Instant;
+
+use crate::{BatchProgress, Cache, FanIn, Store, StoreError, PENDING};
+
+#[derive(Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    cache: HashMap<(Cache, String), Expiring<Vec<u8>>>,
+    locks: HashMap<String, Instant>,
+    rate: HashMap<String, Instant>,
+    fanin: HashMap<String, Expiring<Job>>,
+    batches: HashMap<String, Batch>,
+}
+
+struct Expiring<T> {
+    value: T,
+    until: Instant,
+}
+
+struct Job {
+    expected: u32,
+    meta: Vec<u8>,
+    outcomes: BTreeMap<u32, Vec<u8>>,
+}
+
+#[derive(Default)]
+struct Batch {
+    jobs: BTreeMap<String, String>,
+    cancelled: bool,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> Result<T, StoreError> {
+        Ok(f(&mut self.state.lock().expect("store lock")))
+    }
+}
+
+fn live<T>(entry: Option<&Expiring<T>>) -> Option<&T> {
+    entry.filter(|e| e.until > Instant::now()).map(|e| &e.value)
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.with(|s| live(s.cache.get(&(cache, key.to_owned()))).cloned())
+    }
+
+    async fn cache_put(
+        &self,
+        cache: Cache,
+        key: &str,
+        value: &[u8],
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        self.with(|s| {
+            let until = Instant::now() + ttl;
+            s.cache.insert((cache, key.to_owned()), Expiring { value: value.to_vec(), until });
+        })
+    }
+
+    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            match s.locks.get(name) {
+                Some(&until) if until > now => false,
+                _ => {
+                    s.locks.insert(name.to_owned(), now + ttl);
+                    true
+                }
+            }
+        })
+    }
+
+    async fn unlock(&self, name: &str) -> Result<(), StoreError> {
+        self.with(|s| {
+            s.locks.remove(name);
+        })
+    }
+
+    async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let tat = s.rate.get(host).copied().unwrap_or(now).max(now);
+            if tat > now {
+                tat - now
+            } else {
+                s.rate.insert(host.to_owned(), now + interval);
+                Duration::ZERO
+            }
+        })
+    }
+
+    async fn fanin_open(
+        &self,
+        job: &str,
+        expected: u32,
+        meta: &[u8],
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        self.with(|s| {
+            if live(s.fanin.get(job)).is_some() {
+                return false;
+            }
+            let value = Job { expected, meta: meta.to_vec(), outcomes: BTreeMap::new() };
+            s.fanin.insert(job.to_owned(), Expiring { value, until: Instant::now() + ttl });
+            true
+        })
+    }
+
+    async fn fanin_meta(&self, job: &str) -> Result<Option<(u32, Vec<u8>)>, StoreError> {
+        self.with(|s| live(s.fanin.get(job)).map(|j| (j.expected, j.meta.clone())))
+    }
+
+    async fn fanin_record(
+        &self,
+        job: &str,
+        idx: u32,
+        outcome: &[u8],
+        ttl: Duration,
+    ) -> Result<FanIn, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let entry = s.fanin.entry(job.to_owned()).or_insert_with(|| Expiring {
+                // An outcome for a job without a record (expired, or never opened): record it
+                // anyway so nothing is lost; it can never complete without an expected count.
+                value: Job { expected: u32::MAX, meta: Vec::new(), outcomes: BTreeMap::new() },
+                until: now + ttl,
+            });
+            let newly_recorded = !entry.value.outcomes.contains_key(&idx);
+            if newly_recorded {
+                entry.value.outcomes.insert(idx, outcome.to_vec());
+            }
+            entry.until = entry.until.max(now + ttl);
+            FanIn {
+                newly_recorded,
+                received: entry.value.outcomes.len() as u32,
+                expected: entry.value.expected,
+            }
+        })
+    }
+
+    async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError> {
+        self.with(|s| live(s.fanin.get(job)).map(|j| j.outcomes.clone()).unwrap_or_default())
+    }
+
+    async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError> {
+        self.with(|s| {
+            let b = s.batches.entry(batch.to_owned()).or_default();
+            for job in jobs {
+                b.jobs.entry(job.clone()).or_insert_with(|| PENDING.to_owned());
+            }
+        })
+    }
+
+    async fn batch_finish(&self, batch: &str, job: &str, status: &str) -> Result<bool, StoreError> {
+        self.with(|s| match s.batches.get_mut(batch).and_then(|b| b.jobs.get_mut(job)) {
+            Some(current) if current == PENDING => {
+                *current = status.to_owned();
+                true
+            }
+            _ => false,
+        })
+    }
+
+    async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError> {
+        self.with(|s| s.batches.get(batch).and_then(|b| b.jobs.get(job)).cloned())
+    }
+
+    async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError> {
+        self.with(|s| s.batches.get(batch).map(|b| b.jobs.clone()).unwrap_or_default())
+    }
+
+    async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError> {
+        self.with(|s| {
+            s.batches.get(batch).map(|b| {
+                let mut p = BatchProgress {
+                    total: b.jobs.len() as u64,
+                    cancelled: b.cancelled,
+                    ..Default::default()
+                };
+                for status in b.jobs.values().filter(|st| *st != PENDING) {
+                    *p.by_status.entry(status.clone()).or_default() += 1;
+                    p.finished += 1;
+                }
+                p
+            })
+        })
+    }
+
+    async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError> {
+        self.with(|s| match s.batches.get_mut(batch) {
+            Some(b) => {
+                b.cancelled = true;
+                for status in b.jobs.values_mut().filter(|st| *st == PENDING) {
+                    *status = "cancelled".to_owned();
+                }
+                true
+            }
+            None => false,
+        })
+    }
+
+    async fn delete_all(&self) -> Result<(), StoreError> {
+        self.with(|s| *s = State::default())
+    }
+}

@@ -1,0 +1,345 @@
+//! The Redis store.
+//!
+//! Key layout under the prefix `p` (every key but `p:batch:*` has a TTL):
+//!
+//! | key | type | written by |
+//! |---|---|---|
+//! | `p:cache:<cache>:<key>` | string, TTL per entry | fetch (robots), search (relevance) … |
+//! | `p:lock:<name>` | string, TTL | single-flight fetches, synthesis leases |
+//! | `p:rate:<host>` | string (theoretical arrival time, ms), TTL ≥ interval | fetch |
+//! | `p:job:<job>` | hash `expected`, `meta`, TTL | search (fan-in open) |
+//! | `p:job:<job>:outcomes` | hash idx → outcome, TTL | fetch, clean |
+//! | `p:batch:<b>:jobs` | hash job → status | submit, synthesize, cancel |
+//! | `p:batch:<b>` | hash `total`, `finished`, `cancelled`, one counter per status | same |
+//!
+//! Every change that reads before it writes is a Lua script, so two workers can never both
+//! "win" (record the same outcome, finish the same job, take the same rate-limit slot). The
+//! rate limiter reads Redis's own clock (`TIME`), so workers' clocks need not agree.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use ::redis::{AsyncCommands, Script};
+use async_trait::async_trait;
+
+use crate::{BatchProgress, Cache, FanIn, Store, StoreError, PENDING};
+
+#[derive(Clone)]
+pub struct RedisStore {
+    con: ConnectionManager,
+    prefix: String,
+    scripts: std::sync::Arc<Scripts>,
+}
+
+struct Scripts {
+    rate: Script,
+    fanin_open: Script,
+    fanin_record: Script,
+    batch_finish: Script,
+    batch_cancel: Script,
+}
+
+const RATE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat > now then return tat - now end
+redis.call('SET', KEYS[1], now + interval, 'PX', interval + 1000)
+return 0
+";
+
+const FANIN_OPEN: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'expected', ARGV[1], 'meta', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+";
+
+const FANIN_RECORD: &str = r"
+local new = redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+local expected = redis.call('HGET', KEYS[1], 'expected')
+if not expected then expected = 4294967295 end
+return {new, redis.call('HLEN', KEYS[2]), tonumber(expected)}
+";
+
+const BATCH_FINISH: &str = r"
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current ~= 'pending' then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[2], 'status:' .. ARGV[2], 1)
+redis.call('HINCRBY', KEYS[2], 'finished', 1)
+return 1
+";
+
+const BATCH_CANCEL: &str = r"
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], 'cancelled', 1)
+local jobs = redis.call('HGETALL', KEYS[1])
+for i = 1, #jobs, 2 do
+  if jobs[i + 1] == 'pending' then
+    redis.call('HSET', KEYS[1], jobs[i], 'cancelled')
+    redis.call('HINCRBY', KEYS[2], 'status:cancelled', 1)
+    redis.call('HINCRBY', KEYS[2], 'finished', 1)
+  end
+end
+return 1
+";
+
+fn backend(e: ::redis::RedisError) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().max(1) as u64
+}
+
+impl RedisStore {
+    /// Connects, failing with a clear error within `wait` when Redis is unreachable.
+    pub async fn connect(url: &str, prefix: &str, wait: Duration) -> Result<Self, StoreError> {
+        let redacted = redact(url);
+        let unreachable = |reason: String| StoreError::Unreachable { url: redacted.clone(), reason };
+        let client = ::redis::Client::open(url).map_err(|e| unreachable(e.to_string()))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_number_of_retries(3)
+            .set_max_delay(Duration::from_secs(2));
+        let con = tokio::time::timeout(wait, client.get_connection_manager_with_config(config))
+            .await
+            .map_err(|_| unreachable("connection timed out".into()))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        Ok(RedisStore {
+            con,
+            prefix: prefix.to_owned(),
+            scripts: std::sync::Arc::new(Scripts {
+                rate: Script::new(RATE),
+                fanin_open: Script::new(FANIN_OPEN),
+                fanin_record: Script::new(FANIN_RECORD),
+                batch_finish: Script::new(BATCH_FINISH),
+                batch_cancel: Script::new(BATCH_CANCEL),
+            }),
+        })
+    }
+
+    fn key(&self, parts: &[&str]) -> String {
+        let mut key = self.prefix.clone();
+        for p in parts {
+            key.push(':');
+            key.push_str(p);
+        }
+        key
+    }
+
+    fn con(&self) -> ConnectionManager {
+        self.con.clone()
+    }
+}
+
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
+        _ => url.to_owned(),
+    }
+}
+
+#[async_trait]
+impl Store for RedisStore {
+    async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.con().get(self.key(&["cache", cache.as_str(), key])).await.map_err(backend)
+    }
+
+    async fn cache_put(
+        &self,
+        cache: Cache,
+        key: &str,
+        value: &[u8],
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        let key = self.key(&["cache", cache.as_str(), key]);
+        self.con().pset_ex::<_, _, ()>(key, value, ms(ttl)).await.map_err(backend)
+    }
+
+    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let reply: Option<String> = ::redis::cmd("SET")
+            .arg(self.key(&["lock", name]))
+            .arg(std::process::id())
+            .arg("NX")
+            .arg("PX")
+            .arg(ms(ttl))
+            .query_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(reply.is_some())
+    }
+
+    async fn unlock(&self, name: &str) -> Result<(), StoreError> {
+        self.con().del::<_, ()>(self.key(&["lock", name])).await.map_err(backend)
+    }
+
+    async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
+        let wait: u64 = self
+            .scripts
+            .rate
+            .key(self.key(&["rate", host]))
+            .arg(ms(interval))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(Duration::from_millis(wait))
+    }
+
+    async fn fanin_open(
+        &self,
+        job: &str,
+        expected: u32,
+        meta: &[u8],
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let created: u32 = self
+            .scripts
+            .fanin_open
+            .key(self.key(&["job", job]))
+            .arg(expected)
+            .arg(meta)
+            .arg(ms(ttl))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(created == 1)
+    }
+
+    async fn fanin_meta(&self, job: &str) -> Result<Option<(u32, Vec<u8>)>, StoreError> {
+        let (expected, meta): (Option<u32>, Option<Vec<u8>>) = ::redis::cmd("HMGET")
+            .arg(self.key(&["job", job]))
+            .arg("expected")
+            .arg("meta")
+            .query_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(expected.zip(meta))
+    }
+
+    async fn fanin_record(
+        &self,
+        job: &str,
+        idx: u32,
+        outcome: &[u8],
+        ttl: Duration,
+    ) -> Result<FanIn, StoreError> {
+        let (new, received, expected): (u32, u32, u64) = self
+            .scripts
+            .fanin_record
+            .key(self.key(&["job", job]))
+            .key(self.key(&["job", job, "outcomes"]))
+            .arg(idx)
+            .arg(outcome)
+            .arg(ms(ttl))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(FanIn {
+            newly_recorded: new == 1,
+            received,
+            expected: expected.min(u64::from(u32::MAX)) as u32,
+        })
+    }
+
+    async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError> {
+        self.con().hgetall(self.key(&["job", job, "outcomes"])).await.map_err(backend)
+    }
+
+    async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError> {
+        let jobs_key = self.key(&["batch", batch, "jobs"]);
+        let mut con = self.con();
+        // HSETNX per job keeps a re-run of `submit` with the same batch from resetting progress.
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        for chunk in jobs.chunks(1000) {
+            for job in chunk {
+                pipe.hset_nx(&jobs_key, job, PENDING).ignore();
+            }
+        }
+        pipe.hset_nx(self.key(&["batch", batch]), "created", 1).ignore();
+        pipe.query_async::<()>(&mut con).await.map_err(backend)
+    }
+
+    async fn batch_finish(&self, batch: &str, job: &str, status: &str) -> Result<bool, StoreError> {
+        let won: u32 = self
+            .scripts
+            .batch_finish
+            .key(self.key(&["batch", batch, "jobs"]))
+            .key(self.key(&["batch", batch]))
+            .arg(job)
+            .arg(status)
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(won == 1)
+    }
+
+    async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError> {
+        self.con().hget(self.key(&["batch", batch, "jobs"]), job).await.map_err(backend)
+    }
+
+    async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError> {
+        self.con().hgetall(self.key(&["batch", batch, "jobs"])).await.map_err(backend)
+    }
+
+    async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError> {
+        let mut con = self.con();
+        let fields: BTreeMap<String, u64> =
+            con.hgetall(self.key(&["batch", batch])).await.map_err(backend)?;
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        let total: u64 = con.hlen(self.key(&["batch", batch, "jobs"])).await.map_err(backend)?;
+        Ok(Some(BatchProgress {
+            total,
+            finished: fields.get("finished").copied().unwrap_or(0),
+            cancelled: fields.get("cancelled").copied().unwrap_or(0) == 1,
+            by_status: fields
+                .iter()
+                .filter_map(|(k, &v)| k.strip_prefix("status:").map(|s| (s.to_owned(), v)))
+                .collect(),
+        }))
+    }
+
+    async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError> {
+        let found: u32 = self
+            .scripts
+            .batch_cancel
+            .key(self.key(&["batch", batch, "jobs"]))
+            .key(self.key(&["batch", batch]))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(found == 1)
+    }
+
+    async fn delete_all(&self) -> Result<(), StoreError> {
+        let mut con = self.con();
+        let pattern = format!("{}:*", self.prefix);
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = ::redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(500)
+                .query_async(&mut con)
+                .await
+                .map_err(backend)?;
+            if !keys.is_empty() {
+                con.del::<_, ()>(keys).await.map_err(backend)?;
+            }
+            if next == 0 {
+                return Ok(());
+            }
+            cursor = next;
+        }
+    }
+}
