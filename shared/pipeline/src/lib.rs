@@ -1,1 +1,23 @@
+//! What every stage shares beyond the broker and store: the worker loop and the job lifecycle.
+//!
+//! - [`runtime`]: [`Runtime`], the broker, store and object store a stage works with, built
+//!   from config (real services in a fleet, in-memory twins embedded).
+//! - [`worker`]: [`run_worker`], the consume loop: decode, handle, ack after outputs are
+//!   confirmed, retry through delay tiers, dead-letter with a reason, drain on shutdown.
+//! - [`error`]: [`StageError`], classified retryable or permanent; that choice alone decides
+//!   retry versus dead-letter.
+//! - [`fanin`]: opening a job's fan-in record, recording terminal outcomes exactly once, and
+//!   triggering synthesis when all are in (see `fanin.md`).
+//! - [`batch`]: batch files, submission and collecting results.
+//! - [`metrics`]: the worker metrics, declared once.
 
+pub mod batch;
+pub mod error;
+pub mod fanin;
+pub mod metrics;
+pub mod runtime;
+pub mod worker;
+
+pub use error::{ErrorClass, StageError};
+pub use runtime::Runtime;
+pub use worker::{run_worker, Handled, Stage};

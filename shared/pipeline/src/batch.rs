@@ -1,0 +1,190 @@
+//! Batches: reading a batch file, submitting it, and collecting its results.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use trawl_broker::Queue;
+use trawl_messages::{paths, Envelope, JobOptions, SearchTask};
+use uuid::Uuid;
+
+use crate::{Runtime, StageError};
+
+/// Longest question accepted, in characters.
+pub const MAX_QUERY_CHARS: usize = 2000;
+
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: {reason}")]
+pub struct BatchLineError {
+    pub line: usize,
+    pub reason: String,
+}
+
+/// One JSONL line: `{"query": "…", "options": {"max_urls": 5}}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonLine {
+    query: String,
+    #[serde(default)]
+    options: JobOptions,
+}
+
+/// Parses a batch: one question per line, or JSONL lines starting with `{`. Blank lines and
+/// lines starting with `#` are skipped. Every line is checked before anything is enqueued; the
+/// first bad one is reported by number.
+pub fn parse_batch(text: &str) -> Result<Vec<SearchTask>, BatchLineError> {
+    let mut tasks = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let (query, options) = if trimmed.starts_with('{') {
+            let parsed: JsonLine = serde_json::from_str(trimmed)
+                .map_err(|e| BatchLineError { line, reason: format!("invalid JSON line: {e}") })?;
+            (parsed.query, parsed.options)
+        } else {
+            (trimmed.to_owned(), JobOptions::default())
+        };
+        let query = query.trim().to_owned();
+        if query.is_empty() {
+            return Err(BatchLineError { line, reason: "empty query".into() });
+        }
+        if query.chars().count() > MAX_QUERY_CHARS {
+            return Err(BatchLineError {
+                line,
+                reason: format!("query longer than {MAX_QUERY_CHARS} characters"),
+            });
+        }
+        if let Some(r) = options.min_relevance {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(BatchLineError { line, reason: "min_relevance must be 0 to 1".into() });
+            }
+        }
+        if options.max_urls == Some(0) {
+            return Err(BatchLineError { line, reason: "max_urls must be at least 1".into() });
+        }
+        if options.max_level.is_some_and(|l| l > 3) {
+            return Err(BatchLineError { line, reason: "max_level must be 0 to 3".into() });
+        }
+        tasks.push(SearchTask { query, options });
+    }
+    if tasks.is_empty() {
+        return Err(BatchLineError { line: 0, reason: "the batch holds no questions".into() });
+    }
+    Ok(tasks)
+}
+
+/// A batch's jobs in submission order; written to the object store by [`submit`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub batch_id: Uuid,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub jobs: Vec<ManifestJob>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ManifestJob {
+    pub job_id: Uuid,
+    pub query: String,
+}
+
+/// Records the batch, then enqueues one search task per question; `progress` is called after
+/// each publish. Returns the manifest (batch id and job ids).
+pub async fn submit(
+    rt: &Runtime,
+    tasks: Vec<SearchTask>,
+    progress: impl Fn(usize),
+) -> Result<Manifest, StageError> {
+    let batch_id = Uuid::now_v7();
+    let now = chrono::Utc::now();
+    let manifest = Manifest {
+        batch_id,
+        created_at: now,
+        jobs: tasks
+            .iter()
+            .map(|t| ManifestJob { job_id: Uuid::now_v7(), query: t.query.clone() })
+            .collect(),
+    };
+    // The record and manifest exist before the first message, so a fast worker never meets a
+    // job its batch does not know.
+    rt.put_json(&paths::batch_manifest(batch_id), &manifest).await?;
+    let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
+    rt.store.batch_create(&batch_id.to_string(), &job_ids).await?;
+    for (i, (task, job)) in tasks.into_iter().zip(&manifest.jobs).enumerate() {
+        let secs = task.options.deadline_secs.unwrap_or(rt.config.job.deadline_secs);
+        let deadline = now + chrono::Duration::seconds(secs as i64);
+        rt.publish(Queue::Search, &Envelope::new(job.job_id, batch_id, deadline, task)).await?;
+        progress(i + 1);
+    }
+    Ok(manifest)
+}
+
+pub async fn manifest(rt: &Runtime, batch: Uuid) -> Result<Option<Manifest>, StageError> {
+    match rt.objects.get(&paths::batch_manifest(batch)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| StageError::permanent(format!("corrupt batch manifest: {e}"))),
+        None => Ok(None),
+    }
+}
+
+/// What [`collect`] copied.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Collected {
+    pub jobs_with_report: usize,
+    pub jobs_without_report: usize,
+}
+
+/// Copies each job's report and work products to `out/<job>/`.
+pub async fn collect(rt: &Runtime, manifest: &Manifest, out: &Path) -> Result<Collected, StageError> {
+    let io = |e: std::io::Error| StageError::permanent(format!("writing results to {}: {e}", out.display()));
+    let mut collected = Collected::default();
+    for job in &manifest.jobs {
+        let dir = paths::job_dir(manifest.batch_id, job.job_id);
+        if rt.objects.get(&paths::report(manifest.batch_id, job.job_id)).await?.is_none() {
+            collected.jobs_without_report += 1;
+            continue;
+        }
+        let target = out.join(job.job_id.to_string());
+        tokio::fs::create_dir_all(&target).await.map_err(io)?;
+        for name in rt.objects.list(&dir).await? {
+            if let Some(bytes) = rt.objects.get(&format!("{dir}/{name}")).await? {
+                tokio::fs::write(target.join(&name), bytes).await.map_err(io)?;
+            }
+        }
+        collected.jobs_with_report += 1;
+    }
+    Ok(collected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_jsonl_lines() {
+        let tasks = parse_batch(
+            "# comment\nWhat is zorbium?\n\n{\"query\": \"Who found it?\", \"options\": {\"max_urls\": 3}}\n",
+        )
+        .unwrap();
+        assert_eq!(tasks.len(), 2);
+        assert_eq!(tasks[0].query, "What is zorbium?");
+        assert_eq!(tasks[1].options.max_urls, Some(3));
+    }
+
+    #[test]
+    fn names_the_bad_line() {
+        for (text, line, needle) in [
+            ("ok\n{\"query\": 3}\n", 2, "invalid JSON"),
+            ("ok\nok\n{\"query\": \"q\", \"bogus\": 1}\n", 3, "bogus"),
+            ("{\"query\": \"  \"}", 1, "empty query"),
+            ("{\"query\": \"q\", \"options\": {\"max_level\": 7}}", 1, "max_level"),
+        ] {
+            let err = parse_batch(text).unwrap_err();
+            assert_eq!(err.line, line, "{text}");
+            assert!(err.to_string().contains(needle), "{err}");
+        }
+        assert!(parse_batch("\n# only comments\n").is_err());
+    }
+}

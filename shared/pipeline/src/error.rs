@@ -1,0 +1,51 @@
+//! Stage errors, classified once: the class alone decides whether a message is retried through
+//! a delay tier or dead-lettered.
+
+use trawl_broker::BrokerError;
+use trawl_store::{ObjectError, StoreError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Might succeed later (a service unreachable, a timeout): retry after a delay.
+    Retryable,
+    /// Will fail the same way every time (bad input): dead-letter now.
+    Permanent,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct StageError {
+    pub class: ErrorClass,
+    pub message: String,
+}
+
+impl StageError {
+    pub fn retryable(message: impl Into<String>) -> Self {
+        StageError { class: ErrorClass::Retryable, message: message.into() }
+    }
+
+    pub fn permanent(message: impl Into<String>) -> Self {
+        StageError { class: ErrorClass::Permanent, message: message.into() }
+    }
+}
+
+impl From<BrokerError> for StageError {
+    fn from(e: BrokerError) -> Self {
+        StageError::retryable(e.to_string())
+    }
+}
+
+impl From<StoreError> for StageError {
+    fn from(e: StoreError) -> Self {
+        StageError::retryable(e.to_string())
+    }
+}
+
+impl From<ObjectError> for StageError {
+    fn from(e: ObjectError) -> Self {
+        match e {
+            ObjectError::BadKey(_) => StageError::permanent(e.to_string()),
+            ObjectError::Io { .. } => StageError::retryable(e.to_string()),
+        }
+    }
+}

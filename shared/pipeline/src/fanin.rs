@@ -1,0 +1,135 @@
+//! The job lifecycle across stages: open the fan-in record, record each URL's terminal outcome
+//! exactly once, and ask for synthesis when the last one is in. See `fanin.md` for why each
+//! step is ordered as it is.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use trawl_broker::Queue;
+use trawl_messages::envelope::Body;
+use trawl_messages::{Envelope, Outcome, Source, SynthesizeTask, Trigger};
+
+use crate::metrics::{labels, METRICS};
+use crate::{Runtime, StageError};
+
+/// What the search stage decided for a job, kept with the fan-in record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobMeta {
+    pub query: String,
+    pub sources: Vec<Source>,
+}
+
+/// One URL's terminal outcome as stored in the fan-in record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeRecord {
+    pub idx: u32,
+    pub url: String,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// Highest escalation level reached.
+    pub level: u8,
+    /// Object-store key of the analysed document, for `analysed` and `irrelevant`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+}
+
+fn bad_json(e: serde_json::Error) -> StageError {
+    StageError::permanent(format!("corrupt job record: {e}"))
+}
+
+/// Opens the job's fan-in record with `sources` and arms its deadline timer. Returns the
+/// sources the job is bound to: on a redelivered search message these are the ones the first
+/// attempt chose, so a second, different selection can never be counted against the first.
+pub async fn open_job<B: Body>(
+    rt: &Runtime,
+    env: &Envelope<B>,
+    query: &str,
+    sources: Vec<Source>,
+) -> Result<Vec<Source>, StageError> {
+    let job = env.job_id.to_string();
+    let meta = JobMeta { query: query.to_owned(), sources };
+    let bytes = serde_json::to_vec(&meta).map_err(bad_json)?;
+    let created = rt.store.fanin_open(&job, meta.sources.len() as u32, &bytes, rt.job_ttl()).await?;
+    let meta = if created {
+        meta
+    } else {
+        let (_, stored) = rt
+            .store
+            .fanin_meta(&job)
+            .await?
+            .ok_or_else(|| StageError::retryable("fan-in record vanished after open"))?;
+        serde_json::from_slice(&stored).map_err(bad_json)?
+    };
+    let timer = env.follow(SynthesizeTask { query: query.to_owned(), trigger: Trigger::Deadline });
+    rt.publish_delayed(Queue::Synthesize, &timer, until(env.deadline)).await?;
+    if meta.sources.is_empty() {
+        let now = env.follow(SynthesizeTask { query: query.to_owned(), trigger: Trigger::Complete });
+        rt.publish(Queue::Synthesize, &now).await?;
+    }
+    Ok(meta.sources)
+}
+
+/// Time left until `deadline` (zero if passed).
+pub fn until(deadline: chrono::DateTime<chrono::Utc>) -> Duration {
+    (deadline - chrono::Utc::now()).to_std().unwrap_or(Duration::ZERO)
+}
+
+/// Records one URL's terminal outcome; asks for synthesis when it completes the job.
+///
+/// The trigger is sent whenever the record is complete after this call, not only when this
+/// call completed it: if a worker died between recording the last outcome and publishing the
+/// trigger, the redelivered message must still send it. Synthesis itself is exactly-once.
+pub async fn record_outcome<B: Body>(
+    rt: &Runtime,
+    env: &Envelope<B>,
+    query: &str,
+    record: OutcomeRecord,
+) -> Result<(), StageError> {
+    let bytes = serde_json::to_vec(&record).map_err(bad_json)?;
+    let fanin = rt
+        .store
+        .fanin_record(&env.job_id.to_string(), record.idx, &bytes, rt.job_ttl())
+        .await?;
+    if fanin.newly_recorded {
+        METRICS.outcomes.get_or_create(&labels(&[("outcome", record.outcome.name())])).inc();
+    }
+    if fanin.complete() {
+        let trigger = env.follow(SynthesizeTask { query: query.to_owned(), trigger: Trigger::Complete });
+        rt.publish(Queue::Synthesize, &trigger).await?;
+    }
+    Ok(())
+}
+
+/// The job's meta and every outcome recorded so far.
+pub async fn job_state(
+    rt: &Runtime,
+    job: &str,
+) -> Result<Option<(JobMeta, Vec<OutcomeRecord>)>, StageError> {
+    let Some((_, meta)) = rt.store.fanin_meta(job).await? else { return Ok(None) };
+    let meta: JobMeta = serde_json::from_slice(&meta).map_err(bad_json)?;
+    let mut records = Vec::new();
+    for bytes in rt.store.fanin_outcomes(job).await?.values() {
+        records.push(serde_json::from_slice(bytes).map_err(bad_json)?);
+    }
+    Ok(Some((meta, records)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_records_flatten_the_outcome() {
+        let r = OutcomeRecord {
+            idx: 2,
+            url: "http://a.test/".into(),
+            outcome: Outcome::Failed { reason: "http 500".into() },
+            level: 0,
+            doc: None,
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["outcome"], "failed");
+        assert_eq!(v["reason"], "http 500");
+        assert_eq!(serde_json::from_value::<OutcomeRecord>(v).unwrap(), r);
+    }
+}
