@@ -1,1 +1,6 @@
+//! Test support for trawl's integration tests.
+//!
+//! `simweb` is the deterministic fake outside world: a generated corpus of sites, a
+//! SearXNG-compatible search endpoint over it, and an OpenAI-compatible LLM endpoint.
 
+pub mod simweb;

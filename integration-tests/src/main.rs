@@ -1,1 +1,84 @@
-fn main(){}
+//! `simweb`: serve the fake web for manual runs and scripts.
+//!
+//! Prints `listening on ADDR` once the socket is bound, so scripts can wait for it.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Parser;
+use trawl_integration_tests::simweb::{Corpus, Simweb};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "simweb",
+    about = "Deterministic fake web for trawl integration tests"
+)]
+struct Args {
+    /// Address to bind; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:9000")]
+    addr: SocketAddr,
+    /// Write the corpus questions to FILE (one per line) and FILE.json (full records).
+    #[arg(long, value_name = "FILE")]
+    questions: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let corpus = Arc::new(Corpus::generate());
+    if let Some(path) = &args.questions {
+        write_questions(&corpus, path)?;
+    }
+    let web = Simweb::start(corpus, args.addr)
+        .await
+        .with_context(|| format!("binding {}", args.addr))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on {}", web.addr())?;
+    out.flush()?;
+    drop(out);
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    Ok(())
+}
+
+fn write_questions(corpus: &Corpus, path: &PathBuf) -> anyhow::Result<()> {
+    let questions = corpus.questions();
+    let text: String = questions.iter().map(|q| format!("{}\n", q.query)).collect();
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    let mut json_path = path.clone().into_os_string();
+    json_path.push(".json");
+    let json = serde_json::to_string_pretty(&questions)?;
+    std::fs::write(&json_path, json)
+        .with_context(|| format!("writing {}", json_path.to_string_lossy()))?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,1 +1,66 @@
-fn main(){}
+//! `trawl`: the user's command. Its subcommands and their output are a contract (DESIGN.md).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+mod batch;
+mod extract;
+mod robots;
+mod run;
+mod worker;
+
+#[derive(Parser)]
+#[command(name = "trawl", version, about = "Research questions in, cited reports out.")]
+struct Cli {
+    /// Config file (TOML). Environment variables TRAWL__SECTION__KEY override it.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Answer one question with every stage in this process; the report goes to stdout.
+    Run(run::RunArgs),
+    /// Enqueue a batch file (one question per line, or JSONL {"query": …}); prints the batch id.
+    Submit(batch::SubmitArgs),
+    /// Show a batch's progress; with --wait, a progress bar until it is done.
+    Status(batch::StatusArgs),
+    /// Copy a batch's reports and work products to DIR/<job>/.
+    Results(batch::ResultsArgs),
+    /// Cancel a batch: its pending jobs stop and are marked cancelled.
+    Cancel(batch::CancelArgs),
+    /// Run one stage's worker (search, fetch, clean or synthesize).
+    Worker(worker::WorkerArgs),
+    /// Extract a page's main content as markdown (FILE, URL, or - for stdin).
+    Extract(extract::ExtractArgs),
+    /// robots.txt tools.
+    Robots(robots::RobotsArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Runtime::new().expect("starting the async runtime");
+    let result = runtime.block_on(async move {
+        let config = trawl_config::Config::from_process(cli.config.as_deref())?;
+        match cli.command {
+            Command::Run(args) => run::run(config, args).await,
+            Command::Submit(args) => batch::submit(config, args).await,
+            Command::Status(args) => batch::status(config, args).await,
+            Command::Results(args) => batch::results(config, args).await,
+            Command::Cancel(args) => batch::cancel(config, args).await,
+            Command::Worker(args) => worker::run(config, args).await,
+            Command::Extract(args) => extract::run(config, args).await,
+            Command::Robots(args) => robots::run(config, args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

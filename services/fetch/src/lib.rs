@@ -1,1 +1,16 @@
+//! The fetch stage: get the page when it can be had, politely, and say why when it cannot.
+//!
+//! - [`ssrf`]: the guard against fetching private, loopback and metadata addresses, and the DNS
+//!   resolver that applies it (plus the configured host overrides) to every connection.
+//! - [`robots`]: robots.txt per RFC 9309, cached per origin in the store.
+//! - [`http`]: levels 0 and 1 over plain HTTP, bounded in size, time and redirects; charset
+//!   decoding.
+//! - [`stage`]: [`FetchStage`], the worker's handler: SSRF check, robots, shared per-host rate
+//!   limit, fetch, then a `FetchedDoc` for clean or a terminal outcome.
 
+pub mod http;
+pub mod robots;
+pub mod ssrf;
+pub mod stage;
+
+pub use stage::FetchStage;

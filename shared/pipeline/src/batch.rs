@@ -148,9 +148,13 @@ pub async fn collect(rt: &Runtime, manifest: &Manifest, out: &Path) -> Result<Co
         }
         let target = out.join(job.job_id.to_string());
         tokio::fs::create_dir_all(&target).await.map_err(io)?;
-        for name in rt.objects.list(&dir).await? {
+        for name in rt.objects.list_files(&dir).await? {
             if let Some(bytes) = rt.objects.get(&format!("{dir}/{name}")).await? {
-                tokio::fs::write(target.join(&name), bytes).await.map_err(io)?;
+                let path = target.join(&name);
+                if let Some(parent) = path.parent() {
+                    tokio::fs::create_dir_all(parent).await.map_err(io)?;
+                }
+                tokio::fs::write(path, bytes).await.map_err(io)?;
             }
         }
         collected.jobs_with_report += 1;

@@ -16,6 +16,8 @@ pub mod error;
 pub mod fanin;
 pub mod metrics;
 pub mod runtime;
+pub mod serve;
+pub mod text;
 pub mod worker;
 
 pub use error::{ErrorClass, StageError};

@@ -65,6 +65,26 @@ impl LocalObjects {
         }
     }
 
+    /// Keys of every file under `prefix`, relative to it, sorted (`docs/0.json`, `report.md` …).
+    pub async fn list_files(&self, prefix: &str) -> Result<Vec<String>, ObjectError> {
+        let mut files = Vec::new();
+        let mut pending = vec![String::new()];
+        while let Some(rel) = pending.pop() {
+            let dir = if rel.is_empty() { prefix.to_owned() } else { format!("{prefix}/{rel}") };
+            for name in self.list(&dir).await? {
+                let key = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+                let path = self.path(&format!("{prefix}/{key}"))?;
+                if tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_dir()) {
+                    pending.push(key);
+                } else {
+                    files.push(key);
+                }
+            }
+        }
+        files.sort();
+        Ok(files)
+    }
+
     /// Names directly under `prefix` (files and folders), sorted.
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectError> {
         let dir = self.path(prefix)?;
@@ -99,6 +119,8 @@ mod tests {
         assert_eq!(objects.get("batches/b/j/report.md").await.unwrap().unwrap(), b"# r2");
         assert_eq!(objects.get("batches/b/j/none").await.unwrap(), None);
         assert_eq!(objects.list("batches/b/j").await.unwrap(), vec!["report.md"]);
+        objects.put("batches/b/j/docs/0.json", b"{}").await.unwrap();
+        assert_eq!(objects.list_files("batches/b/j").await.unwrap(), vec!["docs/0.json", "report.md"]);
         for bad in ["../x", "/etc/passwd", "a/../../b", ""] {
             assert!(matches!(objects.put(bad, b"x").await, Err(ObjectError::BadKey(_))), "{bad}");
         }

@@ -1,0 +1,378 @@
+//! The generated corpus: hosts with their robots.txt policy and layout, pages placed on
+//! them, and the questions whose answers the pages hold. Generation is a pure function
+//! of a fixed seed so every test run sees the same web.
+
+use std::collections::BTreeMap;
+
+use super::content::{answer_doc, distractor_doc, generic_doc, generic_subject};
+use super::hosts::{article_path, make_hosts};
+pub use super::hosts::{Host, Robots};
+pub use super::page::{Page, PageKind, Question};
+use super::render::{render, Doc, Frame};
+use super::rng::Rng;
+use super::topics::{make_topic, Topic};
+use super::words::{slug, Namer};
+
+const SEED: u64 = 0x7472_6177_6c00_0001;
+const TOPICS: usize = 60;
+/// Every host gets at least this many article pages.
+const MIN_PAGES_PER_HOST: usize = 6;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Corpus {
+    hosts: Vec<Host>,
+    topics: Vec<Topic>,
+    pages: Vec<Page>,
+    by_url: BTreeMap<String, usize>,
+}
+
+/// A page before rendering: rendering needs the whole site map (nav, related links).
+struct Draft {
+    host: usize,
+    path: String,
+    kind: PageKind,
+    doc: Doc,
+}
+
+impl Corpus {
+    /// The one corpus every test sees.
+    pub fn generate() -> Corpus {
+        Self::generate_with_seed(SEED)
+    }
+
+    pub fn generate_with_seed(seed: u64) -> Corpus {
+        let root = Rng::new(seed);
+        let hosts = make_hosts(&mut root.fork(1));
+        let mut namer = Namer::default();
+        let mut trng = root.fork(2);
+        let topics: Vec<Topic> = (0..TOPICS)
+            .map(|i| make_topic(i, &mut trng, &mut namer))
+            .collect();
+        let drafts = place_pages(&hosts, &topics, &mut root.fork(3));
+        let pages = render_all(&hosts, drafts, &mut root.fork(4));
+        let by_url = pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.url.clone(), i))
+            .collect();
+        Corpus {
+            hosts,
+            topics,
+            pages,
+            by_url,
+        }
+    }
+
+    pub fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    pub fn hosts(&self) -> Vec<String> {
+        self.hosts.iter().map(|h| h.name.clone()).collect()
+    }
+
+    pub fn host_info(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.name == name)
+    }
+
+    pub fn robots(&self, host: &str) -> Option<Robots> {
+        self.host(host).map(|h| h.robots)
+    }
+
+    pub fn topics(&self) -> &[Topic] {
+        &self.topics
+    }
+
+    /// Looks a page up by `http://host.test/path` (an `https` scheme is accepted too).
+    pub fn page(&self, url: &str) -> Option<&Page> {
+        let key = match url.strip_prefix("https://") {
+            Some(rest) => format!("http://{rest}"),
+            None => url.to_string(),
+        };
+        self.by_url.get(&key).map(|&i| &self.pages[i])
+    }
+
+    pub fn page_at(&self, host: &str, path: &str) -> Option<&Page> {
+        self.page(&format!("http://{host}{path}"))
+    }
+
+    pub fn host_pages<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a Page> + 'a {
+        self.pages.iter().filter(move |p| p.host == host)
+    }
+
+    pub fn questions(&self) -> Vec<Question> {
+        self.topics
+            .iter()
+            .map(|t| {
+                let answers: Vec<&Page> = self
+                    .pages
+                    .iter()
+                    .filter(|p| matches!(&p.kind, PageKind::Answer { topic, .. } if *topic == t.id))
+                    .collect();
+                Question {
+                    query: t.question.clone(),
+                    topic: t.id.clone(),
+                    answer_urls: answers.iter().map(|p| p.url.clone()).collect(),
+                    fetchable_answer_urls: answers
+                        .iter()
+                        .filter(|p| p.allowed_for_trawl())
+                        .map(|p| p.url.clone())
+                        .collect(),
+                    facts: t.facts.clone(),
+                }
+            })
+            .collect()
+    }
+}
+
+fn place_pages(hosts: &[Host], topics: &[Topic], rng: &mut Rng) -> Vec<Draft> {
+    let mut drafts: Vec<Draft> = Vec::new();
+    let mut load = vec![0usize; hosts.len()];
+    let blocked = |h: usize| !hosts[h].robots.allows_trawl("/");
+    let mut private_left = 4;
+    for (ti, topic) in topics.iter().enumerate() {
+        // Least-loaded hosts first, ties broken by a per-topic shuffle.
+        let mut order: Vec<usize> = (0..hosts.len()).collect();
+        rng.shuffle(&mut order);
+        order.sort_by_key(|&h| load[h]);
+        let mut chosen: Vec<usize> = Vec::new();
+        for &h in &order {
+            if chosen.len() == 3 {
+                break;
+            }
+            // At most one answer per topic may be unfetchable, so two always remain.
+            if blocked(h) && chosen.iter().any(|&c| blocked(c)) {
+                continue;
+            }
+            chosen.push(h);
+        }
+        let mut has_unfetchable = chosen.iter().any(|&h| blocked(h));
+        for (variant, &h) in chosen.iter().enumerate() {
+            let doc = answer_doc(rng, topic, variant, ti % 4 == 0 && variant == 0);
+            let mut path = article_path(h, &doc.title, rng.range(2015, 2024));
+            if hosts[h].robots == Robots::DisallowPrivate && !has_unfetchable && private_left > 0 {
+                path = format!("/private/{}", slug(&doc.title));
+                private_left -= 1;
+                has_unfetchable = true;
+            }
+            load[h] += 1;
+            drafts.push(Draft {
+                host: h,
+                path,
+                kind: PageKind::Answer {
+                    topic: topic.id.clone(),
+                    variant,
+                },
+                doc,
+            });
+        }
+        let Some(&dh) = order.iter().find(|h| !chosen.contains(h)) else {
+            continue;
+        };
+        let subject = generic_subject(rng);
+        let doc = distractor_doc(rng, subject, topic);
+        load[dh] += 1;
+        let path = article_path(dh, &doc.title, rng.range(2015, 2024));
+        drafts.push(Draft {
+            host: dh,
+            path,
+            kind: PageKind::Distractor {
+                topic: topic.id.clone(),
+            },
+            doc,
+        });
+    }
+    for (h, host) in hosts.iter().enumerate() {
+        let extra = MIN_PAGES_PER_HOST.saturating_sub(load[h]).max(1);
+        for k in 0..extra {
+            let subject = generic_subject(rng);
+            let doc = generic_doc(rng, subject);
+            let mut path = article_path(h, &doc.title, rng.range(2015, 2024));
+            // Disallowed-but-searchable pages that are not answers too.
+            if host.robots == Robots::DisallowPrivate && k == 0 {
+                path = format!("/private/{}", slug(&doc.title));
+            }
+            drafts.push(Draft {
+                host: h,
+                path,
+                kind: PageKind::Generic,
+                doc,
+            });
+        }
+    }
+    dedupe_paths(&mut drafts);
+    drafts
+}
+
+/// Two pages on one host can draw the same title; suffix later ones.
+fn dedupe_paths(drafts: &mut [Draft]) {
+    let mut seen: BTreeMap<(usize, String), usize> = BTreeMap::new();
+    for d in drafts.iter_mut() {
+        let n = seen.entry((d.host, d.path.clone())).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            d.path = match d.path.strip_suffix(".html") {
+                Some(base) => format!("{base}-{n}.html"),
+                None => format!("{}-{n}", d.path),
+            };
+        }
+    }
+}
+
+fn render_all(hosts: &[Host], drafts: Vec<Draft>, rng: &mut Rng) -> Vec<Page> {
+    let mut per_host: Vec<Vec<(String, String)>> = vec![Vec::new(); hosts.len()];
+    for d in &drafts {
+        per_host[d.host].push((d.path.clone(), d.doc.title.clone()));
+    }
+    drafts
+        .into_iter()
+        .map(|d| {
+            let host = &hosts[d.host];
+            let site = &per_host[d.host];
+            let mut nav: Vec<(String, String)> = vec![("/".into(), "Home".into())];
+            for s in [
+                "World", "Science", "Culture", "Travel", "Opinion", "Archive",
+            ] {
+                nav.push((format!("/section/{}", s.to_lowercase()), s.into()));
+            }
+            let next = &hosts[(d.host + 1) % hosts.len()].name;
+            nav.push((format!("http://{next}/"), "Partner site".into()));
+            nav.extend(site.iter().take(4).cloned());
+            let related: Vec<(String, String)> = site
+                .iter()
+                .filter(|(p, _)| *p != d.path)
+                .take(5)
+                .cloned()
+                .collect();
+            let frame = Frame {
+                host: &host.name,
+                layout: host.layout,
+                nav: &nav,
+                related: &related,
+            };
+            let html = render(&frame, &d.doc, rng);
+            Page {
+                url: format!("http://{}{}", host.name, d.path),
+                host: host.name.clone(),
+                allowed: host.robots.allows_trawl(&d.path),
+                path: d.path,
+                title: d.doc.title.clone(),
+                kind: d.kind,
+                text: d.doc.plain_text(),
+                html,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn generation_is_deterministic() {
+        assert!(Corpus::generate() == Corpus::generate());
+        assert!(Corpus::generate() != Corpus::generate_with_seed(1));
+    }
+
+    #[test]
+    fn counts() {
+        let c = Corpus::generate();
+        assert!(c.pages().len() >= 240, "{} pages", c.pages().len());
+        assert!(c.hosts().len() >= 45);
+        assert!(c.questions().len() >= 60);
+        for h in c.hosts() {
+            assert!(c.host_pages(&h).count() >= 5, "{h} has too few pages");
+            assert!(h.ends_with(".test") && h.contains('-'), "{h}");
+        }
+        let urls: BTreeSet<&str> = c.pages().iter().map(|p| p.url.as_str()).collect();
+        assert_eq!(urls.len(), c.pages().len(), "duplicate urls");
+    }
+
+    #[test]
+    fn questions_have_fetchable_answers_and_distinctive_facts() {
+        let c = Corpus::generate();
+        let queries: BTreeSet<String> = c.questions().iter().map(|q| q.query.clone()).collect();
+        assert_eq!(queries.len(), c.questions().len());
+        for q in c.questions() {
+            assert_eq!(q.answer_urls.len(), 3, "{}", q.query);
+            assert!(q.fetchable_answer_urls.len() >= 2, "{}", q.query);
+            let topic = c.topics().iter().find(|t| t.id == q.topic).expect("topic");
+            for f in &q.facts {
+                assert!(f.contains(&topic.key), "{f}");
+            }
+            for url in &q.answer_urls {
+                let page = c.page(url).expect("answer page exists");
+                assert!(page.text.contains(&topic.key));
+            }
+        }
+    }
+
+    #[test]
+    fn robots_variants_present() {
+        let c = Corpus::generate();
+        let robots: Vec<Robots> = c.host_info().iter().map(|h| h.robots).collect();
+        for r in [
+            Robots::AllowAll,
+            Robots::DisallowPrivate,
+            Robots::CrawlDelay,
+            Robots::NotFound,
+            Robots::ServerError,
+            Robots::TrawlDisallowAll,
+        ] {
+            assert!(robots.contains(&r), "{r:?} missing");
+        }
+        assert!(robots.iter().filter(|r| **r == Robots::ServerError).count() <= 2);
+        let private: Vec<&Page> = c
+            .pages()
+            .iter()
+            .filter(|p| p.path.starts_with("/private/"))
+            .collect();
+        assert!(private.len() >= 2);
+        assert!(private.iter().all(|p| !p.allowed_for_trawl()));
+        assert!(private
+            .iter()
+            .any(|p| matches!(p.kind, PageKind::Answer { .. })));
+    }
+
+    #[test]
+    fn pages_look_real() {
+        let c = Corpus::generate();
+        let layouts: BTreeSet<String> = c
+            .host_info()
+            .iter()
+            .map(|h| format!("{:?}", h.layout))
+            .collect();
+        assert_eq!(layouts.len(), 3);
+        assert!(
+            c.pages()
+                .iter()
+                .filter(|p| p.html.len() > 20 * 1024)
+                .count()
+                >= 5
+        );
+        for p in c.pages() {
+            for needle in [
+                "<meta charset=\"utf-8\">",
+                "<title>",
+                "<h1>",
+                "cookie-banner",
+                "class=\"ad",
+                "id=\"comments\"",
+                "<footer",
+                "<nav",
+            ] {
+                assert!(p.html.contains(needle), "{} lacks {needle}", p.url);
+            }
+        }
+        let has = |s: &str| c.pages().iter().any(|p| p.html.contains(s));
+        assert!(has("<table>") && has("<pre><code>") && has("<ul>\n<li>"));
+        assert!(has("class=\"post-content\"") && has("id=\"main-text\""));
+    }
+}

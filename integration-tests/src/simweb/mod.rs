@@ -1,0 +1,27 @@
+//! simweb: the deterministic fake outside world for integration tests.
+//!
+//! * [`Corpus::generate`] builds ~300 pages on 50 `*.test` hosts around 60 invented topics.
+//! * [`serve`] / [`Simweb::start`] run one HTTP server that routes `*.test` hosts by the
+//!   Host header and answers SearXNG (`GET /search?format=json`) and OpenAI
+//!   (`POST /v1/chat/completions`, `GET /v1/models`) requests on any host.
+//! * `hostile.test` serves misbehaving pages (see [`hostile::PATHS`]).
+
+mod content;
+mod corpus;
+mod gzip_bomb;
+pub mod hostile;
+mod hosts;
+pub mod llm;
+mod page;
+mod render;
+mod rng;
+pub mod search;
+mod server;
+mod topics;
+mod words;
+
+pub use corpus::{Corpus, Host, Page, PageKind, Question, Robots};
+pub use gzip_bomb::INFLATED_LEN as GZIP_BOMB_INFLATED_LEN;
+pub use render::Layout;
+pub use server::{serve, Simweb, Stats};
+pub use topics::Topic;

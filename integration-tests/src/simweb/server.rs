@@ -1,0 +1,354 @@
+//! One axum server for the whole fake web. Search and LLM endpoints answer on any Host
+//! (tests point `searxng_url`/`base_url` at `127.0.0.1:PORT`); everything else is routed
+//! by the Host header so `*.test` names resolved to this address behave like real sites.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use super::corpus::Corpus;
+use super::render::{escape, simple_page};
+use super::search::{results_html, searxng_json, SearchIndex};
+use super::{hostile, llm};
+
+/// Request counts per (host, path), shared with tests.
+#[derive(Debug, Default)]
+pub struct Stats {
+    counts: Mutex<BTreeMap<(String, String), u64>>,
+}
+
+impl Stats {
+    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), u64>> {
+        // A panic elsewhere must not hide the counts from the test that wants them.
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn record(&self, host: &str, path: &str) {
+        *self
+            .map()
+            .entry((host.to_string(), path.to_string()))
+            .or_insert(0) += 1;
+    }
+
+    /// Requests to any path on `host`.
+    pub fn hits(&self, host: &str) -> u64 {
+        self.map()
+            .iter()
+            .filter(|((h, _), _)| h == host)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    pub fn path_hits(&self, host: &str, path: &str) -> u64 {
+        self.map()
+            .get(&(host.to_string(), path.to_string()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Every (host, path, count), sorted.
+    pub fn snapshot(&self) -> Vec<(String, String, u64)> {
+        self.map()
+            .iter()
+            .map(|((h, p), n)| (h.clone(), p.clone(), *n))
+            .collect()
+    }
+
+    pub fn reset(&self) {
+        self.map().clear();
+    }
+}
+
+struct AppState {
+    corpus: Arc<Corpus>,
+    index: SearchIndex,
+    stats: Arc<Stats>,
+}
+
+/// A running simweb; the server stops when this is dropped.
+#[derive(Debug)]
+pub struct Simweb {
+    addr: SocketAddr,
+    stats: Arc<Stats>,
+    handle: JoinHandle<()>,
+}
+
+impl Simweb {
+    /// Binds `addr` (port 0 picks a free port) and starts serving.
+    pub async fn start(corpus: Arc<Corpus>, addr: SocketAddr) -> std::io::Result<Simweb> {
+        let (addr, stats, handle) = start(corpus, addr).await?;
+        Ok(Simweb {
+            addr,
+            stats,
+            handle,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, for `searxng_url` and the LLM `base_url` (add `/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn stats(&self) -> Arc<Stats> {
+        self.stats.clone()
+    }
+
+    pub fn hits(&self, host: &str) -> u64 {
+        self.stats.hits(host)
+    }
+
+    pub fn path_hits(&self, host: &str, path: &str) -> u64 {
+        self.stats.path_hits(host, path)
+    }
+}
+
+impl Drop for Simweb {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
+/// Binds `addr` and serves until the task is aborted; returns the bound address.
+pub async fn serve(
+    corpus: Arc<Corpus>,
+    addr: SocketAddr,
+) -> std::io::Result<(SocketAddr, JoinHandle<()>)> {
+    let (addr, _stats, handle) = start(corpus, addr).await?;
+    Ok((addr, handle))
+}
+
+async fn start(
+    corpus: Arc<Corpus>,
+    addr: SocketAddr,
+) -> std::io::Result<(SocketAddr, Arc<Stats>, JoinHandle<()>)> {
+    let listener = TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let stats = Arc::new(Stats::default());
+    let state = Arc::new(AppState {
+        index: SearchIndex::build(&corpus),
+        corpus,
+        stats: stats.clone(),
+    });
+    let app = router(state);
+    let handle = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "simweb server stopped");
+        }
+    });
+    Ok((bound, stats, handle))
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/search", get(search))
+        .route("/v1/chat/completions", post(llm::chat_completions))
+        .route("/v1/models", get(llm::models))
+        .route("/healthz", get(|| async { "ok" }))
+        .fallback(site)
+        .layer(middleware::from_fn_with_state(state.clone(), count))
+        .with_state(state)
+}
+
+/// Host from the Host header (or an absolute-form URI), lowercased, without port.
+fn host_of(headers: &HeaderMap, uri: &Uri) -> String {
+    let raw = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| uri.authority().map(|a| a.to_string()))
+        .unwrap_or_default();
+    let without_port = match raw.rsplit_once(':') {
+        Some((h, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => raw.as_str(),
+    };
+    without_port.trim_end_matches('.').to_ascii_lowercase()
+}
+
+async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let host = host_of(req.headers(), req.uri());
+    state.stats.record(&host, req.uri().path());
+    next.run(req).await
+}
+
+async fn search(
+    State(state): State<Arc<AppState>>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Response {
+    let Some(q) = params.get("q").map(|s| s.trim()).filter(|s| !s.is_empty()) else {
+        return (StatusCode::BAD_REQUEST, Json(json!({"error": "missing q"}))).into_response();
+    };
+    let pageno = params
+        .get("pageno")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    if params.get("format").map(String::as_str) == Some("json") {
+        Json(searxng_json(&state.corpus, &state.index, q, pageno)).into_response()
+    } else {
+        Html(results_html(&state.corpus, &state.index, q, pageno)).into_response()
+    }
+}
+
+fn not_found(what: &str) -> Response {
+    let body = simple_page(
+        "404 Not Found",
+        &format!("<p>{} was not found on this server.</p>", escape(what)),
+    );
+    (StatusCode::NOT_FOUND, Html(body)).into_response()
+}
+
+async fn site(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) -> Response {
+    let host = host_of(&headers, &uri);
+    let path = uri.path();
+    if host == hostile::HOST {
+        return hostile::handle(path).unwrap_or_else(|| not_found(path));
+    }
+    let Some(info) = state.corpus.host(&host) else {
+        return not_found(&host);
+    };
+    if path == "/robots.txt" {
+        let (status, body) = info.robots.response();
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+        return (
+            status,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            body,
+        )
+            .into_response();
+    }
+    if path == "/" {
+        let links: String = state
+            .corpus
+            .host_pages(&host)
+            .map(|p| {
+                format!(
+                    "<li><a href=\"{}\">{}</a></li>\n",
+                    escape(&p.path),
+                    escape(&p.title)
+                )
+            })
+            .collect();
+        let title = super::render::site_name(&host);
+        return Html(simple_page(&title, &format!("<ul>\n{links}</ul>"))).into_response();
+    }
+    match state.corpus.page_at(&host, path) {
+        Some(page) => Html(page.html.clone()).into_response(),
+        None => not_found(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+
+    async fn raw(
+        addr: SocketAddr,
+        method: &str,
+        host: &str,
+        path: &str,
+        body: &str,
+    ) -> (u16, String) {
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.expect("write");
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).await.expect("read");
+        let text = String::from_utf8_lossy(&buf).to_string();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        (status, text)
+    }
+
+    #[tokio::test]
+    async fn serves_pages_robots_search_and_llm() {
+        let corpus = Arc::new(Corpus::generate());
+        let web = Simweb::start(corpus.clone(), "127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("start");
+        let addr = web.addr();
+        let page = corpus
+            .pages()
+            .iter()
+            .find(|p| p.allowed_for_trawl())
+            .expect("page");
+
+        let (status, text) = raw(addr, "GET", &format!("{}:9000", page.host), &page.path, "").await;
+        assert_eq!(status, 200);
+        assert!(text.contains(&format!("<h1>{}</h1>", escape(&page.title))));
+        assert_eq!(web.path_hits(&page.host, &page.path), 1);
+
+        assert_eq!(raw(addr, "GET", &page.host, "/nope", "").await.0, 404);
+        assert_eq!(raw(addr, "GET", "unknown-host.test", "/", "").await.0, 404);
+        assert_eq!(raw(addr, "GET", &page.host, "/", "").await.0, 200);
+
+        let err_host = corpus
+            .host_info()
+            .iter()
+            .find(|h| h.robots == crate::simweb::Robots::ServerError)
+            .expect("host");
+        assert_eq!(
+            raw(addr, "GET", &err_host.name, "/robots.txt", "").await.0,
+            500
+        );
+        assert_eq!(web.path_hits(&err_host.name, "/robots.txt"), 1);
+
+        let q = &corpus.questions()[0];
+        let path = format!(
+            "/search?q={}&format=json",
+            q.query.replace(' ', "+").replace('?', "%3F")
+        );
+        let (status, text) = raw(addr, "GET", "127.0.0.1", &path, "").await;
+        assert_eq!(status, 200);
+        assert!(
+            text.contains("\"results\"") && text.contains(&q.fetchable_answer_urls[0]),
+            "{text}"
+        );
+
+        let body = r#"{"model":"m","messages":[{"role":"user","content":"hello there"}]}"#;
+        let (status, text) = raw(addr, "POST", "127.0.0.1", "/v1/chat/completions", body).await;
+        assert_eq!(status, 200);
+        assert!(text.contains("SIMULATED: hello there") && text.contains("chat.completion"));
+
+        let (status, text) = raw(addr, "GET", "hostile.test", "/redirect-loop", "").await;
+        assert_eq!(status, 302);
+        assert!(text
+            .to_ascii_lowercase()
+            .contains("location: http://hostile.test/redirect-loop"));
+    }
+
+    #[tokio::test]
+    async fn plain_serve_returns_bound_address() {
+        let (addr, handle) = serve(
+            Arc::new(Corpus::generate()),
+            "127.0.0.1:0".parse().expect("addr"),
+        )
+        .await
+        .expect("serve");
+        assert_ne!(addr.port(), 0);
+        assert_eq!(raw(addr, "GET", "x", "/healthz", "").await.0, 200);
+        handle.abort();
+    }
+}

@@ -1,0 +1,179 @@
+//! A fleet under test: simweb in this process, the real worker binaries as child processes on
+//! the local RabbitMQ and Redis, each test under its own queue namespace and key prefix, and the
+//! `trawl` CLI to drive it. Everything is removed again by [`Fleet::cleanup`].
+
+#![allow(dead_code)] // each test file uses its own part of this module
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+use trawl_broker::{Broker, BrokerSettings, RabbitBroker};
+use trawl_integration_tests::simweb::{Corpus, Simweb};
+use trawl_store::{RedisStore, Store};
+
+pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub const REDIS: &str = "redis://127.0.0.1:6379/";
+
+/// A binary of this workspace, built by `cargo build --workspace --bins` (scripts/test).
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/..");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the workspace binaries first (`cargo build --workspace --bins`, as scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+pub struct Fleet {
+    pub namespace: String,
+    pub corpus: Arc<Corpus>,
+    pub simweb: Simweb,
+    pub dir: tempfile::TempDir,
+    pub env: Vec<(String, String)>,
+    pub broker: RabbitBroker,
+    pub store: RedisStore,
+    workers: Vec<(String, Child)>,
+    spawned: usize,
+}
+
+impl Fleet {
+    pub async fn start() -> Fleet {
+        let corpus = Arc::new(Corpus::generate());
+        let simweb = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let namespace = format!("it-{}", uuid::Uuid::now_v7().simple());
+        let dir = tempfile::tempdir().unwrap();
+        let addr = simweb.addr();
+        let env: Vec<(String, String)> = [
+            ("TRAWL__BROKER__NAMESPACE", namespace.clone()),
+            ("TRAWL__STORE__PREFIX", namespace.clone()),
+            ("TRAWL__OUTPUT__URL", format!("file://{}", dir.path().join("out").display())),
+            ("TRAWL__SEARCH__SEARXNG_URL", format!("http://{addr}")),
+            ("TRAWL__FETCH__RESOLVE", format!("{{ \"*.test\" = \"{addr}\" }}")),
+            ("TRAWL__FETCH__ALLOW_NETWORKS", "[\"127.0.0.0/8\"]".into()),
+            ("TRAWL__FETCH__MIN_INTERVAL_MS", "50".into()),
+            ("TRAWL__BROKER__RETRY_DELAYS_SECS", "[1, 2, 5]".into()),
+            ("TRAWL__BROKER__SHUTDOWN_GRACE_SECS", "5".into()),
+            ("TRAWL__JOB__DEADLINE_SECS", "600".into()),
+            ("TRAWL__METRICS__ADDR", "127.0.0.1:0".into()),
+            ("RUST_LOG", "warn".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let broker = RabbitBroker::connect(AMQP, BrokerSettings::new(&namespace, &[1, 2, 5], 5), Duration::from_secs(10))
+            .await
+            .expect("RabbitMQ must run (scripts/services-up)");
+        let store = RedisStore::connect(REDIS, &namespace, Duration::from_secs(5))
+            .await
+            .expect("Redis must run (scripts/services-up)");
+        Fleet { namespace, corpus, simweb, dir, env, broker, store, workers: Vec::new(), spawned: 0 }
+    }
+
+    /// The environment of the fleet's processes, with the broker and store URLs.
+    pub fn fleet_env(&self) -> Vec<(String, String)> {
+        let mut env = self.env.clone();
+        env.push(("TRAWL__BROKER__URL".into(), AMQP.into()));
+        env.push(("TRAWL__STORE__URL".into(), REDIS.into()));
+        env
+    }
+
+    pub fn out_dir(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    /// Starts a worker binary; its log goes to `<tempdir>/logs/`.
+    pub fn spawn(&mut self, name: &str) {
+        let logs = self.dir.path().join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        self.spawned += 1;
+        let log = std::fs::File::create(logs.join(format!("{name}-{}.log", self.spawned))).unwrap();
+        let child = Command::new(bin(name))
+            .envs(self.fleet_env())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        self.workers.push((name.to_owned(), child));
+    }
+
+    pub fn spawn_all(&mut self) {
+        for name in ["trawl-search", "trawl-fetch", "trawl-clean", "trawl-synthesize"] {
+            self.spawn(name);
+        }
+    }
+
+    /// `kill -9` the first running worker named `name`.
+    pub async fn kill(&mut self, name: &str) {
+        let at = self.workers.iter().position(|(n, _)| n == name).expect("worker running");
+        let (_, mut child) = self.workers.remove(at);
+        child.start_kill().unwrap(); // SIGKILL on Unix
+        child.wait().await.unwrap();
+    }
+
+    /// Runs the `trawl` CLI with the fleet's environment.
+    pub async fn trawl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin("trawl"))
+            .args(args)
+            .envs(self.fleet_env())
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap()
+    }
+
+    /// Writes `questions` as a batch file and submits it; returns the batch id.
+    pub async fn submit(&self, questions: &[String]) -> String {
+        let file = self.dir.path().join("batch.txt");
+        std::fs::write(&file, questions.join("\n")).unwrap();
+        let out = self.trawl(&["submit", file.to_str().unwrap()]).await;
+        assert!(out.status.success(), "submit failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// Polls the batch record until every job ended, or panics with the workers' logs.
+    pub async fn wait_done(&self, batch: &str, limit: Duration) -> trawl_store::BatchProgress {
+        let started = tokio::time::Instant::now();
+        loop {
+            if let Some(p) = self.store.batch_progress(batch).await.unwrap() {
+                if p.is_done() {
+                    return p;
+                }
+                if started.elapsed() > limit {
+                    self.dump_logs();
+                    panic!("batch not done after {limit:?}: {p:?}");
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    pub fn dump_logs(&self) {
+        let logs = self.dir.path().join("logs");
+        for entry in std::fs::read_dir(logs).into_iter().flatten().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(30).collect();
+            eprintln!("--- {} ---", entry.path().display());
+            for line in tail.into_iter().rev() {
+                eprintln!("{line}");
+            }
+        }
+    }
+
+    /// Stops the workers and removes the test's queues and keys.
+    pub async fn cleanup(mut self) {
+        for (_, child) in &mut self.workers {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+        self.broker.delete_all().await.unwrap();
+        self.store.delete_all().await.unwrap();
+    }
+}

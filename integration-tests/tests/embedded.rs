@@ -1,0 +1,58 @@
+//! `trawl run` in embedded mode: every stage in one process, no broker or store, against simweb.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::Fleet;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trawl_run_answers_with_citations() {
+    let fleet = Fleet::start().await;
+    let question = fleet.corpus.questions().into_iter().next().unwrap();
+    let out = tokio::process::Command::new(common::bin("trawl"))
+        .args(["run", &question.query])
+        .envs(fleet.env.clone()) // no broker or store URL: embedded
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with(&format!("# {}", question.query)), "{stdout}");
+    assert!(stdout.contains("[1]") && stdout.contains("## Sources"), "{stdout}");
+    assert!(question.answer_urls.iter().any(|u| stdout.contains(u.as_str())), "no answer page cited:\n{stdout}");
+    fleet.cleanup().await;
+}
+
+#[tokio::test]
+async fn bad_batch_line_is_named_and_nothing_is_enqueued() {
+    let fleet = Fleet::start().await;
+    let file = fleet.dir.path().join("bad.jsonl");
+    std::fs::write(&file, "{\"query\": \"fine\"}\n{\"query\": \"ok\", \"bogus\": 1}\n").unwrap();
+    let out = fleet.trawl(&["submit", file.to_str().unwrap()]).await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 2") && stderr.contains("bogus"), "{stderr}");
+    use trawl_broker::Broker;
+    assert_eq!(fleet.broker.depth(trawl_broker::Queue::Search).await.unwrap(), 0);
+    fleet.cleanup().await;
+}
+
+#[tokio::test]
+async fn unreachable_services_fail_fast_with_a_clear_error() {
+    let fleet = Fleet::start().await;
+    let file = fleet.dir.path().join("ok.txt");
+    std::fs::write(&file, "What is zorbium?\n").unwrap();
+    let out = tokio::process::Command::new(common::bin("trawl"))
+        .args(["submit", file.to_str().unwrap()])
+        .envs(fleet.env.clone())
+        .env("TRAWL__BROKER__URL", "amqp://guest:guest@127.0.0.1:1/%2f")
+        .env("TRAWL__STORE__URL", common::REDIS)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), out).await.expect("hung").unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot reach the broker") && !stderr.contains("guest:guest"), "{stderr}");
+    fleet.cleanup().await;
+}

@@ -1,0 +1,66 @@
+//! `trawl robots check`: why would trawl skip this URL?
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use trawl_config::Config;
+use trawl_fetch::robots::{decide, rules_for, Rules};
+use url::Url;
+
+#[derive(clap::Args)]
+pub struct RobotsArgs {
+    #[command(subcommand)]
+    command: RobotsCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum RobotsCommand {
+    /// Print `allowed` or `disallowed` for each URL.
+    Check {
+        /// Read rules from this file instead of fetching each origin's robots.txt.
+        #[arg(long, value_name = "FILE")]
+        robots: Option<std::path::PathBuf>,
+        /// The user-agent product token to match groups against.
+        #[arg(long, value_name = "UA")]
+        agent: String,
+        #[arg(required = true, value_name = "URL")]
+        urls: Vec<String>,
+    },
+}
+
+pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
+    let RobotsCommand::Check { robots, agent, urls } = args.command;
+    let urls: Vec<Url> = urls
+        .iter()
+        .map(|u| Url::parse(u).with_context(|| format!("invalid URL {u:?}")))
+        .collect::<anyhow::Result<_>>()?;
+    if agent.trim().is_empty() {
+        bail!("--agent must not be empty");
+    }
+    let file_rules = match &robots {
+        Some(path) => {
+            let bytes = std::fs::read(path).with_context(|| format!("failed to read {}", path.display()))?;
+            Some(Rules::Parsed(String::from_utf8_lossy(&bytes).into_owned()))
+        }
+        None => None,
+    };
+    let network = if file_rules.is_none() {
+        let mut config = config;
+        config.broker.url = None;
+        config.store.url = None;
+        let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch).context("failed to build the HTTP client")?;
+        Some((trawl_pipeline::Runtime::embedded(config), fetcher))
+    } else {
+        None
+    };
+    for url in &urls {
+        let rules = match (&file_rules, &network) {
+            (Some(rules), _) => rules.clone(),
+            (None, Some((rt, fetcher))) => rules_for(rt, fetcher, url).await.map_err(|e| anyhow::anyhow!(e.message))?,
+            (None, None) => unreachable!("one of the two is set above"),
+        };
+        let verdict = if decide(&rules, &agent, url).allowed { "allowed" } else { "disallowed" };
+        println!("{verdict} {url}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

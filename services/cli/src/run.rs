@@ -1,0 +1,98 @@
+//! `trawl run "QUESTION"`: every stage in this process over the in-memory broker and store.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use trawl_config::Config;
+use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult, SearchTask};
+use trawl_pipeline::batch::{submit, MAX_QUERY_CHARS};
+use trawl_pipeline::serve::Shutdown;
+use trawl_pipeline::{run_worker, Runtime};
+use trawl_telemetry::Readiness;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The research question.
+    question: String,
+}
+
+pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let query = args.question.trim().to_owned();
+    if query.is_empty() {
+        bail!("the question is empty");
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        bail!("the question is longer than {MAX_QUERY_CHARS} characters");
+    }
+    let search = trawl_search::SearchStage::new(&config).context("failed to build the HTTP client")?;
+    let fetch = trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
+    let rt = Runtime::embedded(config);
+    let (stop, shutdown) = Shutdown::manual();
+    let mut workers = tokio::task::JoinSet::new();
+    macro_rules! spawn {
+        ($stage:expr, $queue:expr) => {
+            workers.spawn(run_worker(Arc::new($stage), rt.clone(), $queue, shutdown.clone().wait(), Readiness::default()))
+        };
+    }
+    spawn!(search, Queue::Search);
+    spawn!(fetch, Queue::Fetch);
+    spawn!(trawl_clean::CleanStage, Queue::Clean);
+    spawn!(trawl_synthesize::SynthesizeStage, Queue::Synthesize);
+
+    let mut results = rt.broker.consume(Queue::Results, 1).await?;
+    let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
+    let manifest = submit(&rt, vec![SearchTask { query, options: JobOptions::default() }], |_| {}).await?;
+    let job = manifest.jobs[0].job_id;
+
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"),
+    );
+    bar.set_message("searching");
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let outcome: anyhow::Result<ResearchResult> = loop {
+        tokio::select! {
+            Some(d) = results.next() => {
+                let env = Envelope::<ResearchResult>::decode(&d.message.body);
+                d.ack().await?;
+                match env {
+                    Ok(env) if env.job_id == job => break Ok(env.body),
+                    _ => continue,
+                }
+            }
+            Some(d) = dead.next() => {
+                let reason = d.message.headers.get(trawl_broker::HEADER_REASON).cloned().unwrap_or_default();
+                let queue = d.message.headers.get(trawl_broker::HEADER_QUEUE).cloned().unwrap_or_default();
+                d.ack().await?;
+                break Err(anyhow::anyhow!("the {queue} stage gave up: {reason}"));
+            }
+            _ = tick.tick() => {
+                bar.tick();
+                if let Ok(Some((meta, records))) = trawl_pipeline::fanin::job_state(&rt, &job.to_string()).await {
+                    bar.set_message(format!("reading sources: {}/{} done", records.len(), meta.sources.len()));
+                }
+            }
+        }
+    };
+    bar.finish_and_clear();
+    let _ = stop.send(true);
+    while workers.join_next().await.is_some() {}
+    let result = outcome?;
+
+    let report = rt
+        .objects
+        .get(&paths::report(manifest.batch_id, job))
+        .await?
+        .context("the report was not written")?;
+    println!("{}", String::from_utf8_lossy(&report));
+    eprintln!(
+        "work products: {}",
+        rt.objects.root().join(paths::job_dir(manifest.batch_id, job)).display()
+    );
+    Ok(match result.status {
+        trawl_messages::JobStatus::Done | trawl_messages::JobStatus::Partial => ExitCode::SUCCESS,
+        _ => ExitCode::from(2),
+    })
+}

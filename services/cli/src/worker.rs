@@ -1,0 +1,31 @@
+//! `trawl worker STAGE`: the same workers as the four stage binaries.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use trawl_config::Config;
+use trawl_messages::Queue;
+use trawl_pipeline::serve::run as serve;
+
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    /// search, fetch, clean or synthesize.
+    #[arg(value_parser = ["search", "fetch", "clean", "synthesize"])]
+    stage: String,
+}
+
+pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    match args.stage.as_str() {
+        "search" => {
+            let stage = trawl_search::SearchStage::new(&config).context("failed to build the HTTP client")?;
+            serve(config, Queue::Search, stage).await?
+        }
+        "fetch" => {
+            let stage = trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
+            serve(config, Queue::Fetch, stage).await?
+        }
+        "clean" => serve(config, Queue::Clean, trawl_clean::CleanStage).await?,
+        _ => serve(config, Queue::Synthesize, trawl_synthesize::SynthesizeStage).await?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,149 @@
+//! robots.txt with RFC 9309 semantics, cached per origin.
+//!
+//! | robots.txt answer | rules |
+//! |---|---|
+//! | 2xx | parsed (the first 500 KiB) |
+//! | 4xx other than 429 ("unavailable") | allow everything |
+//! | 429, 5xx, unreachable ("unreachable") | disallow everything, cached for a shorter time |
+//!
+//! Redirects are followed (up to the fetcher's limit) and the rules apply to the original origin.
+//! `/robots.txt` itself is always allowed. One worker per origin fetches at a time across the
+//! fleet (a lock in the store); the others wait briefly for its cached answer.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use trawl_pipeline::{Runtime, StageError};
+use trawl_store::Cache;
+use url::Url;
+
+use crate::http::{Fetched, Fetcher};
+
+/// At most this much of a robots.txt is parsed (RFC 9309 asks for at least 500 KiB).
+const MAX_ROBOTS_BYTES: usize = 500 * 1024;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "rules", content = "body", rename_all = "snake_case")]
+pub enum Rules {
+    AllowAll,
+    DisallowAll,
+    Parsed(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub crawl_delay: Option<Duration>,
+}
+
+/// Applies `rules` to `url` for product token `agent`.
+pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
+    if url.path() == "/robots.txt" {
+        return Decision { allowed: true, crawl_delay: None };
+    }
+    match rules {
+        Rules::AllowAll => Decision { allowed: true, crawl_delay: None },
+        Rules::DisallowAll => Decision { allowed: false, crawl_delay: None },
+        Rules::Parsed(body) => match texting_robots::Robot::new(agent, body.as_bytes()) {
+            Ok(robot) => Decision {
+                allowed: robot.allowed(url.as_str()),
+                crawl_delay: robot.delay.filter(|d| d.is_finite() && *d > 0.0).map(Duration::from_secs_f32),
+            },
+            // A file that cannot be parsed says nothing we could honour.
+            Err(_) => Decision { allowed: true, crawl_delay: None },
+        },
+    }
+}
+
+pub fn origin(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// Turns the answer to `GET /robots.txt` into rules; the bool says whether it was an error.
+fn rules_from(fetched: Fetched) -> (Rules, bool) {
+    match fetched {
+        Fetched::Page(page) => {
+            let mut body = page.body;
+            if body.len() > MAX_ROBOTS_BYTES {
+                let mut cut = MAX_ROBOTS_BYTES;
+                while !body.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                body.truncate(cut);
+            }
+            (Rules::Parsed(body), false)
+        }
+        Fetched::Unsupported(_) => (Rules::AllowAll, false),
+        Fetched::Blocked { status, .. } if status != 429 && status != 503 => (Rules::AllowAll, false),
+        Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
+        Fetched::Blocked { .. } | Fetched::Transient(_) | Fetched::Failed(_) | Fetched::TooLarge => {
+            (Rules::DisallowAll, true)
+        }
+    }
+}
+
+/// The rules for `url`'s origin, from the cache or the network.
+pub async fn rules_for(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Rules, StageError> {
+    let origin = origin(url);
+    if let Some(rules) = cached(rt, &origin).await? {
+        return Ok(rules);
+    }
+    let lock = format!("robots:{origin}");
+    if !rt.store.try_lock(&lock, Duration::from_secs(30)).await? {
+        for _ in 0..20 {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            if let Some(rules) = cached(rt, &origin).await? {
+                return Ok(rules);
+            }
+        }
+        // The holder is slow or gone: fetch it ourselves rather than stall.
+    }
+    let robots_url = Url::parse(&format!("{origin}/robots.txt"))
+        .map_err(|e| StageError::permanent(format!("bad robots URL for {origin}: {e}")))?;
+    let (rules, is_error) = rules_from(fetcher.get(&robots_url, 0).await);
+    let cfg = &rt.config.store;
+    let ttl = Duration::from_secs(if is_error { cfg.robots_error_ttl_secs } else { cfg.robots_ttl_secs });
+    let bytes = serde_json::to_vec(&rules).map_err(|e| StageError::permanent(e.to_string()))?;
+    rt.store.cache_put(Cache::Robots, &origin, &bytes, ttl).await?;
+    rt.store.unlock(&lock).await?;
+    Ok(rules)
+}
+
+async fn cached(rt: &Runtime, origin: &str) -> Result<Option<Rules>, StageError> {
+    Ok(rt
+        .store
+        .cache_get(Cache::Robots, origin)
+        .await?
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn applies_groups_and_crawl_delay() {
+        let rules = Rules::Parsed(
+            "User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\nUser-agent: trawl\nDisallow: /\n".into(),
+        );
+        let d = decide(&rules, "otherbot", &url("http://a.test/private/x"));
+        assert!(!d.allowed);
+        let d = decide(&rules, "otherbot", &url("http://a.test/public"));
+        assert!(d.allowed && d.crawl_delay == Some(Duration::from_secs(2)));
+        assert!(!decide(&rules, "trawl", &url("http://a.test/public")).allowed);
+        assert!(decide(&rules, "trawl", &url("http://a.test/robots.txt")).allowed);
+    }
+
+    #[test]
+    fn status_classes_follow_rfc_9309() {
+        assert_eq!(rules_from(Fetched::Failed("http 404".into())).0, Rules::AllowAll);
+        assert_eq!(rules_from(Fetched::Blocked { status: 403, retry_after: None }).0, Rules::AllowAll);
+        assert_eq!(rules_from(Fetched::Transient("http 500".into())), (Rules::DisallowAll, true));
+        assert_eq!(rules_from(Fetched::Blocked { status: 429, retry_after: None }).0, Rules::DisallowAll);
+        assert_eq!(rules_from(Fetched::Transient("timed out".into())).0, Rules::DisallowAll);
+    }
+}

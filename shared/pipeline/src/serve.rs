@@ -1,0 +1,95 @@
+//! Running one stage as a worker process: the shared body of every stage binary's `main` and of
+//! `trawl worker STAGE`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tracing::info;
+use trawl_broker::Queue;
+use trawl_config::{redact_url, Config};
+use trawl_telemetry::Readiness;
+
+use crate::runtime::ConnectError;
+use crate::{run_worker, Runtime, Stage, StageError};
+
+/// Command-line arguments every worker binary takes.
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// Config file (TOML). Environment variables TRAWL__SECTION__KEY override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("a {0} worker needs broker.url and store.url (set TRAWL__BROKER__URL and TRAWL__STORE__URL); `trawl run` runs every stage embedded")]
+    NotConfigured(&'static str),
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error(transparent)]
+    Metrics(#[from] trawl_telemetry::ServeError),
+    #[error("worker failed: {0}")]
+    Stage(#[from] StageError),
+}
+
+/// A shutdown signal that any number of tasks can wait for.
+#[derive(Clone)]
+pub struct Shutdown(watch::Receiver<bool>);
+
+impl Shutdown {
+    /// Fires on SIGTERM or SIGINT.
+    pub fn on_signals() -> Shutdown {
+        let (tx, rx) = watch::channel(false);
+        tokio::spawn(async move {
+            let ctrl_c = tokio::signal::ctrl_c();
+            #[cfg(unix)]
+            {
+                let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("installing a SIGTERM handler");
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = term.recv() => {},
+                }
+            }
+            #[cfg(not(unix))]
+            let _ = ctrl_c.await;
+            info!("shutdown requested");
+            let _ = tx.send(true);
+        });
+        Shutdown(rx)
+    }
+
+    /// A signal fired by the returned sender (tests, embedded mode).
+    pub fn manual() -> (watch::Sender<bool>, Shutdown) {
+        let (tx, rx) = watch::channel(false);
+        (tx, Shutdown(rx))
+    }
+
+    pub async fn wait(mut self) {
+        let _ = self.0.wait_for(|&fired| fired).await;
+    }
+}
+
+/// Connects, serves metrics, and consumes `queue` with `stage` until SIGTERM, then drains.
+pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(), WorkerError> {
+    trawl_telemetry::init_logs();
+    if config.broker.url.is_none() || config.store.url.is_none() {
+        return Err(WorkerError::NotConfigured(queue.label()));
+    }
+    info!(
+        stage = queue.label(),
+        broker = %redact_url(config.broker.url.as_deref().unwrap_or_default()),
+        store = %redact_url(config.store.url.as_deref().unwrap_or_default()),
+        "starting worker"
+    );
+    let shutdown = Shutdown::on_signals();
+    let readiness = Readiness::default();
+    if !config.metrics.addr.is_empty() {
+        let addr = trawl_telemetry::serve(&config.metrics.addr, readiness.clone(), shutdown.clone().wait()).await?;
+        info!(%addr, "metrics listening");
+    }
+    let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
+    run_worker(Arc::new(stage), rt, queue, shutdown.wait(), readiness).await?;
+    Ok(())
+}

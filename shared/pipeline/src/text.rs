@@ -1,0 +1,164 @@
+//! Text helpers the stages share without an LLM: content words, sentences, term coverage.
+
+/// Words that carry no topic; dropped from questions and sentences before matching.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
+    "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if",
+    "in", "into", "is", "it", "its", "many", "me", "more", "most", "much", "my", "no", "not", "of",
+    "on", "or", "our", "out", "so", "some", "such", "tell", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your", "first",
+];
+
+/// Lower-cased alphanumeric runs of `text`, stop words removed, each once, in order.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        let w = word.to_lowercase();
+        if STOP_WORDS.contains(&w.as_str()) || out.contains(&w) {
+            continue;
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// Two words match when their light stems agree ("melts", "melting" and "melted" all stem to
+/// "melt"): a cheap stand-in for real stemming that keeps short words exact.
+pub fn same_word(a: &str, b: &str) -> bool {
+    a == b || stem(a) == stem(b)
+}
+
+fn stem(w: &str) -> &str {
+    for suffix in ["ations", "ation", "ings", "ing", "ed", "es", "s", "ly"] {
+        if let Some(stem) = w.strip_suffix(suffix) {
+            if stem.chars().count() >= 3 {
+                return stem;
+            }
+        }
+    }
+    w
+}
+
+/// Share of `query_terms` found among `words`.
+pub fn coverage_of(query_terms: &[String], words: &[String]) -> f64 {
+    if query_terms.is_empty() {
+        return 0.0;
+    }
+    let hits = query_terms.iter().filter(|q| words.iter().any(|w| same_word(q, w))).count();
+    hits as f64 / query_terms.len() as f64
+}
+
+/// Share of `query_terms` found in `text`.
+pub fn coverage(query_terms: &[String], text: &str) -> f64 {
+    coverage_of(query_terms, &terms(text))
+}
+
+/// Prose sentences of markdown: headings, code blocks, tables and list markers left out.
+pub fn sentences(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    let mut paragraph = String::new();
+    let flush = |p: &mut String, out: &mut Vec<String>| {
+        split_sentences(p, out);
+        p.clear();
+    };
+    for line in markdown.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_code = !in_code;
+            flush(&mut paragraph, &mut out);
+            continue;
+        }
+        if in_code || t.starts_with('#') || t.starts_with('|') || t.is_empty() {
+            flush(&mut paragraph, &mut out);
+            continue;
+        }
+        let t = t.trim_start_matches(['-', '*', '>', '+']).trim_start();
+        if !paragraph.is_empty() {
+            paragraph.push(' ');
+        }
+        paragraph.push_str(&strip_links(t));
+    }
+    flush(&mut paragraph, &mut out);
+    out
+}
+
+/// `[text](url)` → `text`, so sentences quote prose, not markup.
+fn strip_links(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find('[') {
+        let Some(mid) = rest[open..].find("](") else { break };
+        let Some(close) = rest[open + mid..].find(')') else { break };
+        out.push_str(&rest[..open]);
+        out.push_str(&rest[open + 1..open + mid]);
+        rest = &rest[open + mid + close + 1..];
+    }
+    out.push_str(rest);
+    out.replace("**", "").replace('`', "")
+}
+
+/// Words after which a full stop does not end a sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "inc", "ltd", "jr", "sr", "no", "fig",
+    "e.g", "i.e", "approx", "dept", "est", "mt", "gen", "col", "sgt", "capt",
+];
+
+fn split_sentences(text: &str, out: &mut Vec<String>) {
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).map(|&(_, n)| n);
+        let after = chars.get(i + 2).map(|&(_, n)| n);
+        let mut ends = matches!(c, '.' | '!' | '?')
+            && next.is_none_or(char::is_whitespace)
+            && after.is_none_or(|a| a.is_uppercase() || a.is_numeric() || !a.is_alphabetic());
+        if ends && c == '.' {
+            let word = text[start..at].rsplit(char::is_whitespace).next().unwrap_or("");
+            let word = word.trim_start_matches(|ch: char| !ch.is_alphanumeric()).to_lowercase();
+            // Initials ("J. Smith") and abbreviations ("Dr. Strand") do not end a sentence.
+            ends = !(ABBREVIATIONS.contains(&word.as_str()) || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
+        }
+        if ends {
+            push_sentence(&text[start..at + c.len_utf8()], out);
+            start = at + c.len_utf8();
+        }
+    }
+    push_sentence(&text[start..], out);
+}
+
+fn push_sentence(s: &str, out: &mut Vec<String>) {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Fragments and walls of text make poor evidence.
+    if s.chars().count() >= 25 && s.chars().count() <= 600 && s.split(' ').count() >= 4 {
+        out.push(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_drop_stop_words_and_repeat() {
+        assert_eq!(terms("What is the melting point of the Zorbium, zorbium?"), vec!["melting", "point", "zorbium"]);
+        assert!(same_word("melts", "melting") && same_word("melted", "melt") && !same_word("point", "pointer"));
+        assert!((coverage(&terms("zorbium melting point"), "Zorbium melts at 1,284 degrees.") - 2.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn sentences_skip_markup() {
+        let md = "# Title\n\nZorbium melts at 1,284 degrees Celsius. It was found by [Dr. Strand](http://x.test) in 1931.\n\n```\ncode here is not prose.\n```\n| a | b |\n- A list item that is long enough to count.\n";
+        let s = sentences(md);
+        assert_eq!(s, vec![
+            "Zorbium melts at 1,284 degrees Celsius.",
+            "It was found by Dr. Strand in 1931.",
+            "A list item that is long enough to count.",
+        ]);
+    }
+}
