@@ -33,8 +33,17 @@ impl Stage for Noop {
 }
 
 fn payload() -> Vec<u8> {
-    let task = SearchTask { query: "What is the melting point of zorbium and who first isolated it?".into(), options: JobOptions::default() };
-    Envelope::new(uuid::Uuid::now_v7(), uuid::Uuid::now_v7(), chrono::Utc::now(), task).encode()
+    let task = SearchTask {
+        query: "What is the melting point of zorbium and who first isolated it?".into(),
+        options: JobOptions::default(),
+    };
+    Envelope::new(
+        uuid::Uuid::now_v7(),
+        uuid::Uuid::now_v7(),
+        chrono::Utc::now(),
+        task,
+    )
+    .encode()
 }
 
 async fn wait_for(count: &AtomicUsize, n: usize) {
@@ -51,7 +60,9 @@ async fn trawl_path(n: usize) -> f64 {
     config.broker.namespace = ns.clone();
     config.store.prefix = ns;
     config.broker.prefetch = PREFETCH;
-    let rt = Runtime::connect(config, Duration::from_secs(10)).await.expect("RabbitMQ and Redis must run");
+    let rt = Runtime::connect(config, Duration::from_secs(10))
+        .await
+        .expect("RabbitMQ and Redis must run");
     let count = Arc::new(AtomicUsize::new(0));
     let (stop, shutdown) = Shutdown::manual();
     let worker = tokio::spawn(run_worker(
@@ -68,7 +79,10 @@ async fn trawl_path(n: usize) -> f64 {
             let (rt, body) = (rt.clone(), body.clone());
             tokio::spawn(async move {
                 for _ in 0..n / PUBLISHERS {
-                    rt.broker.publish(Queue::Search, trawl_broker::Message::new(body.clone())).await.unwrap();
+                    rt.broker
+                        .publish(Queue::Search, trawl_broker::Message::new(body.clone()))
+                        .await
+                        .unwrap();
                 }
             })
         })
@@ -86,19 +100,42 @@ async fn trawl_path(n: usize) -> f64 {
 
 async fn bare_path(n: usize) -> f64 {
     let queue = format!("bench-bare-{}", uuid::Uuid::now_v7().simple());
-    let conn = Connection::connect(AMQP, ConnectionProperties::default()).await.unwrap();
+    let conn = Connection::connect(AMQP, ConnectionProperties::default())
+        .await
+        .unwrap();
     let publisher = conn.create_channel().await.unwrap();
-    publisher.confirm_select(ConfirmSelectOptions::default()).await.unwrap();
-    let mut args = FieldTable::default();
-    args.insert("x-queue-type".into(), AMQPValue::LongString(LongString::from(b"quorum".to_vec())));
     publisher
-        .queue_declare(queue.as_str().into(), QueueDeclareOptions { durable: true, ..Default::default() }, args)
+        .confirm_select(ConfirmSelectOptions::default())
+        .await
+        .unwrap();
+    let mut args = FieldTable::default();
+    args.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString(LongString::from(b"quorum".to_vec())),
+    );
+    publisher
+        .queue_declare(
+            queue.as_str().into(),
+            QueueDeclareOptions {
+                durable: true,
+                ..Default::default()
+            },
+            args,
+        )
         .await
         .unwrap();
     let consumer_ch = conn.create_channel().await.unwrap();
-    consumer_ch.basic_qos(PREFETCH, BasicQosOptions::default()).await.unwrap();
+    consumer_ch
+        .basic_qos(PREFETCH, BasicQosOptions::default())
+        .await
+        .unwrap();
     let mut consumer = consumer_ch
-        .basic_consume(queue.as_str().into(), "".into(), BasicConsumeOptions::default(), FieldTable::default())
+        .basic_consume(
+            queue.as_str().into(),
+            "".into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
         .await
         .unwrap();
     let count = Arc::new(AtomicUsize::new(0));
@@ -139,13 +176,19 @@ async fn bare_path(n: usize) -> f64 {
     wait_for(&count, n / PUBLISHERS * PUBLISHERS).await;
     let rate = (n / PUBLISHERS * PUBLISHERS) as f64 / started.elapsed().as_secs_f64();
     consuming.abort();
-    publisher.queue_delete(queue.as_str().into(), QueueDeleteOptions::default()).await.unwrap();
+    publisher
+        .queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await
+        .unwrap();
     rate
 }
 
 #[tokio::main]
 async fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000);
     println!("messages: {n}, publishers: {PUBLISHERS}, prefetch: {PREFETCH}, quorum queues, confirms, manual acks");
     // Alternate the two paths so drift on a busy machine hits both alike.
     let (mut trawl, mut bare) = (Vec::new(), Vec::new());

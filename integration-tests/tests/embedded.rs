@@ -18,10 +18,26 @@ async fn trawl_run_answers_with_citations() {
         .await
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.starts_with(&format!("# {}", question.query)), "{stdout}");
-    assert!(stdout.contains("[1]") && stdout.contains("## Sources"), "{stdout}");
-    assert!(question.answer_urls.iter().any(|u| stdout.contains(u.as_str())), "no answer page cited:\n{stdout}");
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with(&format!("# {}", question.query)),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[1]") && stdout.contains("## Sources"),
+        "{stdout}"
+    );
+    assert!(
+        question
+            .answer_urls
+            .iter()
+            .any(|u| stdout.contains(u.as_str())),
+        "no answer page cited:\n{stdout}"
+    );
     fleet.cleanup().await;
 }
 
@@ -29,13 +45,27 @@ async fn trawl_run_answers_with_citations() {
 async fn bad_batch_line_is_named_and_nothing_is_enqueued() {
     let fleet = Fleet::start().await;
     let file = fleet.dir.path().join("bad.jsonl");
-    std::fs::write(&file, "{\"query\": \"fine\"}\n{\"query\": \"ok\", \"bogus\": 1}\n").unwrap();
+    std::fs::write(
+        &file,
+        "{\"query\": \"fine\"}\n{\"query\": \"ok\", \"bogus\": 1}\n",
+    )
+    .unwrap();
     let out = fleet.trawl(&["submit", file.to_str().unwrap()]).await;
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("line 2") && stderr.contains("bogus"), "{stderr}");
+    assert!(
+        stderr.contains("line 2") && stderr.contains("bogus"),
+        "{stderr}"
+    );
     use trawl_broker::Broker;
-    assert_eq!(fleet.broker.depth(trawl_broker::Queue::Search).await.unwrap(), 0);
+    assert_eq!(
+        fleet
+            .broker
+            .depth(trawl_broker::Queue::Search)
+            .await
+            .unwrap(),
+        0
+    );
     fleet.cleanup().await;
 }
 
@@ -50,9 +80,15 @@ async fn unreachable_services_fail_fast_with_a_clear_error() {
         .env("TRAWL__BROKER__URL", "amqp://guest:guest@127.0.0.1:1/%2f")
         .env("TRAWL__STORE__URL", common::REDIS)
         .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(60), out).await.expect("hung").unwrap();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), out)
+        .await
+        .expect("hung")
+        .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("cannot reach the broker") && !stderr.contains("guest:guest"), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the broker") && !stderr.contains("guest:guest"),
+        "{stderr}"
+    );
     fleet.cleanup().await;
 }

@@ -19,13 +19,22 @@ fn questions(fleet: &Fleet) -> Vec<trawl_integration_tests::simweb::Question> {
 
 /// Job id → question, from the batch manifest.
 fn manifest(fleet: &Fleet, batch: &str) -> BTreeMap<String, String> {
-    let path = fleet.out_dir().join("batches").join(batch).join("batch.json");
+    let path = fleet
+        .out_dir()
+        .join("batches")
+        .join(batch)
+        .join("batch.json");
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     m["jobs"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|j| (j["job_id"].as_str().unwrap().to_owned(), j["query"].as_str().unwrap().to_owned()))
+        .map(|j| {
+            (
+                j["job_id"].as_str().unwrap().to_owned(),
+                j["query"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -35,7 +44,8 @@ async fn drain_results(fleet: &Fleet) -> Vec<String> {
     let mut sub = fleet.broker.consume(Queue::Results, 100).await.unwrap();
     // Prefetched deliveries are not counted in the queue depth: drain until a quiet spell.
     while let Ok(Some(d)) = tokio::time::timeout(Duration::from_secs(3), sub.next()).await {
-        let env = Envelope::<ResearchResult>::decode(&d.message.body).expect("results are decodable");
+        let env =
+            Envelope::<ResearchResult>::decode(&d.message.body).expect("results are decodable");
         jobs.push(env.job_id.to_string());
         d.ack().await.unwrap();
     }
@@ -48,19 +58,33 @@ async fn batch_through_the_fleet_cites_answer_pages() {
     let mut fleet = Fleet::start().await;
     fleet.spawn_all();
     let qs = questions(&fleet);
-    let batch = fleet.submit(&qs.iter().map(|q| q.query.clone()).collect::<Vec<_>>()).await;
+    let batch = fleet
+        .submit(&qs.iter().map(|q| q.query.clone()).collect::<Vec<_>>())
+        .await;
 
     let args = ["status", batch.as_str(), "--wait"];
-    let out = tokio::time::timeout(Duration::from_secs(300), fleet.trawl(&args)).await.unwrap_or_else(|_| {
-        fleet.dump_logs();
-        panic!("trawl status --wait did not finish");
-    });
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tokio::time::timeout(Duration::from_secs(300), fleet.trawl(&args))
+        .await
+        .unwrap_or_else(|_| {
+            fleet.dump_logs();
+            panic!("trawl status --wait did not finish");
+        });
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{BATCH}/{BATCH} jobs ended")));
 
     let results_dir = fleet.dir.path().join("results");
-    let out = fleet.trawl(&["results", &batch, "--out", results_dir.to_str().unwrap()]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = fleet
+        .trawl(&["results", &batch, "--out", results_dir.to_str().unwrap()])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let jobs = manifest(&fleet, &batch);
     assert_eq!(jobs.len(), BATCH);
@@ -69,33 +93,71 @@ async fn batch_through_the_fleet_cites_answer_pages() {
     for (job, query) in &jobs {
         let q = by_query[query.as_str()];
         let report = std::fs::read_to_string(results_dir.join(job).join("report.md")).unwrap();
-        let sources: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(results_dir.join(job).join("sources.json")).unwrap()).unwrap();
-        let cited: Vec<&serde_json::Value> =
-            sources.as_array().unwrap().iter().filter(|s| !s["cited_as"].is_null()).collect();
+        let sources: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(results_dir.join(job).join("sources.json")).unwrap(),
+        )
+        .unwrap();
+        let cited: Vec<&serde_json::Value> = sources
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| !s["cited_as"].is_null())
+            .collect();
         assert!(!cited.is_empty(), "{query}: nothing cited\n{report}");
         // Every citation is to a page that was fetched and analysed, and numbered 1..=n.
         for (i, s) in cited.iter().enumerate() {
             assert_eq!(s["outcome"]["outcome"], "analysed", "{query}: cited {s}");
-            assert!(report.contains(&format!("[{}]", i + 1)), "{query}: [{}] missing\n{report}", i + 1);
+            assert!(
+                report.contains(&format!("[{}]", i + 1)),
+                "{query}: [{}] missing\n{report}",
+                i + 1
+            );
         }
-        assert!(!report.contains(&format!("[{}]", cited.len() + 1)), "{query}: dangling citation\n{report}");
-        let answer_cited = cited.iter().any(|s| q.answer_urls.iter().any(|a| a == s["url"].as_str().unwrap()));
-        assert!(answer_cited, "{query}: no cited page holds the answer ({:?})\n{report}", q.answer_urls);
+        assert!(
+            !report.contains(&format!("[{}]", cited.len() + 1)),
+            "{query}: dangling citation\n{report}"
+        );
+        let answer_cited = cited.iter().any(|s| {
+            q.answer_urls
+                .iter()
+                .any(|a| a == s["url"].as_str().unwrap())
+        });
+        assert!(
+            answer_cited,
+            "{query}: no cited page holds the answer ({:?})\n{report}",
+            q.answer_urls
+        );
     }
 
     // Politeness: nothing robots.txt disallows was fetched, and robots.txt once per host.
     for page in fleet.corpus.pages() {
         if !page.allowed_for_trawl() {
-            assert_eq!(fleet.simweb.path_hits(&page.host, &page.path), 0, "fetched disallowed {}", page.url);
+            assert_eq!(
+                fleet.simweb.path_hits(&page.host, &page.path),
+                0,
+                "fetched disallowed {}",
+                page.url
+            );
         }
     }
     for host in fleet.corpus.hosts() {
-        assert!(fleet.simweb.path_hits(&host, "/robots.txt") <= 1, "robots.txt of {host} fetched twice");
+        assert!(
+            fleet.simweb.path_hits(&host, "/robots.txt") <= 1,
+            "robots.txt of {host} fetched twice"
+        );
     }
-    assert_eq!(fleet.broker.depth(Queue::Dead).await.unwrap(), 0, "messages were dead-lettered");
+    assert_eq!(
+        fleet.broker.depth(Queue::Dead).await.unwrap(),
+        0,
+        "messages were dead-lettered"
+    );
     let notified: BTreeSet<String> = drain_results(&fleet).await.into_iter().collect();
     assert_eq!(notified, jobs.keys().cloned().collect());
+
+    // SIGTERM: every worker stops consuming, drains and exits cleanly.
+    for (name, clean) in fleet.terminate_all(Duration::from_secs(20)).await {
+        assert!(clean, "{name} did not exit cleanly on SIGTERM");
+    }
     fleet.cleanup().await;
 }
 
@@ -104,7 +166,9 @@ async fn killed_workers_lose_no_job_and_duplicate_none() {
     let mut fleet = Fleet::start().await;
     fleet.spawn_all();
     let qs = questions(&fleet);
-    let batch = fleet.submit(&qs.iter().map(|q| q.query.clone()).collect::<Vec<_>>()).await;
+    let batch = fleet
+        .submit(&qs.iter().map(|q| q.query.clone()).collect::<Vec<_>>())
+        .await;
 
     // Twice while the batch is under way, kill -9 one worker of each stage and start a new one.
     for threshold in [3, BATCH as u64 / 2] {
@@ -116,8 +180,16 @@ async fn killed_workers_lose_no_job_and_duplicate_none() {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
-        assert!(at_kill.finished < BATCH as u64, "the batch ended before the kill: {at_kill:?}");
-        for name in ["trawl-search", "trawl-fetch", "trawl-clean", "trawl-synthesize"] {
+        assert!(
+            at_kill.finished < BATCH as u64,
+            "the batch ended before the kill: {at_kill:?}"
+        );
+        for name in [
+            "trawl-search",
+            "trawl-fetch",
+            "trawl-clean",
+            "trawl-synthesize",
+        ] {
             fleet.kill(name).await;
             fleet.spawn(name);
         }
@@ -125,15 +197,73 @@ async fn killed_workers_lose_no_job_and_duplicate_none() {
 
     let progress = fleet.wait_done(&batch, Duration::from_secs(300)).await;
     assert_eq!(progress.finished, BATCH as u64);
-    assert_eq!(progress.by_status.values().sum::<u64>(), BATCH as u64, "a job was counted twice: {progress:?}");
+    assert_eq!(
+        progress.by_status.values().sum::<u64>(),
+        BATCH as u64,
+        "a job was counted twice: {progress:?}"
+    );
     let jobs = manifest(&fleet, &batch);
     for job in jobs.keys() {
-        let report = fleet.out_dir().join("batches").join(&batch).join(job).join("report.md");
+        let report = fleet
+            .out_dir()
+            .join("batches")
+            .join(&batch)
+            .join(job)
+            .join("report.md");
         assert!(report.exists(), "job {job} has no report");
     }
     // Notifications are at-least-once; every job has one, and none is for an unknown job.
     let notified: BTreeSet<String> = drain_results(&fleet).await.into_iter().collect();
     assert_eq!(notified, jobs.keys().cloned().collect());
-    assert_eq!(fleet.broker.depth(Queue::Dead).await.unwrap(), 0, "messages were dead-lettered");
+    assert_eq!(
+        fleet.broker.depth(Queue::Dead).await.unwrap(),
+        0,
+        "messages were dead-lettered"
+    );
+    fleet.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poison_messages_are_dead_lettered_with_a_reason() {
+    use trawl_broker::{Message, HEADER_QUEUE, HEADER_REASON};
+    let mut fleet = Fleet::start().await;
+    fleet.spawn("trawl-fetch");
+    fleet
+        .broker
+        .publish(Queue::Fetch, Message::new(b"{not json".to_vec()))
+        .await
+        .unwrap();
+    let future = serde_json::json!({"v": 7, "kind": "fetch_task", "job_id": uuid::Uuid::now_v7(), "body": {}});
+    fleet
+        .broker
+        .publish(Queue::Fetch, Message::new(future.to_string().into_bytes()))
+        .await
+        .unwrap();
+
+    let mut dead = fleet.broker.consume(Queue::Dead, 2).await.unwrap();
+    let mut reasons = Vec::new();
+    for _ in 0..2 {
+        let d = tokio::time::timeout(Duration::from_secs(30), dead.next())
+            .await
+            .expect("not dead-lettered")
+            .unwrap();
+        assert_eq!(d.message.headers[HEADER_QUEUE], "fetch");
+        reasons.push(d.message.headers[HEADER_REASON].clone());
+        d.ack().await.unwrap();
+    }
+    reasons.sort();
+    assert!(
+        reasons[0].starts_with("undecodable: message is not a JSON envelope"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[1].contains("unknown schema version 7"),
+        "{reasons:?}"
+    );
+    assert!(
+        fleet.running("trawl-fetch"),
+        "a poison message crashed the worker"
+    );
+    dead.cancel().await;
     fleet.cleanup().await;
 }

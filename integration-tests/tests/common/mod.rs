@@ -20,7 +20,10 @@ pub const REDIS: &str = "redis://127.0.0.1:6379/";
 /// A binary of this workspace, built by `cargo build --workspace --bins` (scripts/test).
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/..");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/..");
     let path = dir.join(name);
     assert!(
         path.exists(),
@@ -45,16 +48,24 @@ pub struct Fleet {
 impl Fleet {
     pub async fn start() -> Fleet {
         let corpus = Arc::new(Corpus::generate());
-        let simweb = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let simweb = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
         let namespace = format!("it-{}", uuid::Uuid::now_v7().simple());
         let dir = tempfile::tempdir().unwrap();
         let addr = simweb.addr();
         let env: Vec<(String, String)> = [
             ("TRAWL__BROKER__NAMESPACE", namespace.clone()),
             ("TRAWL__STORE__PREFIX", namespace.clone()),
-            ("TRAWL__OUTPUT__URL", format!("file://{}", dir.path().join("out").display())),
+            (
+                "TRAWL__OUTPUT__URL",
+                format!("file://{}", dir.path().join("out").display()),
+            ),
             ("TRAWL__SEARCH__SEARXNG_URL", format!("http://{addr}")),
-            ("TRAWL__FETCH__RESOLVE", format!("{{ \"*.test\" = \"{addr}\" }}")),
+            (
+                "TRAWL__FETCH__RESOLVE",
+                format!("{{ \"*.test\" = \"{addr}\" }}"),
+            ),
             ("TRAWL__FETCH__ALLOW_NETWORKS", "[\"127.0.0.0/8\"]".into()),
             ("TRAWL__FETCH__MIN_INTERVAL_MS", "50".into()),
             ("TRAWL__BROKER__RETRY_DELAYS_SECS", "[1, 2, 5]".into()),
@@ -66,13 +77,27 @@ impl Fleet {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
-        let broker = RabbitBroker::connect(AMQP, BrokerSettings::new(&namespace, &[1, 2, 5], 5), Duration::from_secs(10))
-            .await
-            .expect("RabbitMQ must run (scripts/services-up)");
+        let broker = RabbitBroker::connect(
+            AMQP,
+            BrokerSettings::new(&namespace, &[1, 2, 5], 5),
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("RabbitMQ must run (scripts/services-up)");
         let store = RedisStore::connect(REDIS, &namespace, Duration::from_secs(5))
             .await
             .expect("Redis must run (scripts/services-up)");
-        Fleet { namespace, corpus, simweb, dir, env, broker, store, workers: Vec::new(), spawned: 0 }
+        Fleet {
+            namespace,
+            corpus,
+            simweb,
+            dir,
+            env,
+            broker,
+            store,
+            workers: Vec::new(),
+            spawned: 0,
+        }
     }
 
     /// The environment of the fleet's processes, with the broker and store URLs.
@@ -105,17 +130,50 @@ impl Fleet {
     }
 
     pub fn spawn_all(&mut self) {
-        for name in ["trawl-search", "trawl-fetch", "trawl-clean", "trawl-synthesize"] {
+        for name in [
+            "trawl-search",
+            "trawl-fetch",
+            "trawl-clean",
+            "trawl-synthesize",
+        ] {
             self.spawn(name);
         }
     }
 
     /// `kill -9` the first running worker named `name`.
     pub async fn kill(&mut self, name: &str) {
-        let at = self.workers.iter().position(|(n, _)| n == name).expect("worker running");
+        let at = self
+            .workers
+            .iter()
+            .position(|(n, _)| n == name)
+            .expect("worker running");
         let (_, mut child) = self.workers.remove(at);
         child.start_kill().unwrap(); // SIGKILL on Unix
         child.wait().await.unwrap();
+    }
+
+    /// True while every worker started under `name` is still running.
+    pub fn running(&mut self, name: &str) -> bool {
+        self.workers
+            .iter_mut()
+            .filter(|(n, _)| n == name)
+            .all(|(_, c)| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// Sends SIGTERM to every worker and waits for each to exit; returns (name, exited cleanly).
+    pub async fn terminate_all(&mut self, grace: Duration) -> Vec<(String, bool)> {
+        let mut exits = Vec::new();
+        for (name, mut child) in self.workers.drain(..) {
+            let pid = child.id().expect("running").to_string();
+            let sent = std::process::Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            let status = tokio::time::timeout(grace, child.wait()).await;
+            exits.push((name, matches!(status, Ok(Ok(s)) if s.success())));
+        }
+        exits
     }
 
     /// Runs the `trawl` CLI with the fleet's environment.
@@ -134,7 +192,11 @@ impl Fleet {
         let file = self.dir.path().join("batch.txt");
         std::fs::write(&file, questions.join("\n")).unwrap();
         let out = self.trawl(&["submit", file.to_str().unwrap()]).await;
-        assert!(out.status.success(), "submit failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "submit failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 

@@ -21,8 +21,12 @@ pub struct Analysis {
 pub fn analyse(question: &str, title: &str, markdown: &str, min_relevance: f64) -> Analysis {
     let q = terms(question);
     let all = sentences(markdown);
-    let mut scored: Vec<(usize, f64)> =
-        all.iter().enumerate().map(|(i, s)| (i, coverage(&q, s))).filter(|&(_, c)| c > 0.0).collect();
+    let mut scored: Vec<(usize, f64)> = all
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i, coverage(&q, s)))
+        .filter(|&(_, c)| c > 0.0)
+        .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(KEY_POINTS);
 
@@ -38,7 +42,10 @@ pub fn analyse(question: &str, title: &str, markdown: &str, min_relevance: f64) 
     let summary = if top.is_empty() {
         all.first().cloned().unwrap_or_default()
     } else {
-        top.iter().map(|&i| all[i].as_str()).collect::<Vec<_>>().join(" ")
+        top.iter()
+            .map(|&i| all[i].as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     Analysis {
         relevance,
@@ -57,16 +64,30 @@ mod tests {
         let md = "Zorbium is a grey metal found in the hills of an imaginary country.\n\n\
                   Many people like walking in those hills on sunny afternoons.\n\n\
                   Zorbium melts at 1,284 degrees Celsius, a high melting point for its class.";
-        let a = analyse("What is the melting point of zorbium?", "Zorbium facts", md, 0.2);
+        let a = analyse(
+            "What is the melting point of zorbium?",
+            "Zorbium facts",
+            md,
+            0.2,
+        );
         assert!(a.is_relevant);
         assert!(a.key_points[0].contains("1,284"), "{:?}", a.key_points);
         assert!(!a.key_points.iter().any(|k| k.contains("walking")));
-        assert!(a.summary.starts_with("Zorbium is a grey metal"), "{}", a.summary);
+        assert!(
+            a.summary.starts_with("Zorbium is a grey metal"),
+            "{}",
+            a.summary
+        );
     }
 
     #[test]
     fn unrelated_text_is_irrelevant() {
-        let a = analyse("What is the melting point of zorbium?", "Gardening", "Tomatoes need sun and water every single day.", 0.2);
+        let a = analyse(
+            "What is the melting point of zorbium?",
+            "Gardening",
+            "Tomatoes need sun and water every single day.",
+            0.2,
+        );
         assert!(!a.is_relevant && a.key_points.is_empty());
     }
 }

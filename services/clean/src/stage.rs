@@ -56,14 +56,20 @@ impl Stage for CleanStage {
             doc: None,
         };
         if markdown.trim().chars().count() < MIN_CONTENT_CHARS {
-            record.outcome = Outcome::Failed { reason: "no main content found".into() };
+            record.outcome = Outcome::Failed {
+                reason: "no main content found".into(),
+            };
         } else {
             let analysis = analyse(&doc.query, &title, &markdown, rt.config.clean.min_relevance);
             let key = paths::doc(msg.batch_id, msg.job_id, doc.source.idx);
             let analysed = AnalysedDoc {
                 source: doc.source.clone(),
                 final_url: doc.final_url.clone(),
-                title: if title.is_empty() { doc.source.title.clone() } else { title },
+                title: if title.is_empty() {
+                    doc.source.title.clone()
+                } else {
+                    title
+                },
                 markdown,
                 summary: analysis.summary,
                 key_points: analysis.key_points,

@@ -49,15 +49,18 @@ async fn fleet(config: Config) -> anyhow::Result<Runtime> {
 
 fn bar(len: u64, what: &str) -> ProgressBar {
     ProgressBar::new(len).with_style(
-        ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what} {{msg}} ({{elapsed}})"))
-            .expect("a valid template"),
+        ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {what} {{msg}} ({{elapsed}})"
+        ))
+        .expect("a valid template"),
     )
 }
 
 pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("failed to read {}", args.file.display()))?;
-    let tasks = parse_batch(&text).with_context(|| format!("{} is not a valid batch", args.file.display()))?;
+    let tasks = parse_batch(&text)
+        .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
     let rt = fleet(config).await?;
     let progress = bar(tasks.len() as u64, "enqueued");
     let manifest = enqueue(&rt, tasks, |n| progress.set_position(n as u64)).await?;
@@ -68,7 +71,11 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
 }
 
 fn describe(p: &BatchProgress) -> String {
-    let parts: Vec<String> = p.by_status.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let parts: Vec<String> = p
+        .by_status
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
     let mut s = format!("{}/{} jobs ended", p.finished, p.total);
     if !parts.is_empty() {
         s.push_str(&format!(" ({})", parts.join(", ")));
@@ -83,10 +90,9 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
     let rt = fleet(config).await?;
     let batch = args.batch.to_string();
     let get = || async {
-        rt.store
-            .batch_progress(&batch)
-            .await?
-            .with_context(|| format!("no batch {batch} (was it submitted to this store and prefix?)"))
+        rt.store.batch_progress(&batch).await?.with_context(|| {
+            format!("no batch {batch} (was it submitted to this store and prefix?)")
+        })
     };
     let mut p = get().await?;
     if args.wait {
@@ -105,16 +111,23 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
 
 pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCode> {
     let rt = Runtime::embedded(config);
-    let manifest = manifest(&rt, args.batch)
-        .await?
-        .with_context(|| format!("no batch {} under {}", args.batch, rt.objects.root().display()))?;
+    let manifest = manifest(&rt, args.batch).await?.with_context(|| {
+        format!(
+            "no batch {} under {}",
+            args.batch,
+            rt.objects.root().display()
+        )
+    })?;
     let collected = collect(&rt, &manifest, &args.out).await?;
     eprintln!(
         "wrote {} reports to {}{}",
         collected.jobs_with_report,
         args.out.display(),
         if collected.jobs_without_report > 0 {
-            format!(" ({} jobs have no report yet)", collected.jobs_without_report)
+            format!(
+                " ({} jobs have no report yet)",
+                collected.jobs_without_report
+            )
         } else {
             String::new()
         }

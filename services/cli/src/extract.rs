@@ -24,18 +24,24 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
     let input = args.input.unwrap_or_default();
     let (html, base) = if input == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("failed to read standard input")?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("failed to read standard input")?;
         (s, "http://localhost/".to_owned())
     } else if input.starts_with("http://") || input.starts_with("https://") {
         let url = url::Url::parse(&input).with_context(|| format!("invalid URL {input:?}"))?;
-        let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch).context("failed to build the HTTP client")?;
+        let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
+            .context("failed to build the HTTP client")?;
         match fetcher.get(&url, 0).await {
             trawl_fetch::http::Fetched::Page(p) => (p.body, p.final_url),
             other => bail!("could not fetch {input}: {other:?}"),
         }
     } else {
         let bytes = std::fs::read(&input).with_context(|| format!("failed to read {input}"))?;
-        (trawl_fetch::http::decode(&bytes, "text/html"), format!("file://{input}"))
+        (
+            trawl_fetch::http::decode(&bytes, "text/html"),
+            format!("file://{input}"),
+        )
     };
     let extracted = trawl_clean::extract::extract(&html, &base);
     if !extracted.title.is_empty() {
@@ -46,14 +52,18 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
 }
 
 fn batch(input: &std::path::Path, output: &std::path::Path) -> anyhow::Result<ExitCode> {
-    std::fs::create_dir_all(output).with_context(|| format!("failed to create {}", output.display()))?;
+    std::fs::create_dir_all(output)
+        .with_context(|| format!("failed to create {}", output.display()))?;
     let mut count = 0;
-    for entry in std::fs::read_dir(input).with_context(|| format!("failed to read {}", input.display()))? {
+    for entry in
+        std::fs::read_dir(input).with_context(|| format!("failed to read {}", input.display()))?
+    {
         let path = entry?.path();
         if path.extension().and_then(|e| e.to_str()) != Some("html") {
             continue;
         }
-        let bytes = std::fs::read(&path).with_context(|| format!("failed to read {}", path.display()))?;
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("failed to read {}", path.display()))?;
         let html = trawl_fetch::http::decode(&bytes, "text/html");
         let extracted = trawl_clean::extract::extract(&html, &format!("file://{}", path.display()));
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("page");

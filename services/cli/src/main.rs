@@ -11,7 +11,11 @@ mod run;
 mod worker;
 
 #[derive(Parser)]
-#[command(name = "trawl", version, about = "Research questions in, cited reports out.")]
+#[command(
+    name = "trawl",
+    version,
+    about = "Research questions in, cited reports out."
+)]
 struct Cli {
     /// Config file (TOML). Environment variables TRAWL__SECTION__KEY override it.
     #[arg(long, global = true, value_name = "FILE")]

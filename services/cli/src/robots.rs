@@ -29,7 +29,11 @@ enum RobotsCommand {
 }
 
 pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
-    let RobotsCommand::Check { robots, agent, urls } = args.command;
+    let RobotsCommand::Check {
+        robots,
+        agent,
+        urls,
+    } = args.command;
     let urls: Vec<Url> = urls
         .iter()
         .map(|u| Url::parse(u).with_context(|| format!("invalid URL {u:?}")))
@@ -39,7 +43,8 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
     }
     let file_rules = match &robots {
         Some(path) => {
-            let bytes = std::fs::read(path).with_context(|| format!("failed to read {}", path.display()))?;
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("failed to read {}", path.display()))?;
             Some(Rules::Parsed(String::from_utf8_lossy(&bytes).into_owned()))
         }
         None => None,
@@ -48,7 +53,8 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
         let mut config = config;
         config.broker.url = None;
         config.store.url = None;
-        let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch).context("failed to build the HTTP client")?;
+        let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
+            .context("failed to build the HTTP client")?;
         Some((trawl_pipeline::Runtime::embedded(config), fetcher))
     } else {
         None
@@ -56,10 +62,16 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
     for url in &urls {
         let rules = match (&file_rules, &network) {
             (Some(rules), _) => rules.clone(),
-            (None, Some((rt, fetcher))) => rules_for(rt, fetcher, url).await.map_err(|e| anyhow::anyhow!(e.message))?,
+            (None, Some((rt, fetcher))) => rules_for(rt, fetcher, url)
+                .await
+                .map_err(|e| anyhow::anyhow!(e.message))?,
             (None, None) => unreachable!("one of the two is set above"),
         };
-        let verdict = if decide(&rules, &agent, url).allowed { "allowed" } else { "disallowed" };
+        let verdict = if decide(&rules, &agent, url).allowed {
+            "allowed"
+        } else {
+            "disallowed"
+        };
         println!("{verdict} {url}");
     }
     Ok(ExitCode::SUCCESS)

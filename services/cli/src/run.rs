@@ -27,14 +27,21 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     if query.chars().count() > MAX_QUERY_CHARS {
         bail!("the question is longer than {MAX_QUERY_CHARS} characters");
     }
-    let search = trawl_search::SearchStage::new(&config).context("failed to build the HTTP client")?;
+    let search =
+        trawl_search::SearchStage::new(&config).context("failed to build the HTTP client")?;
     let fetch = trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
     let rt = Runtime::embedded(config);
     let (stop, shutdown) = Shutdown::manual();
     let mut workers = tokio::task::JoinSet::new();
     macro_rules! spawn {
         ($stage:expr, $queue:expr) => {
-            workers.spawn(run_worker(Arc::new($stage), rt.clone(), $queue, shutdown.clone().wait(), Readiness::default()))
+            workers.spawn(run_worker(
+                Arc::new($stage),
+                rt.clone(),
+                $queue,
+                shutdown.clone().wait(),
+                Readiness::default(),
+            ))
         };
     }
     spawn!(search, Queue::Search);
@@ -44,7 +51,15 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let mut results = rt.broker.consume(Queue::Results, 1).await?;
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
-    let manifest = submit(&rt, vec![SearchTask { query, options: JobOptions::default() }], |_| {}).await?;
+    let manifest = submit(
+        &rt,
+        vec![SearchTask {
+            query,
+            options: JobOptions::default(),
+        }],
+        |_| {},
+    )
+    .await?;
     let job = manifest.jobs[0].job_id;
 
     let bar = ProgressBar::new_spinner().with_style(
@@ -89,7 +104,10 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     println!("{}", String::from_utf8_lossy(&report));
     eprintln!(
         "work products: {}",
-        rt.objects.root().join(paths::job_dir(manifest.batch_id, job)).display()
+        rt.objects
+            .root()
+            .join(paths::job_dir(manifest.batch_id, job))
+            .display()
     );
     Ok(match result.status {
         trawl_messages::JobStatus::Done | trawl_messages::JobStatus::Partial => ExitCode::SUCCESS,

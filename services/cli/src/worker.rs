@@ -17,11 +17,13 @@ pub struct WorkerArgs {
 pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     match args.stage.as_str() {
         "search" => {
-            let stage = trawl_search::SearchStage::new(&config).context("failed to build the HTTP client")?;
+            let stage = trawl_search::SearchStage::new(&config)
+                .context("failed to build the HTTP client")?;
             serve(config, Queue::Search, stage).await?
         }
         "fetch" => {
-            let stage = trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
+            let stage =
+                trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
             serve(config, Queue::Fetch, stage).await?
         }
         "clean" => serve(config, Queue::Clean, trawl_clean::CleanStage).await?,

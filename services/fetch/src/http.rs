@@ -9,7 +9,9 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, ACCEPT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE};
+use reqwest::header::{
+    HeaderMap, HeaderValue, ACCEPT, ACCEPT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE,
+};
 use reqwest::redirect::Policy;
 use reqwest::StatusCode;
 use trawl_config::FetchConfig;
@@ -34,7 +36,10 @@ pub struct Page {
 pub enum Fetched {
     Page(Page),
     /// The site refused us (401, 403, 429, 503 …); `retry_after` from its header.
-    Blocked { status: u16, retry_after: Option<Duration> },
+    Blocked {
+        status: u16,
+        retry_after: Option<Duration>,
+    },
     /// Worth another attempt later (5xx, timeouts, connection errors).
     Transient(String),
     /// Will not change (404, refused by the SSRF guard, too many redirects …).
@@ -59,7 +64,12 @@ impl Fetcher {
             let ua = if level == 0 {
                 format!("{} (+research; respects robots.txt)", config.user_agent)
             } else {
-                headers.insert(ACCEPT, HeaderValue::from_static("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"));
+                headers.insert(
+                    ACCEPT,
+                    HeaderValue::from_static(
+                        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+                    ),
+                );
                 headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_static("en-US,en;q=0.9"));
                 BROWSER_UA.to_owned()
             };
@@ -81,7 +91,11 @@ impl Fetcher {
                 }))
                 .build()
         };
-        Ok(Fetcher { levels: [build(0)?, build(1)?], guard, max_bytes: config.max_bytes })
+        Ok(Fetcher {
+            levels: [build(0)?, build(1)?],
+            guard,
+            max_bytes: config.max_bytes,
+        })
     }
 
     pub fn guard(&self) -> &Guard {
@@ -110,7 +124,10 @@ impl Fetcher {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(Duration::from_secs);
-            return Fetched::Blocked { status: status.as_u16(), retry_after };
+            return Fetched::Blocked {
+                status: status.as_u16(),
+                retry_after,
+            };
         }
         if status.is_server_error() {
             return Fetched::Transient(format!("http {}", status.as_u16()));
@@ -181,14 +198,23 @@ fn classify_error(e: &reqwest::Error) -> Fetched {
 }
 
 fn mime_of(content_type: &str) -> String {
-    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
 }
 
 /// Types passed to clean as text. Files (PDF, DOCX …) are the file-extraction work of a later
 /// increment and end as `unsupported` until then.
 fn is_text(content_type: &str) -> bool {
     let mime = mime_of(content_type);
-    mime.starts_with("text/") || matches!(mime.as_str(), "application/xhtml+xml" | "application/json" | "application/xml")
+    mime.starts_with("text/")
+        || matches!(
+            mime.as_str(),
+            "application/xhtml+xml" | "application/json" | "application/xml"
+        )
 }
 
 /// Decodes with the charset of the header, else of a `<meta>` in the first 1 KiB, else a BOM,
@@ -198,7 +224,9 @@ pub fn decode(bytes: &[u8], content_type: &str) -> String {
         let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).to_ascii_lowercase();
         let at = head.find("charset=")?;
         let rest = head[at + 8..].trim_start_matches(['"', '\'']);
-        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(rest.len());
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .unwrap_or(rest.len());
         Some(rest[..end].to_owned())
     });
     let encoding = label
@@ -222,9 +250,15 @@ mod tests {
     #[test]
     fn decodes_declared_and_sniffed_charsets() {
         assert_eq!(decode(b"caf\xe9", "text/html; charset=iso-8859-1"), "café");
-        assert_eq!(decode(b"<meta charset=\"windows-1252\">caf\xe9", "text/html"), "<meta charset=\"windows-1252\">café");
+        assert_eq!(
+            decode(b"<meta charset=\"windows-1252\">caf\xe9", "text/html"),
+            "<meta charset=\"windows-1252\">café"
+        );
         assert_eq!(decode("café".as_bytes(), "text/html"), "café");
-        assert_eq!(decode(b"bad \xff byte", "text/html; charset=utf-8"), "bad \u{fffd} byte");
+        assert_eq!(
+            decode(b"bad \xff byte", "text/html; charset=utf-8"),
+            "bad \u{fffd} byte"
+        );
     }
 
     #[test]

@@ -3,7 +3,10 @@
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(version, about = "trawl fetch worker: robots.txt, politeness, HTTP fetch with escalation")]
+#[command(
+    version,
+    about = "trawl fetch worker: robots.txt, politeness, HTTP fetch with escalation"
+)]
 struct Args {
     #[command(flatten)]
     worker: trawl_pipeline::serve::WorkerArgs,

@@ -39,18 +39,33 @@ pub struct Decision {
 /// Applies `rules` to `url` for product token `agent`.
 pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
     if url.path() == "/robots.txt" {
-        return Decision { allowed: true, crawl_delay: None };
+        return Decision {
+            allowed: true,
+            crawl_delay: None,
+        };
     }
     match rules {
-        Rules::AllowAll => Decision { allowed: true, crawl_delay: None },
-        Rules::DisallowAll => Decision { allowed: false, crawl_delay: None },
+        Rules::AllowAll => Decision {
+            allowed: true,
+            crawl_delay: None,
+        },
+        Rules::DisallowAll => Decision {
+            allowed: false,
+            crawl_delay: None,
+        },
         Rules::Parsed(body) => match texting_robots::Robot::new(agent, body.as_bytes()) {
             Ok(robot) => Decision {
                 allowed: robot.allowed(url.as_str()),
-                crawl_delay: robot.delay.filter(|d| d.is_finite() && *d > 0.0).map(Duration::from_secs_f32),
+                crawl_delay: robot
+                    .delay
+                    .filter(|d| d.is_finite() && *d > 0.0)
+                    .map(Duration::from_secs_f32),
             },
             // A file that cannot be parsed says nothing we could honour.
-            Err(_) => Decision { allowed: true, crawl_delay: None },
+            Err(_) => Decision {
+                allowed: true,
+                crawl_delay: None,
+            },
         },
     }
 }
@@ -74,11 +89,14 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
             (Rules::Parsed(body), false)
         }
         Fetched::Unsupported(_) => (Rules::AllowAll, false),
-        Fetched::Blocked { status, .. } if status != 429 && status != 503 => (Rules::AllowAll, false),
-        Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
-        Fetched::Blocked { .. } | Fetched::Transient(_) | Fetched::Failed(_) | Fetched::TooLarge => {
-            (Rules::DisallowAll, true)
+        Fetched::Blocked { status, .. } if status != 429 && status != 503 => {
+            (Rules::AllowAll, false)
         }
+        Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
+        Fetched::Blocked { .. }
+        | Fetched::Transient(_)
+        | Fetched::Failed(_)
+        | Fetched::TooLarge => (Rules::DisallowAll, true),
     }
 }
 
@@ -102,9 +120,15 @@ pub async fn rules_for(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Rul
         .map_err(|e| StageError::permanent(format!("bad robots URL for {origin}: {e}")))?;
     let (rules, is_error) = rules_from(fetcher.get(&robots_url, 0).await);
     let cfg = &rt.config.store;
-    let ttl = Duration::from_secs(if is_error { cfg.robots_error_ttl_secs } else { cfg.robots_ttl_secs });
+    let ttl = Duration::from_secs(if is_error {
+        cfg.robots_error_ttl_secs
+    } else {
+        cfg.robots_ttl_secs
+    });
     let bytes = serde_json::to_vec(&rules).map_err(|e| StageError::permanent(e.to_string()))?;
-    rt.store.cache_put(Cache::Robots, &origin, &bytes, ttl).await?;
+    rt.store
+        .cache_put(Cache::Robots, &origin, &bytes, ttl)
+        .await?;
     rt.store.unlock(&lock).await?;
     Ok(rules)
 }
@@ -140,10 +164,33 @@ mod tests {
 
     #[test]
     fn status_classes_follow_rfc_9309() {
-        assert_eq!(rules_from(Fetched::Failed("http 404".into())).0, Rules::AllowAll);
-        assert_eq!(rules_from(Fetched::Blocked { status: 403, retry_after: None }).0, Rules::AllowAll);
-        assert_eq!(rules_from(Fetched::Transient("http 500".into())), (Rules::DisallowAll, true));
-        assert_eq!(rules_from(Fetched::Blocked { status: 429, retry_after: None }).0, Rules::DisallowAll);
-        assert_eq!(rules_from(Fetched::Transient("timed out".into())).0, Rules::DisallowAll);
+        assert_eq!(
+            rules_from(Fetched::Failed("http 404".into())).0,
+            Rules::AllowAll
+        );
+        assert_eq!(
+            rules_from(Fetched::Blocked {
+                status: 403,
+                retry_after: None
+            })
+            .0,
+            Rules::AllowAll
+        );
+        assert_eq!(
+            rules_from(Fetched::Transient("http 500".into())),
+            (Rules::DisallowAll, true)
+        );
+        assert_eq!(
+            rules_from(Fetched::Blocked {
+                status: 429,
+                retry_after: None
+            })
+            .0,
+            Rules::DisallowAll
+        );
+        assert_eq!(
+            rules_from(Fetched::Transient("timed out".into())).0,
+            Rules::DisallowAll
+        );
     }
 }

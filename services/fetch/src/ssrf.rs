@@ -21,11 +21,19 @@ pub struct Guard {
 fn in_net(ip: IpAddr, net: IpAddr, len: u8) -> bool {
     match (ip, net) {
         (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = if len == 0 { 0 } else { u32::MAX << (32 - u32::from(len)) };
+            let mask = if len == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(len))
+            };
             u32::from(a) & mask == u32::from(n) & mask
         }
         (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = if len == 0 { 0 } else { u128::MAX << (128 - u32::from(len)) };
+            let mask = if len == 0 {
+                0
+            } else {
+                u128::MAX << (128 - u32::from(len))
+            };
             u128::from(a) & mask == u128::from(n) & mask
         }
         _ => false,
@@ -63,7 +71,12 @@ fn forbidden_v6(ip: Ipv6Addr) -> bool {
 
 impl Guard {
     pub fn new(allow_networks: &[String]) -> Self {
-        Guard { allow: allow_networks.iter().filter_map(|n| trawl_config::parse_cidr(n)).collect() }
+        Guard {
+            allow: allow_networks
+                .iter()
+                .filter_map(|n| trawl_config::parse_cidr(n))
+                .collect(),
+        }
     }
 
     pub fn allows_ip(&self, ip: IpAddr) -> bool {
@@ -133,8 +146,11 @@ impl Resolve for GuardedResolver {
                 Some(addr) => vec![addr],
                 None => tokio::net::lookup_host((host.as_str(), 0)).await?.collect(),
             };
-            let allowed: Vec<SocketAddr> =
-                candidates.iter().copied().filter(|a| guard.allows_ip(a.ip())).collect();
+            let allowed: Vec<SocketAddr> = candidates
+                .iter()
+                .copied()
+                .filter(|a| guard.allows_ip(a.ip()))
+                .collect();
             if allowed.is_empty() {
                 let err: Box<dyn std::error::Error + Send + Sync> = if candidates.is_empty() {
                     format!("{host} did not resolve").into()
@@ -148,7 +164,10 @@ impl Resolve for GuardedResolver {
     }
 }
 
-pub fn resolver(guard: Guard, overrides: &std::collections::BTreeMap<String, String>) -> Arc<GuardedResolver> {
+pub fn resolver(
+    guard: Guard,
+    overrides: &std::collections::BTreeMap<String, String>,
+) -> Arc<GuardedResolver> {
     Arc::new(GuardedResolver::new(guard, overrides))
 }
 
@@ -160,9 +179,21 @@ mod tests {
     fn refuses_private_and_reserved_addresses() {
         let g = Guard::default();
         for bad in [
-            "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-            "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "fc00::1", "fe80::1", "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1", "::",
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::1",
+            "fc00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::",
         ] {
             assert!(!g.allows_ip(bad.parse().unwrap()), "{bad} allowed");
         }
@@ -182,24 +213,42 @@ mod tests {
     fn literal_ips_in_any_encoding_are_checked() {
         let g = Guard::default();
         for url in [
-            "http://2130706433/", "http://0x7f.0.0.1/", "http://0177.0.0.1/", "http://127.1/",
-            "http://[::ffff:7f00:1]/", "http://169.254.169.254/latest/meta-data/",
+            "http://2130706433/",
+            "http://0x7f.0.0.1/",
+            "http://0177.0.0.1/",
+            "http://127.1/",
+            "http://[::ffff:7f00:1]/",
+            "http://169.254.169.254/latest/meta-data/",
         ] {
             let u = Url::parse(url).unwrap();
             assert!(g.check_url(&u).is_err(), "{url} passed");
         }
-        assert!(g.check_url(&Url::parse("file:///etc/passwd").unwrap()).is_err());
-        assert!(g.check_url(&Url::parse("http://example.test/").unwrap()).is_ok());
+        assert!(g
+            .check_url(&Url::parse("file:///etc/passwd").unwrap())
+            .is_err());
+        assert!(g
+            .check_url(&Url::parse("http://example.test/").unwrap())
+            .is_ok());
     }
 
     #[tokio::test]
     async fn resolver_applies_overrides_and_the_guard() {
-        let overrides = [("*.test".to_string(), "127.0.0.1:9000".to_string())].into_iter().collect();
+        let overrides = [("*.test".to_string(), "127.0.0.1:9000".to_string())]
+            .into_iter()
+            .collect();
         let open = GuardedResolver::new(Guard::new(&["127.0.0.0/8".into()]), &overrides);
-        let addrs: Vec<_> = open.resolve("a.b.test".parse().unwrap()).await.unwrap().collect();
+        let addrs: Vec<_> = open
+            .resolve("a.b.test".parse().unwrap())
+            .await
+            .unwrap()
+            .collect();
         assert_eq!(addrs, vec!["127.0.0.1:9000".parse().unwrap()]);
         let closed = GuardedResolver::new(Guard::default(), &overrides);
-        let err = closed.resolve("a.test".parse().unwrap()).await.err().unwrap();
+        let err = closed
+            .resolve("a.test".parse().unwrap())
+            .await
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("refused"), "{err}");
         assert!(closed.resolve("localhost".parse().unwrap()).await.is_err());
     }

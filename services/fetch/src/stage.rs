@@ -22,11 +22,17 @@ pub struct FetchStage {
 
 impl FetchStage {
     pub fn new(config: &Config) -> Result<Self, reqwest::Error> {
-        Ok(FetchStage { fetcher: Fetcher::new(&config.fetch)? })
+        Ok(FetchStage {
+            fetcher: Fetcher::new(&config.fetch)?,
+        })
     }
 }
 
-async fn end(rt: &Runtime, msg: &Envelope<FetchTask>, outcome: Outcome) -> Result<Handled, StageError> {
+async fn end(
+    rt: &Runtime,
+    msg: &Envelope<FetchTask>,
+    outcome: Outcome,
+) -> Result<Handled, StageError> {
     let task = &msg.body;
     info!(url = %task.source.url, outcome = outcome.name(), level = task.level, "fetch ended");
     let record = OutcomeRecord {
@@ -48,7 +54,16 @@ impl Stage for FetchStage {
         let task = &msg.body;
         let url = match Url::parse(&task.source.url) {
             Ok(u) => u,
-            Err(e) => return end(rt, &msg, Outcome::Failed { reason: format!("invalid URL: {e}") }).await,
+            Err(e) => {
+                return end(
+                    rt,
+                    &msg,
+                    Outcome::Failed {
+                        reason: format!("invalid URL: {e}"),
+                    },
+                )
+                .await
+            }
         };
         if let Err(reason) = self.fetcher.guard().check_url(&url) {
             return end(rt, &msg, Outcome::Failed { reason }).await;
@@ -62,7 +77,8 @@ impl Stage for FetchStage {
 
         // Politeness across the fleet: never sleep holding a delivery, come back later instead.
         let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
-        let interval = Duration::from_millis(cfg.min_interval_ms).max(decision.crawl_delay.unwrap_or_default());
+        let interval = Duration::from_millis(cfg.min_interval_ms)
+            .max(decision.crawl_delay.unwrap_or_default());
         let wait = rt.store.rate_acquire(&host, interval).await?;
         if !wait.is_zero() {
             return Ok(Handled::Later(wait));
@@ -85,7 +101,10 @@ impl Stage for FetchStage {
             }
             Fetched::Blocked { status, .. } if task.level < task.max_level.min(HTTP_MAX_LEVEL) => {
                 info!(url = %task.source.url, status, from = task.level, "blocked; escalating");
-                let next = FetchTask { level: task.level + 1, ..task.clone() };
+                let next = FetchTask {
+                    level: task.level + 1,
+                    ..task.clone()
+                };
                 rt.publish(Queue::Fetch, &msg.follow(next)).await?;
                 Ok(Handled::Done)
             }
@@ -93,9 +112,13 @@ impl Stage for FetchStage {
             Fetched::Transient(reason) if msg.attempt + 1 < rt.config.broker.max_attempts => {
                 Err(StageError::retryable(reason))
             }
-            Fetched::Transient(reason) | Fetched::Failed(reason) => end(rt, &msg, Outcome::Failed { reason }).await,
+            Fetched::Transient(reason) | Fetched::Failed(reason) => {
+                end(rt, &msg, Outcome::Failed { reason }).await
+            }
             Fetched::TooLarge => end(rt, &msg, Outcome::TooLarge).await,
-            Fetched::Unsupported(content_type) => end(rt, &msg, Outcome::Unsupported { content_type }).await,
+            Fetched::Unsupported(content_type) => {
+                end(rt, &msg, Outcome::Unsupported { content_type }).await
+            }
         }
     }
 }

@@ -16,8 +16,18 @@ pub struct QueryAnalysis {
 }
 
 const NEWS_WORDS: &[&str] = &[
-    "news", "latest", "today", "yesterday", "breaking", "recent", "recently", "this week",
-    "this month", "current events", "announced", "headlines",
+    "news",
+    "latest",
+    "today",
+    "yesterday",
+    "breaking",
+    "recent",
+    "recently",
+    "this week",
+    "this month",
+    "current events",
+    "announced",
+    "headlines",
 ];
 
 pub fn analyse(question: &str) -> QueryAnalysis {
@@ -45,8 +55,14 @@ mod tests {
     #[test]
     fn keeps_content_words_and_phrases() {
         let a = analyse("What is the melting point of \"Velmora alloy\" and who made it?");
-        assert_eq!(a.terms, vec!["melting", "point", "velmora", "alloy", "made"]);
-        assert_eq!(a.sub_queries, vec!["What is the melting point of \"Velmora alloy\" and who made it?"]);
+        assert_eq!(
+            a.terms,
+            vec!["melting", "point", "velmora", "alloy", "made"]
+        );
+        assert_eq!(
+            a.sub_queries,
+            vec!["What is the melting point of \"Velmora alloy\" and who made it?"]
+        );
         assert_eq!(a.phrases, vec!["Velmora alloy"]);
         assert!(!a.is_news);
         assert_eq!(a.sub_queries.len(), 1);

@@ -3,7 +3,10 @@
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(version, about = "trawl search worker: questions in, URLs worth fetching out")]
+#[command(
+    version,
+    about = "trawl search worker: questions in, URLs worth fetching out"
+)]
 struct Args {
     #[command(flatten)]
     worker: trawl_pipeline::serve::WorkerArgs,

@@ -3,7 +3,9 @@
 
 use url::Url;
 
-const TRACKING: &[&str] = &["gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref_src", "igshid"];
+const TRACKING: &[&str] = &[
+    "gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref_src", "igshid",
+];
 
 /// The normalised form of `raw`, or `None` if it is not an http(s) URL.
 pub fn normalize(raw: &str) -> Option<String> {

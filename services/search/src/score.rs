@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use trawl_messages::SourceKind;
 
-pub use trawl_pipeline::text::coverage;
 use crate::providers::RawResult;
+pub use trawl_pipeline::text::coverage;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scored {
@@ -28,12 +28,15 @@ pub fn position_score(position: u32) -> f64 {
     1.0 / (1.0 + 0.1 * f64::from(position.saturating_sub(1)))
 }
 
-const FILE_EXTENSIONS: &[&str] =
-    &["pdf", "docx", "doc", "csv", "txt", "xlsx", "xls", "pptx", "json", "xml", "md", "rtf", "odt"];
+const FILE_EXTENSIONS: &[&str] = &[
+    "pdf", "docx", "doc", "csv", "txt", "xlsx", "xls", "pptx", "json", "xml", "md", "rtf", "odt",
+];
 
 /// Files (PDF, DOCX, CSV …) by the path's extension; everything else is a page.
 pub fn kind_of(url: &str) -> SourceKind {
-    let path = url::Url::parse(url).map(|u| u.path().to_ascii_lowercase()).unwrap_or_default();
+    let path = url::Url::parse(url)
+        .map(|u| u.path().to_ascii_lowercase())
+        .unwrap_or_default();
     match path.rsplit_once('.') {
         Some((_, ext)) if FILE_EXTENSIONS.contains(&ext) => SourceKind::File,
         _ => SourceKind::Page,
@@ -61,7 +64,9 @@ pub fn score(result: RawResult, url: String, query_terms: &[String]) -> Scored {
 /// Sorts best first and selects those at or above `min_relevance`, at most `max_urls`.
 pub fn select(mut scored: Vec<Scored>, min_relevance: f64, max_urls: usize) -> Vec<Scored> {
     scored.sort_by(|a, b| {
-        b.score.total_cmp(&a.score).then(a.result.position.cmp(&b.result.position))
+        b.score
+            .total_cmp(&a.score)
+            .then(a.result.position.cmp(&b.result.position))
     });
     let mut taken = 0;
     for s in &mut scored {
@@ -95,7 +100,15 @@ mod tests {
     #[test]
     fn weights_follow_the_design() {
         let q = trawl_pipeline::text::terms("zorbium melting point");
-        let s = score(raw(1, "Zorbium melting point", "zorbium melts at 1284 degrees, point"), "u".into(), &q);
+        let s = score(
+            raw(
+                1,
+                "Zorbium melting point",
+                "zorbium melts at 1284 degrees, point",
+            ),
+            "u".into(),
+            &q,
+        );
         assert!((s.score - 1.0).abs() < 1e-9, "{}", s.score);
         let s = score(raw(1, "unrelated", "nothing"), "u".into(), &q);
         assert!((s.score - 0.4).abs() < 1e-9);
@@ -106,10 +119,28 @@ mod tests {
     fn selects_above_threshold_up_to_limit() {
         let q = trawl_pipeline::text::terms("zorbium melting");
         let all: Vec<_> = (1..=6)
-            .map(|p| score(raw(p, if p % 2 == 0 { "zorbium melting" } else { "other" }, ""), format!("u{p}"), &q))
+            .map(|p| {
+                score(
+                    raw(
+                        p,
+                        if p % 2 == 0 {
+                            "zorbium melting"
+                        } else {
+                            "other"
+                        },
+                        "",
+                    ),
+                    format!("u{p}"),
+                    &q,
+                )
+            })
             .collect();
         let picked = select(all, 0.5, 2);
-        let selected: Vec<_> = picked.iter().filter(|s| s.selected).map(|s| s.result.position).collect();
+        let selected: Vec<_> = picked
+            .iter()
+            .filter(|s| s.selected)
+            .map(|s| s.result.position)
+            .collect();
         assert_eq!(selected, vec![2, 4]);
         assert!(picked.iter().any(|s| s.reason.contains("over the limit")));
         assert!(picked.iter().any(|s| s.reason.contains("below threshold")));

@@ -6,8 +6,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Serialize;
 use tracing::info;
-use trawl_messages::Queue;
 use trawl_config::Config;
+use trawl_messages::Queue;
 use trawl_messages::{paths, Envelope, FetchTask, SearchTask, Source};
 use trawl_pipeline::fanin::open_job;
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
@@ -40,7 +40,12 @@ impl SearchStage {
             .user_agent(format!("{} (research; search)", config.fetch.user_agent))
             .no_proxy()
             .build()?;
-        Ok(SearchStage { providers: Providers { http, searxng_url: config.search.searxng_url.clone() } })
+        Ok(SearchStage {
+            providers: Providers {
+                http,
+                searxng_url: config.search.searxng_url.clone(),
+            },
+        })
     }
 }
 
@@ -67,7 +72,9 @@ impl Stage for SearchStage {
             answered |= !results.is_empty() || errs.len() < chain.len();
             errors.extend(errs);
             for r in results {
-                let Some(url) = normalize(&r.url) else { continue };
+                let Some(url) = normalize(&r.url) else {
+                    continue;
+                };
                 let s = score(r, url.clone(), &analysis.terms);
                 match best.get(&url) {
                     Some(old) if old.score >= s.score => {}
@@ -79,14 +86,23 @@ impl Stage for SearchStage {
         }
         if !answered {
             // Every provider failed: a transient outage must not end the job with no sources.
-            return Err(StageError::retryable(format!("every provider failed: {}", errors.join("; "))));
+            return Err(StageError::retryable(format!(
+                "every provider failed: {}",
+                errors.join("; ")
+            )));
         }
 
         let min = task.options.min_relevance.unwrap_or(cfg.min_relevance);
         let max = task.options.max_urls.unwrap_or(cfg.max_urls);
         let scored = select(best.into_values().collect(), min, max);
-        let record = SearchRecord { query: &task.query, analysis: &analysis, provider_errors: &errors, results: &scored };
-        rt.put_json(&paths::search(msg.batch_id, msg.job_id), &record).await?;
+        let record = SearchRecord {
+            query: &task.query,
+            analysis: &analysis,
+            provider_errors: &errors,
+            results: &scored,
+        };
+        rt.put_json(&paths::search(msg.batch_id, msg.job_id), &record)
+            .await?;
 
         let sources: Vec<Source> = scored
             .iter()
@@ -104,10 +120,19 @@ impl Stage for SearchStage {
             })
             .collect();
         let sources = open_job(rt, &msg, &task.query, sources).await?;
-        info!(selected = sources.len(), candidates = scored.len(), "search done");
+        info!(
+            selected = sources.len(),
+            candidates = scored.len(),
+            "search done"
+        );
         let max_level = task.options.max_level.unwrap_or(rt.config.fetch.max_level);
         for source in sources {
-            let fetch = msg.follow(FetchTask { query: task.query.clone(), source, level: 0, max_level });
+            let fetch = msg.follow(FetchTask {
+                query: task.query.clone(),
+                source,
+                level: 0,
+                max_level,
+            });
             rt.publish(Queue::Fetch, &fetch).await?;
         }
         Ok(Handled::Done)

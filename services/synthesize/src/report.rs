@@ -38,7 +38,11 @@ pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: u
         for sentence in &doc.key_points {
             let score = coverage(&q, sentence) * (0.5 + 0.5 * doc.relevance);
             if score > 0.0 {
-                candidates.push(Candidate { sentence, doc: i, score });
+                candidates.push(Candidate {
+                    sentence,
+                    doc: i,
+                    score,
+                });
             }
         }
     }
@@ -51,7 +55,11 @@ pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: u
             break;
         }
         let used = per_doc.entry(c.doc).or_default();
-        if *used >= 2 || chosen.iter().any(|o| near_duplicate(o.sentence, c.sentence)) {
+        if *used >= 2
+            || chosen
+                .iter()
+                .any(|o| near_duplicate(o.sentence, c.sentence))
+        {
             continue;
         }
         *used += 1;
@@ -70,7 +78,11 @@ pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: u
                 n,
                 idx: d.source.idx,
                 url: d.final_url.clone(),
-                title: if d.title.is_empty() { d.source.title.clone() } else { d.title.clone() },
+                title: if d.title.is_empty() {
+                    d.source.title.clone()
+                } else {
+                    d.title.clone()
+                },
                 relevance: d.relevance,
             });
         }
@@ -81,7 +93,11 @@ pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: u
         md.push_str("No fetched source answered this question, so there is nothing to report with a citation.\n\n");
     } else {
         md.push_str("## Answer\n\n");
-        let lead: Vec<String> = chosen.iter().take(2).map(|c| format!("{} [{}]", c.sentence, number[&c.doc])).collect();
+        let lead: Vec<String> = chosen
+            .iter()
+            .take(2)
+            .map(|c| format!("{} [{}]", c.sentence, number[&c.doc]))
+            .collect();
         md.push_str(&lead.join(" "));
         md.push_str("\n\n");
         if chosen.len() > 2 {
@@ -93,7 +109,13 @@ pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: u
         }
         md.push_str("## Sources\n\n");
         for c in &citations {
-            md.push_str(&format!("{}. [{}]({}) (relevance {:.2})\n", c.n, escape(&c.title), c.url, c.relevance));
+            md.push_str(&format!(
+                "{}. [{}]({}) (relevance {:.2})\n",
+                c.n,
+                escape(&c.title),
+                c.url,
+                c.relevance
+            ));
         }
         md.push('\n');
     }
@@ -104,17 +126,27 @@ pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: u
             md.push_str(&format!("- {n}\n"));
         }
     }
-    Report { markdown: md, citations }
+    Report {
+        markdown: md,
+        citations,
+    }
 }
 
 fn notes(docs: &[AnalysedDoc], gaps: &Gaps, cited: usize) -> Vec<String> {
     let mut notes = Vec::new();
     let read = docs.len();
     if read > cited {
-        notes.push(format!("{} of {read} sources read were not cited (less relevant or repeating others).", read - cited));
+        notes.push(format!(
+            "{} of {read} sources read were not cited (less relevant or repeating others).",
+            read - cited
+        ));
     }
     if !gaps.outcomes.is_empty() {
-        let parts: Vec<String> = gaps.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        let parts: Vec<String> = gaps
+            .outcomes
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
         notes.push(format!("Sources not usable: {}.", parts.join(", ")));
     }
     if !gaps.missing.is_empty() {
@@ -133,7 +165,11 @@ fn escape(title: &str) -> String {
 
 fn near_duplicate(a: &str, b: &str) -> bool {
     let (ta, tb) = (terms(a), terms(b));
-    let shorter = if ta.len() <= tb.len() { (&ta, &tb) } else { (&tb, &ta) };
+    let shorter = if ta.len() <= tb.len() {
+        (&ta, &tb)
+    } else {
+        (&tb, &ta)
+    };
     !shorter.0.is_empty() && coverage_of(shorter.0, shorter.1) >= 0.8
 }
 
@@ -169,15 +205,34 @@ mod tests {
     #[test]
     fn every_citation_resolves_and_sources_are_numbered_without_gaps() {
         let docs = vec![
-            doc(0, false, &["Zorbium melts at 1,284 degrees Celsius, says an irrelevant page."]),
+            doc(
+                0,
+                false,
+                &["Zorbium melts at 1,284 degrees Celsius, says an irrelevant page."],
+            ),
             doc(1, true, &["Nothing about the topic here at all, really."]),
-            doc(2, true, &["Zorbium melts at 1,284 degrees Celsius.", "Zorbium was first isolated in 1931."]),
+            doc(
+                2,
+                true,
+                &[
+                    "Zorbium melts at 1,284 degrees Celsius.",
+                    "Zorbium was first isolated in 1931.",
+                ],
+            ),
             doc(3, true, &["The melting point of zorbium is 1,284 degrees."]),
         ];
-        let r = write("What is the melting point of zorbium?", &docs, &Gaps::default(), 6);
+        let r = write(
+            "What is the melting point of zorbium?",
+            &docs,
+            &Gaps::default(),
+            6,
+        );
         let cited: Vec<u32> = r.citations.iter().map(|c| c.idx).collect();
         assert!(!cited.contains(&0) && !cited.contains(&1), "{cited:?}");
-        assert_eq!(r.citations.iter().map(|c| c.n).collect::<Vec<_>>(), (1..=r.citations.len() as u32).collect::<Vec<_>>());
+        assert_eq!(
+            r.citations.iter().map(|c| c.n).collect::<Vec<_>>(),
+            (1..=r.citations.len() as u32).collect::<Vec<_>>()
+        );
         for n in 1..=r.citations.len() {
             assert!(r.markdown.contains(&format!("[{n}]")));
         }

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use serde::Serialize;
 use tracing::info;
 use trawl_messages::{
-    paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, SynthesizeTask, Trigger,
+    paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, SynthesizeTask,
+    Trigger,
 };
 use trawl_pipeline::fanin::{job_state, until, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
@@ -17,8 +18,9 @@ use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 
 use crate::report::{self, Gaps};
 
-/// How long one synthesis may hold a job before another worker may take over.
-const LEASE: Duration = Duration::from_secs(120);
+/// How long one synthesis may hold a job before another worker may take over. An extractive
+/// synthesis takes well under a second; a killed holder delays its job by at most this much.
+const LEASE: Duration = Duration::from_secs(20);
 
 pub struct SynthesizeStage;
 
@@ -39,11 +41,17 @@ struct SourceEntry<'a> {
 impl Stage for SynthesizeStage {
     type Input = SynthesizeTask;
 
-    async fn handle(&self, rt: &Runtime, msg: Envelope<SynthesizeTask>) -> Result<Handled, StageError> {
+    async fn handle(
+        &self,
+        rt: &Runtime,
+        msg: Envelope<SynthesizeTask>,
+    ) -> Result<Handled, StageError> {
         let job = msg.job_id.to_string();
         let Some((meta, records)) = job_state(rt, &job).await? else {
             // No fan-in record: its TTL ran out long after the job should have ended.
-            return Err(StageError::permanent(format!("job {job} has no fan-in record")));
+            return Err(StageError::permanent(format!(
+                "job {job} has no fan-in record"
+            )));
         };
         let complete = records.len() >= meta.sources.len();
         if !complete {
@@ -51,7 +59,11 @@ impl Stage for SynthesizeStage {
             match msg.body.trigger {
                 Trigger::Deadline if !left.is_zero() => return Ok(Handled::Later(left)),
                 Trigger::Complete => return Ok(Handled::Done),
-                Trigger::Deadline => info!(received = records.len(), expected = meta.sources.len(), "deadline passed; synthesising what arrived"),
+                Trigger::Deadline => info!(
+                    received = records.len(),
+                    expected = meta.sources.len(),
+                    "deadline passed; synthesising what arrived"
+                ),
             }
         }
         let lease = format!("synth:{job}");
@@ -77,17 +89,26 @@ async fn synthesise(
     let mut gaps = Gaps::default();
     for record in records {
         match (&record.outcome, &record.doc) {
-            (Outcome::Analysed, Some(key)) => match rt.objects.get(key).await? {
-                Some(bytes) => docs.push(
-                    serde_json::from_slice(&bytes)
-                        .map_err(|e| StageError::permanent(format!("corrupt document {key}: {e}")))?,
-                ),
-                None => return Err(StageError::retryable(format!("document {key} not yet readable"))),
-            },
+            (Outcome::Analysed, Some(key)) => {
+                match rt.objects.get(key).await? {
+                    Some(bytes) => docs.push(serde_json::from_slice(&bytes).map_err(|e| {
+                        StageError::permanent(format!("corrupt document {key}: {e}"))
+                    })?),
+                    None => {
+                        return Err(StageError::retryable(format!(
+                            "document {key} not yet readable"
+                        )))
+                    }
+                }
+            }
             (outcome, _) => *gaps.outcomes.entry(outcome.name().to_owned()).or_default() += 1,
         }
     }
-    gaps.missing = sources.iter().filter(|s| !by_idx.contains_key(&s.idx)).map(|s| s.url.clone()).collect();
+    gaps.missing = sources
+        .iter()
+        .filter(|s| !by_idx.contains_key(&s.idx))
+        .map(|s| s.url.clone())
+        .collect();
     docs.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
 
     let report = report::write(query, &docs, &gaps, rt.config.synthesize.sentences);
@@ -111,7 +132,9 @@ async fn synthesise(
         .collect();
     let (batch, job) = (msg.batch_id, msg.job_id);
     rt.put_json(&paths::sources(batch, job), &entries).await?;
-    rt.objects.put(&paths::report(batch, job), report.markdown.as_bytes()).await?;
+    rt.objects
+        .put(&paths::report(batch, job), report.markdown.as_bytes())
+        .await?;
 
     let status = if !complete {
         JobStatus::Partial
@@ -120,7 +143,10 @@ async fn synthesise(
     } else {
         JobStatus::Done
     };
-    let status_name = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    let status_name = serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
     let mut outcomes: BTreeMap<String, u32> = gaps.outcomes.clone();
     outcomes.insert("analysed".into(), docs.len() as u32);
     if !gaps.missing.is_empty() {
@@ -138,8 +164,15 @@ async fn synthesise(
     // (consumers of trawl.results key on job_id), while `batch_finish` counts the job once.
     // The other order could lose the notification for good.
     rt.publish(Queue::Results, &msg.follow(result)).await?;
-    if rt.store.batch_finish(&batch.to_string(), &job.to_string(), &status_name).await? {
-        METRICS.jobs.get_or_create(&labels(&[("status", &status_name)])).inc();
+    if rt
+        .store
+        .batch_finish(&batch.to_string(), &job.to_string(), &status_name)
+        .await?
+    {
+        METRICS
+            .jobs
+            .get_or_create(&labels(&[("status", &status_name)]))
+            .inc();
     }
     info!(status = %status_name, cited = cited_count, "job finished");
     Ok(())

@@ -50,7 +50,10 @@ pub struct Message {
 
 impl Message {
     pub fn new(body: Vec<u8>) -> Self {
-        Message { body, headers: BTreeMap::new() }
+        Message {
+            body,
+            headers: BTreeMap::new(),
+        }
     }
 
     pub fn with_header(mut self, key: &str, value: impl Into<String>) -> Self {
@@ -74,8 +77,11 @@ pub trait Broker: Send + Sync + 'static {
     ) -> Result<(), BrokerError>;
 
     /// Starts consuming `queue` with at most `prefetch` unsettled deliveries.
-    async fn consume(&self, queue: Queue, prefetch: u16)
-        -> Result<Box<dyn Subscription>, BrokerError>;
+    async fn consume(
+        &self,
+        queue: Queue,
+        prefetch: u16,
+    ) -> Result<Box<dyn Subscription>, BrokerError>;
 
     /// Messages ready for delivery in `queue` (unacknowledged ones not counted).
     async fn depth(&self, queue: Queue) -> Result<u64, BrokerError>;
@@ -151,7 +157,11 @@ impl BrokerSettings {
         if tiers.is_empty() {
             tiers.push(1);
         }
-        BrokerSettings { namespace: namespace.to_owned(), delay_tiers_secs: tiers, delivery_limit }
+        BrokerSettings {
+            namespace: namespace.to_owned(),
+            delay_tiers_secs: tiers,
+            delivery_limit,
+        }
     }
 
     /// The smallest tier at least `delay` long, or the longest tier.

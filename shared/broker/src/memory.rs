@@ -14,7 +14,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
-use crate::{Broker, BrokerError, BrokerSettings, Delivery, Message, Queue, Settle, HEADER_DEATH_REASON};
+use crate::{
+    Broker, BrokerError, BrokerSettings, Delivery, Message, Queue, Settle, HEADER_DEATH_REASON,
+};
 
 #[derive(Clone)]
 pub struct MemoryBroker {
@@ -34,9 +36,16 @@ struct Entry {
 
 impl MemoryBroker {
     pub fn new(settings: BrokerSettings) -> Self {
-        let notify = Queue::ALL.iter().map(|&q| (q, Arc::new(Notify::new()))).collect();
+        let notify = Queue::ALL
+            .iter()
+            .map(|&q| (q, Arc::new(Notify::new())))
+            .collect();
         MemoryBroker {
-            inner: Arc::new(Inner { settings, queues: Mutex::new(HashMap::new()), notify }),
+            inner: Arc::new(Inner {
+                settings,
+                queues: Mutex::new(HashMap::new()),
+                notify,
+            }),
         }
     }
 }
@@ -56,14 +65,24 @@ impl Inner {
     }
 
     fn pop(&self, queue: Queue) -> Option<Entry> {
-        self.queues.lock().expect("broker lock").get_mut(&queue)?.pop_front()
+        self.queues
+            .lock()
+            .expect("broker lock")
+            .get_mut(&queue)?
+            .pop_front()
     }
 
     /// Returns a message to its queue, or dead-letters it once it has used its deliveries.
     fn requeue(&self, queue: Queue, mut entry: Entry) {
         if entry.deliveries > self.settings.delivery_limit {
-            entry.message.headers.insert(HEADER_DEATH_REASON.into(), "delivery_limit".into());
-            entry.message.headers.insert("x-first-death-queue".into(), self.settings.queue_name(queue));
+            entry
+                .message
+                .headers
+                .insert(HEADER_DEATH_REASON.into(), "delivery_limit".into());
+            entry.message.headers.insert(
+                "x-first-death-queue".into(),
+                self.settings.queue_name(queue),
+            );
             entry.deliveries = 0;
             self.push(Queue::Dead, entry, false);
         } else {
@@ -76,7 +95,14 @@ impl Inner {
 #[async_trait]
 impl Broker for MemoryBroker {
     async fn publish(&self, queue: Queue, message: Message) -> Result<(), BrokerError> {
-        self.inner.push(queue, Entry { message, deliveries: 0 }, false);
+        self.inner.push(
+            queue,
+            Entry {
+                message,
+                deliveries: 0,
+            },
+            false,
+        );
         Ok(())
     }
 
@@ -90,7 +116,14 @@ impl Broker for MemoryBroker {
         let inner = Arc::clone(&self.inner);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_secs(secs)).await;
-            inner.push(queue, Entry { message, deliveries: 0 }, false);
+            inner.push(
+                queue,
+                Entry {
+                    message,
+                    deliveries: 0,
+                },
+                false,
+            );
         });
         Ok(())
     }

@@ -24,12 +24,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions, BasicPublishOptions,
-    BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
-    QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
+    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions,
+    BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
+    ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind};
+use lapin::{
+    BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, ExchangeKind,
+};
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 
@@ -47,6 +49,8 @@ pub struct RabbitBroker {
 
 struct Inner {
     url: String,
+    /// Shown in RabbitMQ's management UI and `rabbitmqctl list_connections user_provided_name`.
+    connection_name: String,
     redacted_url: String,
     settings: BrokerSettings,
     live: Mutex<Option<Live>>,
@@ -68,7 +72,12 @@ impl RabbitBroker {
     ) -> Result<Self, BrokerError> {
         let url = with_default_heartbeat(url);
         let redacted_url = redact(&url);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
         let inner = Arc::new(Inner {
+            connection_name: format!("trawl-{}-{nanos:08x}", std::process::id()),
             url,
             redacted_url,
             settings,
@@ -92,6 +101,13 @@ impl RabbitBroker {
     }
 }
 
+impl RabbitBroker {
+    /// This broker's connection name as RabbitMQ shows it.
+    pub fn connection_name(&self) -> &str {
+        &self.inner.connection_name
+    }
+}
+
 impl Inner {
     /// The current connection and publishing channel, (re)connecting when they are gone.
     async fn live(&self) -> Result<(Arc<Connection>, Channel), BrokerError> {
@@ -108,7 +124,7 @@ impl Inner {
             reason: e.to_string(),
         };
         let props = ConnectionProperties::default()
-            .with_connection_name(format!("trawl-{}", std::process::id()).into());
+            .with_connection_name(self.connection_name.clone().into());
         let connection = tokio::time::timeout(
             Duration::from_secs(10),
             Connection::connect(&self.url, props),
@@ -130,7 +146,10 @@ impl Inner {
             self.reconnects.fetch_add(1, Ordering::SeqCst);
             info!(url = %self.redacted_url, "reconnected to RabbitMQ");
         }
-        *guard = Some(Live { connection: connection.clone(), publisher: publisher.clone() });
+        *guard = Some(Live {
+            connection: connection.clone(),
+            publisher: publisher.clone(),
+        });
         Ok((connection, publisher))
     }
 
@@ -150,7 +169,10 @@ impl Inner {
                 exchange.into(),
                 routing_key.into(),
                 // Mandatory: an unroutable message comes back instead of vanishing.
-                BasicPublishOptions { mandatory: true, ..Default::default() },
+                BasicPublishOptions {
+                    mandatory: true,
+                    ..Default::default()
+                },
                 &message.body,
                 properties,
             )
@@ -176,7 +198,12 @@ impl Inner {
     }
 
     /// Publishes, retrying through reconnections until [`OPERATION_TIMEOUT`].
-    async fn publish(&self, exchange: &str, routing_key: &str, message: &Message) -> Result<(), BrokerError> {
+    async fn publish(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        message: &Message,
+    ) -> Result<(), BrokerError> {
         let started = tokio::time::Instant::now();
         let mut backoff = Duration::from_millis(100);
         loop {
@@ -209,11 +236,18 @@ fn args(pairs: &[(&str, AMQPValue)]) -> FieldTable {
     table
 }
 
-async fn declare_queue(channel: &Channel, name: &str, arguments: FieldTable) -> Result<(), BrokerError> {
+async fn declare_queue(
+    channel: &Channel,
+    name: &str,
+    arguments: FieldTable,
+) -> Result<(), BrokerError> {
     channel
         .queue_declare(
             name.into(),
-            QueueDeclareOptions { durable: true, ..Default::default() },
+            QueueDeclareOptions {
+                durable: true,
+                ..Default::default()
+            },
             arguments,
         )
         .await
@@ -230,7 +264,10 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
             Queue::Results | Queue::Dead => args(&[quorum.clone()]),
             _ => args(&[
                 quorum.clone(),
-                ("x-delivery-limit", AMQPValue::LongInt(settings.delivery_limit as i32)),
+                (
+                    "x-delivery-limit",
+                    AMQPValue::LongInt(settings.delivery_limit as i32),
+                ),
                 ("x-dead-letter-exchange", long("")),
                 ("x-dead-letter-routing-key", long(&dead)),
             ]),
@@ -244,7 +281,10 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
             &name,
             args(&[
                 quorum.clone(),
-                ("x-message-ttl", AMQPValue::LongLongInt((secs * 1000) as i64)),
+                (
+                    "x-message-ttl",
+                    AMQPValue::LongLongInt((secs * 1000) as i64),
+                ),
                 ("x-dead-letter-exchange", long("")),
                 ("x-dead-letter-strategy", long("at-least-once")),
                 ("x-overflow", long("reject-publish")),
@@ -255,7 +295,10 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
             .exchange_declare(
                 name.as_str().into(),
                 ExchangeKind::Fanout,
-                ExchangeDeclareOptions { durable: true, ..Default::default() },
+                ExchangeDeclareOptions {
+                    durable: true,
+                    ..Default::default()
+                },
                 FieldTable::default(),
             )
             .await
@@ -337,7 +380,10 @@ impl Broker for RabbitBroker {
         message: Message,
         delay: Duration,
     ) -> Result<(), BrokerError> {
-        let tier = self.inner.settings.tier_name(self.inner.settings.tier_for(delay));
+        let tier = self
+            .inner
+            .settings
+            .tier_name(self.inner.settings.tier_for(delay));
         let name = self.inner.settings.queue_name(queue);
         self.inner.publish(&tier, &name, &message).await
     }
@@ -365,7 +411,11 @@ impl Broker for RabbitBroker {
         let declared = channel
             .queue_declare(
                 name.as_str().into(),
-                QueueDeclareOptions { passive: true, durable: true, ..Default::default() },
+                QueueDeclareOptions {
+                    passive: true,
+                    durable: true,
+                    ..Default::default()
+                },
                 FieldTable::default(),
             )
             .await
@@ -455,9 +505,14 @@ impl crate::Subscription for RabbitSubscription {
                 Some(Ok(delivery)) => {
                     let headers = from_properties(&delivery.properties);
                     return Some(Delivery {
-                        message: Message { body: delivery.data, headers },
+                        message: Message {
+                            body: delivery.data,
+                            headers,
+                        },
                         redelivered: delivery.redelivered,
-                        settle: Box::new(RabbitSettle { acker: Some(delivery.acker) }),
+                        settle: Box::new(RabbitSettle {
+                            acker: Some(delivery.acker),
+                        }),
                     });
                 }
                 Some(Err(e)) => {
@@ -478,7 +533,10 @@ impl crate::Subscription for RabbitSubscription {
         self.cancelled = true;
         if let Some((channel, consumer)) = &self.current {
             let _ = channel
-                .basic_cancel(consumer.tag().as_str().into(), BasicCancelOptions::default())
+                .basic_cancel(
+                    consumer.tag().as_str().into(),
+                    BasicCancelOptions::default(),
+                )
                 .await;
         }
     }
@@ -494,13 +552,20 @@ struct RabbitSettle {
 impl Settle for RabbitSettle {
     async fn ack(mut self: Box<Self>) -> Result<(), BrokerError> {
         let acker = self.acker.take().expect("settled once");
-        acker.ack(BasicAckOptions::default()).await.map(|_| ()).map_err(protocol)
+        acker
+            .ack(BasicAckOptions::default())
+            .await
+            .map(|_| ())
+            .map_err(protocol)
     }
 
     async fn requeue(mut self: Box<Self>) -> Result<(), BrokerError> {
         let acker = self.acker.take().expect("settled once");
         acker
-            .nack(BasicNackOptions { requeue: true, ..Default::default() })
+            .nack(BasicNackOptions {
+                requeue: true,
+                ..Default::default()
+            })
             .await
             .map(|_| ())
             .map_err(protocol)
@@ -509,9 +574,16 @@ impl Settle for RabbitSettle {
 
 impl Drop for RabbitSettle {
     fn drop(&mut self) {
-        if let (Some(acker), Ok(runtime)) = (self.acker.take(), tokio::runtime::Handle::try_current()) {
+        if let (Some(acker), Ok(runtime)) =
+            (self.acker.take(), tokio::runtime::Handle::try_current())
+        {
             runtime.spawn(async move {
-                let _ = acker.nack(BasicNackOptions { requeue: true, ..Default::default() }).await;
+                let _ = acker
+                    .nack(BasicNackOptions {
+                        requeue: true,
+                        ..Default::default()
+                    })
+                    .await;
             });
         }
     }
@@ -523,8 +595,17 @@ mod tests {
 
     #[test]
     fn heartbeat_and_redaction() {
-        assert_eq!(with_default_heartbeat("amqp://h/%2f"), "amqp://h/%2f?heartbeat=10");
-        assert_eq!(with_default_heartbeat("amqp://h/?heartbeat=5"), "amqp://h/?heartbeat=5");
-        assert_eq!(redact("amqp://guest:secret@h:5672/%2f"), "amqp://guest:***@h:5672/%2f");
+        assert_eq!(
+            with_default_heartbeat("amqp://h/%2f"),
+            "amqp://h/%2f?heartbeat=10"
+        );
+        assert_eq!(
+            with_default_heartbeat("amqp://h/?heartbeat=5"),
+            "amqp://h/?heartbeat=5"
+        );
+        assert_eq!(
+            redact("amqp://guest:secret@h:5672/%2f"),
+            "amqp://guest:***@h:5672/%2f"
+        );
     }
 }

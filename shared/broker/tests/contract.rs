@@ -23,7 +23,12 @@ fn uuid_like() -> String {
 fn fastrand_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(std::time::SystemTime::now().elapsed().map(|d| d.as_nanos() as u64).unwrap_or(0));
+    h.write_u64(
+        std::time::SystemTime::now()
+            .elapsed()
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+    );
     h.finish()
 }
 
@@ -42,7 +47,9 @@ fn memory(limit: u32) -> Arc<dyn Broker> {
 }
 
 async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(WAIT, f).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    tokio::time::timeout(WAIT, f)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
 /// Waits until `queue` holds `n` ready messages, by polling.
@@ -76,11 +83,16 @@ async fn publish_consume_ack(broker: Arc<dyn Broker>) {
 }
 
 async fn requeue_and_drop_redeliver(broker: Arc<dyn Broker>) {
-    broker.publish(Queue::Clean, Message::new(b"a".to_vec())).await.unwrap();
+    broker
+        .publish(Queue::Clean, Message::new(b"a".to_vec()))
+        .await
+        .unwrap();
     let mut sub = broker.consume(Queue::Clean, 1).await.unwrap();
     let d = within("first delivery", sub.next()).await.unwrap();
     d.requeue().await.unwrap();
-    let d = within("redelivery after requeue", sub.next()).await.unwrap();
+    let d = within("redelivery after requeue", sub.next())
+        .await
+        .unwrap();
     assert!(d.redelivered);
     drop(d); // dropped unsettled: must come back, not pin the prefetch slot
     let d = within("redelivery after drop", sub.next()).await.unwrap();
@@ -92,13 +104,18 @@ async fn requeue_and_drop_redeliver(broker: Arc<dyn Broker>) {
 
 async fn prefetch_bounds_unsettled(broker: Arc<dyn Broker>) {
     for i in 0..3u8 {
-        broker.publish(Queue::Search, Message::new(vec![i])).await.unwrap();
+        broker
+            .publish(Queue::Search, Message::new(vec![i]))
+            .await
+            .unwrap();
     }
     let mut sub = broker.consume(Queue::Search, 2).await.unwrap();
     let a = within("first", sub.next()).await.unwrap();
     let b = within("second", sub.next()).await.unwrap();
     // A third delivery must wait until one of the two is settled.
-    assert!(tokio::time::timeout(Duration::from_millis(500), sub.next()).await.is_err());
+    assert!(tokio::time::timeout(Duration::from_millis(500), sub.next())
+        .await
+        .is_err());
     a.ack().await.unwrap();
     let c = within("third after ack", sub.next()).await.unwrap();
     b.ack().await.unwrap();
@@ -110,13 +127,20 @@ async fn prefetch_bounds_unsettled(broker: Arc<dyn Broker>) {
 async fn delayed_publish_arrives_later(broker: Arc<dyn Broker>) {
     let started = std::time::Instant::now();
     broker
-        .publish_delayed(Queue::Synthesize, Message::new(b"later".to_vec()), Duration::from_millis(1500))
+        .publish_delayed(
+            Queue::Synthesize,
+            Message::new(b"later".to_vec()),
+            Duration::from_millis(1500),
+        )
         .await
         .unwrap();
     assert_eq!(broker.depth(Queue::Synthesize).await.unwrap(), 0);
     let mut sub = broker.consume(Queue::Synthesize, 1).await.unwrap();
     let d = within("delayed delivery", sub.next()).await.unwrap();
-    assert!(started.elapsed() >= Duration::from_millis(1500), "arrived before its tier");
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "arrived before its tier"
+    );
     assert_eq!(d.message.body, b"later");
     d.ack().await.unwrap();
     sub.cancel().await;
@@ -124,7 +148,10 @@ async fn delayed_publish_arrives_later(broker: Arc<dyn Broker>) {
 }
 
 async fn delivery_limit_dead_letters(broker: Arc<dyn Broker>) {
-    broker.publish(Queue::Fetch, Message::new(b"poison".to_vec())).await.unwrap();
+    broker
+        .publish(Queue::Fetch, Message::new(b"poison".to_vec()))
+        .await
+        .unwrap();
     let mut sub = broker.consume(Queue::Fetch, 1).await.unwrap();
     let mut dead = broker.consume(Queue::Dead, 1).await.unwrap();
     // Requeue until the broker gives up on it; the limit is 2 redeliveries.
@@ -134,7 +161,13 @@ async fn delivery_limit_dead_letters(broker: Arc<dyn Broker>) {
     }
     let d = within("dead-lettered poison", dead.next()).await.unwrap();
     assert_eq!(d.message.body, b"poison");
-    assert_eq!(d.message.headers.get(HEADER_DEATH_REASON).map(String::as_str), Some("delivery_limit"));
+    assert_eq!(
+        d.message
+            .headers
+            .get(HEADER_DEATH_REASON)
+            .map(String::as_str),
+        Some("delivery_limit")
+    );
     d.ack().await.unwrap();
     sub.cancel().await;
     dead.cancel().await;

@@ -18,7 +18,10 @@ use serde::Deserialize;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("failed to read config file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("invalid config: {0}")]
     Parse(String),
     #[error("invalid config:\n  - {}", .0.join("\n  - "))]
@@ -110,7 +113,9 @@ pub struct OutputConfig {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { url: "file://./trawl-output".into() }
+        OutputConfig {
+            url: "file://./trawl-output".into(),
+        }
     }
 }
 
@@ -201,7 +206,10 @@ pub struct CleanConfig {
 
 impl Default for CleanConfig {
     fn default() -> Self {
-        CleanConfig { min_relevance: 0.15, max_chars: 200_000 }
+        CleanConfig {
+            min_relevance: 0.15,
+            max_chars: 200_000,
+        }
     }
 }
 
@@ -216,7 +224,10 @@ pub struct SynthesizeConfig {
 
 impl Default for SynthesizeConfig {
     fn default() -> Self {
-        SynthesizeConfig { max_tokens: 20_000, sentences: 6 }
+        SynthesizeConfig {
+            max_tokens: 20_000,
+            sentences: 6,
+        }
     }
 }
 
@@ -239,13 +250,18 @@ pub struct MetricsConfig {
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { addr: "0.0.0.0:9464".into() }
+        MetricsConfig {
+            addr: "0.0.0.0:9464".into(),
+        }
     }
 }
 
 impl Config {
     /// Loads defaults, then `file` if given, then `TRAWL__SECTION__KEY` entries of `env`.
-    pub fn load(file: Option<&Path>, env: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+    pub fn load(
+        file: Option<&Path>,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Config, ConfigError> {
         let mut table = match file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -276,10 +292,12 @@ impl Config {
         let mut problems = Vec::new();
         let name_ok = |s: &str| {
             !s.is_empty()
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         };
         if !name_ok(&self.broker.namespace) {
-            problems.push("broker.namespace must be non-empty letters, digits, '-', '_' or '.'".into());
+            problems
+                .push("broker.namespace must be non-empty letters, digits, '-', '_' or '.'".into());
         }
         if !name_ok(&self.store.prefix) {
             problems.push("store.prefix must be non-empty letters, digits, '-', '_' or '.'".into());
@@ -319,12 +337,16 @@ impl Config {
         }
         for (pattern, addr) in &self.fetch.resolve {
             if addr.parse::<std::net::SocketAddr>().is_err() {
-                problems.push(format!("fetch.resolve.\"{pattern}\" must be ip:port (got {addr:?})"));
+                problems.push(format!(
+                    "fetch.resolve.\"{pattern}\" must be ip:port (got {addr:?})"
+                ));
             }
         }
         for net in &self.fetch.allow_networks {
             if parse_cidr(net).is_none() {
-                problems.push(format!("fetch.allow_networks: {net:?} is not a CIDR like 10.0.0.0/8"));
+                problems.push(format!(
+                    "fetch.allow_networks: {net:?} is not a CIDR like 10.0.0.0/8"
+                ));
             }
         }
         if self.fetch.user_agent.trim().is_empty() {
@@ -332,11 +354,19 @@ impl Config {
         }
         if let Some(llm) = &self.llm {
             if !matches!(llm.provider.as_str(), "openai" | "anthropic") {
-                problems.push(format!("llm.provider must be openai or anthropic (got {:?})", llm.provider));
+                problems.push(format!(
+                    "llm.provider must be openai or anthropic (got {:?})",
+                    llm.provider
+                ));
             }
         }
-        if !self.metrics.addr.is_empty() && self.metrics.addr.parse::<std::net::SocketAddr>().is_err() {
-            problems.push(format!("metrics.addr must be ip:port or empty (got {:?})", self.metrics.addr));
+        if !self.metrics.addr.is_empty()
+            && self.metrics.addr.parse::<std::net::SocketAddr>().is_err()
+        {
+            problems.push(format!(
+                "metrics.addr must be ip:port or empty (got {:?})",
+                self.metrics.addr
+            ));
         }
         if problems.is_empty() {
             Ok(())
@@ -355,10 +385,14 @@ impl Config {
 /// (numbers, booleans, arrays, inline tables) and as plain strings otherwise.
 fn apply_env(table: &mut toml::Table, env: &BTreeMap<String, String>) -> Result<(), ConfigError> {
     for (key, raw) in env {
-        let Some(path) = key.strip_prefix("TRAWL__") else { continue };
+        let Some(path) = key.strip_prefix("TRAWL__") else {
+            continue;
+        };
         let parts: Vec<String> = path.split("__").map(|p| p.to_ascii_lowercase()).collect();
         if parts.iter().any(String::is_empty) {
-            return Err(ConfigError::Parse(format!("malformed environment key {key}")));
+            return Err(ConfigError::Parse(format!(
+                "malformed environment key {key}"
+            )));
         }
         let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
             .ok()
@@ -390,7 +424,9 @@ pub fn parse_cidr(s: &str) -> Option<(std::net::IpAddr, u8)> {
 
 /// Hides the password of a URL such as `amqp://user:secret@host/`.
 pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(authority_end);
     match authority.rsplit_once('@') {
@@ -428,7 +464,10 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -437,7 +476,10 @@ mod tests {
         assert!(c.broker.url.is_none() && c.store.url.is_none());
         assert_eq!(c.search.min_relevance, 0.3);
         assert_eq!(c.search.max_urls, 10);
-        assert!(c.fetch.allow_networks.is_empty(), "SSRF guard must be closed by default");
+        assert!(
+            c.fetch.allow_networks.is_empty(),
+            "SSRF guard must be closed by default"
+        );
     }
 
     #[test]
@@ -455,7 +497,10 @@ mod tests {
             &env(&[
                 ("TRAWL__SEARCH__SEARXNG_URL", "http://b:8888"),
                 ("TRAWL__FETCH__ALLOW_NETWORKS", "[\"127.0.0.0/8\"]"),
-                ("TRAWL__BROKER__URL", "amqp://guest:guest@127.0.0.1:5672/%2f"),
+                (
+                    "TRAWL__BROKER__URL",
+                    "amqp://guest:guest@127.0.0.1:5672/%2f",
+                ),
                 ("UNRELATED", "x"),
             ]),
         )
@@ -464,7 +509,10 @@ mod tests {
         assert_eq!(c.search.searxng_url, "http://b:8888");
         assert_eq!(c.fetch.allow_networks, vec!["127.0.0.0/8"]);
         assert_eq!(c.fetch.resolve["*.test"], "127.0.0.1:9000");
-        assert!(!format!("{c:?}").contains("guest:guest"), "password leaked into Debug");
+        assert!(
+            !format!("{c:?}").contains("guest:guest"),
+            "password leaked into Debug"
+        );
     }
 
     #[test]
@@ -474,16 +522,25 @@ mod tests {
 
         let err = Config::load(
             None,
-            &env(&[("TRAWL__SEARCH__MIN_RELEVANCE", "2.0"), ("TRAWL__FETCH__MAX_LEVEL", "9")]),
+            &env(&[
+                ("TRAWL__SEARCH__MIN_RELEVANCE", "2.0"),
+                ("TRAWL__FETCH__MAX_LEVEL", "9"),
+            ]),
         )
         .unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("min_relevance") && text.contains("max_level"), "{text}");
+        assert!(
+            text.contains("min_relevance") && text.contains("max_level"),
+            "{text}"
+        );
     }
 
     #[test]
     fn redacts_passwords() {
-        assert_eq!(redact_url("amqp://u:p@h:5672/%2f"), "amqp://u:***@h:5672/%2f");
+        assert_eq!(
+            redact_url("amqp://u:p@h:5672/%2f"),
+            "amqp://u:***@h:5672/%2f"
+        );
         assert_eq!(redact_url("redis://h:6379/"), "redis://h:6379/");
     }
 }

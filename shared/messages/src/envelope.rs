@@ -72,7 +72,10 @@ pub enum DecodeError {
     #[error("unknown schema version {found} (this build reads {SCHEMA_VERSION})")]
     UnknownVersion { found: u32 },
     #[error("expected a {expected} message, got {found}")]
-    WrongKind { expected: &'static str, found: String },
+    WrongKind {
+        expected: &'static str,
+        found: String,
+    },
     #[error("undecodable {kind} body: {reason}")]
     BadBody { kind: &'static str, reason: String },
 }
@@ -142,7 +145,9 @@ impl Envelope<()> {
 /// every field a newer producer may have added.
 pub fn with_attempt(bytes: &[u8], attempt: u32) -> Option<Vec<u8>> {
     let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    value.as_object_mut()?.insert("attempt".into(), attempt.into());
+    value
+        .as_object_mut()?
+        .insert("attempt".into(), attempt.into());
     serde_json::to_vec(&value).ok()
 }
 
@@ -156,7 +161,10 @@ mod tests {
             Uuid::now_v7(),
             Uuid::now_v7(),
             Utc::now(),
-            SearchTask { query: "q".into(), options: JobOptions::default() },
+            SearchTask {
+                query: "q".into(),
+                options: JobOptions::default(),
+            },
         )
     }
 
@@ -172,7 +180,10 @@ mod tests {
         let mut value: serde_json::Value = serde_json::from_slice(&task().encode()).unwrap();
         value["v"] = 99.into();
         let err = Envelope::<SearchTask>::decode(value.to_string().as_bytes()).unwrap_err();
-        assert!(matches!(err, DecodeError::UnknownVersion { found: 99 }), "{err}");
+        assert!(
+            matches!(err, DecodeError::UnknownVersion { found: 99 }),
+            "{err}"
+        );
 
         let err = Envelope::<crate::FetchTask>::decode(&task().encode()).unwrap_err();
         assert!(matches!(err, DecodeError::WrongKind { .. }), "{err}");

@@ -12,10 +12,16 @@ pub enum Outcome {
     Irrelevant,
     RobotsDisallowed,
     /// The site refused every level up to `level`.
-    Blocked { level: u8 },
-    Failed { reason: String },
+    Blocked {
+        level: u8,
+    },
+    Failed {
+        reason: String,
+    },
     TooLarge,
-    Unsupported { content_type: String },
+    Unsupported {
+        content_type: String,
+    },
 }
 
 impl Outcome {
@@ -49,12 +55,18 @@ mod tests {
 
     #[test]
     fn serialises_with_a_tag_and_names_match() {
-        let o = Outcome::Failed { reason: "http 500".into() };
+        let o = Outcome::Failed {
+            reason: "http 500".into(),
+        };
         assert_eq!(
             serde_json::to_value(&o).unwrap(),
             serde_json::json!({"outcome": "failed", "reason": "http 500"})
         );
-        for o in [Outcome::Analysed, Outcome::TooLarge, Outcome::Blocked { level: 1 }] {
+        for o in [
+            Outcome::Analysed,
+            Outcome::TooLarge,
+            Outcome::Blocked { level: 1 },
+        ] {
             let v = serde_json::to_value(&o).unwrap();
             assert_eq!(v["outcome"], o.name());
             assert!(Outcome::NAMES.contains(&o.name()));

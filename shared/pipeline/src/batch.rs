@@ -40,15 +40,20 @@ pub fn parse_batch(text: &str) -> Result<Vec<SearchTask>, BatchLineError> {
             continue;
         }
         let (query, options) = if trimmed.starts_with('{') {
-            let parsed: JsonLine = serde_json::from_str(trimmed)
-                .map_err(|e| BatchLineError { line, reason: format!("invalid JSON line: {e}") })?;
+            let parsed: JsonLine = serde_json::from_str(trimmed).map_err(|e| BatchLineError {
+                line,
+                reason: format!("invalid JSON line: {e}"),
+            })?;
             (parsed.query, parsed.options)
         } else {
             (trimmed.to_owned(), JobOptions::default())
         };
         let query = query.trim().to_owned();
         if query.is_empty() {
-            return Err(BatchLineError { line, reason: "empty query".into() });
+            return Err(BatchLineError {
+                line,
+                reason: "empty query".into(),
+            });
         }
         if query.chars().count() > MAX_QUERY_CHARS {
             return Err(BatchLineError {
@@ -58,19 +63,31 @@ pub fn parse_batch(text: &str) -> Result<Vec<SearchTask>, BatchLineError> {
         }
         if let Some(r) = options.min_relevance {
             if !(0.0..=1.0).contains(&r) {
-                return Err(BatchLineError { line, reason: "min_relevance must be 0 to 1".into() });
+                return Err(BatchLineError {
+                    line,
+                    reason: "min_relevance must be 0 to 1".into(),
+                });
             }
         }
         if options.max_urls == Some(0) {
-            return Err(BatchLineError { line, reason: "max_urls must be at least 1".into() });
+            return Err(BatchLineError {
+                line,
+                reason: "max_urls must be at least 1".into(),
+            });
         }
         if options.max_level.is_some_and(|l| l > 3) {
-            return Err(BatchLineError { line, reason: "max_level must be 0 to 3".into() });
+            return Err(BatchLineError {
+                line,
+                reason: "max_level must be 0 to 3".into(),
+            });
         }
         tasks.push(SearchTask { query, options });
     }
     if tasks.is_empty() {
-        return Err(BatchLineError { line: 0, reason: "the batch holds no questions".into() });
+        return Err(BatchLineError {
+            line: 0,
+            reason: "the batch holds no questions".into(),
+        });
     }
     Ok(tasks)
 }
@@ -103,18 +120,31 @@ pub async fn submit(
         created_at: now,
         jobs: tasks
             .iter()
-            .map(|t| ManifestJob { job_id: Uuid::now_v7(), query: t.query.clone() })
+            .map(|t| ManifestJob {
+                job_id: Uuid::now_v7(),
+                query: t.query.clone(),
+            })
             .collect(),
     };
     // The record and manifest exist before the first message, so a fast worker never meets a
     // job its batch does not know.
-    rt.put_json(&paths::batch_manifest(batch_id), &manifest).await?;
+    rt.put_json(&paths::batch_manifest(batch_id), &manifest)
+        .await?;
     let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
-    rt.store.batch_create(&batch_id.to_string(), &job_ids).await?;
+    rt.store
+        .batch_create(&batch_id.to_string(), &job_ids)
+        .await?;
     for (i, (task, job)) in tasks.into_iter().zip(&manifest.jobs).enumerate() {
-        let secs = task.options.deadline_secs.unwrap_or(rt.config.job.deadline_secs);
+        let secs = task
+            .options
+            .deadline_secs
+            .unwrap_or(rt.config.job.deadline_secs);
         let deadline = now + chrono::Duration::seconds(secs as i64);
-        rt.publish(Queue::Search, &Envelope::new(job.job_id, batch_id, deadline, task)).await?;
+        rt.publish(
+            Queue::Search,
+            &Envelope::new(job.job_id, batch_id, deadline, task),
+        )
+        .await?;
         progress(i + 1);
     }
     Ok(manifest)
@@ -137,12 +167,23 @@ pub struct Collected {
 }
 
 /// Copies each job's report and work products to `out/<job>/`.
-pub async fn collect(rt: &Runtime, manifest: &Manifest, out: &Path) -> Result<Collected, StageError> {
-    let io = |e: std::io::Error| StageError::permanent(format!("writing results to {}: {e}", out.display()));
+pub async fn collect(
+    rt: &Runtime,
+    manifest: &Manifest,
+    out: &Path,
+) -> Result<Collected, StageError> {
+    let io = |e: std::io::Error| {
+        StageError::permanent(format!("writing results to {}: {e}", out.display()))
+    };
     let mut collected = Collected::default();
     for job in &manifest.jobs {
         let dir = paths::job_dir(manifest.batch_id, job.job_id);
-        if rt.objects.get(&paths::report(manifest.batch_id, job.job_id)).await?.is_none() {
+        if rt
+            .objects
+            .get(&paths::report(manifest.batch_id, job.job_id))
+            .await?
+            .is_none()
+        {
             collected.jobs_without_report += 1;
             continue;
         }
@@ -183,7 +224,11 @@ mod tests {
             ("ok\n{\"query\": 3}\n", 2, "invalid JSON"),
             ("ok\nok\n{\"query\": \"q\", \"bogus\": 1}\n", 3, "bogus"),
             ("{\"query\": \"  \"}", 1, "empty query"),
-            ("{\"query\": \"q\", \"options\": {\"max_level\": 7}}", 1, "max_level"),
+            (
+                "{\"query\": \"q\", \"options\": {\"max_level\": 7}}",
+                1,
+                "max_level",
+            ),
         ] {
             let err = parse_batch(text).unwrap_err();
             assert_eq!(err.line, line, "{text}");

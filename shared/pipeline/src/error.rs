@@ -21,11 +21,17 @@ pub struct StageError {
 
 impl StageError {
     pub fn retryable(message: impl Into<String>) -> Self {
-        StageError { class: ErrorClass::Retryable, message: message.into() }
+        StageError {
+            class: ErrorClass::Retryable,
+            message: message.into(),
+        }
     }
 
     pub fn permanent(message: impl Into<String>) -> Self {
-        StageError { class: ErrorClass::Permanent, message: message.into() }
+        StageError {
+            class: ErrorClass::Permanent,
+            message: message.into(),
+        }
     }
 }
 

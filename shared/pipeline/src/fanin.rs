@@ -47,9 +47,15 @@ pub async fn open_job<B: Body>(
     sources: Vec<Source>,
 ) -> Result<Vec<Source>, StageError> {
     let job = env.job_id.to_string();
-    let meta = JobMeta { query: query.to_owned(), sources };
+    let meta = JobMeta {
+        query: query.to_owned(),
+        sources,
+    };
     let bytes = serde_json::to_vec(&meta).map_err(bad_json)?;
-    let created = rt.store.fanin_open(&job, meta.sources.len() as u32, &bytes, rt.job_ttl()).await?;
+    let created = rt
+        .store
+        .fanin_open(&job, meta.sources.len() as u32, &bytes, rt.job_ttl())
+        .await?;
     let meta = if created {
         meta
     } else {
@@ -60,10 +66,17 @@ pub async fn open_job<B: Body>(
             .ok_or_else(|| StageError::retryable("fan-in record vanished after open"))?;
         serde_json::from_slice(&stored).map_err(bad_json)?
     };
-    let timer = env.follow(SynthesizeTask { query: query.to_owned(), trigger: Trigger::Deadline });
-    rt.publish_delayed(Queue::Synthesize, &timer, until(env.deadline)).await?;
+    let timer = env.follow(SynthesizeTask {
+        query: query.to_owned(),
+        trigger: Trigger::Deadline,
+    });
+    rt.publish_delayed(Queue::Synthesize, &timer, until(env.deadline))
+        .await?;
     if meta.sources.is_empty() {
-        let now = env.follow(SynthesizeTask { query: query.to_owned(), trigger: Trigger::Complete });
+        let now = env.follow(SynthesizeTask {
+            query: query.to_owned(),
+            trigger: Trigger::Complete,
+        });
         rt.publish(Queue::Synthesize, &now).await?;
     }
     Ok(meta.sources)
@@ -71,7 +84,9 @@ pub async fn open_job<B: Body>(
 
 /// Time left until `deadline` (zero if passed).
 pub fn until(deadline: chrono::DateTime<chrono::Utc>) -> Duration {
-    (deadline - chrono::Utc::now()).to_std().unwrap_or(Duration::ZERO)
+    (deadline - chrono::Utc::now())
+        .to_std()
+        .unwrap_or(Duration::ZERO)
 }
 
 /// Records one URL's terminal outcome; asks for synthesis when it completes the job.
@@ -91,10 +106,16 @@ pub async fn record_outcome<B: Body>(
         .fanin_record(&env.job_id.to_string(), record.idx, &bytes, rt.job_ttl())
         .await?;
     if fanin.newly_recorded {
-        METRICS.outcomes.get_or_create(&labels(&[("outcome", record.outcome.name())])).inc();
+        METRICS
+            .outcomes
+            .get_or_create(&labels(&[("outcome", record.outcome.name())]))
+            .inc();
     }
     if fanin.complete() {
-        let trigger = env.follow(SynthesizeTask { query: query.to_owned(), trigger: Trigger::Complete });
+        let trigger = env.follow(SynthesizeTask {
+            query: query.to_owned(),
+            trigger: Trigger::Complete,
+        });
         rt.publish(Queue::Synthesize, &trigger).await?;
     }
     Ok(())
@@ -105,7 +126,9 @@ pub async fn job_state(
     rt: &Runtime,
     job: &str,
 ) -> Result<Option<(JobMeta, Vec<OutcomeRecord>)>, StageError> {
-    let Some((_, meta)) = rt.store.fanin_meta(job).await? else { return Ok(None) };
+    let Some((_, meta)) = rt.store.fanin_meta(job).await? else {
+        return Ok(None);
+    };
     let meta: JobMeta = serde_json::from_slice(&meta).map_err(bad_json)?;
     let mut records = Vec::new();
     for bytes in rt.store.fanin_outcomes(job).await?.values() {
@@ -123,7 +146,9 @@ mod tests {
         let r = OutcomeRecord {
             idx: 2,
             url: "http://a.test/".into(),
-            outcome: Outcome::Failed { reason: "http 500".into() },
+            outcome: Outcome::Failed {
+                reason: "http 500".into(),
+            },
             level: 0,
             doc: None,
         };

@@ -28,12 +28,32 @@ fn seconds_histogram() -> Family<Labels, Histogram> {
 }
 
 pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
-    messages: register("messages", "Messages handled by stage and result", Family::default()),
-    duration: register("stage_duration_seconds", "Time to handle one message", seconds_histogram()),
-    queue_wait: register("queue_wait_seconds", "Message age when a worker takes it", seconds_histogram()),
+    messages: register(
+        "messages",
+        "Messages handled by stage and result",
+        Family::default(),
+    ),
+    duration: register(
+        "stage_duration_seconds",
+        "Time to handle one message",
+        seconds_histogram(),
+    ),
+    queue_wait: register(
+        "queue_wait_seconds",
+        "Message age when a worker takes it",
+        seconds_histogram(),
+    ),
     in_flight: register("in_flight", "Messages being handled", Family::default()),
-    dead_letters: register("dead_letters", "Messages sent to the dead-letter queue", Family::default()),
-    outcomes: register("url_outcomes", "Terminal outcomes of selected URLs", Family::default()),
+    dead_letters: register(
+        "dead_letters",
+        "Messages sent to the dead-letter queue",
+        Family::default(),
+    ),
+    outcomes: register(
+        "url_outcomes",
+        "Terminal outcomes of selected URLs",
+        Family::default(),
+    ),
     jobs: register("jobs_finished", "Jobs ended, by status", Family::default()),
 });
 

@@ -22,7 +22,9 @@ pub struct Runtime {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    #[error("{0}\n  hint: start RabbitMQ (scripts/services-up) or unset broker.url to run embedded")]
+    #[error(
+        "{0}\n  hint: start RabbitMQ (scripts/services-up) or unset broker.url to run embedded"
+    )]
     Broker(#[from] trawl_broker::BrokerError),
     #[error("{0}\n  hint: start Redis (scripts/services-up) or unset store.url to run embedded")]
     Store(#[from] trawl_store::StoreError),
@@ -41,7 +43,9 @@ impl Runtime {
     /// message per try, then failing with a clear error.
     pub async fn connect(config: Config, wait: Duration) -> Result<Runtime, ConnectError> {
         let broker: Arc<dyn Broker> = match &config.broker.url {
-            Some(url) => Arc::new(RabbitBroker::connect(url, broker_settings(&config), wait).await?),
+            Some(url) => {
+                Arc::new(RabbitBroker::connect(url, broker_settings(&config), wait).await?)
+            }
             None => Arc::new(MemoryBroker::new(broker_settings(&config))),
         };
         let store: Arc<dyn Store> = match &config.store.url {
@@ -49,7 +53,12 @@ impl Runtime {
             None => Arc::new(MemoryStore::new()),
         };
         let objects = LocalObjects::new(config.output_dir());
-        Ok(Runtime { config: Arc::new(config), broker, store, objects })
+        Ok(Runtime {
+            config: Arc::new(config),
+            broker,
+            store,
+            objects,
+        })
     }
 
     /// Every stage in one process over the in-memory twins, whatever `config` names.
@@ -68,8 +77,14 @@ impl Runtime {
     }
 
     /// Publishes an envelope and waits for the broker's confirm.
-    pub async fn publish<B: Body>(&self, queue: Queue, envelope: &Envelope<B>) -> Result<(), StageError> {
-        self.broker.publish(queue, Message::new(envelope.encode())).await?;
+    pub async fn publish<B: Body>(
+        &self,
+        queue: Queue,
+        envelope: &Envelope<B>,
+    ) -> Result<(), StageError> {
+        self.broker
+            .publish(queue, Message::new(envelope.encode()))
+            .await?;
         Ok(())
     }
 
@@ -79,13 +94,20 @@ impl Runtime {
         envelope: &Envelope<B>,
         delay: Duration,
     ) -> Result<(), StageError> {
-        self.broker.publish_delayed(queue, Message::new(envelope.encode()), delay).await?;
+        self.broker
+            .publish_delayed(queue, Message::new(envelope.encode()), delay)
+            .await?;
         Ok(())
     }
 
     /// Writes a JSON work product.
-    pub async fn put_json<T: serde::Serialize>(&self, key: &str, value: &T) -> Result<(), StageError> {
-        let bytes = serde_json::to_vec_pretty(value).map_err(|e| StageError::permanent(e.to_string()))?;
+    pub async fn put_json<T: serde::Serialize>(
+        &self,
+        key: &str,
+        value: &T,
+    ) -> Result<(), StageError> {
+        let bytes =
+            serde_json::to_vec_pretty(value).map_err(|e| StageError::permanent(e.to_string()))?;
         self.objects.put(key, &bytes).await?;
         Ok(())
     }

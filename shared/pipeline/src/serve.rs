@@ -45,8 +45,9 @@ impl Shutdown {
             let ctrl_c = tokio::signal::ctrl_c();
             #[cfg(unix)]
             {
-                let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .expect("installing a SIGTERM handler");
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                        .expect("installing a SIGTERM handler");
                 tokio::select! {
                     _ = ctrl_c => {},
                     _ = term.recv() => {},
@@ -86,7 +87,12 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
     let shutdown = Shutdown::on_signals();
     let readiness = Readiness::default();
     if !config.metrics.addr.is_empty() {
-        let addr = trawl_telemetry::serve(&config.metrics.addr, readiness.clone(), shutdown.clone().wait()).await?;
+        let addr = trawl_telemetry::serve(
+            &config.metrics.addr,
+            readiness.clone(),
+            shutdown.clone().wait(),
+        )
+        .await?;
         info!(%addr, "metrics listening");
     }
     let rt = Runtime::connect(config, Duration::from_secs(30)).await?;

@@ -5,10 +5,10 @@ const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
     "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if",
     "in", "into", "is", "it", "its", "many", "me", "more", "most", "much", "my", "no", "not", "of",
-    "on", "or", "our", "out", "so", "some", "such", "tell", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were",
-    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
-    "you", "your", "first",
+    "on", "or", "our", "out", "so", "some", "such", "tell", "than", "that", "the", "their", "them",
+    "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you",
+    "your", "first",
 ];
 
 /// Lower-cased alphanumeric runs of `text`, stop words removed, each once, in order.
@@ -49,7 +49,10 @@ pub fn coverage_of(query_terms: &[String], words: &[String]) -> f64 {
     if query_terms.is_empty() {
         return 0.0;
     }
-    let hits = query_terms.iter().filter(|q| words.iter().any(|w| same_word(q, w))).count();
+    let hits = query_terms
+        .iter()
+        .filter(|q| words.iter().any(|w| same_word(q, w)))
+        .count();
     hits as f64 / query_terms.len() as f64
 }
 
@@ -93,8 +96,12 @@ fn strip_links(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(open) = rest.find('[') {
-        let Some(mid) = rest[open..].find("](") else { break };
-        let Some(close) = rest[open + mid..].find(')') else { break };
+        let Some(mid) = rest[open..].find("](") else {
+            break;
+        };
+        let Some(close) = rest[open + mid..].find(')') else {
+            break;
+        };
         out.push_str(&rest[..open]);
         out.push_str(&rest[open + 1..open + mid]);
         rest = &rest[open + mid + close + 1..];
@@ -119,10 +126,16 @@ fn split_sentences(text: &str, out: &mut Vec<String>) {
             && next.is_none_or(char::is_whitespace)
             && after.is_none_or(|a| a.is_uppercase() || a.is_numeric() || !a.is_alphabetic());
         if ends && c == '.' {
-            let word = text[start..at].rsplit(char::is_whitespace).next().unwrap_or("");
-            let word = word.trim_start_matches(|ch: char| !ch.is_alphanumeric()).to_lowercase();
+            let word = text[start..at]
+                .rsplit(char::is_whitespace)
+                .next()
+                .unwrap_or("");
+            let word = word
+                .trim_start_matches(|ch: char| !ch.is_alphanumeric())
+                .to_lowercase();
             // Initials ("J. Smith") and abbreviations ("Dr. Strand") do not end a sentence.
-            ends = !(ABBREVIATIONS.contains(&word.as_str()) || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
+            ends = !(ABBREVIATIONS.contains(&word.as_str())
+                || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
         }
         if ends {
             push_sentence(&text[start..at + c.len_utf8()], out);
@@ -146,19 +159,36 @@ mod tests {
 
     #[test]
     fn terms_drop_stop_words_and_repeat() {
-        assert_eq!(terms("What is the melting point of the Zorbium, zorbium?"), vec!["melting", "point", "zorbium"]);
-        assert!(same_word("melts", "melting") && same_word("melted", "melt") && !same_word("point", "pointer"));
-        assert!((coverage(&terms("zorbium melting point"), "Zorbium melts at 1,284 degrees.") - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(
+            terms("What is the melting point of the Zorbium, zorbium?"),
+            vec!["melting", "point", "zorbium"]
+        );
+        assert!(
+            same_word("melts", "melting")
+                && same_word("melted", "melt")
+                && !same_word("point", "pointer")
+        );
+        assert!(
+            (coverage(
+                &terms("zorbium melting point"),
+                "Zorbium melts at 1,284 degrees."
+            ) - 2.0 / 3.0)
+                .abs()
+                < 1e-9
+        );
     }
 
     #[test]
     fn sentences_skip_markup() {
         let md = "# Title\n\nZorbium melts at 1,284 degrees Celsius. It was found by [Dr. Strand](http://x.test) in 1931.\n\n```\ncode here is not prose.\n```\n| a | b |\n- A list item that is long enough to count.\n";
         let s = sentences(md);
-        assert_eq!(s, vec![
-            "Zorbium melts at 1,284 degrees Celsius.",
-            "It was found by Dr. Strand in 1931.",
-            "A list item that is long enough to count.",
-        ]);
+        assert_eq!(
+            s,
+            vec![
+                "Zorbium melts at 1,284 degrees Celsius.",
+                "It was found by Dr. Strand in 1931.",
+                "A list item that is long enough to count.",
+            ]
+        );
     }
 }

@@ -45,7 +45,8 @@ pub trait Stage: Send + Sync + 'static {
 
     /// Handles one message. Outputs must be published (and confirmed) before returning `Ok`.
     /// Must be idempotent: a message is redelivered when a worker dies before acking.
-    async fn handle(&self, rt: &Runtime, msg: Envelope<Self::Input>) -> Result<Handled, StageError>;
+    async fn handle(&self, rt: &Runtime, msg: Envelope<Self::Input>)
+        -> Result<Handled, StageError>;
 }
 
 /// Consumes `queue` until `shutdown` resolves, then drains.
@@ -78,10 +79,8 @@ pub async fn run_worker<S: Stage>(
     subscription.cancel().await;
     let grace = Duration::from_secs(rt.config.broker.shutdown_grace_secs);
     info!(queue = %queue, in_flight = tasks.len(), "draining");
-    let drained = tokio::time::timeout(grace, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    let drained =
+        tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     if drained.is_err() {
         warn!(queue = %queue, abandoned = tasks.len(), "grace period over; requeueing the rest");
         tasks.shutdown().await;
@@ -92,7 +91,10 @@ pub async fn run_worker<S: Stage>(
 
 async fn handle_one<S: Stage>(stage: Arc<S>, rt: Runtime, queue: Queue, delivery: Delivery) {
     let stage_label = queue.label();
-    let in_flight = METRICS.in_flight.get_or_create(&labels(&[("stage", stage_label)])).clone();
+    let in_flight = METRICS
+        .in_flight
+        .get_or_create(&labels(&[("stage", stage_label)]))
+        .clone();
     in_flight.inc();
     let started = std::time::Instant::now();
     let result = process(&*stage, &rt, queue, delivery).await;
@@ -101,32 +103,60 @@ async fn handle_one<S: Stage>(stage: Arc<S>, rt: Runtime, queue: Queue, delivery
         .duration
         .get_or_create(&labels(&[("stage", stage_label)]))
         .observe(started.elapsed().as_secs_f64());
-    METRICS.messages.get_or_create(&labels(&[("stage", stage_label), ("result", result)])).inc();
+    METRICS
+        .messages
+        .get_or_create(&labels(&[("stage", stage_label), ("result", result)]))
+        .inc();
 }
 
 /// Handles and settles one delivery; returns the result label.
-async fn process<S: Stage>(stage: &S, rt: &Runtime, queue: Queue, delivery: Delivery) -> &'static str {
+async fn process<S: Stage>(
+    stage: &S,
+    rt: &Runtime,
+    queue: Queue,
+    delivery: Delivery,
+) -> &'static str {
     let body = delivery.message.body.clone();
     let env = match Envelope::<S::Input>::decode(&body) {
         Ok(env) => env,
         Err(e) => {
             let attempt = Envelope::<()>::peek(&body).map(|h| h.attempt).unwrap_or(0);
             warn!(queue = %queue, error = %e, "undecodable message; dead-lettering");
-            return dead_letter(rt, queue, delivery, "undecodable", &e.to_string(), attempt + 1).await;
+            return dead_letter(
+                rt,
+                queue,
+                delivery,
+                "undecodable",
+                &e.to_string(),
+                attempt + 1,
+            )
+            .await;
         }
     };
     let (job_id, batch_id, attempt) = (env.job_id, env.batch_id, env.attempt);
-    let age = (chrono::Utc::now() - env.created_at).num_milliseconds().max(0) as f64 / 1000.0;
-    METRICS.queue_wait.get_or_create(&labels(&[("stage", queue.label())])).observe(age);
+    let age = (chrono::Utc::now() - env.created_at)
+        .num_milliseconds()
+        .max(0) as f64
+        / 1000.0;
+    METRICS
+        .queue_wait
+        .get_or_create(&labels(&[("stage", queue.label())]))
+        .observe(age);
 
-    match rt.store.batch_job_status(&batch_id.to_string(), &job_id.to_string()).await {
+    match rt
+        .store
+        .batch_job_status(&batch_id.to_string(), &job_id.to_string())
+        .await
+    {
         Ok(Some(status)) if status != trawl_store::PENDING => {
             settle(delivery.ack().await, queue);
             return "skipped";
         }
         Ok(_) => {}
         // Without the store no stage can record its work: try again later.
-        Err(e) => return retry_or_dead(rt, queue, delivery, &body, attempt, StageError::from(e)).await,
+        Err(e) => {
+            return retry_or_dead(rt, queue, delivery, &body, attempt, StageError::from(e)).await
+        }
     }
 
     let span = tracing::info_span!("handle", stage = queue.label(), %job_id, %batch_id, attempt);
@@ -136,7 +166,11 @@ async fn process<S: Stage>(stage: &S, rt: &Runtime, queue: Queue, delivery: Deli
             "ok"
         }
         Ok(Handled::Later(delay)) => {
-            match rt.broker.publish_delayed(queue, Message::new(body), delay).await {
+            match rt
+                .broker
+                .publish_delayed(queue, Message::new(body), delay)
+                .await
+            {
                 Ok(()) => settle(delivery.ack().await, queue),
                 Err(e) => {
                     warn!(queue = %queue, %job_id, error = %e, "cannot defer; requeueing");
@@ -161,17 +195,37 @@ async fn retry_or_dead(
     let attempts_made = attempt + 1;
     if error.class == ErrorClass::Permanent {
         warn!(queue = %queue, error = %error, "permanent failure; dead-lettering");
-        return dead_letter(rt, queue, delivery, "permanent", &error.message, attempts_made).await;
+        return dead_letter(
+            rt,
+            queue,
+            delivery,
+            "permanent",
+            &error.message,
+            attempts_made,
+        )
+        .await;
     }
     if attempts_made >= max_attempts {
         warn!(queue = %queue, attempts_made, error = %error, "attempts exhausted; dead-lettering");
-        return dead_letter(rt, queue, delivery, "exhausted", &error.message, attempts_made).await;
+        return dead_letter(
+            rt,
+            queue,
+            delivery,
+            "exhausted",
+            &error.message,
+            attempts_made,
+        )
+        .await;
     }
     let delays = &rt.config.broker.retry_delays_secs;
     let delay = delays[(attempt as usize).min(delays.len() - 1)];
     let retried = with_attempt(body, attempts_made).unwrap_or_else(|| body.to_vec());
     warn!(queue = %queue, attempts_made, delay_secs = delay, error = %error, "retrying later");
-    match rt.broker.publish_delayed(queue, Message::new(retried), Duration::from_secs(delay)).await {
+    match rt
+        .broker
+        .publish_delayed(queue, Message::new(retried), Duration::from_secs(delay))
+        .await
+    {
         Ok(()) => settle(delivery.ack().await, queue),
         Err(e) => {
             warn!(queue = %queue, error = %e, "cannot schedule retry; requeueing");
@@ -195,7 +249,10 @@ async fn dead_letter(
         .with_header(HEADER_ATTEMPTS, attempts.to_string());
     match rt.broker.publish(Queue::Dead, message).await {
         Ok(()) => {
-            METRICS.dead_letters.get_or_create(&labels(&[("stage", queue.label()), ("reason", kind)])).inc();
+            METRICS
+                .dead_letters
+                .get_or_create(&labels(&[("stage", queue.label()), ("reason", kind)]))
+                .inc();
             settle(delivery.ack().await, queue);
             "dead"
         }

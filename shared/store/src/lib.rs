@@ -88,8 +88,13 @@ pub const PENDING: &str = "pending";
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
-    async fn cache_put(&self, cache: Cache, key: &str, value: &[u8], ttl: Duration)
-        -> Result<(), StoreError>;
+    async fn cache_put(
+        &self,
+        cache: Cache,
+        key: &str,
+        value: &[u8],
+        ttl: Duration,
+    ) -> Result<(), StoreError>;
 
     /// Takes the lock `name` for `ttl` if nobody holds it. Used for single-flight fetches and
     /// for synthesis leases; an expired holder loses it, so a crashed worker never wedges a job.
@@ -103,13 +108,23 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates a job's fan-in record expecting `expected` outcomes, with `meta` (the job's
     /// question and sources). Idempotent: a second call leaves the first record and returns false.
-    async fn fanin_open(&self, job: &str, expected: u32, meta: &[u8], ttl: Duration)
-        -> Result<bool, StoreError>;
+    async fn fanin_open(
+        &self,
+        job: &str,
+        expected: u32,
+        meta: &[u8],
+        ttl: Duration,
+    ) -> Result<bool, StoreError>;
     /// The record's expected count and meta, if it exists.
     async fn fanin_meta(&self, job: &str) -> Result<Option<(u32, Vec<u8>)>, StoreError>;
     /// Records URL `idx`'s terminal outcome once; a repeat changes nothing.
-    async fn fanin_record(&self, job: &str, idx: u32, outcome: &[u8], ttl: Duration)
-        -> Result<FanIn, StoreError>;
+    async fn fanin_record(
+        &self,
+        job: &str,
+        idx: u32,
+        outcome: &[u8],
+        ttl: Duration,
+    ) -> Result<FanIn, StoreError>;
     async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError>;
 
     /// Creates a batch record with every job pending. Batch records have no TTL.

@@ -70,7 +70,13 @@ impl Store for MemoryStore {
     ) -> Result<(), StoreError> {
         self.with(|s| {
             let until = Instant::now() + ttl;
-            s.cache.insert((cache, key.to_owned()), Expiring { value: value.to_vec(), until });
+            s.cache.insert(
+                (cache, key.to_owned()),
+                Expiring {
+                    value: value.to_vec(),
+                    until,
+                },
+            );
         })
     }
 
@@ -117,8 +123,18 @@ impl Store for MemoryStore {
             if live(s.fanin.get(job)).is_some() {
                 return false;
             }
-            let value = Job { expected, meta: meta.to_vec(), outcomes: BTreeMap::new() };
-            s.fanin.insert(job.to_owned(), Expiring { value, until: Instant::now() + ttl });
+            let value = Job {
+                expected,
+                meta: meta.to_vec(),
+                outcomes: BTreeMap::new(),
+            };
+            s.fanin.insert(
+                job.to_owned(),
+                Expiring {
+                    value,
+                    until: Instant::now() + ttl,
+                },
+            );
             true
         })
     }
@@ -139,7 +155,11 @@ impl Store for MemoryStore {
             let entry = s.fanin.entry(job.to_owned()).or_insert_with(|| Expiring {
                 // An outcome for a job without a record (expired, or never opened): record it
                 // anyway so nothing is lost; it can never complete without an expected count.
-                value: Job { expected: u32::MAX, meta: Vec::new(), outcomes: BTreeMap::new() },
+                value: Job {
+                    expected: u32::MAX,
+                    meta: Vec::new(),
+                    outcomes: BTreeMap::new(),
+                },
                 until: now + ttl,
             });
             let newly_recorded = !entry.value.outcomes.contains_key(&idx);
@@ -156,26 +176,34 @@ impl Store for MemoryStore {
     }
 
     async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError> {
-        self.with(|s| live(s.fanin.get(job)).map(|j| j.outcomes.clone()).unwrap_or_default())
+        self.with(|s| {
+            live(s.fanin.get(job))
+                .map(|j| j.outcomes.clone())
+                .unwrap_or_default()
+        })
     }
 
     async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError> {
         self.with(|s| {
             let b = s.batches.entry(batch.to_owned()).or_default();
             for job in jobs {
-                b.jobs.entry(job.clone()).or_insert_with(|| PENDING.to_owned());
+                b.jobs
+                    .entry(job.clone())
+                    .or_insert_with(|| PENDING.to_owned());
             }
         })
     }
 
     async fn batch_finish(&self, batch: &str, job: &str, status: &str) -> Result<bool, StoreError> {
-        self.with(|s| match s.batches.get_mut(batch).and_then(|b| b.jobs.get_mut(job)) {
-            Some(current) if current == PENDING => {
-                *current = status.to_owned();
-                true
-            }
-            _ => false,
-        })
+        self.with(
+            |s| match s.batches.get_mut(batch).and_then(|b| b.jobs.get_mut(job)) {
+                Some(current) if current == PENDING => {
+                    *current = status.to_owned();
+                    true
+                }
+                _ => false,
+            },
+        )
     }
 
     async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError> {
@@ -183,7 +211,12 @@ impl Store for MemoryStore {
     }
 
     async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError> {
-        self.with(|s| s.batches.get(batch).map(|b| b.jobs.clone()).unwrap_or_default())
+        self.with(|s| {
+            s.batches
+                .get(batch)
+                .map(|b| b.jobs.clone())
+                .unwrap_or_default()
+        })
     }
 
     async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError> {

@@ -11,7 +11,10 @@ pub enum ObjectError {
     #[error("invalid object key {0:?}")]
     BadKey(String),
     #[error("object store I/O on {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -30,8 +33,7 @@ impl LocalObjects {
 
     fn path(&self, key: &str) -> Result<PathBuf, ObjectError> {
         let rel = Path::new(key);
-        let clean = !key.is_empty()
-            && rel.components().all(|c| matches!(c, Component::Normal(_)));
+        let clean = !key.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
         if !clean {
             return Err(ObjectError::BadKey(key.to_owned()));
         }
@@ -40,7 +42,10 @@ impl LocalObjects {
 
     pub async fn put(&self, key: &str, bytes: &[u8]) -> Result<(), ObjectError> {
         let path = self.path(key)?;
-        let io = |source| ObjectError::Io { path: path.display().to_string(), source };
+        let io = |source| ObjectError::Io {
+            path: path.display().to_string(),
+            source,
+        };
         if let Some(dir) = path.parent() {
             tokio::fs::create_dir_all(dir).await.map_err(io)?;
         }
@@ -61,7 +66,10 @@ impl LocalObjects {
         match tokio::fs::read(&path).await {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(ObjectError::Io { path: path.display().to_string(), source }),
+            Err(source) => Err(ObjectError::Io {
+                path: path.display().to_string(),
+                source,
+            }),
         }
     }
 
@@ -70,9 +78,17 @@ impl LocalObjects {
         let mut files = Vec::new();
         let mut pending = vec![String::new()];
         while let Some(rel) = pending.pop() {
-            let dir = if rel.is_empty() { prefix.to_owned() } else { format!("{prefix}/{rel}") };
+            let dir = if rel.is_empty() {
+                prefix.to_owned()
+            } else {
+                format!("{prefix}/{rel}")
+            };
             for name in self.list(&dir).await? {
-                let key = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+                let key = if rel.is_empty() {
+                    name
+                } else {
+                    format!("{rel}/{name}")
+                };
                 let path = self.path(&format!("{prefix}/{key}"))?;
                 if tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_dir()) {
                     pending.push(key);
@@ -92,7 +108,12 @@ impl LocalObjects {
         let mut entries = match tokio::fs::read_dir(&dir).await {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
-            Err(source) => return Err(ObjectError::Io { path: dir.display().to_string(), source }),
+            Err(source) => {
+                return Err(ObjectError::Io {
+                    path: dir.display().to_string(),
+                    source,
+                })
+            }
         };
         while let Ok(Some(entry)) = entries.next_entry().await {
             if let Some(name) = entry.file_name().to_str() {
@@ -116,13 +137,25 @@ mod tests {
         let objects = LocalObjects::new(&dir);
         objects.put("batches/b/j/report.md", b"# r").await.unwrap();
         objects.put("batches/b/j/report.md", b"# r2").await.unwrap();
-        assert_eq!(objects.get("batches/b/j/report.md").await.unwrap().unwrap(), b"# r2");
+        assert_eq!(
+            objects.get("batches/b/j/report.md").await.unwrap().unwrap(),
+            b"# r2"
+        );
         assert_eq!(objects.get("batches/b/j/none").await.unwrap(), None);
-        assert_eq!(objects.list("batches/b/j").await.unwrap(), vec!["report.md"]);
+        assert_eq!(
+            objects.list("batches/b/j").await.unwrap(),
+            vec!["report.md"]
+        );
         objects.put("batches/b/j/docs/0.json", b"{}").await.unwrap();
-        assert_eq!(objects.list_files("batches/b/j").await.unwrap(), vec!["docs/0.json", "report.md"]);
+        assert_eq!(
+            objects.list_files("batches/b/j").await.unwrap(),
+            vec!["docs/0.json", "report.md"]
+        );
         for bad in ["../x", "/etc/passwd", "a/../../b", ""] {
-            assert!(matches!(objects.put(bad, b"x").await, Err(ObjectError::BadKey(_))), "{bad}");
+            assert!(
+                matches!(objects.put(bad, b"x").await, Err(ObjectError::BadKey(_))),
+                "{bad}"
+            );
         }
         std::fs::remove_dir_all(dir).unwrap();
     }

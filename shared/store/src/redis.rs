@@ -100,7 +100,10 @@ impl RedisStore {
     /// Connects, failing with a clear error within `wait` when Redis is unreachable.
     pub async fn connect(url: &str, prefix: &str, wait: Duration) -> Result<Self, StoreError> {
         let redacted = redact(url);
-        let unreachable = |reason: String| StoreError::Unreachable { url: redacted.clone(), reason };
+        let unreachable = |reason: String| StoreError::Unreachable {
+            url: redacted.clone(),
+            reason,
+        };
         let client = ::redis::Client::open(url).map_err(|e| unreachable(e.to_string()))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(5)))
@@ -148,7 +151,10 @@ fn redact(url: &str) -> String {
 #[async_trait]
 impl Store for RedisStore {
     async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.con().get(self.key(&["cache", cache.as_str(), key])).await.map_err(backend)
+        self.con()
+            .get(self.key(&["cache", cache.as_str(), key]))
+            .await
+            .map_err(backend)
     }
 
     async fn cache_put(
@@ -159,7 +165,10 @@ impl Store for RedisStore {
         ttl: Duration,
     ) -> Result<(), StoreError> {
         let key = self.key(&["cache", cache.as_str(), key]);
-        self.con().pset_ex::<_, _, ()>(key, value, ms(ttl)).await.map_err(backend)
+        self.con()
+            .pset_ex::<_, _, ()>(key, value, ms(ttl))
+            .await
+            .map_err(backend)
     }
 
     async fn try_lock(&self, name: &str, ttl: Duration) -> Result<bool, StoreError> {
@@ -176,7 +185,10 @@ impl Store for RedisStore {
     }
 
     async fn unlock(&self, name: &str) -> Result<(), StoreError> {
-        self.con().del::<_, ()>(self.key(&["lock", name])).await.map_err(backend)
+        self.con()
+            .del::<_, ()>(self.key(&["lock", name]))
+            .await
+            .map_err(backend)
     }
 
     async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
@@ -248,7 +260,10 @@ impl Store for RedisStore {
     }
 
     async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError> {
-        self.con().hgetall(self.key(&["job", job, "outcomes"])).await.map_err(backend)
+        self.con()
+            .hgetall(self.key(&["job", job, "outcomes"]))
+            .await
+            .map_err(backend)
     }
 
     async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError> {
@@ -262,7 +277,8 @@ impl Store for RedisStore {
                 pipe.hset_nx(&jobs_key, job, PENDING).ignore();
             }
         }
-        pipe.hset_nx(self.key(&["batch", batch]), "created", 1).ignore();
+        pipe.hset_nx(self.key(&["batch", batch]), "created", 1)
+            .ignore();
         pipe.query_async::<()>(&mut con).await.map_err(backend)
     }
 
@@ -281,21 +297,32 @@ impl Store for RedisStore {
     }
 
     async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError> {
-        self.con().hget(self.key(&["batch", batch, "jobs"]), job).await.map_err(backend)
+        self.con()
+            .hget(self.key(&["batch", batch, "jobs"]), job)
+            .await
+            .map_err(backend)
     }
 
     async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError> {
-        self.con().hgetall(self.key(&["batch", batch, "jobs"])).await.map_err(backend)
+        self.con()
+            .hgetall(self.key(&["batch", batch, "jobs"]))
+            .await
+            .map_err(backend)
     }
 
     async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError> {
         let mut con = self.con();
-        let fields: BTreeMap<String, u64> =
-            con.hgetall(self.key(&["batch", batch])).await.map_err(backend)?;
+        let fields: BTreeMap<String, u64> = con
+            .hgetall(self.key(&["batch", batch]))
+            .await
+            .map_err(backend)?;
         if fields.is_empty() {
             return Ok(None);
         }
-        let total: u64 = con.hlen(self.key(&["batch", batch, "jobs"])).await.map_err(backend)?;
+        let total: u64 = con
+            .hlen(self.key(&["batch", batch, "jobs"]))
+            .await
+            .map_err(backend)?;
         Ok(Some(BatchProgress {
             total,
             finished: fields.get("finished").copied().unwrap_or(0),

@@ -12,7 +12,11 @@ fn redis_url() -> String {
 }
 
 fn unique_prefix() -> String {
-    format!("test-{}-{}", std::process::id(), uuid::Uuid::now_v7().simple())
+    format!(
+        "test-{}-{}",
+        std::process::id(),
+        uuid::Uuid::now_v7().simple()
+    )
 }
 
 async fn redis_at(prefix: &str) -> RedisStore {
@@ -30,15 +34,56 @@ fn memory() -> Arc<dyn Store> {
 }
 
 async fn cache_round_trip_and_expiry(store: Arc<dyn Store>) {
-    assert_eq!(store.cache_get(Cache::Robots, "https://a.test").await.unwrap(), None);
-    store.cache_put(Cache::Robots, "https://a.test", b"rules", Duration::from_secs(60)).await.unwrap();
-    store.cache_put(Cache::Relevance, "https://a.test", b"other", Duration::from_millis(200)).await.unwrap();
-    assert_eq!(store.cache_get(Cache::Robots, "https://a.test").await.unwrap().unwrap(), b"rules");
-    assert_eq!(store.cache_get(Cache::Relevance, "https://a.test").await.unwrap().unwrap(), b"other");
+    assert_eq!(
+        store
+            .cache_get(Cache::Robots, "https://a.test")
+            .await
+            .unwrap(),
+        None
+    );
+    store
+        .cache_put(
+            Cache::Robots,
+            "https://a.test",
+            b"rules",
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    store
+        .cache_put(
+            Cache::Relevance,
+            "https://a.test",
+            b"other",
+            Duration::from_millis(200),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .cache_get(Cache::Robots, "https://a.test")
+            .await
+            .unwrap()
+            .unwrap(),
+        b"rules"
+    );
+    assert_eq!(
+        store
+            .cache_get(Cache::Relevance, "https://a.test")
+            .await
+            .unwrap()
+            .unwrap(),
+        b"other"
+    );
     let mut expired = false;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        if store.cache_get(Cache::Relevance, "https://a.test").await.unwrap().is_none() {
+        if store
+            .cache_get(Cache::Relevance, "https://a.test")
+            .await
+            .unwrap()
+            .is_none()
+        {
             expired = true;
             break;
         }
@@ -48,22 +93,46 @@ async fn cache_round_trip_and_expiry(store: Arc<dyn Store>) {
 }
 
 async fn locks_are_exclusive_until_released(store: Arc<dyn Store>) {
-    assert!(store.try_lock("robots:a.test", Duration::from_secs(30)).await.unwrap());
-    assert!(!store.try_lock("robots:a.test", Duration::from_secs(30)).await.unwrap());
+    assert!(store
+        .try_lock("robots:a.test", Duration::from_secs(30))
+        .await
+        .unwrap());
+    assert!(!store
+        .try_lock("robots:a.test", Duration::from_secs(30))
+        .await
+        .unwrap());
     store.unlock("robots:a.test").await.unwrap();
-    assert!(store.try_lock("robots:a.test", Duration::from_millis(100)).await.unwrap());
+    assert!(store
+        .try_lock("robots:a.test", Duration::from_millis(100))
+        .await
+        .unwrap());
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(store.try_lock("robots:a.test", Duration::from_secs(1)).await.unwrap(), "expired lock");
+    assert!(
+        store
+            .try_lock("robots:a.test", Duration::from_secs(1))
+            .await
+            .unwrap(),
+        "expired lock"
+    );
     store.delete_all().await.unwrap();
 }
 
 async fn rate_limiter_spaces_requests(store: Arc<dyn Store>) {
     let interval = Duration::from_secs(2);
-    assert_eq!(store.rate_acquire("a.test", interval).await.unwrap(), Duration::ZERO);
+    assert_eq!(
+        store.rate_acquire("a.test", interval).await.unwrap(),
+        Duration::ZERO
+    );
     let wait = store.rate_acquire("a.test", interval).await.unwrap();
-    assert!(wait > Duration::from_millis(1000) && wait <= interval, "{wait:?}");
+    assert!(
+        wait > Duration::from_millis(1000) && wait <= interval,
+        "{wait:?}"
+    );
     // Another host is independent.
-    assert_eq!(store.rate_acquire("b.test", interval).await.unwrap(), Duration::ZERO);
+    assert_eq!(
+        store.rate_acquire("b.test", interval).await.unwrap(),
+        Duration::ZERO
+    );
     // Many concurrent callers: exactly one slot is handed out.
     let granted = futures_count(&store, "c.test", interval, 20).await;
     assert_eq!(granted, 1);
@@ -91,15 +160,30 @@ async fn fanin_counts_each_outcome_once(store: Arc<dyn Store>) {
     let job = uuid::Uuid::now_v7().to_string();
     let ttl = Duration::from_secs(60);
     assert!(store.fanin_open(&job, 3, b"meta-1", ttl).await.unwrap());
-    assert!(!store.fanin_open(&job, 5, b"meta-2", ttl).await.unwrap(), "re-open must not reset");
-    assert_eq!(store.fanin_meta(&job).await.unwrap().unwrap(), (3, b"meta-1".to_vec()));
+    assert!(
+        !store.fanin_open(&job, 5, b"meta-2", ttl).await.unwrap(),
+        "re-open must not reset"
+    );
+    assert_eq!(
+        store.fanin_meta(&job).await.unwrap().unwrap(),
+        (3, b"meta-1".to_vec())
+    );
 
     let a = store.fanin_record(&job, 0, b"analysed", ttl).await.unwrap();
     assert!(a.newly_recorded && a.received == 1 && !a.complete());
     let again = store.fanin_record(&job, 0, b"failed", ttl).await.unwrap();
-    assert!(!again.newly_recorded && again.received == 1, "a redelivery double-counted");
-    store.fanin_record(&job, 1, b"irrelevant", ttl).await.unwrap();
-    let last = store.fanin_record(&job, 2, b"too_large", ttl).await.unwrap();
+    assert!(
+        !again.newly_recorded && again.received == 1,
+        "a redelivery double-counted"
+    );
+    store
+        .fanin_record(&job, 1, b"irrelevant", ttl)
+        .await
+        .unwrap();
+    let last = store
+        .fanin_record(&job, 2, b"too_large", ttl)
+        .await
+        .unwrap();
     assert!(last.complete() && last.expected == 3);
 
     let outcomes = store.fanin_outcomes(&job).await.unwrap();
@@ -116,11 +200,34 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     assert_eq!((p.total, p.finished, p.is_done()), (4, 0, false));
 
     assert!(store.batch_finish(&batch, "job-0", "done").await.unwrap());
-    assert!(!store.batch_finish(&batch, "job-0", "done").await.unwrap(), "finished twice");
-    assert!(store.batch_finish(&batch, "job-1", "partial").await.unwrap());
-    assert!(!store.batch_finish(&batch, "job-9", "done").await.unwrap(), "unknown job");
-    assert_eq!(store.batch_job_status(&batch, "job-0").await.unwrap().as_deref(), Some("done"));
-    assert_eq!(store.batch_job_status(&batch, "job-2").await.unwrap().as_deref(), Some("pending"));
+    assert!(
+        !store.batch_finish(&batch, "job-0", "done").await.unwrap(),
+        "finished twice"
+    );
+    assert!(store
+        .batch_finish(&batch, "job-1", "partial")
+        .await
+        .unwrap());
+    assert!(
+        !store.batch_finish(&batch, "job-9", "done").await.unwrap(),
+        "unknown job"
+    );
+    assert_eq!(
+        store
+            .batch_job_status(&batch, "job-0")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("done")
+    );
+    assert_eq!(
+        store
+            .batch_job_status(&batch, "job-2")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("pending")
+    );
 
     assert!(store.batch_cancel(&batch).await.unwrap());
     let p = store.batch_progress(&batch).await.unwrap().unwrap();
@@ -128,9 +235,16 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     assert_eq!(p.by_status.get("done"), Some(&1));
     assert_eq!(p.by_status.get("partial"), Some(&1));
     assert_eq!(p.by_status.get("cancelled"), Some(&2));
-    assert!(!store.batch_finish(&batch, "job-3", "done").await.unwrap(), "finished after cancel");
+    assert!(
+        !store.batch_finish(&batch, "job-3", "done").await.unwrap(),
+        "finished after cancel"
+    );
     assert_eq!(store.batch_jobs(&batch).await.unwrap().len(), 4);
-    assert!(store.batch_progress("no-such-batch").await.unwrap().is_none());
+    assert!(store
+        .batch_progress("no-such-batch")
+        .await
+        .unwrap()
+        .is_none());
     assert!(!store.batch_cancel("no-such-batch").await.unwrap());
     store.delete_all().await.unwrap();
 }
@@ -161,8 +275,16 @@ async fn redis_rate_limiter_is_shared_between_connections() {
     let a = redis_at(&prefix).await;
     let b = redis_at(&prefix).await;
     let interval = Duration::from_secs(5);
-    assert!(a.rate_acquire("shared.test", interval).await.unwrap().is_zero());
-    assert!(!b.rate_acquire("shared.test", interval).await.unwrap().is_zero());
+    assert!(a
+        .rate_acquire("shared.test", interval)
+        .await
+        .unwrap()
+        .is_zero());
+    assert!(!b
+        .rate_acquire("shared.test", interval)
+        .await
+        .unwrap()
+        .is_zero());
     a.delete_all().await.unwrap();
 }
 
@@ -172,7 +294,10 @@ async fn redis_keys_have_ttls_except_batch_records() {
     let prefix = unique_prefix();
     let store = redis_at(&prefix).await;
     let ttl = Duration::from_secs(60);
-    store.cache_put(Cache::Content, "k", b"v", ttl).await.unwrap();
+    store
+        .cache_put(Cache::Content, "k", b"v", ttl)
+        .await
+        .unwrap();
     store.try_lock("l", ttl).await.unwrap();
     store.rate_acquire("h.test", ttl).await.unwrap();
     store.fanin_open("j", 1, b"m", ttl).await.unwrap();
@@ -181,10 +306,18 @@ async fn redis_keys_have_ttls_except_batch_records() {
 
     let client = redis::Client::open(redis_url()).unwrap();
     let mut con = client.get_multiplexed_async_connection().await.unwrap();
-    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}:*")).query_async(&mut con).await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query_async(&mut con)
+        .await
+        .unwrap();
     assert_eq!(keys.len(), 7, "{keys:?}");
     for key in keys {
-        let ttl: i64 = redis::cmd("PTTL").arg(&key).query_async(&mut con).await.unwrap();
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut con)
+            .await
+            .unwrap();
         let is_batch = key.starts_with(&format!("{prefix}:batch:"));
         assert_eq!(ttl == -1, is_batch, "{key} has PTTL {ttl}");
     }

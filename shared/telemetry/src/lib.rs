@@ -34,7 +34,10 @@ pub fn register<M>(name: &str, help: &str, metric: M) -> M
 where
     M: prometheus_client::registry::Metric + Clone,
 {
-    registry().lock().expect("registry lock").register(name, help, metric.clone());
+    registry()
+        .lock()
+        .expect("registry lock")
+        .register(name, help, metric.clone());
     metric
 }
 
@@ -51,8 +54,14 @@ pub fn init_logs() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let json = std::env::var("TRAWL_LOG_FORMAT").is_ok_and(|v| v == "json");
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let _ = if json { builder.json().try_init() } else { builder.try_init() };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 /// Readiness as `/readyz` reports it: set once the worker has connected and consumes.
@@ -85,10 +94,14 @@ pub async fn serve(
 ) -> Result<SocketAddr, ServeError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| ServeError { addr: addr.to_owned(), source })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|source| ServeError { addr: addr.to_owned(), source })?;
+        .map_err(|source| ServeError {
+            addr: addr.to_owned(),
+            source,
+        })?;
+    let bound = listener.local_addr().map_err(|source| ServeError {
+        addr: addr.to_owned(),
+        source,
+    })?;
     let app = Router::new()
         .route("/metrics", get(|| async { render() }))
         .route("/healthz", get(|| async { "ok" }))
@@ -103,7 +116,10 @@ pub async fn serve(
             }),
         );
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+        if let Err(e) = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
             tracing::warn!(error = %e, "metrics server stopped");
         }
     });

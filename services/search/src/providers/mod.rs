@@ -35,7 +35,12 @@ pub struct Providers {
 
 impl Providers {
     /// Up to `target` results for `query` from provider `name`, following pagination.
-    pub async fn search(&self, name: &str, query: &str, target: usize) -> Result<Vec<RawResult>, ProviderError> {
+    pub async fn search(
+        &self,
+        name: &str,
+        query: &str,
+        target: usize,
+    ) -> Result<Vec<RawResult>, ProviderError> {
         match name {
             "searxng" => searxng::search(&self.http, &self.searxng_url, query, target).await,
             other => Err(ProviderError::Unknown(other.to_owned())),

@@ -26,13 +26,20 @@ pub async fn search(
     query: &str,
     target: usize,
 ) -> Result<Vec<RawResult>, ProviderError> {
-    let err = |reason: String| ProviderError::Request { provider: "searxng".into(), reason };
+    let err = |reason: String| ProviderError::Request {
+        provider: "searxng".into(),
+        reason,
+    };
     let endpoint = format!("{}/search", base.trim_end_matches('/'));
     let mut out = Vec::new();
     for page in 1..=5u32 {
         let response = http
             .get(&endpoint)
-            .query(&[("q", query), ("format", "json"), ("pageno", &page.to_string())])
+            .query(&[
+                ("q", query),
+                ("format", "json"),
+                ("pageno", &page.to_string()),
+            ])
             .send()
             .await
             .map_err(|e| err(e.to_string()))?;

@@ -1,0 +1,281 @@
+//! The worker loop over the in-memory twins (RabbitMQ behaviour is covered by the broker's
+//! contract suite and the end-to-end tests): retries, dead-lettering with reasons, deferral,
+//! panics, skipping ended jobs, and draining on shutdown.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use trawl_broker::{Delivery, Message, Queue, HEADER_ATTEMPTS, HEADER_QUEUE, HEADER_REASON};
+use trawl_config::Config;
+use trawl_messages::{Envelope, JobOptions, SearchTask};
+use trawl_pipeline::serve::Shutdown;
+use trawl_pipeline::{run_worker, Handled, Runtime, Stage, StageError};
+
+#[derive(Clone, Copy)]
+enum Behaviour {
+    Ok,
+    AlwaysRetryable,
+    Permanent,
+    LaterOnce,
+    Panic,
+    Slow,
+}
+
+struct TestStage {
+    behaviour: Behaviour,
+    calls: Arc<AtomicU32>,
+}
+
+#[async_trait]
+impl Stage for TestStage {
+    type Input = SearchTask;
+    async fn handle(&self, _: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        match self.behaviour {
+            Behaviour::Ok => Ok(Handled::Done),
+            Behaviour::AlwaysRetryable => Err(StageError::retryable(format!(
+                "flaky at attempt {}",
+                msg.attempt
+            ))),
+            Behaviour::Permanent => Err(StageError::permanent("bad input")),
+            Behaviour::LaterOnce if n == 0 => Ok(Handled::Later(Duration::from_secs(3))),
+            Behaviour::LaterOnce => {
+                assert_eq!(msg.attempt, 0, "a deferral must not count as an attempt");
+                Ok(Handled::Done)
+            }
+            Behaviour::Panic => panic!("handler bug"),
+            Behaviour::Slow => {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                Ok(Handled::Done)
+            }
+        }
+    }
+}
+
+fn runtime() -> Runtime {
+    let mut config = Config::default();
+    config.broker.max_attempts = 3;
+    config.broker.retry_delays_secs = vec![1, 2];
+    config.broker.delivery_limit = 2;
+    config.broker.shutdown_grace_secs = 10;
+    config.output.url = format!(
+        "file://{}",
+        std::env::temp_dir().join("trawl-worker-test").display()
+    );
+    Runtime::embedded(config)
+}
+
+fn task() -> Vec<u8> {
+    let body = SearchTask {
+        query: "q".into(),
+        options: JobOptions::default(),
+    };
+    Envelope::new(
+        uuid::Uuid::now_v7(),
+        uuid::Uuid::now_v7(),
+        chrono::Utc::now(),
+        body,
+    )
+    .encode()
+}
+
+/// Starts a worker with `behaviour`; returns its call counter and the shutdown trigger.
+fn start(
+    rt: &Runtime,
+    behaviour: Behaviour,
+) -> (
+    Arc<AtomicU32>,
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+) {
+    let calls = Arc::new(AtomicU32::new(0));
+    let (stop, shutdown) = Shutdown::manual();
+    let stage = Arc::new(TestStage {
+        behaviour,
+        calls: Arc::clone(&calls),
+    });
+    let rt = rt.clone();
+    let handle = tokio::spawn(async move {
+        run_worker(
+            stage,
+            rt,
+            Queue::Search,
+            shutdown.wait(),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    });
+    (calls, stop, handle)
+}
+
+async fn next_dead(rt: &Runtime) -> Delivery {
+    let mut dead = rt.broker.consume(Queue::Dead, 1).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(120), dead.next())
+        .await
+        .expect("nothing dead-lettered")
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn retryable_errors_retry_then_dead_letter_with_attempts() {
+    let rt = runtime();
+    let (calls, _stop, _h) = start(&rt, Behaviour::AlwaysRetryable);
+    rt.broker
+        .publish(Queue::Search, Message::new(task()))
+        .await
+        .unwrap();
+    let d = next_dead(&rt).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(d.message.headers[HEADER_ATTEMPTS], "3");
+    assert_eq!(d.message.headers[HEADER_QUEUE], "search");
+    assert!(
+        d.message.headers[HEADER_REASON].starts_with("exhausted: flaky at attempt 2"),
+        "{:?}",
+        d.message.headers
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_errors_dead_letter_at_once() {
+    let rt = runtime();
+    let (calls, _stop, _h) = start(&rt, Behaviour::Permanent);
+    rt.broker
+        .publish(Queue::Search, Message::new(task()))
+        .await
+        .unwrap();
+    let d = next_dead(&rt).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(d.message.headers[HEADER_REASON], "permanent: bad input");
+}
+
+#[tokio::test(start_paused = true)]
+async fn undecodable_and_unknown_versions_dead_letter_and_the_worker_goes_on() {
+    let rt = runtime();
+    let (calls, _stop, _h) = start(&rt, Behaviour::Ok);
+    rt.broker
+        .publish(Queue::Search, Message::new(b"\x00garbage".to_vec()))
+        .await
+        .unwrap();
+    let mut future: serde_json::Value = serde_json::from_slice(&task()).unwrap();
+    future["v"] = 99.into();
+    rt.broker
+        .publish(Queue::Search, Message::new(future.to_string().into_bytes()))
+        .await
+        .unwrap();
+    rt.broker
+        .publish(Queue::Search, Message::new(task()))
+        .await
+        .unwrap();
+
+    let mut dead = rt.broker.consume(Queue::Dead, 2).await.unwrap();
+    let mut reasons = Vec::new();
+    for _ in 0..2 {
+        let d = tokio::time::timeout(Duration::from_secs(10), dead.next())
+            .await
+            .unwrap()
+            .unwrap();
+        reasons.push(d.message.headers[HEADER_REASON].clone());
+        d.ack().await.unwrap();
+    }
+    reasons.sort();
+    assert!(reasons[0].contains("not a JSON envelope"), "{reasons:?}");
+    assert!(
+        reasons[1].contains("unknown schema version 99"),
+        "{reasons:?}"
+    );
+    while calls.load(Ordering::SeqCst) < 1 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn deferral_comes_back_without_using_an_attempt() {
+    let rt = runtime();
+    let (calls, _stop, _h) = start(&rt, Behaviour::LaterOnce);
+    rt.broker
+        .publish(Queue::Search, Message::new(task()))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while calls.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(rt.broker.depth(Queue::Dead).await.unwrap(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_handler_ends_in_the_dead_letter_queue_by_delivery_limit() {
+    let rt = runtime();
+    let (calls, _stop, _h) = start(&rt, Behaviour::Panic);
+    rt.broker
+        .publish(Queue::Search, Message::new(task()))
+        .await
+        .unwrap();
+    let d = next_dead(&rt).await;
+    assert_eq!(
+        d.message.headers[trawl_broker::HEADER_DEATH_REASON],
+        "delivery_limit"
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        3,
+        "first delivery plus two redeliveries"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn messages_of_ended_jobs_are_skipped() {
+    let rt = runtime();
+    let (calls, _stop, _h) = start(&rt, Behaviour::Ok);
+    let env: Envelope<SearchTask> = Envelope::decode(&task()).unwrap();
+    let (batch, job) = (env.batch_id.to_string(), env.job_id.to_string());
+    rt.store
+        .batch_create(&batch, std::slice::from_ref(&job))
+        .await
+        .unwrap();
+    rt.store.batch_cancel(&batch).await.unwrap();
+    rt.broker
+        .publish(Queue::Search, Message::new(env.encode()))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while rt.broker.depth(Queue::Search).await.unwrap() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "a cancelled job's message was handled"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_drains_in_flight_work() {
+    let rt = runtime();
+    let (calls, stop, handle) = start(&rt, Behaviour::Slow);
+    for _ in 0..3 {
+        rt.broker
+            .publish(Queue::Search, Message::new(task()))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await; // all three taken (prefetch 8)
+    stop.send(true).unwrap();
+    handle.await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        rt.broker.depth(Queue::Search).await.unwrap(),
+        0,
+        "in-flight work was not finished"
+    );
+}
