@@ -1,7 +1,11 @@
 //! The extractive report.
 //!
 //! Candidate sentences are the key points clean picked from each relevant source; each is
-//! scored by how much of the question it covers, weighted by its source's relevance. The best
+//! scored by how much of the question it covers, weighted by its source's relevance. Question
+//! words count by their rarity among the candidates (inverse document frequency): the name the
+//! question is about outweighs "bridge" or "opened", and names in the question (capitalised
+//! words) count three times, so a sentence about a different bridge that merely shares the
+//! common words ranks low. The best
 //! are taken (at most two per source, no near-duplicates), each followed by `[n]`. Citation
 //! numbers are given in order of first use, and the sources list holds exactly the cited
 //! sources, numbered without gaps, so every `[n]` resolves to a page that was fetched and read.
@@ -9,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, Citation};
-use trawl_pipeline::text::{coverage, coverage_of, terms};
+use trawl_pipeline::text::{coverage_of, same_word, terms};
 
 /// Why some selected sources are not in the report, for the notes section.
 #[derive(Debug, Default)]
@@ -33,21 +37,42 @@ struct Candidate<'a> {
 
 pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: usize) -> Report {
     let q = terms(question);
+    let pool: Vec<(usize, &str, Vec<String>)> = docs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_relevant)
+        .flat_map(|(i, d)| d.key_points.iter().map(move |s| (i, s.as_str(), terms(s))))
+        .collect();
+    let names = names(question);
+    let weights: Vec<f64> = idf(&q, pool.iter().map(|(_, _, words)| words.as_slice()))
+        .into_iter()
+        .zip(&q)
+        .map(|(w, t)| if names.contains(t) { 3.0 * w } else { w })
+        .collect();
+    let total: f64 = weights.iter().sum();
     let mut candidates: Vec<Candidate> = Vec::new();
-    for (i, doc) in docs.iter().enumerate().filter(|(_, d)| d.is_relevant) {
-        for sentence in &doc.key_points {
-            let score = coverage(&q, sentence) * (0.5 + 0.5 * doc.relevance);
-            if score > 0.0 {
-                candidates.push(Candidate {
-                    sentence,
-                    doc: i,
-                    score,
-                });
-            }
+    for (i, sentence, words) in &pool {
+        let covered: f64 = q
+            .iter()
+            .zip(&weights)
+            .filter(|(t, _)| words.iter().any(|w| same_word(t, w)))
+            .map(|(_, w)| w)
+            .sum();
+        let share = if total > 0.0 { covered / total } else { 0.0 };
+        let score = share * (0.5 + 0.5 * docs[*i].relevance);
+        if score > 0.0 {
+            candidates.push(Candidate {
+                sentence,
+                doc: *i,
+                score,
+            });
         }
     }
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
 
+    // Sentences far below the best answer are padding, not findings.
+    let floor = candidates.first().map_or(0.0, |c| 0.6 * c.score);
+    candidates.retain(|c| c.score >= floor);
     let mut chosen: Vec<&Candidate> = Vec::new();
     let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     for c in &candidates {
@@ -130,6 +155,34 @@ pub fn write(question: &str, docs: &[AnalysedDoc], gaps: &Gaps, max_sentences: u
         markdown: md,
         citations,
     }
+}
+
+/// Capitalised words after the first: the names the question is about ("Brimomir Bridge").
+fn names(question: &str) -> Vec<String> {
+    question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .skip(1)
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Smoothed inverse document frequency of each query term over the candidate sentences.
+fn idf<'a>(query: &[String], sentences: impl Iterator<Item = &'a [String]>) -> Vec<f64> {
+    let mut df = vec![0usize; query.len()];
+    let mut n = 0usize;
+    for words in sentences {
+        n += 1;
+        for (i, t) in query.iter().enumerate() {
+            if words.iter().any(|w| same_word(t, w)) {
+                df[i] += 1;
+            }
+        }
+    }
+    df.iter()
+        .map(|&d| (1.0 + (n as f64 + 1.0) / (d as f64 + 1.0)).ln())
+        .collect()
 }
 
 fn notes(docs: &[AnalysedDoc], gaps: &Gaps, cited: usize) -> Vec<String> {
@@ -238,6 +291,37 @@ mod tests {
         }
         assert!(!r.markdown.contains(&format!("[{}]", r.citations.len() + 1)));
         assert!(r.markdown.contains("## Sources") && r.markdown.contains("http://s2.test/"));
+    }
+
+    #[test]
+    fn the_named_subject_outweighs_common_words() {
+        let docs = vec![
+            doc(
+                0,
+                true,
+                &["The Veldar Bridge is 798 metres long and opened in 1958."],
+            ),
+            doc(
+                1,
+                true,
+                &[
+                    "The Brimomir Bridge opened in 1903.",
+                    "Brimomir is a small town.",
+                ],
+            ),
+            doc(
+                2,
+                true,
+                &["Another bridge, the Oskar Bridge, opened in 1920 and is long."],
+            ),
+        ];
+        let r = write(
+            "How long is the Brimomir Bridge and when did it open?",
+            &docs,
+            &Gaps::default(),
+            1,
+        );
+        assert_eq!(r.citations[0].idx, 1, "{}", r.markdown);
     }
 
     #[test]

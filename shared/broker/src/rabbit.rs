@@ -261,7 +261,7 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
     for queue in Queue::ALL {
         let name = settings.queue_name(queue);
         let arguments = match queue {
-            Queue::Results | Queue::Dead => args(&[quorum.clone()]),
+            Queue::Results | Queue::Dead => args(std::slice::from_ref(&quorum)),
             _ => args(&[
                 quorum.clone(),
                 (

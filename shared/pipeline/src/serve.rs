@@ -14,11 +14,50 @@ use crate::runtime::ConnectError;
 use crate::{run_worker, Runtime, Stage, StageError};
 
 /// Command-line arguments every worker binary takes.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, clap::Parser)]
 pub struct WorkerArgs {
     /// Config file (TOML). Environment variables TRAWL__SECTION__KEY override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
+}
+
+/// The whole `main` of a stage binary: parse arguments, load config, build the stage with
+/// `build`, run it until SIGTERM. Errors are printed and turn into a non-zero exit.
+pub fn main<S, E>(
+    name: &'static str,
+    about: &'static str,
+    queue: Queue,
+    build: impl FnOnce(&Config) -> Result<S, E>,
+) -> std::process::ExitCode
+where
+    S: Stage,
+    E: std::fmt::Display,
+{
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = WorkerArgs::command()
+        .name(name)
+        .about(about)
+        .version(env!("CARGO_PKG_VERSION"))
+        .get_matches();
+    let args = WorkerArgs::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let outcome = tokio::runtime::Runtime::new()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+        .and_then(|rt| {
+            rt.block_on(async {
+                let config =
+                    Config::from_process(args.config.as_deref()).map_err(|e| e.to_string())?;
+                let stage = build(&config)
+                    .map_err(|e| format!("cannot build the {} stage: {e}", queue.label()))?;
+                run(config, queue, stage).await.map_err(|e| e.to_string())
+            })
+        });
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
