@@ -267,3 +267,59 @@ async fn poison_messages_are_dead_lettered_with_a_reason() {
     dead.cancel().await;
     fleet.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deadline_synthesises_what_arrived() {
+    let mut fleet = Fleet::start().await;
+    // No fetch worker: no outcome ever arrives, so only the deadline can end these jobs.
+    fleet.spawn("trawl-search");
+    fleet.spawn("trawl-synthesize");
+    let lines: Vec<String> = questions(&fleet)
+        .iter()
+        .take(2)
+        .map(|q| serde_json::json!({"query": q.query, "options": {"deadline_secs": 2}}).to_string())
+        .collect();
+    let batch = fleet.submit(&lines).await;
+    let progress = fleet.wait_done(&batch, Duration::from_secs(90)).await;
+    assert_eq!(progress.by_status.get("partial"), Some(&2), "{progress:?}");
+    for job in manifest(&fleet, &batch).keys() {
+        let report = std::fs::read_to_string(
+            fleet
+                .out_dir()
+                .join("batches")
+                .join(&batch)
+                .join(job)
+                .join("report.md"),
+        )
+        .unwrap();
+        assert!(report.contains("The deadline passed before"), "{report}");
+        assert!(report.contains("No fetched source answered"), "{report}");
+    }
+    fleet.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_search_never_runs_fails_at_its_deadline() {
+    let mut fleet = Fleet::start().await;
+    fleet.spawn("trawl-synthesize"); // no search worker
+    let line = serde_json::json!({"query": "What is zorbium?", "options": {"deadline_secs": 1}})
+        .to_string();
+    let batch = fleet.submit(&[line]).await;
+    let progress = fleet.wait_done(&batch, Duration::from_secs(60)).await;
+    assert_eq!(progress.by_status.get("failed"), Some(&1), "{progress:?}");
+    let job = manifest(&fleet, &batch).into_keys().next().unwrap();
+    let report = std::fs::read_to_string(
+        fleet
+            .out_dir()
+            .join("batches")
+            .join(&batch)
+            .join(job)
+            .join("report.md"),
+    )
+    .unwrap();
+    assert!(
+        report.contains("did not complete before the job's deadline"),
+        "{report}"
+    );
+    fleet.cleanup().await;
+}

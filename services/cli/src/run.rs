@@ -102,6 +102,9 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
         .await?
         .context("the report was not written")?;
     println!("{}", String::from_utf8_lossy(&report));
+    if result.status == trawl_messages::JobStatus::NoSources {
+        explain_search(&rt, manifest.batch_id, job).await;
+    }
     eprintln!(
         "work products: {}",
         rt.objects
@@ -113,4 +116,24 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
         trawl_messages::JobStatus::Done | trawl_messages::JobStatus::Partial => ExitCode::SUCCESS,
         _ => ExitCode::from(2),
     })
+}
+
+/// When nothing could be cited, say what the search providers reported: most often the cause
+/// is a provider that is not running or not configured.
+async fn explain_search(rt: &Runtime, batch: uuid::Uuid, job: uuid::Uuid) {
+    let Ok(Some(bytes)) = rt.objects.get(&paths::search(batch, job)).await else {
+        return;
+    };
+    let Ok(record) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return;
+    };
+    for error in record["provider_errors"].as_array().into_iter().flatten() {
+        eprintln!("search: {}", error.as_str().unwrap_or_default());
+    }
+    if record["results"].as_array().is_some_and(Vec::is_empty) {
+        eprintln!(
+            "hint: check search.providers and search.searxng_url ({})",
+            rt.config.search.searxng_url
+        );
+    }
 }

@@ -181,13 +181,7 @@ fn is_block(status: StatusCode) -> bool {
 }
 
 fn classify_error(e: &reqwest::Error) -> Fetched {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
+    let text = trawl_pipeline::error::describe(e);
     if text.contains("refused:") || e.is_redirect() || e.is_builder() {
         Fetched::Failed(text)
     } else if e.is_timeout() {

@@ -68,10 +68,10 @@ impl Stage for SearchStage {
         let mut errors = Vec::new();
         let mut answered = false;
         for sub in &analysis.sub_queries {
-            let (results, errs) = search_chain(&self.providers, &chain, sub, PER_SUB_QUERY).await;
-            answered |= !results.is_empty() || errs.len() < chain.len();
-            errors.extend(errs);
-            for r in results {
+            let chained = search_chain(&self.providers, &chain, sub, PER_SUB_QUERY).await;
+            answered |= chained.answered;
+            errors.extend(chained.errors);
+            for r in chained.results {
                 let Some(url) = normalize(&r.url) else {
                     continue;
                 };
@@ -84,8 +84,10 @@ impl Stage for SearchStage {
                 }
             }
         }
-        if !answered {
-            // Every provider failed: a transient outage must not end the job with no sources.
+        // Every provider failed: retry, since an outage must not end the job with no sources.
+        // On the last attempt, go on with none, so the job still ends (its report and
+        // search.json say why) instead of waiting in the dead-letter queue.
+        if !answered && msg.attempt + 1 < rt.config.broker.max_attempts {
             return Err(StageError::retryable(format!(
                 "every provider failed: {}",
                 errors.join("; ")

@@ -48,10 +48,15 @@ impl Stage for SynthesizeStage {
     ) -> Result<Handled, StageError> {
         let job = msg.job_id.to_string();
         let Some((meta, records)) = job_state(rt, &job).await? else {
-            // No fan-in record: its TTL ran out long after the job should have ended.
-            return Err(StageError::permanent(format!(
-                "job {job} has no fan-in record"
-            )));
+            // No fan-in record: the search has not finished. Only the deadline ends that wait.
+            let left = until(msg.deadline);
+            return match msg.body.trigger {
+                Trigger::Deadline if !left.is_zero() => Ok(Handled::Later(left)),
+                Trigger::Complete => Ok(Handled::Done),
+                Trigger::Deadline => search_never_finished(rt, &msg)
+                    .await
+                    .map(|()| Handled::Done),
+            };
         };
         let complete = records.len() >= meta.sources.len();
         if !complete {
@@ -143,16 +148,11 @@ async fn synthesise(
     } else {
         JobStatus::Done
     };
-    let status_name = serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
     let mut outcomes: BTreeMap<String, u32> = gaps.outcomes.clone();
     outcomes.insert("analysed".into(), docs.len() as u32);
     if !gaps.missing.is_empty() {
         outcomes.insert("missing".into(), gaps.missing.len() as u32);
     }
-    let cited_count = report.citations.len();
     let result = ResearchResult {
         query: query.to_owned(),
         status,
@@ -160,20 +160,61 @@ async fn synthesise(
         citations: report.citations,
         outcomes,
     };
+    finish(rt, msg, result).await
+}
+
+/// Ends a job whose search never opened its fan-in record before the deadline.
+async fn search_never_finished(
+    rt: &Runtime,
+    msg: &Envelope<SynthesizeTask>,
+) -> Result<(), StageError> {
+    let query = &msg.body.query;
+    let markdown = format!(
+        "# {query}\n\nThe search for this question did not complete before the job's deadline, \
+         so no source was read and there is nothing to cite. Its message is in the dead-letter \
+         queue with the reason.\n"
+    );
+    rt.objects
+        .put(
+            &paths::report(msg.batch_id, msg.job_id),
+            markdown.as_bytes(),
+        )
+        .await?;
+    let result = ResearchResult {
+        query: query.clone(),
+        status: JobStatus::Failed,
+        report: paths::report(msg.batch_id, msg.job_id),
+        citations: Vec::new(),
+        outcomes: BTreeMap::new(),
+    };
+    finish(rt, msg, result).await
+}
+
+/// Announces the result, then records the job as ended.
+async fn finish(
+    rt: &Runtime,
+    msg: &Envelope<SynthesizeTask>,
+    result: ResearchResult,
+) -> Result<(), StageError> {
+    let status = serde_json::to_value(result.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let cited = result.citations.len();
     // Notify first, then finish: a worker dying between the two repeats the notification
     // (consumers of trawl.results key on job_id), while `batch_finish` counts the job once.
     // The other order could lose the notification for good.
     rt.publish(Queue::Results, &msg.follow(result)).await?;
     if rt
         .store
-        .batch_finish(&batch.to_string(), &job.to_string(), &status_name)
+        .batch_finish(&msg.batch_id.to_string(), &msg.job_id.to_string(), &status)
         .await?
     {
         METRICS
             .jobs
-            .get_or_create(&labels(&[("status", &status_name)]))
+            .get_or_create(&labels(&[("status", &status)]))
             .inc();
     }
-    info!(status = %status_name, cited = cited_count, "job finished");
+    info!(%status, cited, "job finished");
     Ok(())
 }

@@ -11,25 +11,19 @@ use trawl_broker::{
 
 const WAIT: Duration = Duration::from_secs(20);
 
+/// A namespace no other test (or test process) uses.
 fn settings(limit: u32) -> BrokerSettings {
-    let ns = format!("test-{}", uuid_like());
-    BrokerSettings::new(&ns, &[1, 2], limit)
-}
-
-fn uuid_like() -> String {
-    format!("{:x}{:x}", std::process::id(), fastrand_u64())
-}
-
-fn fastrand_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(
-        std::time::SystemTime::now()
-            .elapsed()
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0),
-    );
-    h.finish()
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    BrokerSettings::new(
+        &format!("test-{}-{nanos:x}-{n}", std::process::id()),
+        &[1, 2],
+        limit,
+    )
 }
 
 async fn rabbit(limit: u32) -> Arc<dyn Broker> {

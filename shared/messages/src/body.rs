@@ -116,6 +116,8 @@ pub enum JobStatus {
     NoSources,
     /// Cancelled before synthesis.
     Cancelled,
+    /// The search never completed by the deadline (its message was dead-lettered).
+    Failed,
 }
 
 /// `trawl.results`: one per job, the report itself lives in the object store.

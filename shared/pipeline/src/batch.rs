@@ -140,11 +140,9 @@ pub async fn submit(
             .deadline_secs
             .unwrap_or(rt.config.job.deadline_secs);
         let deadline = now + chrono::Duration::seconds(secs as i64);
-        rt.publish(
-            Queue::Search,
-            &Envelope::new(job.job_id, batch_id, deadline, task),
-        )
-        .await?;
+        let search = Envelope::new(job.job_id, batch_id, deadline, task);
+        rt.publish(Queue::Search, &search).await?;
+        crate::fanin::arm_deadline(rt, &search, &search.body.query).await?;
         progress(i + 1);
     }
     Ok(manifest)

@@ -55,3 +55,16 @@ impl From<ObjectError> for StageError {
         }
     }
 }
+
+/// An error with its causes ("error sending request: tcp connect error: connection refused"):
+/// the innermost cause is usually what tells a user which setting to fix.
+pub fn describe(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

@@ -37,7 +37,7 @@ fn bad_json(e: serde_json::Error) -> StageError {
     StageError::permanent(format!("corrupt job record: {e}"))
 }
 
-/// Opens the job's fan-in record with `sources` and arms its deadline timer. Returns the
+/// Opens the job's fan-in record with `sources`. Returns the
 /// sources the job is bound to: on a redelivered search message these are the ones the first
 /// attempt chose, so a second, different selection can never be counted against the first.
 pub async fn open_job<B: Body>(
@@ -66,12 +66,6 @@ pub async fn open_job<B: Body>(
             .ok_or_else(|| StageError::retryable("fan-in record vanished after open"))?;
         serde_json::from_slice(&stored).map_err(bad_json)?
     };
-    let timer = env.follow(SynthesizeTask {
-        query: query.to_owned(),
-        trigger: Trigger::Deadline,
-    });
-    rt.publish_delayed(Queue::Synthesize, &timer, until(env.deadline))
-        .await?;
     if meta.sources.is_empty() {
         let now = env.follow(SynthesizeTask {
             query: query.to_owned(),
@@ -80,6 +74,22 @@ pub async fn open_job<B: Body>(
         rt.publish(Queue::Synthesize, &now).await?;
     }
     Ok(meta.sources)
+}
+
+/// Arms the job's deadline timer: a synthesis request that waits in the broker's delay tiers
+/// (re-armed by synthesize) until the deadline passes. Armed at submission, so a job whose
+/// search never completes still ends.
+pub async fn arm_deadline<B: Body>(
+    rt: &Runtime,
+    env: &Envelope<B>,
+    query: &str,
+) -> Result<(), StageError> {
+    let timer = env.follow(SynthesizeTask {
+        query: query.to_owned(),
+        trigger: Trigger::Deadline,
+    });
+    rt.publish_delayed(Queue::Synthesize, &timer, until(env.deadline))
+        .await
 }
 
 /// Time left until `deadline` (zero if passed).

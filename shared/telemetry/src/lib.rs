@@ -125,3 +125,38 @@ pub async fn serve(
     });
     Ok(bound)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn get(addr: SocketAddr, path: &str) -> String {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn serves_metrics_health_and_readiness() {
+        let counter: prometheus_client::metrics::counter::Counter =
+            register("test_events", "Events seen by the test", Default::default());
+        counter.inc();
+        let readiness = Readiness::default();
+        let addr = serve("127.0.0.1:0", readiness.clone(), std::future::pending())
+            .await
+            .unwrap();
+        assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
+        assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));
+        readiness.set(true);
+        assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
+        let metrics = get(addr, "/metrics").await;
+        assert!(metrics.contains("trawl_test_events_total 1"), "{metrics}");
+    }
+}

@@ -48,23 +48,40 @@ impl Providers {
     }
 }
 
-/// The first provider of `chain` that answers with results; the errors of those that did not.
+/// What a provider chain gave for one query.
+#[derive(Debug, Default)]
+pub struct ChainResult {
+    pub results: Vec<RawResult>,
+    /// One line per provider that failed or came back empty, in order.
+    pub errors: Vec<String>,
+    /// True if at least one provider answered (even with nothing): an empty answer is an
+    /// answer, a failure of every provider is an outage.
+    pub answered: bool,
+}
+
+/// The first provider of `chain` that answers with results; the others are fallbacks.
 pub async fn search_chain(
     providers: &Providers,
     chain: &[String],
     query: &str,
     target: usize,
-) -> (Vec<RawResult>, Vec<String>) {
-    let mut errors = Vec::new();
+) -> ChainResult {
+    let mut out = ChainResult::default();
     for name in chain {
         match providers.search(name, query, target).await {
-            Ok(results) if !results.is_empty() => return (results, errors),
-            Ok(_) => errors.push(format!("{name}: no results")),
+            Ok(results) => {
+                out.answered = true;
+                if !results.is_empty() {
+                    out.results = results;
+                    return out;
+                }
+                out.errors.push(format!("{name}: no results"));
+            }
             Err(e) => {
                 warn!(provider = %name, error = %e, "provider failed; trying the next");
-                errors.push(e.to_string());
+                out.errors.push(e.to_string());
             }
         }
     }
-    (Vec::new(), errors)
+    out
 }

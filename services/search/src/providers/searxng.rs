@@ -42,13 +42,13 @@ pub async fn search(
             ])
             .send()
             .await
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err(trawl_pipeline::error::describe(&e)))?;
         if !response.status().is_success() {
             return Err(err(format!("HTTP {}", response.status())));
         }
         let body: Response = response.json().await.map_err(|e| ProviderError::Response {
             provider: "searxng".into(),
-            reason: e.to_string(),
+            reason: trawl_pipeline::error::describe(&e),
         })?;
         if body.results.is_empty() {
             break;

@@ -1,112 +1,19 @@
-//! HTML → markdown conversion over scraper's (immutable) tree.
-//!
-//! Boilerplate removal is expressed as a *skip predicate*: the tree cannot be
-//! edited, so the walker simply does not descend into elements the predicate
-//! rejects. Output is built block by block (`Writer::blocks`) with a pending
-//! inline buffer, which keeps blank-line handling in one place.
+//! Element rendering: the walker that turns each element of the tree into
+//! [`Writer`] output (headings, lists, tables, code, links, inline emphasis).
 
 use scraper::{ElementRef, Node};
 use url::Url;
+
+use super::helpers::{code_lang, collapse, indent, longest_run};
+use super::{finish, Writer};
 
 /// Deeper than this we stop interpreting markup and only keep text, so that
 /// pathological nesting cannot overflow the stack of a worker thread.
 const MAX_DEPTH: usize = 200;
 
-/// Convert `element` (and everything below it) to markdown.
-pub fn to_markdown(element: ElementRef<'_>, base: Option<&Url>) -> String {
-    to_markdown_with(element, base, &|_| false)
-}
-
-/// Like [`to_markdown`], but elements for which `skip` returns true are left
-/// out together with their subtree (the root itself is never tested).
-pub fn to_markdown_with(
-    element: ElementRef<'_>,
-    base: Option<&Url>,
-    skip: &dyn Fn(ElementRef<'_>) -> bool,
-) -> String {
-    let cx = Cx { base, skip };
-    let mut w = Writer::default();
-    cx.element(element, &mut w, 0);
-    w.flush();
-    finish(&w.blocks)
-}
-
-struct Block {
-    text: String,
-    /// Lists nest directly under an item's first line (no blank line).
-    list: bool,
-}
-
-#[derive(Default)]
-struct Writer {
-    blocks: Vec<Block>,
-    inline: String,
-    /// Whitespace was seen before any inline text; lets `*em*` keep its outer spacing.
-    lead_space: bool,
-}
-
-impl Writer {
-    /// Append normal text, collapsing whitespace runs (incl. NBSP) to one space.
-    fn text(&mut self, s: &str) {
-        // Zero-width spaces/BOMs are invisible padding that would leave "empty" lines.
-        for c in s.chars().filter(|c| !matches!(c, '\u{200b}' | '\u{feff}')) {
-            if c.is_whitespace() {
-                if self.inline.is_empty() {
-                    self.lead_space = true;
-                } else if !self.inline.ends_with([' ', '\n']) {
-                    self.inline.push(' ');
-                }
-            } else {
-                self.inline.push(c);
-            }
-        }
-    }
-
-    fn line_break(&mut self) {
-        let kept = self.inline.trim_end_matches(' ').len();
-        self.inline.truncate(kept);
-        if !self.inline.is_empty() && !self.inline.ends_with('\n') {
-            self.inline.push('\n');
-        }
-    }
-
-    fn flush(&mut self) {
-        let text = self
-            .inline
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
-        self.inline.clear();
-        if !text.is_empty() {
-            self.blocks.push(Block { text, list: false });
-        }
-    }
-
-    fn block(&mut self, text: String, list: bool) {
-        self.flush();
-        if !text.trim().is_empty() {
-            self.blocks.push(Block { text, list });
-        }
-    }
-
-    /// Everything this writer produced, flattened onto one line (headings, cells).
-    fn one_line(self) -> String {
-        let blocks = self.finished_blocks();
-        collapse(
-            &blocks
-                .iter()
-                .map(|b| b.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
-    }
-}
-
-struct Cx<'s> {
-    base: Option<&'s Url>,
-    skip: &'s dyn Fn(ElementRef<'_>) -> bool,
+pub(super) struct Cx<'s> {
+    pub(super) base: Option<&'s Url>,
+    pub(super) skip: &'s dyn Fn(ElementRef<'_>) -> bool,
 }
 
 impl Cx<'_> {
@@ -132,7 +39,7 @@ impl Cx<'_> {
         w
     }
 
-    fn element(&self, e: ElementRef<'_>, w: &mut Writer, depth: usize) {
+    pub(super) fn element(&self, e: ElementRef<'_>, w: &mut Writer, depth: usize) {
         if depth > MAX_DEPTH {
             e.text().for_each(|t| w.text(t));
             return;
@@ -391,13 +298,6 @@ fn single(cx: &Cx<'_>, e: ElementRef<'_>, depth: usize) -> Writer {
     w
 }
 
-impl Writer {
-    fn finished_blocks(mut self) -> Vec<Block> {
-        self.flush();
-        self.blocks
-    }
-}
-
 /// Elements that start and end a paragraph (those with special rendering are matched earlier).
 const BLOCK_TAGS: &[&str] = &[
     "p",
@@ -431,159 +331,3 @@ const BLOCK_TAGS: &[&str] = &[
     "legend",
     "option",
 ];
-
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Language from `language-xxx` / `lang-xxx` / `highlight-xxx` classes.
-fn code_lang(e: ElementRef<'_>) -> Option<String> {
-    e.value().classes().find_map(|c| {
-        ["language-", "lang-", "highlight-"]
-            .iter()
-            .find_map(|p| c.strip_prefix(p))
-            .filter(|l| {
-                !l.is_empty()
-                    && l.chars()
-                        .all(|ch| ch.is_ascii_alphanumeric() || "+#-_.".contains(ch))
-            })
-            .map(str::to_string)
-    })
-}
-
-fn longest_run(s: &str, ch: char) -> usize {
-    s.split(|c| c != ch).map(str::len).max().unwrap_or(0)
-}
-
-fn indent(s: &str, n: usize) -> String {
-    let pad = " ".repeat(n);
-    s.lines()
-        .map(|l| {
-            if l.is_empty() {
-                String::new()
-            } else {
-                format!("{pad}{l}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Join blocks with blank lines; trim trailing spaces and squeeze blank-line runs
-/// everywhere except inside fenced code, which is kept byte for byte.
-fn finish(blocks: &[Block]) -> String {
-    let joined = blocks
-        .iter()
-        .map(|b| b.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let mut out = String::with_capacity(joined.len());
-    let mut fence: Option<String> = None;
-    let mut blank = false;
-    for line in joined.lines() {
-        let t = line.trim_start().trim_start_matches("> ").trim_start();
-        let run: String = t.chars().take_while(|&c| c == '`').collect();
-        if let Some(f) = &fence {
-            if t.trim_end() == f.as_str() {
-                fence = None;
-            }
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        }
-        if run.len() >= 3 {
-            fence = Some(run);
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            if !blank && !out.is_empty() {
-                out.push('\n');
-            }
-            blank = true;
-            continue;
-        }
-        blank = false;
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.trim_end().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use scraper::Html;
-
-    fn md(html: &str) -> String {
-        let base = Url::parse("https://example.com/docs/guide/page.html").unwrap();
-        to_markdown(Html::parse_fragment(html).root_element(), Some(&base))
-    }
-
-    #[test]
-    fn code_block_keeps_language_and_whitespace() {
-        let code = "fn main() {\n    let x = 1;\n\n\tprintln!(\"{x}  \");\n}";
-        let out = md(&format!(
-            r#"<pre class="language-rust"><code>{code}</code></pre>"#
-        ));
-        assert_eq!(out, format!("```rust\n{code}\n```"));
-        let out = md(r#"<pre><code class="lang-py"><span>if</span> x:
-    <b>pass</b></code></pre>"#);
-        assert_eq!(out, "```py\nif x:\n    pass\n```");
-    }
-
-    #[test]
-    fn table_becomes_gfm() {
-        let out = md(
-            "<table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody>\
-            <tr><td>a|b</td><td>1<br>\n 2</td></tr><tr><td>c</td></tr></tbody></table>",
-        );
-        assert_eq!(
-            out,
-            "| Name | Value |\n| --- | --- |\n| a\\|b | 1 2 |\n| c |  |"
-        );
-    }
-
-    #[test]
-    fn nested_lists_are_indented() {
-        let out = md("<ul><li>one<ul><li>two</li></ul></li><li>three</li></ul>\
-            <ol><li>a</li><li>b<ol><li>c</li></ol></li></ol>");
-        assert_eq!(out, "- one\n  - two\n- three\n\n1. a\n2. b\n   1. c");
-    }
-
-    #[test]
-    fn links_are_absolute_and_empty_ones_dropped() {
-        let out = md(
-            r#"<p>See <a href="../api/x.html?q=1#top">the API</a>, <a href="/y"> </a>
-            <a href="javascript:void(0)">click</a> and <a href="https://o.org/a b">o</a>.</p>"#,
-        );
-        assert_eq!(
-            out,
-            "See [the API](https://example.com/docs/api/x.html?q=1#top), click and [o](https://o.org/a%20b)."
-        );
-    }
-
-    #[test]
-    fn entities_decoded_and_whitespace_collapsed() {
-        let out = md("<p>  Fish &amp; chips\n\n &lt;3 &eacute;t&eacute;&nbsp;&nbsp;x \t</p><p> </p><div><p>d</p></div>");
-        assert_eq!(out, "Fish & chips <3 été x\n\nd");
-    }
-
-    #[test]
-    fn inline_and_block_formatting() {
-        let out = md(
-            "<h2>Sub <em>title</em></h2><p>Some<strong> bold </strong>and <i>it</i> \
-            with <code>x()</code>.<br>next line</p><blockquote><p>q1</p><p>q2</p></blockquote><hr>",
-        );
-        assert_eq!(out, "## Sub *title*\n\nSome **bold** and *it* with `x()`.\nnext line\n\n> q1\n>\n> q2\n\n---");
-    }
-
-    #[test]
-    fn skip_predicate_removes_subtrees() {
-        let frag = Html::parse_fragment("<p>keep</p><div class=ad><p>drop</p></div>");
-        let skip = |e: ElementRef<'_>| {
-            e.value()
-                .has_class("ad", scraper::CaseSensitivity::CaseSensitive)
-        };
-        assert_eq!(to_markdown_with(frag.root_element(), None, &skip), "keep");
-    }
-}
