@@ -290,7 +290,15 @@ mod tests {
             assert!(r.markdown.contains(&format!("[{n}]")));
         }
         assert!(!r.markdown.contains(&format!("[{}]", r.citations.len() + 1)));
-        assert!(r.markdown.contains("## Sources") && r.markdown.contains("http://s2.test/"));
+        assert!(!r.citations.is_empty() && r.markdown.contains("## Sources"));
+        for c in &r.citations {
+            assert!(
+                r.markdown
+                    .contains(&format!("{}. [Source {}]({})", c.n, c.idx, c.url)),
+                "{}",
+                r.markdown
+            );
+        }
     }
 
     #[test]
