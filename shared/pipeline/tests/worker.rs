@@ -1,6 +1,8 @@
 //! The worker loop over the in-memory twins (RabbitMQ behaviour is covered by the broker's
 //! contract suite and the end-to-end tests): retries, dead-lettering with reasons, deferral,
-//! panics, skipping ended jobs, and draining on shutdown.
+//! panics, skipping ended jobs, and draining on shutdown. Real time, with one-second delay
+//! tiers: paused time would need tokio's test-util feature, which makes every crate that
+//! depends on tokio build twice in a workspace test run.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -40,7 +42,7 @@ impl Stage for TestStage {
                 msg.attempt
             ))),
             Behaviour::Permanent => Err(StageError::permanent("bad input")),
-            Behaviour::LaterOnce if n == 0 => Ok(Handled::Later(Duration::from_secs(3))),
+            Behaviour::LaterOnce if n == 0 => Ok(Handled::Later(Duration::from_secs(1))),
             Behaviour::LaterOnce => {
                 assert_eq!(msg.attempt, 0, "a deferral must not count as an attempt");
                 Ok(Handled::Done)
@@ -119,7 +121,7 @@ async fn next_dead(rt: &Runtime) -> Delivery {
         .unwrap()
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn retryable_errors_retry_then_dead_letter_with_attempts() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::AlwaysRetryable);
@@ -138,7 +140,7 @@ async fn retryable_errors_retry_then_dead_letter_with_attempts() {
     );
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn permanent_errors_dead_letter_at_once() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::Permanent);
@@ -151,7 +153,7 @@ async fn permanent_errors_dead_letter_at_once() {
     assert_eq!(d.message.headers[HEADER_REASON], "permanent: bad input");
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn undecodable_and_unknown_versions_dead_letter_and_the_worker_goes_on() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::Ok);
@@ -191,7 +193,7 @@ async fn undecodable_and_unknown_versions_dead_letter_and_the_worker_goes_on() {
     }
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn deferral_comes_back_without_using_an_attempt() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::LaterOnce);
@@ -209,7 +211,7 @@ async fn deferral_comes_back_without_using_an_attempt() {
     assert_eq!(rt.broker.depth(Queue::Dead).await.unwrap(), 0);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn a_panicking_handler_ends_in_the_dead_letter_queue_by_delivery_limit() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::Panic);
@@ -229,7 +231,7 @@ async fn a_panicking_handler_ends_in_the_dead_letter_queue_by_delivery_limit() {
     );
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn messages_of_ended_jobs_are_skipped() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::Ok);
@@ -259,7 +261,7 @@ async fn messages_of_ended_jobs_are_skipped() {
     );
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn shutdown_drains_in_flight_work() {
     let rt = runtime();
     let (calls, stop, handle) = start(&rt, Behaviour::Slow);
