@@ -38,6 +38,17 @@ fn manifest(fleet: &Fleet, batch: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// A job's report as synthesize stored it.
+fn stored_report(fleet: &Fleet, batch: &str, job: &str) -> String {
+    let path = fleet
+        .out_dir()
+        .join("batches")
+        .join(batch)
+        .join(job)
+        .join("report.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Every result notification on the results queue, by job id.
 async fn drain_results(fleet: &Fleet) -> Vec<String> {
     let mut jobs = Vec::new();
@@ -283,15 +294,7 @@ async fn deadline_synthesises_what_arrived() {
     let progress = fleet.wait_done(&batch, Duration::from_secs(90)).await;
     assert_eq!(progress.by_status.get("partial"), Some(&2), "{progress:?}");
     for job in manifest(&fleet, &batch).keys() {
-        let report = std::fs::read_to_string(
-            fleet
-                .out_dir()
-                .join("batches")
-                .join(&batch)
-                .join(job)
-                .join("report.md"),
-        )
-        .unwrap();
+        let report = stored_report(&fleet, &batch, job);
         assert!(report.contains("The deadline passed before"), "{report}");
         assert!(report.contains("No fetched source answered"), "{report}");
     }
@@ -308,15 +311,7 @@ async fn a_job_whose_search_never_runs_fails_at_its_deadline() {
     let progress = fleet.wait_done(&batch, Duration::from_secs(60)).await;
     assert_eq!(progress.by_status.get("failed"), Some(&1), "{progress:?}");
     let job = manifest(&fleet, &batch).into_keys().next().unwrap();
-    let report = std::fs::read_to_string(
-        fleet
-            .out_dir()
-            .join("batches")
-            .join(&batch)
-            .join(job)
-            .join("report.md"),
-    )
-    .unwrap();
+    let report = stored_report(&fleet, &batch, &job);
     assert!(
         report.contains("did not complete before the job's deadline"),
         "{report}"
