@@ -13,6 +13,7 @@ pub mod hostile;
 mod hosts;
 pub mod llm;
 mod page;
+pub mod providers;
 mod render;
 mod rng;
 pub mod search;

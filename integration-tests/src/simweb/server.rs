@@ -69,10 +69,10 @@ impl Stats {
     }
 }
 
-struct AppState {
-    corpus: Arc<Corpus>,
-    index: SearchIndex,
-    stats: Arc<Stats>,
+pub(crate) struct AppState {
+    pub(crate) corpus: Arc<Corpus>,
+    pub(crate) index: SearchIndex,
+    pub(crate) stats: Arc<Stats>,
 }
 
 /// A running simweb; the server stops when this is dropped.
@@ -158,6 +158,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/v1/chat/completions", post(llm::chat_completions))
         .route("/v1/models", get(llm::models))
         .route("/healthz", get(|| async { "ok" }))
+        .merge(super::providers::routes())
         .fallback(site)
         .layer(middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
@@ -196,7 +197,13 @@ async fn search(
         .and_then(|p| p.parse::<usize>().ok())
         .unwrap_or(1)
         .max(1);
+    if let Some(failure) = super::providers::hook(q).await {
+        return failure;
+    }
     if params.get("format").map(String::as_str) == Some("json") {
+        if q.contains("simweb:empty") {
+            return Json(json!({"query": q, "number_of_results": 0, "results": [], "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []})).into_response();
+        }
         Json(searxng_json(&state.corpus, &state.index, q, pageno)).into_response()
     } else {
         Html(results_html(&state.corpus, &state.index, q, pageno)).into_response()

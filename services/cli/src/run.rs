@@ -127,8 +127,14 @@ async fn explain_search(rt: &Runtime, batch: uuid::Uuid, job: uuid::Uuid) {
     let Ok(record) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return;
     };
-    for error in record["provider_errors"].as_array().into_iter().flatten() {
-        eprintln!("search: {}", error.as_str().unwrap_or_default());
+    for attempt in record["attempts"].as_array().into_iter().flatten() {
+        if !matches!(attempt["outcome"].as_str(), Some("ok" | "empty" | "cached")) {
+            let (provider, detail) = (
+                attempt["provider"].as_str().unwrap_or("?"),
+                attempt["detail"].as_str().unwrap_or(""),
+            );
+            eprintln!("search: {provider}: {detail}");
+        }
     }
     if record["results"].as_array().is_some_and(Vec::is_empty) {
         eprintln!(

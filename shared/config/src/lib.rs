@@ -140,6 +140,17 @@ pub struct SearchConfig {
     /// Provider chain for news questions.
     pub news_providers: Vec<String>,
     pub searxng_url: String,
+    /// Base URL per provider, overriding its public endpoint (a proxy, a test server).
+    pub endpoints: BTreeMap<String, String>,
+    /// Environment variable holding each provider's API key, overriding the conventional name
+    /// (`SERPER_API_KEY` …). A provider whose key is missing is skipped.
+    pub api_key_env: BTreeMap<String, String>,
+    /// Results asked of the providers per sub-query (pagination stops there or when dry).
+    pub results_per_query: usize,
+    /// Default recency window: any, day, week, month or year.
+    pub freshness: String,
+    /// How long a provider's answer to one (query, page) is reused.
+    pub cache_ttl_secs: u64,
     /// Results scoring below this are not fetched.
     pub min_relevance: f64,
     /// At most this many URLs are fetched per question.
@@ -153,6 +164,11 @@ impl Default for SearchConfig {
             providers: vec!["searxng".into()],
             news_providers: vec!["searxng".into()],
             searxng_url: "http://127.0.0.1:8888".into(),
+            endpoints: BTreeMap::new(),
+            api_key_env: BTreeMap::new(),
+            results_per_query: 15,
+            freshness: "any".into(),
+            cache_ttl_secs: 24 * 3600,
             min_relevance: 0.3,
             max_urls: 10,
             timeout_secs: 15,
@@ -328,6 +344,18 @@ impl Config {
         }
         if self.search.max_urls == 0 {
             problems.push("search.max_urls must be at least 1".into());
+        }
+        if !matches!(
+            self.search.freshness.as_str(),
+            "any" | "day" | "week" | "month" | "year"
+        ) {
+            problems.push(format!(
+                "search.freshness must be any, day, week, month or year (got {:?})",
+                self.search.freshness
+            ));
+        }
+        if self.search.results_per_query == 0 {
+            problems.push("search.results_per_query must be at least 1".into());
         }
         if self.search.providers.is_empty() {
             problems.push("search.providers must name at least one provider".into());

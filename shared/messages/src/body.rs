@@ -18,6 +18,9 @@ pub struct JobOptions {
     pub max_level: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub providers: Option<Vec<String>>,
+    /// Recency window: any, day, week, month or year.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<String>,
     /// Seconds from submission until the job is synthesised with what has arrived.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_secs: Option<u64>,
@@ -29,6 +32,8 @@ pub struct JobOptions {
 pub enum SourceKind {
     Page,
     File,
+    /// A provider's own written answer (Tavily): not fetched, read as it came.
+    Answer,
 }
 
 /// A URL the search stage selected, with why it was selected. `idx` is its stable number within

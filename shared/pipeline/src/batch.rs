@@ -75,6 +75,16 @@ pub fn parse_batch(text: &str) -> Result<Vec<SearchTask>, BatchLineError> {
                 reason: "max_urls must be at least 1".into(),
             });
         }
+        if options
+            .freshness
+            .as_deref()
+            .is_some_and(|f| !matches!(f, "any" | "day" | "week" | "month" | "year"))
+        {
+            return Err(BatchLineError {
+                line,
+                reason: "freshness must be any, day, week, month or year".into(),
+            });
+        }
         if options.max_level.is_some_and(|l| l > 3) {
             return Err(BatchLineError {
                 line,

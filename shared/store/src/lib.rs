@@ -36,6 +36,8 @@ pub enum StoreError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cache {
     Robots,
+    /// Search provider answers per (provider, query, page).
+    Search,
     Relevance,
     Content,
     Llm,
@@ -45,6 +47,7 @@ impl Cache {
     pub fn as_str(self) -> &'static str {
         match self {
             Cache::Robots => "robots",
+            Cache::Search => "search",
             Cache::Relevance => "relevance",
             Cache::Content => "content",
             Cache::Llm => "llm",

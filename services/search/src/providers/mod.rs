@@ -1,87 +1,415 @@
-//! Search providers. Each speaks its provider's wire format and returns [`RawResult`]s in rank
-//! order; [`search_chain`] tries the configured chain in order and falls back on error, timeout
-//! or an empty first page.
+//! Search providers. Each module speaks one provider's real wire format and turns one page of
+//! its answer into [`Hit`]s; [`search_chain`] pages through a provider until the target count or
+//! until it runs dry, and falls back to the next provider on an error, a timeout or an empty
+//! first page.
+//!
+//! | name | module | key (environment) | paging |
+//! |---|---|---|---|
+//! | `searxng` | [`searxng`] | none | `pageno` |
+//! | `duckduckgo` | [`duckduckgo`] | none (HTML endpoint) | `s` offset |
+//! | `serper` | [`serper`] | `SERPER_API_KEY` | `page` |
+//! | `serpapi` | [`serpapi`] | `SERPAPI_API_KEY` | `start` offset |
+//! | `tavily` | [`tavily`] | `TAVILY_API_KEY` | one page; its `answer` becomes a source |
+//! | `brave` | [`brave`] | `BRAVE_API_KEY` | `offset` (page index) |
+//! | `newsapi` | [`newsapi`] | `NEWSAPI_API_KEY` | `page` |
+//! | `bocha` | [`bocha`] | `BOCHA_API_KEY` | `page` |
 
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use tracing::warn;
+use tracing::{info, warn};
 
+pub mod bocha;
+pub mod brave;
+pub mod duckduckgo;
+pub mod newsapi;
 pub mod searxng;
+pub mod serpapi;
+pub mod serper;
+pub mod tavily;
 
-/// One search hit as the provider ranked it.
+/// Every provider this build knows, in the order of the table above.
+pub const ALL: [&str; 8] = [
+    "searxng",
+    "duckduckgo",
+    "serper",
+    "serpapi",
+    "tavily",
+    "brave",
+    "newsapi",
+    "bocha",
+];
+
+/// How recent results must be; each provider maps it to its own time-range parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Freshness {
+    #[default]
+    Any,
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl Freshness {
+    pub fn parse(s: &str) -> Option<Freshness> {
+        Some(match s {
+            "any" => Freshness::Any,
+            "day" => Freshness::Day,
+            "week" => Freshness::Week,
+            "month" => Freshness::Month,
+            "year" => Freshness::Year,
+            _ => return None,
+        })
+    }
+}
+
+/// One request for one page of results.
+#[derive(Clone, Debug)]
+pub struct PageRequest<'a> {
+    pub query: &'a str,
+    /// 1-based page number.
+    pub page: u32,
+    /// Results wanted per page (providers may cap it).
+    pub per_page: u32,
+    pub freshness: Freshness,
+    /// Ask the provider's news vertical where it has one.
+    pub news: bool,
+}
+
+/// One search hit as the provider gave it, in rank order within its page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    pub url: String,
+    pub title: String,
+    pub snippet: String,
+}
+
+/// One page of a provider's answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultPage {
+    pub hits: Vec<Hit>,
+    /// A direct answer the provider wrote itself (Tavily), kept as a source of kind `answer`.
+    pub answer: Option<String>,
+    /// False when the provider says there is nothing after this page.
+    pub more: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("{provider}: request failed: {reason}")]
+    Request {
+        provider: &'static str,
+        reason: String,
+    },
+    #[error("{provider}: timed out")]
+    Timeout { provider: &'static str },
+    #[error("{provider}: HTTP {status}")]
+    Status { provider: &'static str, status: u16 },
+    #[error("{provider}: rate limited (retry after {retry_after:?})")]
+    RateLimited {
+        provider: &'static str,
+        retry_after: Option<Duration>,
+    },
+    #[error("{provider}: unexpected response: {reason}")]
+    Malformed {
+        provider: &'static str,
+        reason: String,
+    },
+}
+
+impl ProviderError {
+    /// The bounded metric label of this error.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ProviderError::Request { .. } => "request_error",
+            ProviderError::Timeout { .. } => "timeout",
+            ProviderError::Status { .. } => "http_error",
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::Malformed { .. } => "malformed",
+        }
+    }
+
+    /// Classifies a reqwest failure.
+    pub fn from_reqwest(provider: &'static str, e: &reqwest::Error) -> ProviderError {
+        if e.is_timeout() {
+            ProviderError::Timeout { provider }
+        } else {
+            ProviderError::Request {
+                provider,
+                reason: trawl_pipeline::error::describe(e),
+            }
+        }
+    }
+
+    /// Checks a response's status: 429 (with `Retry-After` seconds) and other non-2xx are errors.
+    pub fn check_status(
+        provider: &'static str,
+        response: &reqwest::Response,
+    ) -> Result<(), ProviderError> {
+        let status = response.status();
+        if status.as_u16() == 429 {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            return Err(ProviderError::RateLimited {
+                provider,
+                retry_after,
+            });
+        }
+        if !status.is_success() {
+            return Err(ProviderError::Status {
+                provider,
+                status: status.as_u16(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Reads a JSON body, turning a body that is not the expected JSON (HTML error pages, truncated
+/// bodies) into [`ProviderError::Malformed`].
+pub async fn json_body<T: serde::de::DeserializeOwned>(
+    provider: &'static str,
+    response: reqwest::Response,
+) -> Result<T, ProviderError> {
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| ProviderError::from_reqwest(provider, &e))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).replace('\n', " ");
+        ProviderError::Malformed {
+            provider,
+            reason: format!("{e} (body starts {head:?})"),
+        }
+    })
+}
+
+/// Where a provider lives and how it authenticates.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// Base URL without trailing slash, e.g. `https://google.serper.dev`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+}
+
+#[async_trait]
+pub trait Provider: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// One page of results.
+    async fn page(
+        &self,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
+    ) -> Result<ResultPage, ProviderError>;
+}
+
+/// Each provider's public endpoint and conventional key variable.
+fn defaults(name: &str) -> Option<(&'static str, Option<&'static str>)> {
+    Some(match name {
+        "searxng" => ("http://127.0.0.1:8888", None),
+        "duckduckgo" => ("https://html.duckduckgo.com", None),
+        "serper" => ("https://google.serper.dev", Some("SERPER_API_KEY")),
+        "serpapi" => ("https://serpapi.com", Some("SERPAPI_API_KEY")),
+        "tavily" => ("https://api.tavily.com", Some("TAVILY_API_KEY")),
+        "brave" => ("https://api.search.brave.com", Some("BRAVE_API_KEY")),
+        "newsapi" => ("https://newsapi.org", Some("NEWSAPI_API_KEY")),
+        "bocha" => ("https://api.bochaai.com", Some("BOCHA_API_KEY")),
+        _ => return None,
+    })
+}
+
+/// Why a configured provider is not in the chain.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Skipped {
+    Unknown,
+    MissingKey(String),
+}
+
+/// Builds provider `name` from config, reading its key from `env`.
+pub fn build(
+    name: &str,
+    config: &trawl_config::SearchConfig,
+    env: &BTreeMap<String, String>,
+) -> Result<Box<dyn Provider>, Skipped> {
+    let (default_url, default_key) = defaults(name).ok_or(Skipped::Unknown)?;
+    let base_url = match (name, config.endpoints.get(name)) {
+        (_, Some(url)) => url.clone(),
+        ("searxng", None) => config.searxng_url.clone(),
+        (_, None) => default_url.to_owned(),
+    };
+    let base_url = base_url.trim_end_matches('/').to_owned();
+    let api_key = match config
+        .api_key_env
+        .get(name)
+        .map(String::as_str)
+        .or(default_key)
+    {
+        Some(var) => match env.get(var).filter(|k| !k.trim().is_empty()) {
+            Some(key) => Some(key.clone()),
+            None => return Err(Skipped::MissingKey(var.to_owned())),
+        },
+        None => None,
+    };
+    let endpoint = Endpoint { base_url, api_key };
+    Ok(match name {
+        "searxng" => Box::new(searxng::Searxng(endpoint)),
+        "duckduckgo" => Box::new(duckduckgo::DuckDuckGo(endpoint)),
+        "serper" => Box::new(serper::Serper(endpoint)),
+        "serpapi" => Box::new(serpapi::SerpApi(endpoint)),
+        "tavily" => Box::new(tavily::Tavily(endpoint)),
+        "brave" => Box::new(brave::Brave(endpoint)),
+        "newsapi" => Box::new(newsapi::NewsApi(endpoint)),
+        _ => Box::new(bocha::Bocha(endpoint)),
+    })
+}
+
+/// The configured providers that can run, by name; the others are logged once and skipped.
+pub fn build_all(
+    config: &trawl_config::SearchConfig,
+    env: &BTreeMap<String, String>,
+) -> BTreeMap<String, Box<dyn Provider>> {
+    let mut out = BTreeMap::new();
+    for name in config.providers.iter().chain(&config.news_providers) {
+        if out.contains_key(name) {
+            continue;
+        }
+        match build(name, config, env) {
+            Ok(p) => {
+                out.insert(name.clone(), p);
+            }
+            Err(Skipped::MissingKey(var)) => {
+                info!(provider = %name, key = %var, "provider skipped: no API key in the environment")
+            }
+            Err(Skipped::Unknown) => warn!(provider = %name, "provider skipped: unknown name"),
+        }
+    }
+    out
+}
+
+/// One search hit with its provider and 1-based rank at that provider (across pages).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RawResult {
     pub url: String,
     pub title: String,
     pub snippet: String,
     pub provider: String,
-    /// 1-based rank at the provider, across pages.
     pub position: u32,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ProviderError {
-    #[error("{provider}: request failed: {reason}")]
-    Request { provider: String, reason: String },
-    #[error("{provider}: unexpected response: {reason}")]
-    Response { provider: String, reason: String },
-    #[error("unknown provider {0:?}")]
-    Unknown(String),
-}
+/// Shared by the provider modules' tests: simweb over real HTTP on loopback.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::Arc;
+    use std::time::Duration;
 
-pub struct Providers {
-    pub http: reqwest::Client,
-    pub searxng_url: String,
-}
+    use trawl_integration_tests::simweb::{Corpus, Simweb};
 
-impl Providers {
-    /// Up to `target` results for `query` from provider `name`, following pagination.
-    pub async fn search(
-        &self,
-        name: &str,
-        query: &str,
-        target: usize,
-    ) -> Result<Vec<RawResult>, ProviderError> {
-        match name {
-            "searxng" => searxng::search(&self.http, &self.searxng_url, query, target).await,
-            other => Err(ProviderError::Unknown(other.to_owned())),
+    use super::{Endpoint, Freshness, PageRequest};
+
+    pub async fn simweb() -> Simweb {
+        Simweb::start(Arc::new(Corpus::generate()), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// An endpoint for the provider simweb serves under `/prefix`.
+    pub fn endpoint(web: &Simweb, prefix: &str, key: Option<&str>) -> Endpoint {
+        Endpoint {
+            base_url: format!("{}/{prefix}", web.base_url()),
+            api_key: key.map(str::to_owned),
         }
+    }
+
+    /// A client with a short timeout, so `simweb:slow` ends as a timeout quickly.
+    pub fn http() -> reqwest::Client {
+        reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .no_proxy()
+            .build()
+            .unwrap()
+    }
+
+    pub fn request(query: &str, page: u32) -> PageRequest<'_> {
+        PageRequest {
+            query,
+            page,
+            per_page: 10,
+            freshness: Freshness::Any,
+            news: false,
+        }
+    }
+
+    /// A question simweb can answer, with its answer pages.
+    pub fn question() -> trawl_integration_tests::simweb::Question {
+        Corpus::generate().questions().remove(0)
     }
 }
 
-/// What a provider chain gave for one query.
-#[derive(Debug, Default)]
-pub struct ChainResult {
-    pub results: Vec<RawResult>,
-    /// One line per provider that failed or came back empty, in order.
-    pub errors: Vec<String>,
-    /// True if at least one provider answered (even with nothing): an empty answer is an
-    /// answer, a failure of every provider is an outage.
-    pub answered: bool,
-}
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
 
-/// The first provider of `chain` that answers with results; the others are fallbacks.
-pub async fn search_chain(
-    providers: &Providers,
-    chain: &[String],
-    query: &str,
-    target: usize,
-) -> ChainResult {
-    let mut out = ChainResult::default();
-    for name in chain {
-        match providers.search(name, query, target).await {
-            Ok(results) => {
-                out.answered = true;
-                if !results.is_empty() {
-                    out.results = results;
-                    return out;
-                }
-                out.errors.push(format!("{name}: no results"));
-            }
-            Err(e) => {
-                warn!(provider = %name, error = %e, "provider failed; trying the next");
-                out.errors.push(e.to_string());
-            }
+    #[tokio::test]
+    async fn searxng_pages_and_errors() {
+        let web = simweb().await;
+        let p = searxng::Searxng(Endpoint {
+            base_url: web.base_url(),
+            api_key: None,
+        });
+        let q = question();
+        let first = p.page(&http(), &request(&q.query, 1)).await.unwrap();
+        assert_eq!(first.hits.len(), 10);
+        assert!(first
+            .hits
+            .iter()
+            .take(5)
+            .any(|h| q.answer_urls.contains(&h.url)));
+        let second = p.page(&http(), &request(&q.query, 2)).await.unwrap();
+        assert_ne!(first.hits[0].url, second.hits[0].url);
+        let empty = p.page(&http(), &request("simweb:empty", 1)).await.unwrap();
+        assert!(empty.hits.is_empty() && !empty.more);
+        for (query, label) in [
+            ("simweb:error", "http_error"),
+            ("simweb:html", "malformed"),
+            ("simweb:malformed", "malformed"),
+            ("simweb:429", "rate_limited"),
+            ("simweb:slow", "timeout"),
+        ] {
+            let err = p.page(&http(), &request(query, 1)).await.unwrap_err();
+            assert_eq!(err.label(), label, "{query}: {err}");
         }
     }
-    out
+
+    #[test]
+    fn providers_without_keys_are_skipped() {
+        let config = trawl_config::SearchConfig {
+            providers: vec!["serper".into(), "searxng".into(), "nope".into()],
+            ..Default::default()
+        };
+        let env = BTreeMap::new();
+        assert_eq!(
+            build("serper", &config, &env).err(),
+            Some(Skipped::MissingKey("SERPER_API_KEY".into()))
+        );
+        assert_eq!(build("nope", &config, &env).err(), Some(Skipped::Unknown));
+        let env: BTreeMap<String, String> = [("SERPER_API_KEY".to_string(), "k".to_string())]
+            .into_iter()
+            .collect();
+        assert!(build("serper", &config, &env).is_ok());
+        assert_eq!(
+            build_all(&config, &BTreeMap::new())
+                .keys()
+                .collect::<Vec<_>>(),
+            vec!["searxng"]
+        );
+    }
 }

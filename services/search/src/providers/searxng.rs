@@ -1,17 +1,25 @@
-//! SearXNG's JSON API: `GET /search?q=…&format=json&pageno=N`.
+//! SearXNG's JSON API: `GET {base}/search?q=…&format=json&pageno=N[&time_range=day]`.
+//! The instance must have the `json` output format enabled (SearXNG answers 403 otherwise).
 
+use async_trait::async_trait;
 use serde::Deserialize;
 
-use super::{ProviderError, RawResult};
+use super::{
+    json_body, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage,
+};
+
+const NAME: &str = "searxng";
+
+pub struct Searxng(pub Endpoint);
 
 #[derive(Deserialize)]
 struct Response {
     #[serde(default)]
-    results: Vec<Hit>,
+    results: Vec<Result>,
 }
 
 #[derive(Deserialize)]
-struct Hit {
+struct Result {
     url: String,
     #[serde(default)]
     title: String,
@@ -19,54 +27,56 @@ struct Hit {
     content: String,
 }
 
-/// Pages through results until `target` or a page comes back empty (at most 5 pages).
-pub async fn search(
-    http: &reqwest::Client,
-    base: &str,
-    query: &str,
-    target: usize,
-) -> Result<Vec<RawResult>, ProviderError> {
-    let err = |reason: String| ProviderError::Request {
-        provider: "searxng".into(),
-        reason,
-    };
-    let endpoint = format!("{}/search", base.trim_end_matches('/'));
-    let mut out = Vec::new();
-    for page in 1..=5u32 {
+#[async_trait]
+impl Provider for Searxng {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn page(
+        &self,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
+    ) -> std::result::Result<ResultPage, ProviderError> {
+        let mut query = vec![
+            ("q", request.query.to_owned()),
+            ("format", "json".to_owned()),
+            ("pageno", request.page.to_string()),
+        ];
+        if request.news {
+            query.push(("categories", "news".to_owned()));
+        }
+        let range = match request.freshness {
+            Freshness::Any => None,
+            Freshness::Day => Some("day"),
+            Freshness::Week => Some("week"),
+            Freshness::Month => Some("month"),
+            Freshness::Year => Some("year"),
+        };
+        if let Some(range) = range {
+            query.push(("time_range", range.to_owned()));
+        }
         let response = http
-            .get(&endpoint)
-            .query(&[
-                ("q", query),
-                ("format", "json"),
-                ("pageno", &page.to_string()),
-            ])
+            .get(format!("{}/search", self.0.base_url))
+            .query(&query)
             .send()
             .await
-            .map_err(|e| err(trawl_pipeline::error::describe(&e)))?;
-        if !response.status().is_success() {
-            return Err(err(format!("HTTP {}", response.status())));
-        }
-        let body: Response = response.json().await.map_err(|e| ProviderError::Response {
-            provider: "searxng".into(),
-            reason: trawl_pipeline::error::describe(&e),
-        })?;
-        if body.results.is_empty() {
-            break;
-        }
-        for hit in body.results {
-            let position = out.len() as u32 + 1;
-            out.push(RawResult {
-                url: hit.url,
-                title: hit.title,
-                snippet: hit.content,
-                provider: "searxng".into(),
-                position,
-            });
-        }
-        if out.len() >= target {
-            out.truncate(target);
-            break;
-        }
+            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
+        ProviderError::check_status(NAME, &response)?;
+        let body: Response = json_body(NAME, response).await?;
+        let more = !body.results.is_empty();
+        Ok(ResultPage {
+            hits: body
+                .results
+                .into_iter()
+                .map(|r| Hit {
+                    url: r.url,
+                    title: r.title,
+                    snippet: r.content,
+                })
+                .collect(),
+            answer: None,
+            more,
+        })
     }
-    Ok(out)
 }

@@ -1,0 +1,197 @@
+//! Running a provider chain for one query: paging, caching, fallback.
+//!
+//! Providers are tried in order. Each is paged until `target` results, until it says there is
+//! no more, or until a page comes back empty; an error, timeout or empty *first* page moves on to
+//! the next provider (an error on a later page keeps what the earlier pages gave). Every page
+//! answer is cached in the store per (provider, vertical, freshness, page, query), so a repeated
+//! batch makes no repeated provider calls. Every attempt is recorded for the work product.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tracing::warn;
+use trawl_store::{Cache, Store};
+
+use crate::metrics::{labels, METRICS};
+use crate::providers::{Freshness, PageRequest, Provider, RawResult, ResultPage};
+
+/// Pages asked of one provider for one query at most.
+const MAX_PAGES: u32 = 10;
+const PER_PAGE: u32 = 10;
+
+/// One page request and how it went, for `search.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub provider: String,
+    pub query: String,
+    pub page: u32,
+    /// `ok`, `empty`, `cached`, `skipped` or an error label (`timeout`, `http_error` …).
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+#[derive(Debug, Default)]
+pub struct ChainResult {
+    pub results: Vec<RawResult>,
+    /// Direct answers written by a provider (Tavily), by provider.
+    pub answers: Vec<(String, String)>,
+    pub attempts: Vec<Attempt>,
+    /// True if at least one provider answered (even with nothing): an empty answer is an
+    /// answer, a failure of every provider is an outage.
+    pub answered: bool,
+}
+
+pub struct Search<'a> {
+    pub providers: &'a BTreeMap<String, Box<dyn Provider>>,
+    pub http: &'a reqwest::Client,
+    pub store: &'a dyn Store,
+    pub cache_ttl: Duration,
+}
+
+impl Search<'_> {
+    pub async fn chain(
+        &self,
+        chain: &[String],
+        query: &str,
+        target: usize,
+        freshness: Freshness,
+        news: bool,
+    ) -> ChainResult {
+        let mut out = ChainResult::default();
+        for name in chain {
+            let Some(provider) = self.providers.get(name) else {
+                out.attempts.push(Attempt {
+                    provider: name.clone(),
+                    query: query.to_owned(),
+                    page: 0,
+                    outcome: "skipped".into(),
+                    detail: "not configured (unknown, or no API key)".into(),
+                });
+                continue;
+            };
+            let mut got: Vec<RawResult> = Vec::new();
+            for page in 1..=MAX_PAGES {
+                let request = PageRequest {
+                    query,
+                    page,
+                    per_page: PER_PAGE,
+                    freshness,
+                    news,
+                };
+                let (answer, mut attempt) = self.page(provider.as_ref(), &request).await;
+                attempt.provider = name.clone();
+                let page_result = match answer {
+                    Ok(p) => p,
+                    Err(e) => {
+                        attempt.outcome = e.label().into();
+                        attempt.detail = e.to_string();
+                        out.attempts.push(attempt);
+                        break;
+                    }
+                };
+                out.answered = true;
+                if page_result.hits.is_empty() && attempt.outcome == "ok" {
+                    attempt.outcome = "empty".into();
+                }
+                out.attempts.push(attempt);
+                if let Some(answer) = page_result.answer {
+                    out.answers.push((name.clone(), answer));
+                }
+                let done = page_result.hits.is_empty() || !page_result.more;
+                for hit in page_result.hits {
+                    let position = got.len() as u32 + 1;
+                    got.push(RawResult {
+                        url: hit.url,
+                        title: hit.title,
+                        snippet: hit.snippet,
+                        provider: name.clone(),
+                        position,
+                    });
+                }
+                if done || got.len() >= target {
+                    break;
+                }
+            }
+            if !got.is_empty() {
+                got.truncate(target);
+                out.results = got;
+                return out;
+            }
+        }
+        out
+    }
+
+    /// One page, from the cache or the provider.
+    async fn page(
+        &self,
+        provider: &dyn Provider,
+        request: &PageRequest<'_>,
+    ) -> (Result<ResultPage, crate::providers::ProviderError>, Attempt) {
+        let name = provider.name();
+        let key = format!(
+            "{name}|{}|{:?}|{}|{}",
+            if request.news { "news" } else { "web" },
+            request.freshness,
+            request.page,
+            request.query
+        );
+        let mut attempt = Attempt {
+            provider: name.into(),
+            query: request.query.to_owned(),
+            page: request.page,
+            outcome: "ok".into(),
+            detail: String::new(),
+        };
+        match self.store.cache_get(Cache::Search, &key).await {
+            Ok(Some(bytes)) => {
+                if let Ok(page) = serde_json::from_slice::<ResultPage>(&bytes) {
+                    METRICS
+                        .cache
+                        .get_or_create(&labels(&[("cache", "search"), ("result", "hit")]))
+                        .inc();
+                    attempt.outcome = "cached".into();
+                    return (Ok(page), attempt);
+                }
+            }
+            Ok(None) => {}
+            // A cache that cannot answer costs a provider call, never the job.
+            Err(e) => warn!(error = %e, "search cache unavailable"),
+        }
+        METRICS
+            .cache
+            .get_or_create(&labels(&[("cache", "search"), ("result", "miss")]))
+            .inc();
+        let started = Instant::now();
+        let result = provider.page(self.http, request).await;
+        METRICS
+            .provider_latency
+            .get_or_create(&labels(&[("provider", name)]))
+            .observe(started.elapsed().as_secs_f64());
+        let outcome = match &result {
+            Ok(p) if p.hits.is_empty() => "empty",
+            Ok(_) => "ok",
+            Err(e) => e.label(),
+        };
+        METRICS
+            .provider_requests
+            .get_or_create(&labels(&[("provider", name), ("outcome", outcome)]))
+            .inc();
+        if let Err(e) = &result {
+            warn!(provider = name, page = request.page, error = %e, "provider request failed");
+        }
+        if let Ok(page) = &result {
+            if let Ok(bytes) = serde_json::to_vec(page) {
+                if let Err(e) = self
+                    .store
+                    .cache_put(Cache::Search, &key, &bytes, self.cache_ttl)
+                    .await
+                {
+                    warn!(error = %e, "search cache unavailable");
+                }
+            }
+        }
+        (result, attempt)
+    }
+}
