@@ -2,8 +2,9 @@
 //!
 //! * [`Corpus::generate`] builds ~300 pages on 50 `*.test` hosts around 60 invented topics.
 //! * [`serve`] / [`Simweb::start`] run one HTTP server that routes `*.test` hosts by the
-//!   Host header and answers SearXNG (`GET /search?format=json`) and OpenAI
-//!   (`POST /v1/chat/completions`, `GET /v1/models`) requests on any host.
+//!   Host header and answers, on any host: SearXNG (`GET /search?format=json`), the other
+//!   search providers' formats under their own prefixes ([`providers`]), and a scripted LLM
+//!   ([`llm`]): OpenAI chat completions, Anthropic messages and embeddings.
 //! * `hostile.test` serves misbehaving pages (see [`hostile::PATHS`]).
 
 mod content;

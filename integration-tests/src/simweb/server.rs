@@ -156,6 +156,8 @@ fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/search", get(search))
         .route("/v1/chat/completions", post(llm::chat_completions))
+        .route("/v1/messages", post(llm::messages))
+        .route("/v1/embeddings", post(llm::embeddings))
         .route("/v1/models", get(llm::models))
         .route("/healthz", get(|| async { "ok" }))
         .merge(super::providers::routes())
@@ -274,7 +276,7 @@ mod tests {
     ) -> (u16, String) {
         let mut s = TcpStream::connect(addr).await.expect("connect");
         let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nAuthorization: Bearer test\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
         s.write_all(req.as_bytes()).await.expect("write");

@@ -27,8 +27,8 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     if query.chars().count() > MAX_QUERY_CHARS {
         bail!("the question is longer than {MAX_QUERY_CHARS} characters");
     }
-    let search =
-        trawl_search::SearchStage::new(&config).context("failed to build the HTTP client")?;
+    let search = trawl_search::SearchStage::new(&config)
+        .map_err(|e| anyhow::anyhow!("failed to build the search stage: {e}"))?;
     let fetch = trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
     let rt = Runtime::embedded(config);
     let (stop, shutdown) = Shutdown::manual();

@@ -18,7 +18,7 @@ pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     match args.stage.as_str() {
         "search" => {
             let stage = trawl_search::SearchStage::new(&config)
-                .context("failed to build the HTTP client")?;
+                .map_err(|e| anyhow::anyhow!("failed to build the search stage: {e}"))?;
             serve(config, Queue::Search, stage).await?
         }
         "fetch" => {

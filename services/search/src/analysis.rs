@@ -1,13 +1,30 @@
-//! Query analysis without an LLM: the heuristic path every deployment has.
+//! Query analysis: what the question asks, and which searches answer it.
+//!
+//! With an LLM: one call returning validated JSON (`intent`, 1–5 `sub_queries`, `info_type`,
+//! `target_data_points`, `search_strategy`), one repair turn if the JSON is invalid, and the
+//! heuristic path if that fails too. Without an LLM, or after such a failure: the heuristic
+//! (content words without stop words, quoted phrases kept, news detection, the question itself
+//! as the one sub-query). The work product records which path ran and why.
 
 use serde::{Deserialize, Serialize};
+use trawl_llm::{ChatRequest, Llm};
 pub use trawl_pipeline::text::terms;
+
+/// Providers reject very long queries; a question is cut to this many characters for them.
+pub const MAX_QUERY_CHARS: usize = 400;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueryAnalysis {
-    /// Which path produced this analysis (`heuristic`, later `llm`).
+    /// `llm` or `heuristic`.
     pub path: String,
+    /// Why the LLM path was not taken or failed, if it was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_error: Option<String>,
+    pub intent: String,
     pub sub_queries: Vec<String>,
+    pub info_type: String,
+    pub target_data_points: Vec<String>,
+    pub search_strategy: String,
     /// Lower-cased content words of the question, stop words removed, in order.
     pub terms: Vec<String>,
     /// Quoted phrases, kept whole.
@@ -29,7 +46,33 @@ const NEWS_WORDS: &[&str] = &[
     "announced",
     "headlines",
 ];
+const NEWS_TYPES: &[&str] = &[
+    "news",
+    "latest",
+    "current events",
+    "breaking news",
+    "recent events",
+];
 
+fn time_words(question: &str) -> bool {
+    let lower = question.to_lowercase();
+    NEWS_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// Cuts at a word boundary so providers get a query they accept.
+fn provider_query(question: &str) -> String {
+    let q = question.split_whitespace().collect::<Vec<_>>().join(" ");
+    if q.chars().count() <= MAX_QUERY_CHARS {
+        return q;
+    }
+    let cut: String = q.chars().take(MAX_QUERY_CHARS).collect();
+    match cut.rfind(' ') {
+        Some(at) => cut[..at].to_owned(),
+        None => cut,
+    }
+}
+
+/// The heuristic analysis, always available.
 pub fn analyse(question: &str) -> QueryAnalysis {
     let phrases: Vec<String> = question
         .split('"')
@@ -37,14 +80,95 @@ pub fn analyse(question: &str) -> QueryAnalysis {
         .filter(|(i, p)| i % 2 == 1 && !p.trim().is_empty())
         .map(|(_, p)| p.trim().to_owned())
         .collect();
-    let lower = question.to_lowercase();
-    let is_news = NEWS_WORDS.iter().any(|w| lower.contains(w));
+    let is_news = time_words(question);
+    let query = provider_query(question);
     QueryAnalysis {
         path: "heuristic".into(),
-        sub_queries: vec![question.trim().to_owned()],
+        llm_error: None,
+        intent: String::new(),
+        sub_queries: if query.is_empty() {
+            Vec::new()
+        } else {
+            vec![query]
+        },
+        info_type: if is_news {
+            "news".into()
+        } else {
+            "facts".into()
+        },
+        target_data_points: Vec::new(),
+        search_strategy: String::new(),
         terms: terms(question),
         phrases,
         is_news,
+    }
+}
+
+#[derive(Deserialize)]
+struct LlmAnalysis {
+    intent: String,
+    sub_queries: Vec<String>,
+    info_type: String,
+    target_data_points: Vec<String>,
+    search_strategy: String,
+}
+
+const SYSTEM: &str = "You plan web searches for a research question. Reply with one JSON object \
+with exactly these keys: \"intent\" (what the asker wants, one sentence), \"sub_queries\" (1 to 5 \
+web search queries that together answer the question, the most direct first), \"info_type\" \
+(one of: facts, definition, how-to, comparison, opinion, statistics, news, latest, current events), \
+\"target_data_points\" (the specific values the answer must contain, as short noun phrases), \
+\"search_strategy\" (one sentence).";
+
+fn validate(a: &LlmAnalysis) -> Result<(), String> {
+    if a.sub_queries.is_empty() || a.sub_queries.len() > 5 {
+        return Err(format!(
+            "sub_queries must hold 1 to 5 queries, not {}",
+            a.sub_queries.len()
+        ));
+    }
+    if a.sub_queries.iter().any(|q| q.trim().is_empty()) {
+        return Err("sub_queries must not be empty strings".into());
+    }
+    if a.info_type.trim().is_empty() {
+        return Err("info_type must not be empty".into());
+    }
+    Ok(())
+}
+
+/// The LLM analysis when an LLM is configured and answers well, else the heuristic one.
+pub async fn analyse_with(llm: Option<&Llm>, question: &str) -> QueryAnalysis {
+    let mut heuristic = analyse(question);
+    let Some(llm) = llm else { return heuristic };
+    if heuristic.sub_queries.is_empty() {
+        heuristic.llm_error = Some("empty question".into());
+        return heuristic;
+    }
+    let request = ChatRequest::new(
+        "query_analysis",
+        SYSTEM,
+        format!("Question: {}", provider_query(question)),
+    );
+    match llm.json::<LlmAnalysis>(&request, validate).await {
+        Ok((a, _)) => {
+            let info_type = a.info_type.trim().to_lowercase();
+            QueryAnalysis {
+                path: "llm".into(),
+                llm_error: None,
+                is_news: NEWS_TYPES.contains(&info_type.as_str()) || time_words(question),
+                intent: a.intent,
+                sub_queries: a.sub_queries.iter().map(|q| provider_query(q)).collect(),
+                info_type,
+                target_data_points: a.target_data_points,
+                search_strategy: a.search_strategy,
+                ..heuristic
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "LLM query analysis failed; using the heuristic");
+            heuristic.llm_error = Some(e.to_string());
+            heuristic
+        }
     }
 }
 
@@ -59,13 +183,26 @@ mod tests {
             a.terms,
             vec!["melting", "point", "velmora", "alloy", "made"]
         );
+        assert_eq!(a.phrases, vec!["Velmora alloy"]);
+        assert!(!a.is_news);
         assert_eq!(
             a.sub_queries,
             vec!["What is the melting point of \"Velmora alloy\" and who made it?"]
         );
-        assert_eq!(a.phrases, vec!["Velmora alloy"]);
-        assert!(!a.is_news);
-        assert_eq!(a.sub_queries.len(), 1);
         assert!(analyse("latest news on zorbium").is_news);
+    }
+
+    #[test]
+    fn empty_long_and_other_script_questions() {
+        assert!(analyse("   ").sub_queries.is_empty());
+        let long = "zorbium ".repeat(2000);
+        let a = analyse(&long);
+        assert!(a.sub_queries[0].chars().count() <= MAX_QUERY_CHARS);
+        assert_eq!(a.terms, vec!["zorbium"]);
+        let a = analyse("Какова температура плавления зорбия?");
+        assert_eq!(
+            a.terms,
+            vec!["какова", "температура", "плавления", "зорбия"]
+        );
     }
 }

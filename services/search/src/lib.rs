@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod chain;
+pub mod judge;
 pub mod metrics;
 pub mod normalize;
 pub mod providers;

@@ -13,16 +13,21 @@ use trawl_messages::{
 use trawl_pipeline::fanin::{open_job, record_outcome, OutcomeRecord};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 
-use crate::analysis::{analyse, QueryAnalysis};
+use crate::analysis::{analyse_with, QueryAnalysis};
 use crate::chain::{Attempt, Search};
 use crate::metrics::METRICS;
 use crate::normalize::normalize;
 use crate::providers::{build_all, Freshness, Provider};
-use crate::score::{score, select, Scored};
+use crate::score::{by_score, score, select, Scored};
+use trawl_llm::Llm;
+
+/// Candidates the LLM steps (rerank, relevance, selection) look at, at most.
+const LLM_CANDIDATES: usize = 30;
 
 pub struct SearchStage {
     providers: BTreeMap<String, Box<dyn Provider>>,
     http: reqwest::Client,
+    llm: Option<Llm>,
 }
 
 /// The `search.json` work product: every provider attempt, every result with its score
@@ -32,29 +37,34 @@ struct SearchRecord<'a> {
     query: &'a str,
     analysis: &'a QueryAnalysis,
     attempts: &'a [Attempt],
+    /// What the optional LLM steps did or why they fell back.
+    notes: &'a [String],
     answers: &'a [(String, String)],
     results: &'a [Scored],
 }
 
 impl SearchStage {
     /// Builds the stage with API keys from the process environment.
-    pub fn new(config: &Config) -> Result<Self, reqwest::Error> {
+    pub fn new(config: &Config) -> Result<Self, String> {
         Self::with_env(config, &std::env::vars().collect())
     }
 
     /// Builds the stage with API keys looked up in `env` (tests pass their own).
-    pub fn with_env(
-        config: &Config,
-        env: &BTreeMap<String, String>,
-    ) -> Result<Self, reqwest::Error> {
+    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(config.search.timeout_secs))
             .user_agent(format!("{} (research; search)", config.fetch.user_agent))
             .no_proxy()
-            .build()?;
+            .build()
+            .map_err(|e| e.to_string())?;
+        let llm = match &config.llm {
+            Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
+            None => None,
+        };
         Ok(SearchStage {
             providers: build_all(&config.search, env),
             http,
+            llm,
         })
     }
 }
@@ -86,7 +96,8 @@ impl Stage for SearchStage {
     async fn handle(&self, rt: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
         let task = &msg.body;
         let cfg = &rt.config.search;
-        let analysis = analyse(&task.query);
+        let llm = self.llm.as_ref().map(|l| l.with_store(rt.store.clone()));
+        let analysis = analyse_with(llm.as_ref(), &task.query).await;
         let chain = match &task.options.providers {
             Some(p) => p.clone(),
             None if analysis.is_news => cfg.news_providers.clone(),
@@ -139,12 +150,31 @@ impl Stage for SearchStage {
 
         let min = task.options.min_relevance.unwrap_or(cfg.min_relevance);
         let max = task.options.max_urls.unwrap_or(cfg.max_urls);
-        let scored = select(best.into_values().collect(), min, max);
+        let mut candidates: Vec<Scored> = best.into_values().collect();
+        by_score(&mut candidates);
+        let mut notes = Vec::new();
+        let scored = match &llm {
+            Some(llm) => {
+                choose_with_llm(
+                    llm,
+                    rt,
+                    &analysis,
+                    &task.query,
+                    candidates,
+                    min,
+                    max,
+                    &mut notes,
+                )
+                .await
+            }
+            None => select(candidates, min, max),
+        };
         METRICS.results_per_question.observe(scored.len() as f64);
         let record = SearchRecord {
             query: &task.query,
             analysis: &analysis,
             attempts: &attempts,
+            notes: &notes,
             answers: &answers,
             results: &scored,
         };
@@ -163,6 +193,7 @@ impl Stage for SearchStage {
                 position: s.result.position,
                 score: s.score,
                 kind: s.kind,
+                file_type: s.file_type,
             })
             .collect();
         for (provider, answer) in &answers {
@@ -196,6 +227,73 @@ impl Stage for SearchStage {
     }
 }
 
+/// Selection with the optional LLM steps of `search.*`: rerank, relevance check, LLM pick. Each
+/// falls back to the formula when the LLM cannot answer, with a note saying so.
+#[allow(clippy::too_many_arguments)]
+async fn choose_with_llm(
+    llm: &Llm,
+    rt: &Runtime,
+    analysis: &QueryAnalysis,
+    question: &str,
+    mut candidates: Vec<Scored>,
+    min: f64,
+    max: usize,
+    notes: &mut Vec<String>,
+) -> Vec<Scored> {
+    let cfg = &rt.config.search;
+    let top = candidates.len().min(LLM_CANDIDATES);
+    if cfg.rerank {
+        match crate::judge::rerank(llm, question, &candidates[..top]).await {
+            Ok(similarities) => {
+                for (s, sim) in candidates.iter_mut().zip(similarities) {
+                    s.similarity = Some(sim);
+                }
+                // The formula still gates; similarity only reorders what passes it.
+                let key = |s: &Scored| 0.7 * s.score + 0.3 * s.similarity.unwrap_or(0.0);
+                candidates[..top].sort_by(|a, b| key(b).total_cmp(&key(a)));
+                notes.push("reranked by embedding similarity".into());
+            }
+            Err(e) => notes.push(format!("rerank failed, formula order kept: {e}")),
+        }
+    }
+    if cfg.llm_relevance {
+        let mut asked = 0;
+        for s in candidates.iter_mut().filter(|s| s.score >= min) {
+            if asked >= 2 * max {
+                break;
+            }
+            asked += 1;
+            match crate::judge::relevance(llm, rt.store.as_ref(), analysis, question, s).await {
+                Ok(r) => s.llm_relevance = Some(r),
+                Err(e) => notes.push(format!(
+                    "relevance check of {} failed, kept by score: {e}",
+                    s.url
+                )),
+            }
+        }
+    }
+    if cfg.selection == "llm" {
+        match crate::judge::llm_select(llm, question, &candidates[..top], max).await {
+            Ok(picked) => {
+                for (i, s) in candidates.iter_mut().enumerate() {
+                    s.selected = picked.contains(&i);
+                    s.reason = if s.selected {
+                        "picked by the LLM".into()
+                    } else {
+                        "not picked by the LLM".into()
+                    };
+                }
+                let mut order: Vec<Scored> =
+                    picked.iter().map(|&i| candidates[i].clone()).collect();
+                order.extend(candidates.into_iter().filter(|s| !s.selected));
+                return order;
+            }
+            Err(e) => notes.push(format!("LLM selection failed, selected by score: {e}")),
+        }
+    }
+    select(candidates, min, max)
+}
+
 /// A provider's direct answer as a source: its "URL" names the provider, since there is no page.
 fn answer_source(provider: &str, answer: &str) -> Source {
     Source {
@@ -207,6 +305,7 @@ fn answer_source(provider: &str, answer: &str) -> Source {
         position: 0,
         score: 1.0,
         kind: SourceKind::Answer,
+        file_type: None,
     }
 }
 

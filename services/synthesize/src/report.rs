@@ -242,6 +242,7 @@ mod tests {
                 position: idx + 1,
                 score: 0.5,
                 kind: SourceKind::Page,
+                file_type: None,
             },
             final_url: format!("http://s{idx}.test/"),
             title: format!("Source {idx}"),

@@ -151,6 +151,12 @@ pub struct SearchConfig {
     pub freshness: String,
     /// How long a provider's answer to one (query, page) is reused.
     pub cache_ttl_secs: u64,
+    /// Ask the LLM whether each candidate is relevant (needs `[llm]`; cached per question and URL).
+    pub llm_relevance: bool,
+    /// Reorder candidates by embedding similarity to the question (needs `llm.embedding_model`).
+    pub rerank: bool,
+    /// `score` (the formula) or `llm` (the LLM picks from the result list; the score is the fallback).
+    pub selection: String,
     /// Results scoring below this are not fetched.
     pub min_relevance: f64,
     /// At most this many URLs are fetched per question.
@@ -169,6 +175,9 @@ impl Default for SearchConfig {
             results_per_query: 15,
             freshness: "any".into(),
             cache_ttl_secs: 24 * 3600,
+            llm_relevance: false,
+            rerank: false,
+            selection: "score".into(),
             min_relevance: 0.3,
             max_urls: 10,
             timeout_secs: 15,
@@ -248,13 +257,46 @@ impl Default for SynthesizeConfig {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
+    /// `openai` (any OpenAI-compatible endpoint: OpenAI, Ollama, vLLM, llama.cpp) or `anthropic`.
     pub provider: String,
+    /// Empty: the provider's public endpoint.
     pub base_url: String,
     pub model: String,
-    /// Name of the environment variable that holds the API key (never the key itself).
+    /// Name of the environment variable that holds the API key (never the key itself). Empty:
+    /// `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`. A local server without auth may leave it unset.
     pub api_key_env: String,
+    pub timeout_secs: u64,
+    /// Retries on 429 and 5xx, with back-off (honouring Retry-After).
+    pub max_retries: u32,
+    /// Ask for JSON output where the endpoint supports it (`response_format`).
+    pub json_mode: bool,
+    /// How long an identical request's answer is reused (0: no cache).
+    pub cache_ttl_secs: u64,
+    /// Prices per million tokens, for cost metrics and reports.
+    pub input_price_per_mtok: f64,
+    pub output_price_per_mtok: f64,
+    /// Model for `/embeddings` (semantic rerank); empty disables rerank.
+    pub embedding_model: String,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: "openai".into(),
+            base_url: String::new(),
+            model: "gpt-4o-mini".into(),
+            api_key_env: String::new(),
+            timeout_secs: 60,
+            max_retries: 3,
+            json_mode: true,
+            cache_ttl_secs: 7 * 24 * 3600,
+            input_price_per_mtok: 0.0,
+            output_price_per_mtok: 0.0,
+            embedding_model: String::new(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -353,6 +395,25 @@ impl Config {
                 "search.freshness must be any, day, week, month or year (got {:?})",
                 self.search.freshness
             ));
+        }
+        if !matches!(self.search.selection.as_str(), "score" | "llm") {
+            problems.push(format!(
+                "search.selection must be score or llm (got {:?})",
+                self.search.selection
+            ));
+        }
+        let needs_llm =
+            self.search.llm_relevance || self.search.rerank || self.search.selection == "llm";
+        if needs_llm && self.llm.is_none() {
+            problems.push("search.llm_relevance, search.rerank and search.selection = \"llm\" need an [llm] section".into());
+        }
+        if self.search.rerank
+            && self
+                .llm
+                .as_ref()
+                .is_some_and(|l| l.embedding_model.is_empty())
+        {
+            problems.push("search.rerank needs llm.embedding_model".into());
         }
         if self.search.results_per_query == 0 {
             problems.push("search.results_per_query must be at least 1".into());

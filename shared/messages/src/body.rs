@@ -36,6 +36,20 @@ pub enum SourceKind {
     Answer,
 }
 
+/// What kind of file a `File` source is, from its extension, path and title.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileType {
+    Pdf,
+    Doc,
+    Spreadsheet,
+    Text,
+    Archive,
+    Image,
+    /// A download whose type only the response will tell.
+    Unknown,
+}
+
 /// A URL the search stage selected, with why it was selected. `idx` is its stable number within
 /// the job: the fan-in record counts outcomes by it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -49,6 +63,8 @@ pub struct Source {
     pub position: u32,
     pub score: f64,
     pub kind: SourceKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_type: Option<FileType>,
 }
 
 /// `trawl.search`: one research question.

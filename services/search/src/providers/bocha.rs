@@ -1,25 +1,231 @@
-//! Bocha: placeholder until its module lands.
+//! Bocha Web Search API: `POST {base}/v1/web-search` with a JSON body
+//! `{"query","freshness","summary","count","page"}` and `Authorization: Bearer <key>`. Bocha wraps
+//! every answer in `{"code","log_id","msg","data"}` and may report a failure in `code` even
+//! when the HTTP status is 200.
 
 use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{Endpoint, PageRequest, Provider, ProviderError, ResultPage};
+use super::{
+    json_body, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage,
+};
+
+const NAME: &str = "bocha";
+/// Bocha accepts `count` from 1 to 50.
+const MAX_COUNT: u32 = 50;
 
 pub struct Bocha(pub Endpoint);
+
+#[derive(Deserialize)]
+struct Envelope {
+    /// A number in the documentation, but seen as a string in some error bodies.
+    #[serde(default)]
+    code: Option<serde_json::Value>,
+    #[serde(default)]
+    data: Option<Data>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Data {
+    #[serde(default)]
+    web_pages: Option<WebPages>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WebPages {
+    #[serde(default)]
+    total_estimated_matches: u64,
+    #[serde(default)]
+    value: Vec<WebPage>,
+}
+
+#[derive(Deserialize)]
+struct WebPage {
+    url: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    snippet: String,
+    /// Only present when the request asked for `summary: true`; longer than `snippet`.
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+fn freshness(f: Freshness) -> &'static str {
+    match f {
+        Freshness::Any => "noLimit",
+        Freshness::Day => "oneDay",
+        Freshness::Week => "oneWeek",
+        Freshness::Month => "oneMonth",
+        Freshness::Year => "oneYear",
+    }
+}
+
+fn count(request: &PageRequest<'_>) -> u32 {
+    request.per_page.clamp(1, MAX_COUNT)
+}
+
+/// The error a body `code` other than 200 stands for, if any.
+fn body_error(code: Option<&serde_json::Value>) -> Option<ProviderError> {
+    let code = match code? {
+        serde_json::Value::Number(n) => n.as_u64()?,
+        serde_json::Value::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    match code {
+        200 => None,
+        429 => Some(ProviderError::RateLimited {
+            provider: NAME,
+            retry_after: None,
+        }),
+        other => Some(ProviderError::Status {
+            provider: NAME,
+            status: u16::try_from(other).unwrap_or(500),
+        }),
+    }
+}
+
+impl Bocha {
+    /// The request for one page; separate so tests can inspect what is sent.
+    fn build(&self, http: &reqwest::Client, request: &PageRequest<'_>) -> reqwest::RequestBuilder {
+        let body = json!({
+            "query": request.query,
+            "freshness": freshness(request.freshness),
+            "summary": true,
+            "count": count(request),
+            "page": request.page.max(1),
+        });
+        let mut builder = http
+            .post(format!("{}/v1/web-search", self.0.base_url))
+            .json(&body);
+        if let Some(key) = &self.0.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        builder
+    }
+}
 
 #[async_trait]
 impl Provider for Bocha {
     fn name(&self) -> &'static str {
-        "bocha"
+        NAME
     }
 
     async fn page(
         &self,
-        _: &reqwest::Client,
-        _: &PageRequest<'_>,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
     ) -> Result<ResultPage, ProviderError> {
-        Err(ProviderError::Status {
-            provider: "bocha",
-            status: 501,
+        let response = self
+            .build(http, request)
+            .send()
+            .await
+            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
+        ProviderError::check_status(NAME, &response)?;
+        let body: Envelope = json_body(NAME, response).await?;
+        if let Some(e) = body_error(body.code.as_ref()) {
+            return Err(e);
+        }
+        let Some(pages) = body.data.and_then(|d| d.web_pages) else {
+            // No `webPages` section is how Bocha answers a query with no results.
+            return Ok(ResultPage::default());
+        };
+        let asked = count(request);
+        let more = pages.value.len() >= asked as usize
+            && u64::from(request.page.max(1)) * u64::from(asked) < pages.total_estimated_matches;
+        Ok(ResultPage {
+            hits: pages
+                .value
+                .into_iter()
+                .map(|p| Hit {
+                    url: p.url,
+                    title: p.name,
+                    snippet: p.summary.filter(|s| !s.is_empty()).unwrap_or(p.snippet),
+                })
+                .collect(),
+            answer: None,
+            more,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{endpoint, http, question, request, simweb};
+    use super::*;
+
+    #[tokio::test]
+    async fn bocha_pages_and_errors() {
+        let web = simweb().await;
+        let p = Bocha(endpoint(&web, "bocha", Some("test-key")));
+        let q = question();
+        let first = p.page(&http(), &request(&q.query, 1)).await.unwrap();
+        assert_eq!(first.hits.len(), 10);
+        assert!(first.more);
+        assert!(first
+            .hits
+            .iter()
+            .take(5)
+            .any(|h| q.answer_urls.contains(&h.url)));
+        let second = p.page(&http(), &request(&q.query, 2)).await.unwrap();
+        assert_ne!(first.hits[0].url, second.hits[0].url);
+
+        let empty = p.page(&http(), &request("simweb:empty", 1)).await.unwrap();
+        assert!(empty.hits.is_empty() && !empty.more);
+
+        let keyless = Bocha(endpoint(&web, "bocha", None));
+        let err = keyless
+            .page(&http(), &request(&q.query, 1))
+            .await
+            .unwrap_err();
+        assert_eq!(err.label(), "http_error", "{err}");
+
+        for (query, label) in [
+            ("simweb:error", "http_error"),
+            ("simweb:html", "malformed"),
+            ("simweb:malformed", "malformed"),
+            ("simweb:429", "rate_limited"),
+            ("simweb:slow", "timeout"),
+        ] {
+            let err = p.page(&http(), &request(query, 1)).await.unwrap_err();
+            assert_eq!(err.label(), label, "{query}: {err}");
+            assert!(!err.to_string().contains("test-key"));
+        }
+    }
+
+    #[tokio::test]
+    async fn bocha_sends_freshness() {
+        let web = simweb().await;
+        let p = Bocha(endpoint(&web, "bocha", Some("test-key")));
+        let q = question();
+        let mut req = request(&q.query, 1);
+        req.freshness = Freshness::Week;
+        // simweb echoes the freshness it received in `queryContext`.
+        let raw: serde_json::Value = p
+            .build(&http(), &req)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(raw["data"]["queryContext"]["freshness"], "oneWeek");
+    }
+
+    #[test]
+    fn body_codes() {
+        assert!(body_error(Some(&json!(200))).is_none());
+        assert!(body_error(None).is_none());
+        assert_eq!(
+            body_error(Some(&json!(429))).map(|e| e.label()),
+            Some("rate_limited")
+        );
+        assert!(matches!(
+            body_error(Some(&json!("403"))),
+            Some(ProviderError::Status { status: 403, .. })
+        ));
     }
 }

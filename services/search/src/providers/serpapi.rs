@@ -1,25 +1,185 @@
-//! SerpApi: placeholder until its module lands.
+//! SerpApi's Google engine: `GET {base}/search.json?engine=google&q=…&api_key=…&num=N&start=…`
+//! (`tbm=nws` for news, `tbs=qdr:…` for freshness). Results are under `organic_results` or
+//! `news_results`; `serpapi_pagination.next` says whether another page exists. A 200 whose
+//! `error` is "Google hasn't returned any results" is an empty answer, not a failure.
+//!
+//! The key travels in the URL, and reqwest puts the URL into its error messages, so every
+//! reqwest error here is stripped of its URL and the body is read here rather than through
+//! `json_body` (whose read errors would carry the URL).
 
 use async_trait::async_trait;
+use serde::Deserialize;
 
-use super::{Endpoint, PageRequest, Provider, ProviderError, ResultPage};
+use super::{serper::tbs, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage};
+
+const NAME: &str = "serpapi";
 
 pub struct SerpApi(pub Endpoint);
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    organic_results: Vec<Item>,
+    #[serde(default)]
+    news_results: Vec<Item>,
+    serpapi_pagination: Option<Pagination>,
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    // News entries can be story clusters without a link of their own; those are skipped.
+    link: Option<String>,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    snippet: String,
+}
+
+#[derive(Deserialize)]
+struct Pagination {
+    next: Option<String>,
+}
+
+fn from_reqwest(e: reqwest::Error) -> ProviderError {
+    ProviderError::from_reqwest(NAME, &e.without_url())
+}
 
 #[async_trait]
 impl Provider for SerpApi {
     fn name(&self) -> &'static str {
-        "serpapi"
+        NAME
     }
 
     async fn page(
         &self,
-        _: &reqwest::Client,
-        _: &PageRequest<'_>,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
     ) -> Result<ResultPage, ProviderError> {
-        Err(ProviderError::Status {
-            provider: "serpapi",
-            status: 501,
+        let num = request.per_page.clamp(1, 100);
+        let mut query = vec![
+            ("engine", "google".to_owned()),
+            ("q", request.query.to_owned()),
+            ("num", num.to_string()),
+            ("start", ((request.page.max(1) - 1) * num).to_string()),
+        ];
+        if request.news {
+            query.push(("tbm", "nws".to_owned()));
+        }
+        if let Some(tbs) = tbs(request.freshness) {
+            query.push(("tbs", tbs.to_owned()));
+        }
+        if let Some(key) = &self.0.api_key {
+            query.push(("api_key", key.clone()));
+        }
+        let response = http
+            .get(format!("{}/search.json", self.0.base_url))
+            .query(&query)
+            .send()
+            .await
+            .map_err(from_reqwest)?;
+        ProviderError::check_status(NAME, &response)?;
+        let bytes = response.bytes().await.map_err(from_reqwest)?;
+        let body: Response = serde_json::from_slice(&bytes).map_err(|e| {
+            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).replace('\n', " ");
+            ProviderError::Malformed {
+                provider: NAME,
+                reason: format!("{e} (body starts {head:?})"),
+            }
+        })?;
+        let items = if request.news {
+            body.news_results
+        } else {
+            body.organic_results
+        };
+        if let Some(error) = body.error {
+            // SerpApi reports "no results" as a 200 with an error; any other error in a 200 is
+            // a failure we cannot page through.
+            if items.is_empty() && !error.contains("hasn't returned any results") {
+                return Err(ProviderError::Malformed {
+                    provider: NAME,
+                    reason: format!("error in a 200 answer: {error}"),
+                });
+            }
+        }
+        let hits: Vec<Hit> = items
+            .into_iter()
+            .filter_map(|i| {
+                Some(Hit {
+                    url: i.link.filter(|l| !l.is_empty())?,
+                    title: i.title,
+                    snippet: i.snippet,
+                })
+            })
+            .collect();
+        let more = !hits.is_empty() && body.serpapi_pagination.and_then(|p| p.next).is_some();
+        Ok(ResultPage {
+            hits,
+            answer: None,
+            more,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{endpoint, http, question, request, simweb};
+    use super::*;
+
+    #[tokio::test]
+    async fn serpapi_pages_and_errors() {
+        let web = simweb().await;
+        let p = SerpApi(endpoint(&web, "serpapi", Some("test-key")));
+        let q = question();
+        let first = p.page(&http(), &request(&q.query, 1)).await.unwrap();
+        assert_eq!(first.hits.len(), 10);
+        assert!(first.more);
+        assert!(first
+            .hits
+            .iter()
+            .take(5)
+            .any(|h| q.answer_urls.contains(&h.url)));
+        let second = p.page(&http(), &request(&q.query, 2)).await.unwrap();
+        assert!(!second.hits.is_empty());
+        assert_ne!(first.hits[0].url, second.hits[0].url);
+
+        let mut news = request(&q.query, 1);
+        news.news = true;
+        let news = p.page(&http(), &news).await.unwrap();
+        assert!(news.hits.iter().any(|h| q.answer_urls.contains(&h.url)));
+
+        let empty = p.page(&http(), &request("simweb:empty", 1)).await.unwrap();
+        assert!(empty.hits.is_empty() && !empty.more);
+
+        let keyless = SerpApi(endpoint(&web, "serpapi", None));
+        let err = keyless
+            .page(&http(), &request(&q.query, 1))
+            .await
+            .unwrap_err();
+        assert_eq!(err.label(), "http_error", "{err}");
+
+        for (query, label) in [
+            ("simweb:error", "http_error"),
+            ("simweb:html", "malformed"),
+            ("simweb:malformed", "malformed"),
+            ("simweb:429", "rate_limited"),
+            ("simweb:slow", "timeout"),
+        ] {
+            let err = p.page(&http(), &request(query, 1)).await.unwrap_err();
+            assert_eq!(err.label(), label, "{query}: {err}");
+            assert!(!err.to_string().contains("test-key"), "{err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn serpapi_errors_never_show_the_key() {
+        // Nothing listens on port 9 of loopback in the test environment: a connect error, whose
+        // reqwest message would name the URL (and so the key) if it were not stripped.
+        let p = SerpApi(super::super::Endpoint {
+            base_url: "http://127.0.0.1:9".into(),
+            api_key: Some("secret-key-123".into()),
+        });
+        let err = p.page(&http(), &request("anything", 1)).await.unwrap_err();
+        assert!(!err.to_string().contains("secret-key-123"), "{err}");
     }
 }

@@ -1,25 +1,195 @@
-//! Serper: placeholder until its module lands.
+//! Serper (google.serper.dev): `POST {base}/search` (or `/news`) with the key in `X-API-KEY` and
+//! a JSON body `{"q", "num", "page", "tbs"}`. Google's results come back under `organic` (news
+//! under `news`). Serper has no "next page" field, so a clearly short page ends the paging.
 
 use async_trait::async_trait;
+use reqwest::header::HeaderValue;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{Endpoint, PageRequest, Provider, ProviderError, ResultPage};
+use super::{
+    json_body, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage,
+};
+
+const NAME: &str = "serper";
 
 pub struct Serper(pub Endpoint);
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    organic: Vec<Item>,
+    #[serde(default)]
+    news: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    // Optional so one odd entry (a knowledge card without a link) does not fail the page.
+    link: Option<String>,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    snippet: String,
+}
+
+/// Google's `tbs` time filter, shared with SerpApi, which passes the same parameter through.
+pub(super) fn tbs(freshness: Freshness) -> Option<&'static str> {
+    match freshness {
+        Freshness::Any => None,
+        Freshness::Day => Some("qdr:d"),
+        Freshness::Week => Some("qdr:w"),
+        Freshness::Month => Some("qdr:m"),
+        Freshness::Year => Some("qdr:y"),
+    }
+}
+
+impl Serper {
+    /// The request for one page; separate from `page` so the tests can see what simweb received.
+    fn build(
+        &self,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
+    ) -> Result<reqwest::RequestBuilder, ProviderError> {
+        let path = if request.news { "news" } else { "search" };
+        let mut body = json!({
+            "q": request.query,
+            // Serper accepts up to 100 per page.
+            "num": request.per_page.clamp(1, 100),
+            "page": request.page.max(1),
+        });
+        if let Some(tbs) = tbs(request.freshness) {
+            body["tbs"] = tbs.into();
+        }
+        let mut builder = http.post(format!("{}/{path}", self.0.base_url)).json(&body);
+        if let Some(key) = &self.0.api_key {
+            // The message deliberately leaves the key out: errors end up in logs and search.json.
+            let mut value = HeaderValue::from_str(key).map_err(|_| ProviderError::Request {
+                provider: NAME,
+                reason: "the API key is not a valid header value".into(),
+            })?;
+            value.set_sensitive(true);
+            builder = builder.header("X-API-KEY", value);
+        }
+        Ok(builder)
+    }
+}
 
 #[async_trait]
 impl Provider for Serper {
     fn name(&self) -> &'static str {
-        "serper"
+        NAME
     }
 
     async fn page(
         &self,
-        _: &reqwest::Client,
-        _: &PageRequest<'_>,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
     ) -> Result<ResultPage, ProviderError> {
-        Err(ProviderError::Status {
-            provider: "serper",
-            status: 501,
+        let response = self
+            .build(http, request)?
+            .send()
+            .await
+            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
+        ProviderError::check_status(NAME, &response)?;
+        let body: Response = json_body(NAME, response).await?;
+        let items = if request.news {
+            body.news
+        } else {
+            body.organic
+        };
+        let hits: Vec<Hit> = items
+            .into_iter()
+            .filter_map(|i| {
+                Some(Hit {
+                    url: i.link.filter(|l| !l.is_empty())?,
+                    title: i.title,
+                    snippet: i.snippet,
+                })
+            })
+            .collect();
+        // Google routinely drops a result or two from a full page, so only a page with less than
+        // half of what was asked counts as the last one; an empty next page ends paging anyway.
+        let more = !hits.is_empty() && hits.len() as u32 * 2 >= request.per_page;
+        Ok(ResultPage {
+            hits,
+            answer: None,
+            more,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{endpoint, http, question, request, simweb};
+    use super::*;
+
+    #[tokio::test]
+    async fn serper_pages_and_errors() {
+        let web = simweb().await;
+        let p = Serper(endpoint(&web, "serper", Some("test-key")));
+        let q = question();
+        let first = p.page(&http(), &request(&q.query, 1)).await.unwrap();
+        assert_eq!(first.hits.len(), 10);
+        assert!(first.more);
+        assert!(first
+            .hits
+            .iter()
+            .take(5)
+            .any(|h| q.answer_urls.contains(&h.url)));
+        let second = p.page(&http(), &request(&q.query, 2)).await.unwrap();
+        assert!(!second.hits.is_empty());
+        assert_ne!(first.hits[0].url, second.hits[0].url);
+
+        let mut news = request(&q.query, 1);
+        news.news = true;
+        let news = p.page(&http(), &news).await.unwrap();
+        assert!(news.hits.iter().any(|h| q.answer_urls.contains(&h.url)));
+
+        let empty = p.page(&http(), &request("simweb:empty", 1)).await.unwrap();
+        assert!(empty.hits.is_empty() && !empty.more);
+
+        let keyless = Serper(endpoint(&web, "serper", None));
+        let err = keyless
+            .page(&http(), &request(&q.query, 1))
+            .await
+            .unwrap_err();
+        assert_eq!(err.label(), "http_error", "{err}");
+        assert!(!err.to_string().contains("test-key"));
+
+        for (query, label) in [
+            ("simweb:error", "http_error"),
+            ("simweb:html", "malformed"),
+            ("simweb:malformed", "malformed"),
+            ("simweb:429", "rate_limited"),
+            ("simweb:slow", "timeout"),
+        ] {
+            let err = p.page(&http(), &request(query, 1)).await.unwrap_err();
+            assert_eq!(err.label(), label, "{query}: {err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn serper_sends_freshness_as_tbs() {
+        let web = simweb().await;
+        let p = Serper(endpoint(&web, "serper", Some("test-key")));
+        let q = question();
+        let mut req = request(&q.query, 2);
+        req.freshness = Freshness::Week;
+        // simweb echoes the parameters it parsed under `searchParameters`, as Serper does.
+        let echoed: serde_json::Value = p
+            .build(&http(), &req)
+            .unwrap()
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let params = &echoed["searchParameters"];
+        assert_eq!(params["tbs"], "qdr:w");
+        assert_eq!(params["page"], 2);
+        assert_eq!(params["num"], 10);
+        assert_eq!(params["q"], q.query.as_str());
     }
 }

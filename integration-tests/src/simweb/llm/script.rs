@@ -1,0 +1,272 @@
+//! The scripted model behind both chat APIs: picks the task from the system prompt, answers
+//! it with [`super::tasks`], and applies the `simweb:*` markers found in the prompt.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
+
+use super::tasks;
+
+/// Prefix of the system prompt's first line naming the task.
+pub const TASK_PREFIX: &str = "trawl task:";
+/// A later user message containing this asks the model to repair its previous answer.
+pub const REPAIR_PHRASE: &str = "not valid JSON";
+/// The `simweb:badjson` answer.
+pub const PROSE: &str = "I think the answer is probably fine.";
+/// How long `simweb:llm-slow` waits before answering.
+pub const SLOW: Duration = Duration::from_secs(30);
+
+/// One message, with its content flattened to text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Msg {
+    pub role: String,
+    pub text: String,
+}
+
+/// A chat request reduced to what the script looks at.
+#[derive(Debug, Clone, Default)]
+pub struct Chat {
+    pub system: String,
+    pub messages: Vec<Msg>,
+    /// OpenAI `response_format` of type `json_object` or `json_schema`.
+    pub json_mode: bool,
+}
+
+/// What the endpoint should do with a request; each API renders it in its own wire format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Reply(String),
+    /// `simweb:llm-429`, first request for the prompt: 429 with `Retry-After: 1`.
+    RateLimited,
+    /// `simweb:llm-500`: 500.
+    ServerError,
+    /// `simweb:no-json-mode` with JSON mode requested: 400 on `response_format`.
+    JsonModeUnsupported,
+}
+
+/// Requests seen per prompt hash, for `simweb:llm-429` (process-wide, so 429-once holds across
+/// servers and APIs in one test binary; tests should use distinct prompts).
+static SEEN_429: LazyLock<Mutex<HashMap<u64, u32>>> = LazyLock::new(Default::default);
+
+/// FNV-1a, 64 bit.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Counts a request for `prompt`; true only for the first one in this process.
+fn first_request(prompt: &str) -> bool {
+    let mut seen = SEEN_429.lock().unwrap_or_else(|e| e.into_inner());
+    let n = seen.entry(fnv1a(prompt.as_bytes())).or_insert(0);
+    *n = n.saturating_add(1);
+    *n == 1
+}
+
+impl Chat {
+    /// The task named by the system prompt's first line (`trawl task: <task>`), if any.
+    pub fn task(&self) -> Option<&str> {
+        let first = self.system.lines().next()?.trim();
+        first.strip_prefix(TASK_PREFIX).map(str::trim)
+    }
+
+    fn prompt_index(&self) -> Option<usize> {
+        let users = || {
+            self.messages
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, m)| m.role == "user")
+        };
+        users()
+            .find(|(_, m)| !m.text.contains(REPAIR_PHRASE))
+            .or_else(|| users().next())
+            .map(|(i, _)| i)
+    }
+
+    /// The prompt: the last user message that is not a repair request (else the last user
+    /// message, else "").
+    pub fn prompt(&self) -> &str {
+        self.prompt_index()
+            .map(|i| self.messages[i].text.as_str())
+            .unwrap_or("")
+    }
+
+    /// Whether a user message after the prompt asks for a repair (contains `not valid JSON`).
+    pub fn repair_requested(&self) -> bool {
+        self.prompt_index().is_some_and(|i| {
+            self.messages[i + 1..]
+                .iter()
+                .any(|m| m.role == "user" && m.text.contains(REPAIR_PHRASE))
+        })
+    }
+
+    /// The reply text, ignoring the HTTP-level markers.
+    pub fn reply(&self) -> String {
+        let prompt = self.prompt();
+        let value = match self.task() {
+            Some("query_analysis") => tasks::query_analysis(prompt),
+            Some("relevance") => tasks::relevance(prompt),
+            Some("select") => tasks::select(prompt),
+            _ => {
+                let head: String = prompt.chars().take(100).collect();
+                return format!("SIMULATED: {head}");
+            }
+        };
+        if prompt.contains("simweb:badjson-always")
+            || (prompt.contains("simweb:badjson") && !self.repair_requested())
+        {
+            return PROSE.to_string();
+        }
+        let mut text = value.to_string();
+        if prompt.contains("simweb:fenced") {
+            text = format!("Here you go:\n```json\n{text}\n```\nHope it helps");
+        }
+        if prompt.contains("simweb:think") {
+            text = format!("<think>reasoning about {{\"not\": \"this\"}}</think>{text}");
+        }
+        text
+    }
+
+    /// Applies the markers in order: `llm-500`, `llm-429` (first request only),
+    /// `no-json-mode` (only with JSON mode), `llm-slow` (sleeps, then answers).
+    pub async fn respond(&self) -> Outcome {
+        let prompt = self.prompt();
+        if prompt.contains("simweb:llm-500") {
+            return Outcome::ServerError;
+        }
+        if prompt.contains("simweb:llm-429") && first_request(prompt) {
+            return Outcome::RateLimited;
+        }
+        if self.json_mode && prompt.contains("simweb:no-json-mode") {
+            return Outcome::JsonModeUnsupported;
+        }
+        if prompt.contains("simweb:llm-slow") {
+            tokio::time::sleep(SLOW).await;
+        }
+        Outcome::Reply(self.reply())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    fn chat(task: &str, user: &[&str]) -> Chat {
+        let mut messages = Vec::new();
+        for (i, u) in user.iter().enumerate() {
+            if i > 0 {
+                messages.push(Msg {
+                    role: "assistant".into(),
+                    text: PROSE.into(),
+                });
+            }
+            messages.push(Msg {
+                role: "user".into(),
+                text: (*u).into(),
+            });
+        }
+        Chat {
+            system: format!("trawl task: {task}\nYou are a careful assistant."),
+            messages,
+            json_mode: false,
+        }
+    }
+
+    fn json(text: &str) -> Value {
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    const PROMPT: &str = "Question: Who discovered Kelvar?";
+
+    #[test]
+    fn task_and_prompt() {
+        let c = chat(
+            "relevance",
+            &[PROMPT, "That was not valid JSON. Answer again."],
+        );
+        assert_eq!(c.task(), Some("relevance"));
+        assert_eq!(c.prompt(), PROMPT);
+        assert!(c.repair_requested());
+        assert!(!chat("relevance", &[PROMPT]).repair_requested());
+        let none = Chat {
+            system: "be brief".into(),
+            ..chat("x", &["hi"])
+        };
+        assert_eq!(none.task(), None);
+        assert_eq!(none.reply(), "SIMULATED: hi");
+        assert_eq!(chat("summarise", &["hello"]).reply(), "SIMULATED: hello");
+    }
+
+    #[test]
+    fn every_task_answers_json() {
+        let qa = json(&chat("query_analysis", &[PROMPT]).reply());
+        assert_eq!(qa["sub_queries"][0], "Who discovered Kelvar?");
+        assert_eq!(qa["target_data_points"][0], "discoverer");
+        let rel =
+            "Question: Who discovered Kelvar?\nTitle: Kelvar\nURL: http://a.test/\nSnippet: s";
+        assert_eq!(json(&chat("relevance", &[rel]).reply())["relevant"], true);
+        let sel =
+            "Question: Who discovered Kelvar?\nPick at most 3\n1. Kelvar | http://a.test/ | s";
+        assert_eq!(
+            json(&chat("select", &[sel]).reply())["selected"],
+            serde_json::json!([1])
+        );
+    }
+
+    #[test]
+    fn text_markers() {
+        let clean = chat("query_analysis", &[PROMPT]).reply();
+        let with = |m: &str| format!("{PROMPT}\n{m}");
+
+        let bad = with("simweb:badjson");
+        assert_eq!(chat("query_analysis", &[&bad]).reply(), PROSE);
+        assert_eq!(chat("query_analysis", &[&bad]).reply(), PROSE);
+        let repair = "Your answer was not valid JSON. Reply with JSON only.";
+        assert_eq!(chat("query_analysis", &[&bad, repair]).reply(), clean);
+
+        let always = with("simweb:badjson-always");
+        assert_eq!(chat("query_analysis", &[&always]).reply(), PROSE);
+        assert_eq!(chat("query_analysis", &[&always, repair]).reply(), PROSE);
+
+        let fenced = chat("query_analysis", &[&with("simweb:fenced")]).reply();
+        assert_eq!(
+            fenced,
+            format!("Here you go:\n```json\n{clean}\n```\nHope it helps")
+        );
+
+        let think = chat("query_analysis", &[&with("simweb:think")]).reply();
+        let rest = think
+            .strip_prefix("<think>reasoning about {\"not\": \"this\"}</think>")
+            .expect("think prefix");
+        assert_eq!(rest, clean);
+    }
+
+    #[tokio::test]
+    async fn http_markers() {
+        let c = chat("select", &["simweb:llm-500 script-500"]);
+        assert_eq!(c.respond().await, Outcome::ServerError);
+        assert_eq!(c.respond().await, Outcome::ServerError);
+
+        let c = chat("select", &["simweb:llm-429 script-429-once"]);
+        assert_eq!(c.respond().await, Outcome::RateLimited);
+        assert!(matches!(c.respond().await, Outcome::Reply(_)));
+        assert!(matches!(c.respond().await, Outcome::Reply(_)));
+        // Counted per prompt: another prompt gets its own first 429.
+        let other = chat("select", &["simweb:llm-429 script-429-other"]);
+        assert_eq!(other.respond().await, Outcome::RateLimited);
+
+        let mut c = chat("select", &["simweb:no-json-mode script"]);
+        assert!(matches!(c.respond().await, Outcome::Reply(_)));
+        c.json_mode = true;
+        assert_eq!(c.respond().await, Outcome::JsonModeUnsupported);
+
+        let slow = chat("select", &["simweb:llm-slow script"]);
+        let r = tokio::time::timeout(Duration::from_millis(300), slow.respond()).await;
+        assert!(r.is_err(), "slow marker answered early");
+    }
+}

@@ -1,0 +1,70 @@
+//! LLM metrics, declared once: requests, latency, tokens and cost by model.
+
+use std::sync::LazyLock;
+
+use trawl_telemetry::prometheus_client::metrics::counter::Counter;
+use trawl_telemetry::prometheus_client::metrics::family::Family;
+use trawl_telemetry::prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use trawl_telemetry::{register, Labels};
+
+use crate::Usage;
+
+pub(crate) struct LlmMetrics {
+    /// Requests by model, task and outcome (`ok`, `timeout`, `rate_limited` …).
+    pub requests: Family<Labels, Counter>,
+    pub latency: Family<Labels, Histogram>,
+    /// Tokens by model and kind (`input`, `output`).
+    pub tokens: Family<Labels, Counter>,
+    /// Spend by model, in micro-dollars (integers count exactly).
+    pub cost: Family<Labels, Counter>,
+    pub cache_hits: Counter,
+}
+
+pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
+    requests: register(
+        "llm_requests",
+        "LLM requests by model, task and outcome",
+        Family::default(),
+    ),
+    latency: register(
+        "llm_latency_seconds",
+        "LLM response time",
+        Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.05, 2.0, 12))),
+    ),
+    tokens: register(
+        "llm_tokens",
+        "LLM tokens by model and kind",
+        Family::default(),
+    ),
+    cost: register(
+        "llm_cost_microdollars",
+        "LLM spend by model, from configured prices",
+        Family::default(),
+    ),
+    cache_hits: register(
+        "llm_cache_hits",
+        "LLM answers served from the cache",
+        Counter::default(),
+    ),
+});
+
+impl LlmMetrics {
+    pub fn record_usage(&self, model: &str, usage: &Usage, input_price: f64, output_price: f64) {
+        self.tokens
+            .get_or_create(&labels(&[("model", model), ("kind", "input")]))
+            .inc_by(usage.input_tokens);
+        self.tokens
+            .get_or_create(&labels(&[("model", model), ("kind", "output")]))
+            .inc_by(usage.output_tokens);
+        let micro = (usage.input_tokens as f64 * input_price
+            + usage.output_tokens as f64 * output_price)
+            .round() as u64;
+        self.cost
+            .get_or_create(&labels(&[("model", model)]))
+            .inc_by(micro);
+    }
+}
+
+pub(crate) fn labels(pairs: &[(&'static str, &str)]) -> Labels {
+    pairs.iter().map(|&(k, v)| (k, v.to_owned())).collect()
+}

@@ -1,0 +1,180 @@
+//! The LLM client against simweb's scripted OpenAI-compatible and Anthropic endpoints over real
+//! HTTP: JSON extraction, the repair turn, retries on 429, timeouts, JSON-mode fallback, caching.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use trawl_config::LlmConfig;
+use trawl_integration_tests::simweb::{Corpus, Simweb};
+use trawl_llm::{ChatRequest, Llm, LlmError};
+use trawl_store::{MemoryStore, Store};
+
+#[derive(Debug, Deserialize)]
+struct Analysis {
+    sub_queries: Vec<String>,
+    info_type: String,
+}
+
+async fn simweb() -> Simweb {
+    Simweb::start(Arc::new(Corpus::generate()), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap()
+}
+
+fn env() -> BTreeMap<String, String> {
+    [
+        ("OPENAI_API_KEY", "sk-test-secret"),
+        ("ANTHROPIC_API_KEY", "sk-ant-secret"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+fn llm(web: &Simweb, provider: &str, timeout_secs: u64) -> Llm {
+    let base_url = if provider == "anthropic" {
+        web.base_url()
+    } else {
+        format!("{}/v1", web.base_url())
+    };
+    let config = LlmConfig {
+        provider: provider.into(),
+        base_url,
+        model: "simweb-1".into(),
+        timeout_secs,
+        max_retries: 2,
+        ..Default::default()
+    };
+    Llm::new(&config, &env()).unwrap()
+}
+
+fn analysis(question: &str) -> ChatRequest {
+    ChatRequest::new(
+        "query_analysis",
+        "Plan the searches.",
+        format!("Question: {question}"),
+    )
+}
+
+fn valid(a: &Analysis) -> Result<(), String> {
+    if a.sub_queries.is_empty() {
+        Err("no sub_queries".into())
+    } else {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn json_answers_from_both_apis_and_wrappers() {
+    let web = simweb().await;
+    for provider in ["openai", "anthropic"] {
+        let client = llm(&web, provider, 10);
+        for question in [
+            "What is zorbium?",
+            "What is zorbium? simweb:fenced",
+            "What is zorbium? simweb:think",
+            "latest news on zorbium",
+        ] {
+            let (a, usage) = client
+                .json::<Analysis>(&analysis(question), valid)
+                .await
+                .unwrap_or_else(|e| panic!("{provider} {question}: {e}"));
+            assert!(!a.sub_queries.is_empty(), "{provider} {question}");
+            assert!(
+                usage.input_tokens > 0 && usage.output_tokens > 0,
+                "{provider}: usage not recorded"
+            );
+            if question.contains("latest") {
+                assert_eq!(a.info_type, "news");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn invalid_json_is_repaired_once_then_reported() {
+    let web = simweb().await;
+    let client = llm(&web, "openai", 10);
+    let (a, _) = client
+        .json::<Analysis>(&analysis("What is zorbium? simweb:badjson"), valid)
+        .await
+        .unwrap();
+    assert!(!a.sub_queries.is_empty());
+    let err = client
+        .json::<Analysis>(&analysis("What is zorbium? simweb:badjson-always"), valid)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LlmError::InvalidJson(_)), "{err}");
+}
+
+#[tokio::test]
+async fn retries_rate_limits_and_reports_errors_without_the_key() {
+    let web = simweb().await;
+    let client = llm(&web, "openai", 10);
+    let started = Instant::now();
+    client
+        .json::<Analysis>(&analysis("What is zorbium? simweb:llm-429"), valid)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "Retry-After was not honoured"
+    );
+    let err = client
+        .chat(&analysis("What is zorbium? simweb:llm-500"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LlmError::Status { status: 500, .. }), "{err}");
+    assert!(!err.to_string().contains("sk-test-secret"));
+    let slow = llm(&web, "anthropic", 1);
+    let slow_config_retries_and_times_out = slow
+        .chat(&analysis("What is zorbium? simweb:llm-slow"))
+        .await;
+    assert!(matches!(
+        slow_config_retries_and_times_out,
+        Err(LlmError::Timeout)
+    ));
+}
+
+#[tokio::test]
+async fn endpoints_without_json_mode_are_asked_again_without_it() {
+    let web = simweb().await;
+    let client = llm(&web, "openai", 10);
+    let (a, _) = client
+        .json::<Analysis>(&analysis("What is zorbium? simweb:no-json-mode"), valid)
+        .await
+        .unwrap();
+    assert!(!a.sub_queries.is_empty());
+}
+
+#[tokio::test]
+async fn identical_requests_are_answered_from_the_cache() {
+    let web = simweb().await;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let client = llm(&web, "openai", 10).with_store(store);
+    let first = client.chat(&analysis("What is zorbium?")).await.unwrap();
+    let second = client.chat(&analysis("What is zorbium?")).await.unwrap();
+    assert!(!first.cached && second.cached);
+    assert_eq!(first.text, second.text);
+}
+
+#[tokio::test]
+async fn embeddings_rank_related_text_higher() {
+    let web = simweb().await;
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        embedding_model: "simweb-embed".into(),
+        ..Default::default()
+    };
+    let client = Llm::new(&config, &env()).unwrap();
+    let texts = [
+        "zorbium melting point",
+        "the melting point of zorbium",
+        "gardening with tomatoes",
+    ];
+    let v = client.embed(&texts.map(String::from)).await.unwrap();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));
+}
