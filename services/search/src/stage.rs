@@ -69,7 +69,8 @@ impl SearchStage {
     }
 }
 
-/// Merges results, keeping each normalised URL's best-scoring occurrence.
+/// Merges results, keeping each normalised URL's best-ranked occurrence (the best score on a
+/// tie): one page found by two sub-queries or providers is one candidate.
 fn merge(
     into: &mut HashMap<String, Scored>,
     results: Vec<crate::providers::RawResult>,
@@ -81,7 +82,7 @@ fn merge(
         };
         let s = score(r, url.clone(), terms);
         match into.get(&url) {
-            Some(old) if old.score >= s.score => {}
+            Some(old) if (old.result.position, -old.score) <= (s.result.position, -s.score) => {}
             _ => {
                 into.insert(url, s);
             }
@@ -137,7 +138,8 @@ impl Stage for SearchStage {
         // Every provider failed: retry, since an outage must not end the job with no sources.
         // On the last attempt, go on with none, so the job still ends (its report and
         // search.json say why) instead of waiting in the dead-letter queue.
-        if !answered && msg.attempt + 1 < rt.config.broker.max_attempts {
+        let searched = !analysis.sub_queries.is_empty();
+        if searched && !answered && msg.attempt + 1 < rt.config.broker.max_attempts {
             let errors: Vec<String> = attempts
                 .iter()
                 .map(|a| format!("{}: {}", a.provider, a.detail))
@@ -257,12 +259,11 @@ async fn choose_with_llm(
         }
     }
     if cfg.llm_relevance {
-        let mut asked = 0;
-        for s in candidates.iter_mut().filter(|s| s.score >= min) {
-            if asked >= 2 * max {
-                break;
-            }
-            asked += 1;
+        for s in candidates
+            .iter_mut()
+            .filter(|s| s.score >= min)
+            .take(2 * max)
+        {
             match crate::judge::relevance(llm, rt.store.as_ref(), analysis, question, s).await {
                 Ok(r) => s.llm_relevance = Some(r),
                 Err(e) => notes.push(format!(

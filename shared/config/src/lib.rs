@@ -167,8 +167,8 @@ pub struct SearchConfig {
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
-            providers: vec!["searxng".into()],
-            news_providers: vec!["searxng".into()],
+            providers: vec!["searxng".into(), "duckduckgo".into()],
+            news_providers: vec!["searxng".into(), "duckduckgo".into()],
             searxng_url: "http://127.0.0.1:8888".into(),
             endpoints: BTreeMap::new(),
             api_key_env: BTreeMap::new(),

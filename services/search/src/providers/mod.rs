@@ -179,10 +179,11 @@ pub async fn json_body<T: serde::de::DeserializeOwned>(
     provider: &'static str,
     response: reqwest::Response,
 ) -> Result<T, ProviderError> {
+    // Without the URL: a provider that takes its key in the query string must not leak it.
     let bytes = response
         .bytes()
         .await
-        .map_err(|e| ProviderError::from_reqwest(provider, &e))?;
+        .map_err(|e| ProviderError::from_reqwest(provider, &e.without_url()))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         let head = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).replace('\n', " ");
         ProviderError::Malformed {
@@ -393,6 +394,7 @@ mod tests {
     fn providers_without_keys_are_skipped() {
         let config = trawl_config::SearchConfig {
             providers: vec!["serper".into(), "searxng".into(), "nope".into()],
+            news_providers: Vec::new(),
             ..Default::default()
         };
         let env = BTreeMap::new();

@@ -1,0 +1,205 @@
+//! The search stage end to end over HTTP against simweb: the provider chain's fallback, caching
+//! of provider answers, the LLM analysis path, and the work product.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use trawl_config::{Config, LlmConfig};
+use trawl_integration_tests::simweb::{Corpus, Simweb};
+use trawl_messages::{paths, Envelope, JobOptions, Queue, SearchTask};
+use trawl_pipeline::{Runtime, Stage};
+
+fn config(web: &Simweb, dir: &std::path::Path) -> Config {
+    let mut c = Config::default();
+    c.output.url = format!("file://{}", dir.display());
+    c.search.searxng_url = web.base_url();
+    for (name, prefix) in [
+        ("serper", "serper"),
+        ("brave", "brave"),
+        ("tavily", "tavily"),
+    ] {
+        c.search
+            .endpoints
+            .insert(name.into(), format!("{}/{prefix}", web.base_url()));
+    }
+    c
+}
+
+async fn run(stage: &trawl_search::SearchStage, rt: &Runtime, query: &str) -> serde_json::Value {
+    let task = SearchTask {
+        query: query.into(),
+        options: JobOptions::default(),
+    };
+    let env = Envelope::new(
+        uuid::Uuid::now_v7(),
+        uuid::Uuid::now_v7(),
+        chrono::Utc::now() + chrono::Duration::hours(1),
+        task,
+    );
+    let (batch, job) = (env.batch_id, env.job_id);
+    stage.handle(rt, env).await.expect("search handled");
+    serde_json::from_slice(
+        &rt.objects
+            .get(&paths::search(batch, job))
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+fn outcomes(record: &serde_json::Value) -> Vec<(String, String)> {
+    record["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["provider"].as_str().unwrap().to_owned(),
+                a["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_chain_falls_back_and_a_repeat_is_served_from_the_cache() {
+    let corpus = Arc::new(Corpus::generate());
+    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&web, dir.path());
+    // tavily has no key (skipped), serper points at a closed port (fails), brave answers.
+    c.search.providers = vec!["tavily".into(), "serper".into(), "brave".into()];
+    c.search
+        .endpoints
+        .insert("serper".into(), "http://127.0.0.1:1".into());
+    let env: BTreeMap<String, String> = [("SERPER_API_KEY", "k1"), ("BRAVE_API_KEY", "k2")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let stage = trawl_search::SearchStage::with_env(&c, &env).unwrap();
+    let rt = Runtime::embedded(c);
+    let q = corpus.questions().remove(0);
+
+    let record = run(&stage, &rt, &q.query).await;
+    let seen = outcomes(&record);
+    assert_eq!(seen[0], ("tavily".into(), "skipped".into()), "{seen:?}");
+    assert_eq!(
+        seen[1],
+        ("serper".into(), "request_error".into()),
+        "{seen:?}"
+    );
+    assert!(
+        seen[2..].iter().all(|(p, o)| p == "brave" && o == "ok"),
+        "{seen:?}"
+    );
+    let selected: Vec<&str> = record["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["selected"] == true)
+        .map(|r| r["url"].as_str().unwrap())
+        .collect();
+    assert!(
+        selected
+            .iter()
+            .any(|u| q.answer_urls.iter().any(|a| a == u)),
+        "{selected:?}"
+    );
+    assert!(rt.broker.depth(Queue::Fetch).await.unwrap() as usize >= selected.len());
+
+    // The same question again: brave is not asked again.
+    let brave_hits = web
+        .stats()
+        .snapshot()
+        .iter()
+        .filter(|(_, path, _)| path.starts_with("/brave/"))
+        .map(|(_, _, n)| n)
+        .sum::<u64>();
+    let again = run(&stage, &rt, &q.query).await;
+    assert!(outcomes(&again)
+        .iter()
+        .any(|(p, o)| p == "brave" && o == "cached"));
+    let after = web
+        .stats()
+        .snapshot()
+        .iter()
+        .filter(|(_, path, _)| path.starts_with("/brave/"))
+        .map(|(_, _, n)| n)
+        .sum::<u64>();
+    assert_eq!(
+        brave_hits, after,
+        "a repeated query called the provider again"
+    );
+}
+
+#[tokio::test]
+async fn llm_analysis_and_tavily_answers_reach_the_work_product() {
+    let corpus = Arc::new(Corpus::generate());
+    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&web, dir.path());
+    c.search.providers = vec!["tavily".into()];
+    c.search.llm_relevance = true;
+    c.llm = Some(LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "simweb-1".into(),
+        ..Default::default()
+    });
+    let env: BTreeMap<String, String> = [("TAVILY_API_KEY", "t"), ("OPENAI_API_KEY", "o")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let stage = trawl_search::SearchStage::with_env(&c, &env).unwrap();
+    let rt = Runtime::embedded(c);
+    let q = corpus.questions().remove(1);
+
+    let record = run(&stage, &rt, &q.query).await;
+    assert_eq!(record["analysis"]["path"], "llm", "{}", record["analysis"]);
+    assert!(!record["analysis"]["target_data_points"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert!(
+        !record["answers"].as_array().unwrap().is_empty(),
+        "tavily's answer was dropped"
+    );
+    assert!(record["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["llm_relevance"].is_object()));
+
+    // An LLM that answers nonsense twice falls back to the heuristic, and says so.
+    let broken = run(&stage, &rt, &format!("{} simweb:badjson-always", q.query)).await;
+    assert_eq!(broken["analysis"]["path"], "heuristic");
+    assert!(
+        broken["analysis"]["llm_error"]
+            .as_str()
+            .unwrap()
+            .contains("not the JSON"),
+        "{}",
+        broken["analysis"]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_question_ends_with_no_sources_and_no_provider_call() {
+    let corpus = Arc::new(Corpus::generate());
+    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(&web, dir.path());
+    let stage = trawl_search::SearchStage::with_env(&c, &BTreeMap::new()).unwrap();
+    let rt = Runtime::embedded(c);
+    let record = run(&stage, &rt, "   ").await;
+    assert!(record["attempts"].as_array().unwrap().is_empty());
+    assert!(record["results"].as_array().unwrap().is_empty());
+    // The job goes straight to synthesis (which says there was nothing to read).
+    assert_eq!(rt.broker.depth(Queue::Synthesize).await.unwrap(), 1);
+}
