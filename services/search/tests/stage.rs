@@ -203,3 +203,47 @@ async fn an_empty_question_ends_with_no_sources_and_no_provider_call() {
     // The job goes straight to synthesis (which says there was nothing to read).
     assert_eq!(rt.broker.depth(Queue::Synthesize).await.unwrap(), 1);
 }
+
+#[tokio::test]
+async fn rerank_and_llm_selection_take_part_and_are_recorded() {
+    let corpus = Arc::new(Corpus::generate());
+    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&web, dir.path());
+    c.search.providers = vec!["searxng".into()];
+    c.search.rerank = true;
+    c.search.selection = "llm".into();
+    c.llm = Some(LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "simweb-1".into(),
+        embedding_model: "simweb-embed".into(),
+        ..Default::default()
+    });
+    let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "o".to_string())]
+        .into_iter()
+        .collect();
+    let stage = trawl_search::SearchStage::with_env(&c, &env).unwrap();
+    let rt = Runtime::embedded(c);
+    let q = corpus.questions().remove(2);
+
+    let record = run(&stage, &rt, &q.query).await;
+    let results = record["results"].as_array().unwrap();
+    assert!(
+        results.iter().any(|r| r["similarity"].is_number()),
+        "rerank did not run"
+    );
+    let picked: Vec<&serde_json::Value> =
+        results.iter().filter(|r| r["selected"] == true).collect();
+    assert!(!picked.is_empty() && picked.iter().all(|r| r["reason"] == "picked by the LLM"));
+    assert!(picked.iter().any(|r| q
+        .answer_urls
+        .iter()
+        .any(|a| a == r["url"].as_str().unwrap())));
+    assert!(record["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("reranked")));
+}
