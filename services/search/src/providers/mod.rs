@@ -313,7 +313,7 @@ pub(crate) mod testing {
 
     use trawl_integration_tests::simweb::{Corpus, Simweb};
 
-    use super::{Endpoint, Freshness, PageRequest};
+    use super::{Endpoint, Freshness, PageRequest, Provider, ResultPage};
 
     pub async fn simweb() -> Simweb {
         Simweb::start(Arc::new(Corpus::generate()), "127.0.0.1:0".parse().unwrap())
@@ -352,6 +352,113 @@ pub(crate) mod testing {
     pub fn question() -> trawl_integration_tests::simweb::Question {
         Corpus::generate().questions().remove(0)
     }
+
+    /// The failure markers every provider maps alike, with the error label each must give.
+    pub const MARKERS: &[(&str, &str)] = &[
+        ("simweb:error", "http_error"),
+        ("simweb:html", "malformed"),
+        ("simweb:malformed", "malformed"),
+        ("simweb:429", "rate_limited"),
+        ("simweb:slow", "timeout"),
+    ];
+
+    /// What [`contract`] expects of one provider.
+    pub struct Expect {
+        /// Page 2 is a further page; false for Tavily, whose page 2 must be empty (and whose
+        /// page 1 must then say there is no more).
+        pub paged: bool,
+        /// Queries with failure markers, and the error label each must give.
+        pub markers: &'static [(&'static str, &'static str)],
+        /// The provider's API key, which must not appear in any error text.
+        pub key: Option<&'static str>,
+    }
+
+    impl Expect {
+        /// A paged provider without a key, failing as [`MARKERS`] say.
+        pub fn keyless() -> Expect {
+            Expect {
+                paged: true,
+                markers: MARKERS,
+                key: None,
+            }
+        }
+
+        /// A paged provider with API key `key`, failing as [`MARKERS`] say.
+        pub fn keyed(key: &'static str) -> Expect {
+            Expect {
+                key: Some(key),
+                ..Expect::keyless()
+            }
+        }
+    }
+
+    /// Pages 1 and 2 of [`question`]'s query, for a provider's own further checks.
+    pub struct Pages {
+        pub first: ResultPage,
+        pub second: ResultPage,
+    }
+
+    /// The checks every provider must pass against simweb: ten hits on page 1 with an answer
+    /// page in the first five; a different page 2 (or, unpaged, an empty one); an empty last
+    /// page for `simweb:empty`; an `http_error` from `keyless` (the provider without its key);
+    /// the labels of `expect.markers`; and no error text that shows the key.
+    pub async fn contract(
+        provider: &dyn Provider,
+        keyless: Option<&dyn Provider>,
+        expect: Expect,
+    ) -> Pages {
+        let name = provider.name();
+        let http = http();
+        let q = question();
+        let first = provider.page(&http, &request(&q.query, 1)).await.unwrap();
+        assert_eq!(first.hits.len(), 10, "{name}: {first:?}");
+        assert_eq!(first.more, expect.paged, "{name}: more on page 1");
+        assert!(
+            first
+                .hits
+                .iter()
+                .take(5)
+                .any(|h| q.answer_urls.contains(&h.url)),
+            "{name}: no answer page in the first five hits"
+        );
+        let second = provider.page(&http, &request(&q.query, 2)).await.unwrap();
+        if expect.paged {
+            assert!(!second.hits.is_empty(), "{name}: page 2 is empty");
+            assert_ne!(first.hits[0].url, second.hits[0].url, "{name}: page 2");
+        } else {
+            assert_eq!(second, ResultPage::default(), "{name}: page 2");
+        }
+
+        let empty = provider
+            .page(&http, &request("simweb:empty", 1))
+            .await
+            .unwrap();
+        assert!(
+            empty.hits.is_empty() && !empty.more && empty.answer.is_none(),
+            "{name}: {empty:?}"
+        );
+
+        let mut errors = Vec::new();
+        if let Some(keyless) = keyless {
+            let err = keyless
+                .page(&http, &request(&q.query, 1))
+                .await
+                .unwrap_err();
+            assert_eq!(err.label(), "http_error", "{name} without a key: {err}");
+            errors.push(err);
+        }
+        for &(query, label) in expect.markers {
+            let err = provider.page(&http, &request(query, 1)).await.unwrap_err();
+            assert_eq!(err.label(), label, "{name}: {query}: {err}");
+            errors.push(err);
+        }
+        if let Some(key) = expect.key {
+            for err in &errors {
+                assert!(!err.to_string().contains(key), "{name}: {err}");
+            }
+        }
+        Pages { first, second }
+    }
 }
 
 #[cfg(test)]
@@ -366,28 +473,7 @@ mod tests {
             base_url: web.base_url(),
             api_key: None,
         });
-        let q = question();
-        let first = p.page(&http(), &request(&q.query, 1)).await.unwrap();
-        assert_eq!(first.hits.len(), 10);
-        assert!(first
-            .hits
-            .iter()
-            .take(5)
-            .any(|h| q.answer_urls.contains(&h.url)));
-        let second = p.page(&http(), &request(&q.query, 2)).await.unwrap();
-        assert_ne!(first.hits[0].url, second.hits[0].url);
-        let empty = p.page(&http(), &request("simweb:empty", 1)).await.unwrap();
-        assert!(empty.hits.is_empty() && !empty.more);
-        for (query, label) in [
-            ("simweb:error", "http_error"),
-            ("simweb:html", "malformed"),
-            ("simweb:malformed", "malformed"),
-            ("simweb:429", "rate_limited"),
-            ("simweb:slow", "timeout"),
-        ] {
-            let err = p.page(&http(), &request(query, 1)).await.unwrap_err();
-            assert_eq!(err.label(), label, "{query}: {err}");
-        }
+        contract(&p, None, Expect::keyless()).await;
     }
 
     #[test]

@@ -105,49 +105,29 @@ impl Provider for Tavily {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{endpoint, http, question, request, simweb};
+    use super::super::testing::{
+        contract, endpoint, http, question, request, simweb, Expect, Pages,
+    };
     use super::*;
 
     #[tokio::test]
     async fn tavily_one_page_with_answer_and_errors() {
         let web = simweb().await;
         let p = Tavily(endpoint(&web, "tavily", Some("tvly-test-key")));
-        let q = question();
-        let first = p.page(&http(), &request(&q.query, 1)).await.unwrap();
-        assert_eq!(first.hits.len(), 10);
-        assert!(!first.more);
-        assert!(first
-            .hits
-            .iter()
-            .take(5)
-            .any(|h| q.answer_urls.contains(&h.url)));
+        let keyless = Tavily(endpoint(&web, "tavily", None));
+        let expect = Expect {
+            paged: false,
+            ..Expect::keyed("tvly-test-key")
+        };
+        let Pages { first, .. } = contract(&p, Some(&keyless), expect).await;
         let answer = first.answer.expect("answer on page 1");
         assert!(answer.contains(&first.hits[0].snippet), "{answer}");
 
+        // Page 2 is empty without asking Tavily.
+        let q = question();
         let before = web.path_hits("127.0.0.1", "/tavily/search");
         let second = p.page(&http(), &request(&q.query, 2)).await.unwrap();
         assert_eq!(second, ResultPage::default());
         assert_eq!(web.path_hits("127.0.0.1", "/tavily/search"), before);
-
-        let empty = p.page(&http(), &request("simweb:empty", 1)).await.unwrap();
-        assert!(empty.hits.is_empty() && !empty.more && empty.answer.is_none());
-
-        let keyless = Tavily(endpoint(&web, "tavily", None));
-        let err = keyless
-            .page(&http(), &request(&q.query, 1))
-            .await
-            .unwrap_err();
-        assert_eq!(err.label(), "http_error", "{err}");
-
-        for (query, label) in [
-            ("simweb:error", "http_error"),
-            ("simweb:html", "malformed"),
-            ("simweb:malformed", "malformed"),
-            ("simweb:429", "rate_limited"),
-            ("simweb:slow", "timeout"),
-        ] {
-            let err = p.page(&http(), &request(query, 1)).await.unwrap_err();
-            assert_eq!(err.label(), label, "{query}: {err}");
-        }
     }
 }
