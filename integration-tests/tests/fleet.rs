@@ -128,6 +128,21 @@ async fn batch_through_the_fleet_cites_answer_pages() {
             !report.contains(&format!("[{}]", cited.len() + 1)),
             "{query}: dangling citation\n{report}"
         );
+        for product in ["search.json", "search.md", "sources.md", "job.json"] {
+            assert!(
+                results_dir.join(job).join(product).exists(),
+                "{query}: no {product}"
+            );
+        }
+        let record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(results_dir.join(job).join("job.json")).unwrap())
+                .unwrap();
+        assert_eq!(record["status"], "done", "{record}");
+        assert!(
+            record["stage_ms"]["fetch"].as_i64().is_some()
+                && record["stage_ms"]["clean"].as_i64().is_some(),
+            "{record}"
+        );
         let answer_cited = cited.iter().any(|s| {
             q.answer_urls
                 .iter()
@@ -139,6 +154,20 @@ async fn batch_through_the_fleet_cites_answer_pages() {
             q.answer_urls
         );
     }
+
+    let summary =
+        std::fs::read_to_string(results_dir.join("summary.jsonl")).expect("summary.jsonl");
+    let lines: Vec<serde_json::Value> = summary
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), BATCH);
+    for line in &lines {
+        assert!(jobs.contains_key(line["job_id"].as_str().unwrap()));
+        assert_eq!(line["status"], "done", "{line}");
+        assert!(line["sources_used"].as_u64().unwrap() >= 1, "{line}");
+    }
+    assert!(results_dir.join("summary.md").exists());
 
     // Politeness: nothing robots.txt disallows was fetched, and robots.txt once per host.
     for page in fleet.corpus.pages() {

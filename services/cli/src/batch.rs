@@ -16,6 +16,9 @@ use uuid::Uuid;
 pub struct SubmitArgs {
     /// One question per line, or JSONL lines {"query": "…", "options": {"max_urls": 5}}.
     file: PathBuf,
+    /// POST signed `job.completed` and `batch.completed` events to this URL.
+    #[arg(long, value_name = "URL")]
+    webhook: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -63,7 +66,17 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
         .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
     let rt = fleet(config).await?;
     let progress = bar(tasks.len() as u64, "enqueued");
-    let manifest = enqueue(&rt, tasks, |n| progress.set_position(n as u64)).await?;
+    if let Some(url) = &args.webhook {
+        let parsed =
+            url::Url::parse(url).with_context(|| format!("invalid --webhook URL {url:?}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            bail!("--webhook must be an http(s) URL");
+        }
+    }
+    let manifest = enqueue(&rt, tasks, args.webhook.clone(), |n| {
+        progress.set_position(n as u64)
+    })
+    .await?;
     progress.finish_and_clear();
     eprintln!("enqueued {} questions", manifest.jobs.len());
     println!("{}", manifest.batch_id);

@@ -30,6 +30,8 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     let search = trawl_search::SearchStage::new(&config)
         .map_err(|e| anyhow::anyhow!("failed to build the search stage: {e}"))?;
     let fetch = trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
+    let synthesize = trawl_synthesize::SynthesizeStage::new(&config)
+        .map_err(|e| anyhow::anyhow!("failed to build the synthesize stage: {e}"))?;
     let rt = Runtime::embedded(config);
     let (stop, shutdown) = Shutdown::manual();
     let mut workers = tokio::task::JoinSet::new();
@@ -47,7 +49,7 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     spawn!(search, Queue::Search);
     spawn!(fetch, Queue::Fetch);
     spawn!(trawl_clean::CleanStage, Queue::Clean);
-    spawn!(trawl_synthesize::SynthesizeStage, Queue::Synthesize);
+    spawn!(synthesize, Queue::Synthesize);
 
     let mut results = rt.broker.consume(Queue::Results, 1).await?;
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
@@ -57,6 +59,7 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
             query,
             options: JobOptions::default(),
         }],
+        None,
         |_| {},
     )
     .await?;

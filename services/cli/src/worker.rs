@@ -27,7 +27,11 @@ pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
             serve(config, Queue::Fetch, stage).await?
         }
         "clean" => serve(config, Queue::Clean, trawl_clean::CleanStage).await?,
-        _ => serve(config, Queue::Synthesize, trawl_synthesize::SynthesizeStage).await?,
+        _ => {
+            let stage = trawl_synthesize::SynthesizeStage::new(&config)
+                .map_err(|e| anyhow::anyhow!("failed to build the synthesize stage: {e}"))?;
+            serve(config, Queue::Synthesize, stage).await?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

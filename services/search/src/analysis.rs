@@ -72,6 +72,42 @@ fn provider_query(question: &str) -> String {
     }
 }
 
+/// Data points a question names outright: "the melting point of …" → `melting point`,
+/// "how long …" → `long`, "how many bridges" → `bridges`.
+pub fn data_points(question: &str) -> Vec<String> {
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if w == "the" {
+            if let Some(of) = words[i + 1..].iter().take(4).position(|x| x == "of") {
+                if of > 0 {
+                    out.push(words[i + 1..i + 1 + of].join(" "));
+                }
+            }
+        }
+        if w == "how" {
+            match words.get(i + 1).map(String::as_str) {
+                Some("many" | "much") => {
+                    if let Some(n) = words.get(i + 2) {
+                        out.push(n.clone());
+                    }
+                }
+                Some(
+                    adj @ ("long" | "tall" | "high" | "old" | "big" | "large" | "far" | "deep"
+                    | "wide"),
+                ) => out.push(adj.to_owned()),
+                _ => {}
+            }
+        }
+    }
+    out.dedup();
+    out
+}
+
 /// The heuristic analysis, always available.
 pub fn analyse(question: &str) -> QueryAnalysis {
     let phrases: Vec<String> = question
@@ -96,7 +132,7 @@ pub fn analyse(question: &str) -> QueryAnalysis {
         } else {
             "facts".into()
         },
-        target_data_points: Vec::new(),
+        target_data_points: data_points(question),
         search_strategy: String::new(),
         terms: terms(question),
         phrases,
@@ -190,6 +226,23 @@ mod tests {
             vec!["What is the melting point of \"Velmora alloy\" and who made it?"]
         );
         assert!(analyse("latest news on zorbium").is_news);
+    }
+
+    #[test]
+    fn data_points_named_outright() {
+        assert_eq!(
+            data_points("What is the melting point of zorbium and who first isolated it?"),
+            vec!["melting point"]
+        );
+        assert_eq!(
+            data_points("How long is the Brimomir Bridge and when did it open?"),
+            vec!["long"]
+        );
+        assert_eq!(
+            data_points("How many moons does Velmor have?"),
+            vec!["moons"]
+        );
+        assert!(data_points("Why?").is_empty());
     }
 
     #[test]

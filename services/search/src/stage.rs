@@ -10,7 +10,7 @@ use trawl_config::Config;
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, SearchTask, Source, SourceKind,
 };
-use trawl_pipeline::fanin::{open_job, record_outcome, OutcomeRecord};
+use trawl_pipeline::fanin::{open_job, record_outcome, JobMeta, OutcomeRecord};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 
 use crate::analysis::{analyse_with, QueryAnalysis};
@@ -204,7 +204,24 @@ impl Stage for SearchStage {
         for (i, s) in sources.iter_mut().enumerate() {
             s.idx = i as u32;
         }
-        let sources = open_job(rt, &msg, &task.query, sources).await?;
+        let meta = JobMeta {
+            query: task.query.clone(),
+            sources,
+            sub_queries: analysis.sub_queries.clone(),
+            data_points: analysis.target_data_points.clone(),
+        };
+        if let Some(llm) = &llm {
+            let spent = llm.spent();
+            rt.charge(
+                &msg.job_id.to_string(),
+                "search",
+                spent.input_tokens,
+                spent.output_tokens,
+                spent.cost_microdollars,
+            )
+            .await?;
+        }
+        let sources = open_job(rt, &msg, meta).await?;
         METRICS.selected_per_question.observe(sources.len() as f64);
         info!(
             selected = sources.len(),

@@ -1,11 +1,22 @@
-//! The synthesize stage: from a job's analysed sources to a cited report.
+//! The synthesize stage: from a job's analysed sources to a cited report and its work products.
 //!
-//! - [`report`]: the extractive report (no LLM needed): best sentences for the question, each
-//!   with a numbered citation to a fetched and analysed source, and the numbered source list.
 //! - [`stage`]: [`SynthesizeStage`], the worker's handler: fan-in check, deadline timer, lease,
-//!   report and work products, then exactly one `ResearchResult` per job.
+//!   report and work products, then exactly one result per job.
+//! - [`conflicts`]: data points the sources disagree on, found before the report is written.
+//! - [`tokens`] and [`context`]: token counting and the budgeted context (full text for the
+//!   best sources, key points for the next, references for the rest).
+//! - [`report`]: the extractive and the LLM report writers and their shared sections.
+//! - [`citations`]: validation of the LLM's citations.
+//! - [`products`]: `search.md`, `sources.md`, `job.json`, and the batch summary.
+//! - [`webhook`]: signed `job.completed` and `batch.completed` deliveries.
 
+pub mod citations;
+pub mod conflicts;
+pub mod context;
+pub mod products;
 pub mod report;
 pub mod stage;
+pub mod tokens;
+pub mod webhook;
 
 pub use stage::SynthesizeStage;

@@ -5,6 +5,6 @@ fn main() -> std::process::ExitCode {
         "trawl-synthesize",
         "trawl synthesize worker: analysed sources in, cited reports out",
         trawl_messages::Queue::Synthesize,
-        |_| Ok::<_, std::convert::Infallible>(trawl_synthesize::SynthesizeStage),
+        trawl_synthesize::SynthesizeStage::new,
     )
 }

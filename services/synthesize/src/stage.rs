@@ -7,22 +7,61 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Serialize;
+use serde_json::Value;
 use tracing::info;
+use tracing::warn;
+use trawl_config::Config;
+use trawl_llm::Llm;
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, SynthesizeTask,
     Trigger,
 };
-use trawl_pipeline::fanin::{job_state, until, OutcomeRecord};
+use trawl_pipeline::batch::manifest;
+use trawl_pipeline::fanin::{job_state, until, JobMeta, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 
+use crate::conflicts::detect;
+use crate::products::{search_md, sources_md, write_summary, JobRecord};
 use crate::report::{self, Gaps};
+use crate::webhook::{Event, Webhooks};
 
 /// How long one synthesis may hold a job before another worker may take over. An extractive
 /// synthesis takes well under a second; a killed holder delays its job by at most this much.
 const LEASE: Duration = Duration::from_secs(20);
 
-pub struct SynthesizeStage;
+pub struct SynthesizeStage {
+    llm: Option<Llm>,
+    webhooks: Option<Webhooks>,
+}
+
+impl SynthesizeStage {
+    /// Builds the stage with secrets (LLM key, webhook secret) from the process environment.
+    pub fn new(config: &Config) -> Result<Self, String> {
+        Self::with_env(config, &std::env::vars().collect())
+    }
+
+    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
+        let llm = match &config.llm {
+            Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let secret = env
+            .get(&config.synthesize.webhook_secret_env)
+            .filter(|s| !s.is_empty())
+            .cloned();
+        let webhooks = Webhooks::new(
+            secret,
+            &config.fetch,
+            config.synthesize.webhook_attempts,
+            Duration::from_secs(1),
+        )?;
+        Ok(SynthesizeStage {
+            llm,
+            webhooks: Some(webhooks),
+        })
+    }
+}
 
 /// One entry of `sources.json`: every selected source and what became of it.
 #[derive(Serialize)]
@@ -53,7 +92,7 @@ impl Stage for SynthesizeStage {
             return match msg.body.trigger {
                 Trigger::Deadline if !left.is_zero() => Ok(Handled::Later(left)),
                 Trigger::Complete => Ok(Handled::Done),
-                Trigger::Deadline => search_never_finished(rt, &msg)
+                Trigger::Deadline => search_never_finished(self, rt, &msg)
                     .await
                     .map(|()| Handled::Done),
             };
@@ -75,38 +114,46 @@ impl Stage for SynthesizeStage {
         if !rt.store.try_lock(&lease, LEASE).await? {
             return Ok(Handled::Later(Duration::from_secs(5)));
         }
-        let result = synthesise(rt, &msg, &meta.query, &meta.sources, &records, complete).await;
+        let result = synthesise(self, rt, &msg, &meta, &records, complete).await;
         rt.store.unlock(&lease).await?;
         result.map(|()| Handled::Done)
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn synthesise(
+    stage: &SynthesizeStage,
     rt: &Runtime,
     msg: &Envelope<SynthesizeTask>,
-    query: &str,
-    sources: &[trawl_messages::Source],
+    meta: &JobMeta,
     records: &[OutcomeRecord],
     complete: bool,
 ) -> Result<(), StageError> {
+    let (query, sources) = (&meta.query, &meta.sources);
     let by_idx: BTreeMap<u32, &OutcomeRecord> = records.iter().map(|r| (r.idx, r)).collect();
     let mut docs: Vec<AnalysedDoc> = Vec::new();
     let mut gaps = Gaps::default();
     for record in records {
-        match (&record.outcome, &record.doc) {
-            (Outcome::Analysed, Some(key)) => {
-                match rt.objects.get(key).await? {
-                    Some(bytes) => docs.push(serde_json::from_slice(&bytes).map_err(|e| {
+        if record.outcome != Outcome::Analysed {
+            *gaps
+                .outcomes
+                .entry(record.outcome.name().to_owned())
+                .or_default() += 1;
+        }
+        // Irrelevant sources were analysed too: their text belongs in sources.md.
+        if let Some(key) = &record.doc {
+            match rt.objects.get(key).await? {
+                Some(bytes) => {
+                    docs.push(serde_json::from_slice(&bytes).map_err(|e| {
                         StageError::permanent(format!("corrupt document {key}: {e}"))
-                    })?),
-                    None => {
-                        return Err(StageError::retryable(format!(
-                            "document {key} not yet readable"
-                        )))
-                    }
+                    })?)
+                }
+                None => {
+                    return Err(StageError::retryable(format!(
+                        "document {key} not yet readable"
+                    )))
                 }
             }
-            (outcome, _) => *gaps.outcomes.entry(outcome.name().to_owned()).or_default() += 1,
         }
     }
     gaps.missing = sources
@@ -115,8 +162,70 @@ async fn synthesise(
         .map(|s| s.url.clone())
         .collect();
     docs.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+    let (batch, job) = (msg.batch_id, msg.job_id);
+    let cfg = &rt.config.synthesize;
 
-    let report = report::write(query, &docs, &gaps, rt.config.synthesize.sentences);
+    let conflicts = detect(&meta.data_points, &docs);
+    let mut job_record = JobRecord {
+        conflicts: conflicts.len(),
+        ..Default::default()
+    };
+    let llm = stage.llm.as_ref().map(|l| l.with_store(rt.store.clone()));
+    let relevant = docs.iter().any(|d| d.is_relevant);
+    let report = match (&llm, relevant) {
+        (Some(llm), true) => {
+            let written = report::llm::write(
+                llm,
+                query,
+                &meta.sub_queries,
+                &meta.data_points,
+                &docs,
+                &conflicts,
+                &gaps,
+                cfg.max_tokens,
+                &cfg.language,
+            )
+            .await;
+            let spent = llm.spent();
+            rt.charge(
+                &job.to_string(),
+                "synthesize",
+                spent.input_tokens,
+                spent.output_tokens,
+                spent.cost_microdollars,
+            )
+            .await?;
+            match written {
+                Ok(w) => {
+                    job_record.context_tokens = w.context_tokens;
+                    job_record.tokenizer = w.tokenizer.into();
+                    w.report
+                }
+                Err(e) => {
+                    warn!(error = %e, "LLM report failed; writing the extractive one");
+                    let mut r = report::extractive::write(
+                        query,
+                        &meta.sub_queries,
+                        &docs,
+                        &conflicts,
+                        &gaps,
+                        cfg.sentences,
+                    );
+                    r.writer = format!("extractive (LLM failed: {e})");
+                    r
+                }
+            }
+        }
+        _ => report::extractive::write(
+            query,
+            &meta.sub_queries,
+            &docs,
+            &conflicts,
+            &gaps,
+            cfg.sentences,
+        ),
+    };
+
     let cited: BTreeMap<u32, u32> = report.citations.iter().map(|c| (c.idx, c.n)).collect();
     let entries: Vec<SourceEntry> = sources
         .iter()
@@ -135,8 +244,26 @@ async fn synthesise(
             }
         })
         .collect();
-    let (batch, job) = (msg.batch_id, msg.job_id);
+    let dir = paths::job_dir(batch, job);
+    let search: Value = match rt.objects.get(&paths::search(batch, job)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        None => Value::Null,
+    };
     rt.put_json(&paths::sources(batch, job), &entries).await?;
+    rt.objects
+        .put(
+            &format!("{dir}/sources.md"),
+            sources_md(query, &docs, records).as_bytes(),
+        )
+        .await?;
+    if !search.is_null() {
+        rt.objects
+            .put(
+                &format!("{dir}/search.md"),
+                search_md(query, &search).as_bytes(),
+            )
+            .await?;
+    }
     rt.objects
         .put(&paths::report(batch, job), report.markdown.as_bytes())
         .await?;
@@ -149,10 +276,20 @@ async fn synthesise(
         JobStatus::Done
     };
     let mut outcomes: BTreeMap<String, u32> = gaps.outcomes.clone();
-    outcomes.insert("analysed".into(), docs.len() as u32);
+    outcomes.insert(
+        "analysed".into(),
+        docs.iter().filter(|d| d.is_relevant).count() as u32,
+    );
     if !gaps.missing.is_empty() {
         outcomes.insert("missing".into(), gaps.missing.len() as u32);
     }
+    job_record.add_errors(&search, records);
+    job_record.analysis = search["analysis"].clone();
+    job_record.sources_selected = sources.len();
+    job_record.sources_cited = report.citations.len();
+    job_record.removed_citations = report.removed_citations;
+    job_record.writer = report.writer.clone();
+    job_record.outcomes = outcomes.clone();
     let result = ResearchResult {
         query: query.to_owned(),
         status,
@@ -160,11 +297,12 @@ async fn synthesise(
         citations: report.citations,
         outcomes,
     };
-    finish(rt, msg, result).await
+    finish(stage, rt, msg, result, job_record).await
 }
 
 /// Ends a job whose search never opened its fan-in record before the deadline.
 async fn search_never_finished(
+    stage: &SynthesizeStage,
     rt: &Runtime,
     msg: &Envelope<SynthesizeTask>,
 ) -> Result<(), StageError> {
@@ -187,34 +325,86 @@ async fn search_never_finished(
         citations: Vec::new(),
         outcomes: BTreeMap::new(),
     };
-    finish(rt, msg, result).await
+    let record = JobRecord {
+        writer: "none".into(),
+        errors: vec!["search did not complete before the deadline".into()],
+        ..Default::default()
+    };
+    finish(stage, rt, msg, result, record).await
 }
 
-/// Announces the result, then records the job as ended.
+/// Writes `job.json`, announces the result, records the job as ended, and when that ends the
+/// batch, writes the batch summary and sends `batch.completed`.
 async fn finish(
+    stage: &SynthesizeStage,
     rt: &Runtime,
     msg: &Envelope<SynthesizeTask>,
     result: ResearchResult,
+    mut record: JobRecord,
 ) -> Result<(), StageError> {
+    let (batch, job) = (msg.batch_id, msg.job_id);
     let status = serde_json::to_value(result.status)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
+    let now = chrono::Utc::now();
+    record.job_id = job;
+    record.batch_id = batch;
+    record.question = result.query.clone();
+    record.status = status.clone();
+    // Submission time: the job's id is a UUIDv7, whose first 48 bits are its creation time.
+    record.created_at = uuid_time(job).unwrap_or(msg.created_at);
+    record.finished_at = now;
+    record.duration_ms = (now - record.created_at).num_milliseconds();
+    record.add_counters(&rt.store.job_counters(&job.to_string()).await?);
+    rt.put_json(&format!("{}/job.json", paths::job_dir(batch, job)), &record)
+        .await?;
+
     let cited = result.citations.len();
     // Notify first, then finish: a worker dying between the two repeats the notification
     // (consumers of trawl.results key on job_id), while `batch_finish` counts the job once.
     // The other order could lose the notification for good.
     rt.publish(Queue::Results, &msg.follow(result)).await?;
-    if rt
-        .store
-        .batch_finish(&msg.batch_id.to_string(), &msg.job_id.to_string(), &status)
-        .await?
-    {
+    let webhook = match &stage.webhooks {
+        Some(_) => manifest(rt, batch).await?.and_then(|m| m.webhook),
+        None => None,
+    };
+    if let (Some(hooks), Some(url)) = (&stage.webhooks, &webhook) {
+        let event = Event::job_completed(
+            batch,
+            job,
+            serde_json::json!({"status": status, "cited": cited, "report": paths::report(batch, job)}),
+        );
+        if let Err(e) = hooks.send(url, &event).await {
+            warn!(error = %e, "job.completed webhook not delivered");
+        }
+    }
+    let (batch_s, job_s) = (batch.to_string(), job.to_string());
+    if rt.store.batch_finish(&batch_s, &job_s, &status).await? {
         METRICS
             .jobs
             .get_or_create(&labels(&[("status", &status)]))
             .inc();
     }
     info!(%status, cited, "job finished");
+    if let Some(progress) = rt.store.batch_progress(&batch_s).await? {
+        if progress.is_done() {
+            write_summary(rt, batch).await?;
+            if let (Some(hooks), Some(url)) = (&stage.webhooks, &webhook) {
+                let event = Event::batch_completed(
+                    batch,
+                    serde_json::to_value(&progress).unwrap_or_default(),
+                );
+                if let Err(e) = hooks.send(url, &event).await {
+                    warn!(error = %e, "batch.completed webhook not delivered");
+                }
+            }
+        }
+    }
     Ok(())
+}
+
+fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
+    let (secs, nanos) = id.get_timestamp()?.to_unix();
+    chrono::DateTime::from_timestamp(secs as i64, nanos)
 }

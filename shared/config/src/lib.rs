@@ -241,10 +241,16 @@ impl Default for CleanConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthesizeConfig {
-    /// Token budget of the context given to the report writer.
+    /// Token budget of the prompt given to the report writer (sources, question, instructions).
     pub max_tokens: usize,
-    /// Sentences the extractive report takes per sub-query.
+    /// Sentences the extractive report takes in all.
     pub sentences: usize,
+    /// Language of reports; empty: the language of the question.
+    pub language: String,
+    /// Environment variable holding the HMAC key that signs webhook deliveries.
+    pub webhook_secret_env: String,
+    /// Delivery attempts per webhook event.
+    pub webhook_attempts: u32,
 }
 
 impl Default for SynthesizeConfig {
@@ -252,6 +258,9 @@ impl Default for SynthesizeConfig {
         SynthesizeConfig {
             max_tokens: 20_000,
             sentences: 6,
+            language: String::new(),
+            webhook_secret_env: "TRAWL_WEBHOOK_SECRET".into(),
+            webhook_attempts: 5,
         }
     }
 }

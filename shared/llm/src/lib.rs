@@ -112,6 +112,17 @@ pub struct Llm {
     inner: Arc<Inner>,
     /// Caches answers when set (see [`Llm::with_store`]).
     store: Option<Arc<dyn Store>>,
+    /// What this handle has spent, so a stage can charge its job and batch.
+    ledger: Arc<std::sync::Mutex<Spent>>,
+}
+
+/// Tokens and money spent through one [`Llm`] handle (answers from the cache cost nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spent {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_microdollars: u64,
+    pub requests: u64,
 }
 
 struct Inner {
@@ -159,15 +170,23 @@ impl Llm {
                 config: config.clone(),
             }),
             store: None,
+            ledger: Default::default(),
         })
     }
 
-    /// The same client, caching answers in `store` (cheap: shares the connection pool).
+    /// A handle for one piece of work: caches answers in `store` and keeps its own ledger of
+    /// what it spends (cheap: shares the connection pool).
     pub fn with_store(&self, store: Arc<dyn Store>) -> Llm {
         Llm {
             inner: Arc::clone(&self.inner),
             store: Some(store),
+            ledger: Default::default(),
         }
+    }
+
+    /// What this handle has spent so far.
+    pub fn spent(&self) -> Spent {
+        *self.ledger.lock().expect("ledger lock")
     }
 
     pub fn model(&self) -> &str {
@@ -224,12 +243,19 @@ impl Llm {
                 .inc();
             match result {
                 Ok(response) => {
-                    METRICS.record_usage(
+                    let cost = METRICS.record_usage(
                         model,
                         &response.usage,
                         cfg.input_price_per_mtok,
                         cfg.output_price_per_mtok,
                     );
+                    {
+                        let mut spent = self.ledger.lock().expect("ledger lock");
+                        spent.input_tokens += response.usage.input_tokens;
+                        spent.output_tokens += response.usage.output_tokens;
+                        spent.cost_microdollars += cost;
+                        spent.requests += 1;
+                    }
                     self.store_cached(&key, &response).await;
                     return Ok(response);
                 }

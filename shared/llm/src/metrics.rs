@@ -49,7 +49,14 @@ pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
 });
 
 impl LlmMetrics {
-    pub fn record_usage(&self, model: &str, usage: &Usage, input_price: f64, output_price: f64) {
+    /// Counts the tokens and returns their cost in micro-dollars.
+    pub fn record_usage(
+        &self,
+        model: &str,
+        usage: &Usage,
+        input_price: f64,
+        output_price: f64,
+    ) -> u64 {
         self.tokens
             .get_or_create(&labels(&[("model", model), ("kind", "input")]))
             .inc_by(usage.input_tokens);
@@ -62,6 +69,7 @@ impl LlmMetrics {
         self.cost
             .get_or_create(&labels(&[("model", model)]))
             .inc_by(micro);
+        micro
     }
 }
 

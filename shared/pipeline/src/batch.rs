@@ -108,6 +108,9 @@ pub struct Manifest {
     pub batch_id: Uuid,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub jobs: Vec<ManifestJob>,
+    /// Where `job.completed` and `batch.completed` events are posted, if anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -121,6 +124,7 @@ pub struct ManifestJob {
 pub async fn submit(
     rt: &Runtime,
     tasks: Vec<SearchTask>,
+    webhook: Option<String>,
     progress: impl Fn(usize),
 ) -> Result<Manifest, StageError> {
     let batch_id = Uuid::now_v7();
@@ -135,6 +139,7 @@ pub async fn submit(
                 query: t.query.clone(),
             })
             .collect(),
+        webhook,
     };
     // The record and manifest exist before the first message, so a fast worker never meets a
     // job its batch does not know.
@@ -207,6 +212,17 @@ pub async fn collect(
             }
         }
         collected.jobs_with_report += 1;
+    }
+    // The batch summary, written when the last job ended.
+    for name in ["summary.jsonl", "summary.md"] {
+        if let Some(bytes) = rt
+            .objects
+            .get(&format!("batches/{}/{name}", manifest.batch_id))
+            .await?
+        {
+            tokio::fs::create_dir_all(out).await.map_err(io)?;
+            tokio::fs::write(out.join(name), bytes).await.map_err(io)?;
+        }
     }
     Ok(collected)
 }

@@ -17,6 +17,12 @@ use crate::{Runtime, StageError};
 pub struct JobMeta {
     pub query: String,
     pub sources: Vec<Source>,
+    /// The searches that were run, for the report's headings.
+    #[serde(default)]
+    pub sub_queries: Vec<String>,
+    /// What the answer must contain, for conflict detection and the report writer.
+    #[serde(default)]
+    pub data_points: Vec<String>,
 }
 
 /// One URL's terminal outcome as stored in the fan-in record.
@@ -43,14 +49,10 @@ fn bad_json(e: serde_json::Error) -> StageError {
 pub async fn open_job<B: Body>(
     rt: &Runtime,
     env: &Envelope<B>,
-    query: &str,
-    sources: Vec<Source>,
+    meta: JobMeta,
 ) -> Result<Vec<Source>, StageError> {
     let job = env.job_id.to_string();
-    let meta = JobMeta {
-        query: query.to_owned(),
-        sources,
-    };
+    let query = meta.query.clone();
     let bytes = serde_json::to_vec(&meta).map_err(bad_json)?;
     let created = rt
         .store
@@ -68,7 +70,7 @@ pub async fn open_job<B: Body>(
     };
     if meta.sources.is_empty() {
         let now = env.follow(SynthesizeTask {
-            query: query.to_owned(),
+            query: query.clone(),
             trigger: Trigger::Complete,
         });
         rt.publish(Queue::Synthesize, &now).await?;

@@ -100,6 +100,27 @@ impl Runtime {
         Ok(())
     }
 
+    /// Charges a job with what a stage spent on an LLM (for `job.json`, summaries and budgets).
+    pub async fn charge(
+        &self,
+        job: &str,
+        stage: &str,
+        input_tokens: u64,
+        output_tokens: u64,
+        cost_microdollars: u64,
+    ) -> Result<(), StageError> {
+        if input_tokens + output_tokens == 0 {
+            return Ok(());
+        }
+        let fields = [
+            (format!("tokens_in.{stage}"), input_tokens as i64),
+            (format!("tokens_out.{stage}"), output_tokens as i64),
+            (format!("cost_micro.{stage}"), cost_microdollars as i64),
+        ];
+        self.store.job_add(job, &fields, self.job_ttl()).await?;
+        Ok(())
+    }
+
     /// Writes a JSON work product.
     pub async fn put_json<T: serde::Serialize>(
         &self,

@@ -160,7 +160,26 @@ async fn process<S: Stage>(
     }
 
     let span = tracing::info_span!("handle", stage = queue.label(), %job_id, %batch_id, attempt);
-    match stage.handle(rt, env).instrument(span).await {
+    let started = std::time::Instant::now();
+    let handled = stage.handle(rt, env).instrument(span).await;
+    if matches!(handled, Ok(Handled::Done)) {
+        // Per-job stage timings for job.json; losing one to a store hiccup costs only a figure.
+        let fields = [
+            (
+                format!("ms.{}", queue.label()),
+                started.elapsed().as_millis() as i64,
+            ),
+            (format!("n.{}", queue.label()), 1),
+        ];
+        if let Err(e) = rt
+            .store
+            .job_add(&job_id.to_string(), &fields, rt.job_ttl())
+            .await
+        {
+            warn!(error = %e, "could not record stage timing");
+        }
+    }
+    match handled {
         Ok(Handled::Done) => {
             settle(delivery.ack().await, queue);
             "ok"

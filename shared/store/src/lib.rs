@@ -130,6 +130,15 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<FanIn, StoreError>;
     async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError>;
 
+    /// Adds to a job's counters (stage timings, tokens, cost …), kept for `ttl`.
+    async fn job_add(
+        &self,
+        job: &str,
+        fields: &[(String, i64)],
+        ttl: Duration,
+    ) -> Result<(), StoreError>;
+    async fn job_counters(&self, job: &str) -> Result<BTreeMap<String, i64>, StoreError>;
+
     /// Creates a batch record with every job pending. Batch records have no TTL.
     async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError>;
     /// Ends `job` with `status`; true only the first time, so a job is never counted twice.

@@ -21,6 +21,7 @@ struct State {
     locks: HashMap<String, Instant>,
     rate: HashMap<String, Instant>,
     fanin: HashMap<String, Expiring<Job>>,
+    counters: HashMap<String, Expiring<BTreeMap<String, i64>>>,
     batches: HashMap<String, Batch>,
 }
 
@@ -181,6 +182,35 @@ impl Store for MemoryStore {
                 .map(|j| j.outcomes.clone())
                 .unwrap_or_default()
         })
+    }
+
+    async fn job_add(
+        &self,
+        job: &str,
+        fields: &[(String, i64)],
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let entry = s
+                .counters
+                .entry(job.to_owned())
+                .or_insert_with(|| Expiring {
+                    value: BTreeMap::new(),
+                    until: now + ttl,
+                });
+            if entry.until <= now {
+                entry.value.clear();
+            }
+            entry.until = now + ttl;
+            for (k, v) in fields {
+                *entry.value.entry(k.clone()).or_default() += v;
+            }
+        })
+    }
+
+    async fn job_counters(&self, job: &str) -> Result<BTreeMap<String, i64>, StoreError> {
+        self.with(|s| live(s.counters.get(job)).cloned().unwrap_or_default())
     }
 
     async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError> {

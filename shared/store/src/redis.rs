@@ -9,6 +9,7 @@
 //! | `p:rate:<host>` | string (theoretical arrival time, ms), TTL ≥ interval | fetch |
 //! | `p:job:<job>` | hash `expected`, `meta`, TTL | search (fan-in open) |
 //! | `p:job:<job>:outcomes` | hash idx → outcome, TTL | fetch, clean |
+//! | `p:job:<job>:counters` | hash counter → integer, TTL | every worker (timings, tokens, cost) |
 //! | `p:batch:<b>:jobs` | hash job → status | submit, synthesize, cancel |
 //! | `p:batch:<b>` | hash `total`, `finished`, `cancelled`, one counter per status | same |
 //!
@@ -262,6 +263,30 @@ impl Store for RedisStore {
     async fn fanin_outcomes(&self, job: &str) -> Result<BTreeMap<u32, Vec<u8>>, StoreError> {
         self.con()
             .hgetall(self.key(&["job", job, "outcomes"]))
+            .await
+            .map_err(backend)
+    }
+
+    async fn job_add(
+        &self,
+        job: &str,
+        fields: &[(String, i64)],
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        let key = self.key(&["job", job, "counters"]);
+        let mut pipe = ::redis::pipe();
+        for (k, v) in fields {
+            pipe.hincr(&key, k, *v).ignore();
+        }
+        pipe.pexpire(&key, ms(ttl) as i64).ignore();
+        pipe.query_async::<()>(&mut self.con())
+            .await
+            .map_err(backend)
+    }
+
+    async fn job_counters(&self, job: &str) -> Result<BTreeMap<String, i64>, StoreError> {
+        self.con()
+            .hgetall(self.key(&["job", job, "counters"]))
             .await
             .map_err(backend)
     }

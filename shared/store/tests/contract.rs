@@ -249,6 +249,22 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+async fn job_counters_add_up(store: Arc<dyn Store>) {
+    let ttl = Duration::from_secs(60);
+    store
+        .job_add("j", &[("ms.fetch".into(), 120), ("n.fetch".into(), 1)], ttl)
+        .await
+        .unwrap();
+    store
+        .job_add("j", &[("ms.fetch".into(), 30), ("n.fetch".into(), 1)], ttl)
+        .await
+        .unwrap();
+    let c = store.job_counters("j").await.unwrap();
+    assert_eq!((c["ms.fetch"], c["n.fetch"]), (150, 2));
+    assert!(store.job_counters("other").await.unwrap().is_empty());
+    store.delete_all().await.unwrap();
+}
+
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod memory_twin {
@@ -266,6 +282,7 @@ both! {
     rate_limiter_spaces_requests,
     fanin_counts_each_outcome_once,
     batch_progress_counts_each_job_once,
+    job_counters_add_up,
 }
 
 /// Two separate connections (as two worker processes would have) share one limiter.
@@ -303,6 +320,10 @@ async fn redis_keys_have_ttls_except_batch_records() {
     store.fanin_open("j", 1, b"m", ttl).await.unwrap();
     store.fanin_record("j", 0, b"o", ttl).await.unwrap();
     store.batch_create("b", &["j".into()]).await.unwrap();
+    store
+        .job_add("j", &[("n.search".into(), 1)], ttl)
+        .await
+        .unwrap();
 
     let client = redis::Client::open(redis_url()).unwrap();
     let mut con = client.get_multiplexed_async_connection().await.unwrap();
@@ -311,7 +332,7 @@ async fn redis_keys_have_ttls_except_batch_records() {
         .query_async(&mut con)
         .await
         .unwrap();
-    assert_eq!(keys.len(), 7, "{keys:?}");
+    assert_eq!(keys.len(), 8, "{keys:?}");
     for key in keys {
         let ttl: i64 = redis::cmd("PTTL")
             .arg(&key)

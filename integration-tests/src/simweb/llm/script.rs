@@ -110,6 +110,8 @@ impl Chat {
             Some("query_analysis") => tasks::query_analysis(prompt),
             Some("relevance") => tasks::relevance(prompt),
             Some("select") => tasks::select(prompt),
+            // Prose, not JSON: the JSON markers do not apply.
+            Some("report") => return tasks::report(prompt),
             _ => {
                 let head: String = prompt.chars().take(100).collect();
                 return format!("SIMULATED: {head}");

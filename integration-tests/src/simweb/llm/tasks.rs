@@ -259,6 +259,58 @@ pub fn select(prompt: &str) -> Value {
     json!({ "selected": selected })
 }
 
+/// `report`: a short cited answer written from the context blocks. The prompt has
+/// `Question: <q>` and blocks starting `[S<n>] <title> — <url>`; for each block (at most three)
+/// whose text names the question's subject, the first such sentence is quoted with `[S<n>]`.
+/// `simweb:fakecite` plants citations to sources that do not exist (`[S99]`, `[7]`).
+pub fn report(prompt: &str) -> String {
+    let question = field(prompt, "Question:").unwrap_or_default();
+    let subjects = subject_words(question);
+    let mut out = String::from("## Answer\n\n");
+    let mut cited = 0;
+    let mut current: Option<(String, Vec<&str>)> = None;
+    let mut blocks: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in prompt.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("[S") {
+            if let Some((n, _)) = rest.split_once(']') {
+                if let Some(b) = current.take() {
+                    blocks.push(b);
+                }
+                current = Some((n.to_string(), Vec::new()));
+                continue;
+            }
+        }
+        if let Some((_, lines)) = current.as_mut() {
+            lines.push(t);
+        }
+    }
+    blocks.extend(current);
+    for (n, lines) in blocks {
+        if cited >= 3 {
+            break;
+        }
+        let text = lines.join(" ");
+        let sentence = text
+            .split_inclusive(". ")
+            .map(str::trim)
+            .find(|s| !mentioned(&subjects, s).is_empty() && s.len() > 20);
+        if let Some(sentence) = sentence {
+            let sentence = sentence.trim_end_matches('.');
+            out.push_str(&format!("{sentence} [S{n}]. "));
+            cited += 1;
+        }
+    }
+    if cited == 0 {
+        out.push_str("The sources do not answer this question.");
+    }
+    if prompt.contains("simweb:fakecite") {
+        out.push_str("It is also said to glow in the dark [S99], as reported elsewhere [7].");
+    }
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +382,18 @@ mod tests {
         );
         // "What" is the first word, so it does not count; nor do partial words.
         assert_eq!(relevance(&p("What is it", "Zorbliums"))["relevant"], false);
+    }
+
+    #[test]
+    fn report_cites_blocks_that_name_the_subject() {
+        let prompt = "Question: How long is the Brimomir Bridge?\nSources:\n[S0] A — http://a.test/\nThe Brimomir Bridge is 1,156 metres long. It is grey.\n\n[S4] B — http://b.test/\nTomatoes need sun.\n";
+        let r = report(prompt);
+        assert!(
+            r.contains("The Brimomir Bridge is 1,156 metres long [S0]"),
+            "{r}"
+        );
+        assert!(!r.contains("[S4]"));
+        assert!(report(&format!("{prompt} simweb:fakecite")).contains("[S99]"));
     }
 
     #[test]

@@ -1,0 +1,284 @@
+//! Work products beside each report, under `batches/<batch>/<job>/`:
+//!
+//! - `search.md`: every search result with provider, position, score breakdown, and why it was
+//!   selected or rejected (rendered from search's `search.json`);
+//! - `sources.md`: the full cleaned content of every analysed source, with URL, level and sizes;
+//! - `job.json`: question, analysis, timings per stage, outcomes, tokens and cost per stage,
+//!   cache hits, errors;
+//!
+//! and per batch, once its last job ends: `summary.jsonl` (one line per job) and `summary.md`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use trawl_messages::{paths, AnalysedDoc, Outcome};
+use trawl_pipeline::batch::manifest;
+use trawl_pipeline::fanin::OutcomeRecord;
+use trawl_pipeline::{Runtime, StageError};
+use uuid::Uuid;
+
+pub fn search_md(question: &str, search: &Value) -> String {
+    let mut md = format!("# Search: {question}\n\n");
+    let analysis = &search["analysis"];
+    md.push_str(&format!(
+        "Analysis path: {}{}. Sub-queries: {}.\n\n",
+        analysis["path"].as_str().unwrap_or("?"),
+        analysis["llm_error"]
+            .as_str()
+            .map(|e| format!(" (LLM failed: {e})"))
+            .unwrap_or_default(),
+        analysis["sub_queries"]
+            .as_array()
+            .map(|a| a
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("; "))
+            .unwrap_or_default()
+    ));
+    let attempts = search["attempts"].as_array().cloned().unwrap_or_default();
+    if !attempts.is_empty() {
+        md.push_str(
+            "## Provider requests\n\n| provider | page | outcome | detail |\n|---|---|---|---|\n",
+        );
+        for a in &attempts {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                a["provider"].as_str().unwrap_or(""),
+                a["page"],
+                a["outcome"].as_str().unwrap_or(""),
+                a["detail"].as_str().unwrap_or("").replace('|', "\\|")
+            ));
+        }
+        md.push('\n');
+    }
+    for note in search["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        md.push_str(&format!("- {note}\n"));
+    }
+    md.push_str("## Results\n\n| selected | score | position | title | snippet | URL | provider | pos. | why |\n|---|---|---|---|---|---|---|---|---|\n");
+    for r in search["results"].as_array().into_iter().flatten() {
+        let cell = |v: &Value| {
+            v.as_str()
+                .unwrap_or("")
+                .replace('|', "\\|")
+                .replace('\n', " ")
+        };
+        md.push_str(&format!(
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {} |\n",
+            if r["selected"] == true { "yes" } else { "no" },
+            r["score"].as_f64().unwrap_or(0.0),
+            r["position_score"].as_f64().unwrap_or(0.0),
+            r["title_score"].as_f64().unwrap_or(0.0),
+            r["snippet_score"].as_f64().unwrap_or(0.0),
+            cell(&r["url"]),
+            cell(&r["result"]["provider"]),
+            r["result"]["position"],
+            cell(&r["reason"]),
+        ));
+    }
+    md
+}
+
+pub fn sources_md(question: &str, docs: &[AnalysedDoc], records: &[OutcomeRecord]) -> String {
+    let mut md = format!("# Sources: {question}\n\n");
+    for r in records
+        .iter()
+        .filter(|r| !matches!(r.outcome, Outcome::Analysed | Outcome::Irrelevant))
+    {
+        md.push_str(&format!(
+            "- {} — {} (level {})\n",
+            r.url,
+            serde_json::to_value(&r.outcome)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            r.level
+        ));
+    }
+    for d in docs {
+        md.push_str(&format!(
+            "\n---\n\n## [S{}] {}\n\nURL: {}  \nFetched at level {}, {} bytes, {} characters of markdown, relevance {:.2} ({}).\n\n{}\n",
+            d.source.idx,
+            d.title,
+            d.final_url,
+            d.level,
+            d.bytes,
+            d.markdown.chars().count(),
+            d.relevance,
+            if d.is_relevant { "relevant" } else { "irrelevant" },
+            d.markdown
+        ));
+    }
+    md
+}
+
+/// `job.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub job_id: Uuid,
+    pub batch_id: Uuid,
+    pub question: String,
+    pub status: String,
+    pub writer: String,
+    pub analysis: Value,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub finished_at: chrono::DateTime<chrono::Utc>,
+    pub duration_ms: i64,
+    /// Handling time per stage in milliseconds, and messages handled per stage.
+    pub stage_ms: BTreeMap<String, i64>,
+    pub stage_messages: BTreeMap<String, i64>,
+    pub outcomes: BTreeMap<String, u32>,
+    pub tokens_in: BTreeMap<String, i64>,
+    pub tokens_out: BTreeMap<String, i64>,
+    pub cost_microdollars: BTreeMap<String, i64>,
+    pub total_cost_microdollars: i64,
+    pub search_cache_hits: usize,
+    pub errors: Vec<String>,
+    pub sources_selected: usize,
+    pub sources_cited: usize,
+    pub removed_citations: usize,
+    pub context_tokens: usize,
+    pub tokenizer: String,
+    pub conflicts: usize,
+}
+
+impl JobRecord {
+    /// Fills the per-stage maps from the job's counters (`ms.fetch`, `tokens_in.search` …).
+    pub fn add_counters(&mut self, counters: &BTreeMap<String, i64>) {
+        for (key, &value) in counters {
+            let Some((kind, stage)) = key.split_once('.') else {
+                continue;
+            };
+            let map = match kind {
+                "ms" => &mut self.stage_ms,
+                "n" => &mut self.stage_messages,
+                "tokens_in" => &mut self.tokens_in,
+                "tokens_out" => &mut self.tokens_out,
+                "cost_micro" => &mut self.cost_microdollars,
+                _ => continue,
+            };
+            *map.entry(stage.to_owned()).or_default() += value;
+        }
+        self.total_cost_microdollars = self.cost_microdollars.values().sum();
+    }
+
+    /// Provider failures and failed sources, from the search record and outcomes.
+    pub fn add_errors(&mut self, search: &Value, records: &[OutcomeRecord]) {
+        for a in search["attempts"].as_array().into_iter().flatten() {
+            match a["outcome"].as_str() {
+                Some("cached") => self.search_cache_hits += 1,
+                Some("ok" | "empty" | "skipped") | None => {}
+                Some(_) => self
+                    .errors
+                    .push(format!("search: {}", a["detail"].as_str().unwrap_or(""))),
+            }
+        }
+        for r in records {
+            if let Outcome::Failed { reason } = &r.outcome {
+                self.errors.push(format!("{}: {reason}", r.url));
+            }
+        }
+    }
+}
+
+/// Writes `summary.jsonl` and `summary.md` for a finished batch from its jobs' `job.json`.
+pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> {
+    let Some(manifest) = manifest(rt, batch).await? else {
+        return Ok(());
+    };
+    let (mut lines, mut rows) = (String::new(), String::new());
+    let (mut total_cost, mut by_status) = (0i64, BTreeMap::<String, usize>::new());
+    for job in &manifest.jobs {
+        let key = format!("{}/job.json", paths::job_dir(batch, job.job_id));
+        let record: Option<JobRecord> = rt
+            .objects
+            .get(&key)
+            .await?
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let line = match &record {
+            Some(r) => {
+                total_cost += r.total_cost_microdollars;
+                *by_status.entry(r.status.clone()).or_default() += 1;
+                rows.push_str(&format!(
+                    "| {} | {} | {} | {:.1} | {} | ${:.4} |\n",
+                    r.question.replace('|', "\\|"),
+                    r.status,
+                    r.sources_cited,
+                    r.duration_ms as f64 / 1000.0,
+                    r.writer,
+                    r.total_cost_microdollars as f64 / 1e6
+                ));
+                serde_json::json!({"job_id": job.job_id, "query": job.query, "status": r.status, "duration_ms": r.duration_ms, "sources_selected": r.sources_selected, "sources_used": r.sources_cited, "cost_usd": r.total_cost_microdollars as f64 / 1e6, "writer": r.writer})
+            }
+            None => {
+                *by_status.entry("no report".into()).or_default() += 1;
+                serde_json::json!({"job_id": job.job_id, "query": job.query, "status": "no report"})
+            }
+        };
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    let counts: Vec<String> = by_status.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let md = format!(
+        "# Batch {batch}\n\n{} jobs: {}. Cost ${:.4}.\n\n| question | status | sources cited | seconds | writer | cost |\n|---|---|---|---|---|---|\n{rows}",
+        manifest.jobs.len(),
+        counts.join(", "),
+        total_cost as f64 / 1e6
+    );
+    rt.objects
+        .put(&format!("batches/{batch}/summary.jsonl"), lines.as_bytes())
+        .await?;
+    rt.objects
+        .put(&format!("batches/{batch}/summary.md"), md.as_bytes())
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_fill_per_stage_maps() {
+        let mut r = JobRecord::default();
+        let counters: BTreeMap<String, i64> = [
+            ("ms.fetch", 120),
+            ("n.fetch", 3),
+            ("cost_micro.search", 40),
+            ("cost_micro.synthesize", 60),
+            ("tokens_in.search", 900),
+            ("odd", 1),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        r.add_counters(&counters);
+        assert_eq!(r.stage_ms["fetch"], 120);
+        assert_eq!(r.stage_messages["fetch"], 3);
+        assert_eq!(r.total_cost_microdollars, 100);
+        assert_eq!(r.tokens_in["search"], 900);
+    }
+
+    #[test]
+    fn search_md_lists_every_result_with_its_reason() {
+        let search = serde_json::json!({
+            "analysis": {"path": "heuristic", "sub_queries": ["q"]},
+            "attempts": [{"provider": "searxng", "page": 1, "outcome": "ok", "detail": ""}],
+            "results": [
+                {"selected": true, "score": 0.9, "position_score": 1.0, "title_score": 1.0, "snippet_score": 0.67, "url": "http://a.test/", "result": {"provider": "searxng", "position": 1}, "reason": "score 0.900, rank 1"},
+                {"selected": false, "score": 0.1, "position_score": 0.1, "title_score": 0.0, "snippet_score": 0.0, "url": "http://b.test/", "result": {"provider": "searxng", "position": 10}, "reason": "score 0.100 below threshold 0.300"}
+            ]
+        });
+        let md = search_md("q", &search);
+        assert!(
+            md.contains("| yes | 0.900 |") && md.contains("below threshold"),
+            "{md}"
+        );
+        assert!(md.contains("| searxng | 1 | ok |"));
+    }
+}

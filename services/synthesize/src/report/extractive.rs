@@ -1,0 +1,331 @@
+//! The extractive report: no LLM needed.
+//!
+//! Candidate sentences are the key points clean picked from each relevant source. For each
+//! sub-query, sentences are scored by how much of it they cover, weighted by their source's
+//! relevance. Words count by their rarity among the candidates (inverse document frequency)
+//! and names in the question (capitalised words) count three times, so the name the question is
+//! about outweighs "bridge" or "opened" and a sentence about a different bridge ranks low. The
+//! best sentences go under the sub-query's heading (at most two per source, no near-duplicates,
+//! none far below the best), each followed by `[n]`; citation numbers are given in order of
+//! first use.
+
+use std::collections::BTreeMap;
+
+use trawl_messages::AnalysedDoc;
+use trawl_pipeline::text::{coverage_of, same_word, terms};
+
+use super::{citation, finish, Gaps, Report};
+use crate::conflicts::Conflict;
+
+struct Candidate<'a> {
+    sentence: &'a str,
+    doc: usize,
+    score: f64,
+}
+
+/// Capitalised words after the first: the names the question is about ("Brimomir Bridge").
+fn names(question: &str) -> Vec<String> {
+    question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .skip(1)
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Smoothed inverse document frequency of each query term over the candidate sentences.
+fn idf<'a>(query: &[String], sentences: impl Iterator<Item = &'a [String]>) -> Vec<f64> {
+    let mut df = vec![0usize; query.len()];
+    let mut n = 0usize;
+    for words in sentences {
+        n += 1;
+        for (i, t) in query.iter().enumerate() {
+            if words.iter().any(|w| same_word(t, w)) {
+                df[i] += 1;
+            }
+        }
+    }
+    df.iter()
+        .map(|&d| (1.0 + (n as f64 + 1.0) / (d as f64 + 1.0)).ln())
+        .collect()
+}
+
+fn near_duplicate(a: &str, b: &str) -> bool {
+    let (ta, tb) = (terms(a), terms(b));
+    let (short, long) = if ta.len() <= tb.len() {
+        (&ta, &tb)
+    } else {
+        (&tb, &ta)
+    };
+    !short.is_empty() && coverage_of(short, long) >= 0.8
+}
+
+/// Ranked candidates for one query over the pool.
+fn rank<'a>(
+    query: &str,
+    question_names: &[String],
+    docs: &[AnalysedDoc],
+    pool: &[(usize, &'a str, Vec<String>)],
+) -> Vec<Candidate<'a>> {
+    let q = terms(query);
+    let weights: Vec<f64> = idf(&q, pool.iter().map(|(_, _, w)| w.as_slice()))
+        .into_iter()
+        .zip(&q)
+        .map(|(w, t)| {
+            if question_names.contains(t) {
+                3.0 * w
+            } else {
+                w
+            }
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut out: Vec<Candidate> = pool
+        .iter()
+        .filter_map(|(i, sentence, words)| {
+            let covered: f64 = q
+                .iter()
+                .zip(&weights)
+                .filter(|(t, _)| words.iter().any(|w| same_word(t, w)))
+                .map(|(_, w)| w)
+                .sum();
+            // A sentence that only names the subject says nothing about what was asked.
+            let asks: Vec<&String> = q.iter().filter(|t| !question_names.contains(t)).collect();
+            if !asks.is_empty() && !asks.iter().any(|t| words.iter().any(|w| same_word(t, w))) {
+                return None;
+            }
+            let share = if total > 0.0 { covered / total } else { 0.0 };
+            let score = share * (0.5 + 0.5 * docs[*i].relevance);
+            (score > 0.0).then_some(Candidate {
+                sentence,
+                doc: *i,
+                score,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+    // Sentences far below the best answer are padding, not findings.
+    let floor = out.first().map_or(0.0, |c| 0.6 * c.score);
+    out.retain(|c| c.score >= floor);
+    out
+}
+
+pub fn write(
+    question: &str,
+    sub_queries: &[String],
+    docs: &[AnalysedDoc],
+    conflicts: &[Conflict],
+    gaps: &Gaps,
+    max_sentences: usize,
+) -> Report {
+    let pool: Vec<(usize, &str, Vec<String>)> = docs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_relevant)
+        .flat_map(|(i, d)| d.key_points.iter().map(move |s| (i, s.as_str(), terms(s))))
+        .collect();
+    let question_names = names(question);
+    // One section per distinct sub-query; the question itself when there are none.
+    let mut sections: Vec<&str> = sub_queries
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    if sections.is_empty() {
+        sections.push(question);
+    }
+    let per_section = (max_sentences / sections.len()).max(2);
+
+    let mut chosen: Vec<(usize, Vec<&Candidate>)> = Vec::new();
+    let mut used_sentences: Vec<&str> = Vec::new();
+    let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
+    let ranked: Vec<Vec<Candidate>> = sections
+        .iter()
+        .map(|s| rank(s, &question_names, docs, &pool))
+        .collect();
+    for (s, candidates) in ranked.iter().enumerate() {
+        let mut picked = Vec::new();
+        for c in candidates {
+            if picked.len() >= per_section {
+                break;
+            }
+            let used = per_doc.entry(c.doc).or_default();
+            if *used >= 2 || used_sentences.iter().any(|o| near_duplicate(o, c.sentence)) {
+                continue;
+            }
+            *used += 1;
+            used_sentences.push(c.sentence);
+            picked.push(c);
+        }
+        chosen.push((s, picked));
+    }
+
+    let mut number: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut citations = Vec::new();
+    for c in chosen.iter().flat_map(|(_, p)| p.iter()) {
+        if !number.contains_key(&c.doc) {
+            let n = number.len() as u32 + 1;
+            number.insert(c.doc, n);
+            citations.push(citation(&docs[c.doc], n));
+        }
+    }
+
+    let mut md = format!("# {}\n\n", question.trim());
+    if citations.is_empty() {
+        md.push_str("No fetched source answered this question, so there is nothing to report with a citation.\n\n");
+    } else {
+        for (s, picked) in &chosen {
+            if picked.is_empty() {
+                continue;
+            }
+            let heading = if sections.len() == 1 {
+                "Answer".to_owned()
+            } else {
+                sections[*s].chars().take(90).collect()
+            };
+            md.push_str(&format!("## {heading}\n\n"));
+            let lines: Vec<String> = picked
+                .iter()
+                .map(|c| format!("{} [{}]", c.sentence, number[&c.doc]))
+                .collect();
+            md.push_str(&lines.join(" "));
+            md.push_str("\n\n");
+        }
+    }
+    finish(&mut md, docs, &citations, conflicts, gaps, 0);
+    Report {
+        markdown: md,
+        citations,
+        removed_citations: 0,
+        writer: "extractive".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::doc;
+
+    #[test]
+    fn every_citation_resolves_and_sources_are_numbered_without_gaps() {
+        let docs = vec![
+            doc(
+                0,
+                false,
+                &["Zorbium melts at 1,284 degrees Celsius, says an irrelevant page."],
+            ),
+            doc(1, true, &["Nothing about the topic here at all, really."]),
+            doc(
+                2,
+                true,
+                &[
+                    "Zorbium melts at 1,284 degrees Celsius.",
+                    "Zorbium was first isolated in 1931.",
+                ],
+            ),
+            doc(3, true, &["The melting point of zorbium is 1,284 degrees."]),
+        ];
+        let r = write(
+            "What is the melting point of zorbium?",
+            &[],
+            &docs,
+            &[],
+            &Gaps::default(),
+            6,
+        );
+        let cited: Vec<u32> = r.citations.iter().map(|c| c.idx).collect();
+        assert!(!cited.contains(&0) && !cited.contains(&1), "{cited:?}");
+        assert_eq!(
+            r.citations.iter().map(|c| c.n).collect::<Vec<_>>(),
+            (1..=r.citations.len() as u32).collect::<Vec<_>>()
+        );
+        for n in 1..=r.citations.len() {
+            assert!(r.markdown.contains(&format!("[{n}]")));
+        }
+        assert!(!r.markdown.contains(&format!("[{}]", r.citations.len() + 1)));
+        assert!(!r.citations.is_empty() && r.markdown.contains("## Sources"));
+        for c in &r.citations {
+            assert!(
+                r.markdown
+                    .contains(&format!("{}. [Source {}]({})", c.n, c.idx, c.url)),
+                "{}",
+                r.markdown
+            );
+        }
+    }
+
+    #[test]
+    fn the_named_subject_outweighs_common_words() {
+        let docs = vec![
+            doc(
+                0,
+                true,
+                &["The Veldar Bridge is 798 metres long and opened in 1958."],
+            ),
+            doc(
+                1,
+                true,
+                &[
+                    "The Brimomir Bridge opened in 1903.",
+                    "Brimomir is a small town.",
+                ],
+            ),
+            doc(
+                2,
+                true,
+                &["Another bridge, the Oskar Bridge, opened in 1920 and is long."],
+            ),
+        ];
+        let r = write(
+            "How long is the Brimomir Bridge and when did it open?",
+            &[],
+            &docs,
+            &[],
+            &Gaps::default(),
+            1,
+        );
+        assert_eq!(r.citations[0].idx, 1, "{}", r.markdown);
+    }
+
+    #[test]
+    fn one_section_per_sub_query() {
+        let docs = vec![
+            doc(0, true, &["Zorbium melts at 1,284 degrees Celsius."]),
+            doc(
+                1,
+                true,
+                &["Zorbium was first isolated by Dr. Anika Strand in 1931."],
+            ),
+        ];
+        let subs = vec![
+            "zorbium melting point".to_string(),
+            "who isolated zorbium".to_string(),
+        ];
+        let r = write(
+            "What is the melting point of Zorbium and who isolated it?",
+            &subs,
+            &docs,
+            &[],
+            &Gaps::default(),
+            6,
+        );
+        assert!(
+            r.markdown.contains("## zorbium melting point")
+                && r.markdown.contains("## who isolated zorbium"),
+            "{}",
+            r.markdown
+        );
+    }
+
+    #[test]
+    fn says_so_when_nothing_answers() {
+        let mut gaps = Gaps::default();
+        gaps.outcomes.insert("failed".into(), 2);
+        gaps.missing.push("http://late.test/".into());
+        let r = write("What is zorbium?", &[], &[], &[], &gaps, 6);
+        assert!(r.citations.is_empty());
+        assert!(r.markdown.contains("No fetched source"));
+        assert!(r.markdown.contains("2 failed") && r.markdown.contains("http://late.test/"));
+    }
+}

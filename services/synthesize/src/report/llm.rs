@@ -1,0 +1,150 @@
+//! The LLM report: the model writes from the budgeted context only, citing sources by their
+//! `[S<idx>]` labels; the citations are then validated ([`crate::citations`]) so every `[n]`
+//! in the report names a source the job fetched and analysed.
+
+use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
+use trawl_messages::AnalysedDoc;
+
+use super::{finish, Gaps, Report};
+use crate::citations;
+use crate::conflicts::Conflict;
+use crate::context::{self, ContextSource, Level};
+use crate::tokens::Tokenizer;
+
+const SYSTEM: &str = "You write research reports from the sources you are given, and from nothing \
+else. Answer the question first, in a short paragraph; then give the details under short \
+headings, using the sources' summaries and data. Cite every statement with the label of the \
+source it comes from, exactly as given, for example [S3] or [S1, S4]; never cite anything that is \
+not in the sources. Where sources disagree, say so and cite each side. Do not add a list of \
+sources at the end; it is added for you. Write in markdown, in the language of the question \
+unless you are told otherwise.";
+
+/// Tokens kept free for the model's answer (the budget covers what is sent).
+const ANSWER_TOKENS: u32 = 1500;
+
+/// What the LLM path produced, for the report and `job.json`.
+pub struct LlmReport {
+    pub report: Report,
+    pub usage: Usage,
+    pub context_tokens: usize,
+    pub tokenizer: &'static str,
+    pub levels: Vec<(u32, Level)>,
+}
+
+fn render_conflicts(conflicts: &[Conflict]) -> String {
+    conflicts
+        .iter()
+        .map(|c| {
+            let values: Vec<String> = c
+                .values
+                .iter()
+                .map(|(v, idxs)| {
+                    format!(
+                        "{v} ({})",
+                        idxs.iter()
+                            .map(|i| format!("S{i}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect();
+            format!("- {}: {}", c.data_point, values.join(" vs "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Writes the report with `llm` within `max_tokens` of prompt. `docs` are sorted best first.
+#[allow(clippy::too_many_arguments)]
+pub async fn write(
+    llm: &Llm,
+    question: &str,
+    sub_queries: &[String],
+    data_points: &[String],
+    docs: &[AnalysedDoc],
+    conflicts: &[Conflict],
+    gaps: &Gaps,
+    max_tokens: usize,
+    language: &str,
+) -> Result<LlmReport, LlmError> {
+    let tokenizer = Tokenizer::for_model(llm.model());
+    let relevant: Vec<&AnalysedDoc> = docs.iter().filter(|d| d.is_relevant).collect();
+    let sources: Vec<ContextSource> = relevant
+        .iter()
+        .map(|d| ContextSource {
+            idx: d.source.idx,
+            title: if d.title.is_empty() {
+                d.source.title.clone()
+            } else {
+                d.title.clone()
+            },
+            url: d.final_url.clone(),
+            relevance: d.relevance,
+            summary: d.summary.clone(),
+            key_points: d.key_points.clone(),
+            markdown: d.markdown.clone(),
+        })
+        .collect();
+    let mut system = SYSTEM.to_owned();
+    if !language.trim().is_empty() {
+        system.push_str(&format!(" Write the report in {language}."));
+    }
+    let mut head = format!("Question: {question}\n");
+    if sub_queries.len() > 1 {
+        head.push_str(&format!("Aspects to cover: {}\n", sub_queries.join("; ")));
+    }
+    if !data_points.is_empty() {
+        head.push_str(&format!(
+            "Data points to report: {}\n",
+            data_points.join(", ")
+        ));
+    }
+    if !conflicts.is_empty() {
+        head.push_str(&format!(
+            "The sources disagree on:\n{}\n",
+            render_conflicts(conflicts)
+        ));
+    }
+    head.push_str("Sources:\n");
+    let request = ChatRequest::new("report", &system, String::new());
+    // Everything but the sources counts against the budget too.
+    let overhead = tokenizer.count(&request.system) + tokenizer.count(&head) + 16;
+    let budget = max_tokens.saturating_sub(overhead);
+    let ctx = context::build(&sources, budget, &tokenizer);
+    let known: Vec<u32> = ctx
+        .levels
+        .iter()
+        .filter(|(_, l)| *l != Level::Dropped)
+        .map(|(i, _)| *i)
+        .collect();
+    let mut request = request;
+    request.messages[0].1 = format!("{head}{}", ctx.text);
+    request.max_tokens = ANSWER_TOKENS;
+    let response = llm.chat(&request).await?;
+
+    let checked = citations::check(&response.text, &known);
+    let citations: Vec<trawl_messages::Citation> = checked
+        .cited
+        .iter()
+        .enumerate()
+        .filter_map(|(i, idx)| {
+            docs.iter()
+                .find(|d| d.source.idx == *idx)
+                .map(|d| super::citation(d, i as u32 + 1))
+        })
+        .collect();
+    let mut md = format!("# {}\n\n{}\n\n", question.trim(), checked.text.trim());
+    finish(&mut md, docs, &citations, conflicts, gaps, checked.removed);
+    Ok(LlmReport {
+        report: Report {
+            markdown: md,
+            citations,
+            removed_citations: checked.removed,
+            writer: "llm".into(),
+        },
+        usage: response.usage,
+        context_tokens: ctx.tokens + overhead,
+        tokenizer: tokenizer.name(),
+        levels: ctx.levels,
+    })
+}

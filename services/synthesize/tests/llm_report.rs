@@ -1,0 +1,140 @@
+//! The LLM report path against simweb's scripted model over HTTP: citations the model invents
+//! are removed and counted, the rest resolve to analysed sources, the prompt stays in budget.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use trawl_config::LlmConfig;
+use trawl_integration_tests::simweb::{Corpus, Simweb};
+use trawl_llm::Llm;
+use trawl_messages::{AnalysedDoc, Source, SourceKind};
+use trawl_synthesize::conflicts::detect;
+use trawl_synthesize::report::{llm, Gaps};
+
+fn doc(idx: u32, text: &str) -> AnalysedDoc {
+    AnalysedDoc {
+        source: Source {
+            idx,
+            url: format!("http://s{idx}.test/"),
+            title: format!("Source {idx}"),
+            snippet: String::new(),
+            provider: "searxng".into(),
+            position: idx + 1,
+            score: 0.5,
+            kind: SourceKind::Page,
+            file_type: None,
+        },
+        final_url: format!("http://s{idx}.test/"),
+        title: format!("Source {idx}"),
+        markdown: text.repeat(3),
+        summary: text.into(),
+        key_points: vec![text.into()],
+        relevance: 0.9 - f64::from(idx) * 0.1,
+        is_relevant: true,
+        level: 0,
+        bytes: 1000,
+    }
+}
+
+async fn client() -> (Simweb, Llm) {
+    let web = Simweb::start(Arc::new(Corpus::generate()), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "gpt-4o-mini".into(),
+        ..Default::default()
+    };
+    let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "k".to_string())]
+        .into_iter()
+        .collect();
+    let llm = Llm::new(&config, &env).unwrap();
+    (web, llm)
+}
+
+#[tokio::test]
+async fn invented_citations_are_removed_and_counted() {
+    let (_web, llm) = client().await;
+    let docs = vec![
+        doc(0, "The Brimomir Bridge is 1,156 metres long. "),
+        doc(
+            3,
+            "The Brimomir Bridge opened in 1903 after years of delays. ",
+        ),
+    ];
+    let question = "How long is the Brimomir Bridge? simweb:fakecite";
+    let written = llm::write(
+        &llm,
+        question,
+        &[],
+        &[],
+        &docs,
+        &[],
+        &Gaps::default(),
+        20_000,
+        "",
+    )
+    .await
+    .unwrap();
+    let r = &written.report;
+    assert_eq!(r.writer, "llm");
+    assert_eq!(r.removed_citations, 2, "{}", r.markdown);
+    assert!(
+        !r.markdown.contains("[S99]") && !r.markdown.contains("[7]"),
+        "{}",
+        r.markdown
+    );
+    assert!(
+        r.markdown.contains("[1]") && r.markdown.contains("## Sources"),
+        "{}",
+        r.markdown
+    );
+    let cited: Vec<u32> = r.citations.iter().map(|c| c.idx).collect();
+    assert!(cited.iter().all(|i| [0, 3].contains(i)), "{cited:?}");
+    assert_eq!(
+        r.citations.iter().map(|c| c.n).collect::<Vec<_>>(),
+        (1..=r.citations.len() as u32).collect::<Vec<_>>()
+    );
+    assert!(r
+        .markdown
+        .contains("citation(s) to sources this job did not read were removed"));
+    assert_eq!(written.tokenizer, "o200k_base");
+}
+
+#[tokio::test]
+async fn the_prompt_never_exceeds_the_budget_and_conflicts_are_listed() {
+    let (_web, llm) = client().await;
+    let long = "The Brimomir Bridge is 1,156 metres long and carries two lanes of traffic over the river. ";
+    let mut docs: Vec<AnalysedDoc> = (0..12).map(|i| doc(i, &long.repeat(60))).collect();
+    docs.push(doc(
+        12,
+        "The Brimomir Bridge is 1,190 metres long according to an older survey. ",
+    ));
+    let conflicts = detect(&["long".into()], &docs);
+    assert_eq!(conflicts.len(), 1);
+    for budget in [400, 1_500, 6_000, 20_000] {
+        let written = llm::write(
+            &llm,
+            "How long is the Brimomir Bridge?",
+            &[],
+            &[],
+            &docs,
+            &conflicts,
+            &Gaps::default(),
+            budget,
+            "",
+        )
+        .await
+        .unwrap();
+        assert!(
+            written.context_tokens <= budget,
+            "{} > {budget}",
+            written.context_tokens
+        );
+        assert!(
+            written.report.markdown.contains("## Conflicts"),
+            "{}",
+            written.report.markdown
+        );
+    }
+}
