@@ -168,6 +168,31 @@ async fn batch_through_the_fleet_cites_answer_pages() {
         assert!(line["sources_used"].as_u64().unwrap() >= 1, "{line}");
     }
     assert!(results_dir.join("summary.md").exists());
+    let jsonl_dir = fleet.dir.path().join("jsonl");
+    let out = fleet
+        .trawl(&[
+            "results",
+            &batch,
+            "--out",
+            jsonl_dir.to_str().unwrap(),
+            "--format",
+            "jsonl",
+        ])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(jsonl_dir.join("results.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), BATCH);
+    assert!(records
+        .iter()
+        .all(|r| r["status"] == "done" && r["report"].as_str().unwrap().contains("[1]")));
 
     // Politeness: nothing robots.txt disallows was fetched, and robots.txt once per host.
     for page in fleet.corpus.pages() {

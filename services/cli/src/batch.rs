@@ -7,7 +7,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_pipeline::batch::{collect, manifest, parse_batch, submit as enqueue};
+use trawl_messages::Queue;
+use trawl_pipeline::batch::{collect, manifest, parse_batch, submit as enqueue, Manifest};
 use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
 use uuid::Uuid;
@@ -32,9 +33,14 @@ pub struct StatusArgs {
 #[derive(clap::Args)]
 pub struct ResultsArgs {
     batch: Uuid,
-    /// Directory to write <job>/report.md, sources.json and the other work products into.
+    /// Directory to write into.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// md: DIR/<job>/report.md and every work product; json: DIR/results.json (one array);
+    /// jsonl: DIR/results.jsonl (one job per line). Each JSON record holds the question, status,
+    /// report, citations and sources.
+    #[arg(long, value_parser = ["md", "json", "jsonl"], default_value = "md")]
+    format: String,
 }
 
 #[derive(clap::Args)]
@@ -119,6 +125,47 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
         progress.finish_and_clear();
     }
     println!("batch {batch}: {}", describe(&p));
+    // The fleet's queues, so an operator sees where pending work waits.
+    let mut depths = Vec::new();
+    for q in [
+        Queue::Search,
+        Queue::Fetch,
+        Queue::Clean,
+        Queue::Synthesize,
+        Queue::Dead,
+    ] {
+        depths.push(format!("{} {}", q.label(), rt.broker.depth(q).await?));
+    }
+    println!("queues (all batches): {}", depths.join(", "));
+    if let Some(m) = manifest(&rt, args.batch).await? {
+        let (mut cost, mut failures) = (0i64, std::collections::BTreeMap::<String, u64>::new());
+        for job in &m.jobs {
+            let key = format!(
+                "{}/job.json",
+                trawl_messages::paths::job_dir(m.batch_id, job.job_id)
+            );
+            let Some(bytes) = rt.objects.get(&key).await? else {
+                continue;
+            };
+            let record: serde_json::Value = serde_json::from_slice(&bytes)?;
+            cost += record["total_cost_microdollars"].as_i64().unwrap_or(0);
+            for (outcome, n) in record["outcomes"].as_object().into_iter().flatten() {
+                if !matches!(outcome.as_str(), "analysed") {
+                    *failures.entry(outcome.clone()).or_default() += n.as_u64().unwrap_or(0);
+                }
+            }
+        }
+        let unusable: Vec<String> = failures.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        println!(
+            "cost so far: ${:.4}; sources not used: {}",
+            cost as f64 / 1e6,
+            if unusable.is_empty() {
+                "none".into()
+            } else {
+                unusable.join(", ")
+            }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,6 +178,27 @@ pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCo
             rt.objects.root().display()
         )
     })?;
+    if args.format != "md" {
+        let records = json_records(&rt, &manifest).await?;
+        std::fs::create_dir_all(&args.out)
+            .with_context(|| format!("failed to create {}", args.out.display()))?;
+        let (name, text) = if args.format == "json" {
+            ("results.json", serde_json::to_string_pretty(&records)?)
+        } else {
+            (
+                "results.jsonl",
+                records.iter().map(|r| r.to_string() + "\n").collect(),
+            )
+        };
+        std::fs::write(args.out.join(name), text)
+            .with_context(|| format!("failed to write {name}"))?;
+        eprintln!(
+            "wrote {} jobs to {}",
+            records.len(),
+            args.out.join(name).display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let collected = collect(&rt, &manifest, &args.out).await?;
     eprintln!(
         "wrote {} reports to {}{}",
@@ -146,6 +214,40 @@ pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCo
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// One JSON record per job: question, status and figures from job.json, the report, sources.
+async fn json_records(rt: &Runtime, manifest: &Manifest) -> anyhow::Result<Vec<serde_json::Value>> {
+    let mut out = Vec::new();
+    for job in &manifest.jobs {
+        let dir = trawl_messages::paths::job_dir(manifest.batch_id, job.job_id);
+        let read = |name: &'static str| {
+            let key = format!("{dir}/{name}");
+            async move { rt.objects.get(&key).await }
+        };
+        let record: serde_json::Value = match read("job.json").await? {
+            Some(b) => serde_json::from_slice(&b)?,
+            None => serde_json::json!({"status": "pending"}),
+        };
+        let report = read("report.md")
+            .await?
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let sources: serde_json::Value = match read("sources.json").await? {
+            Some(b) => serde_json::from_slice(&b)?,
+            None => serde_json::Value::Null,
+        };
+        out.push(serde_json::json!({
+            "job_id": job.job_id,
+            "query": job.query,
+            "status": record["status"],
+            "writer": record["writer"],
+            "duration_ms": record["duration_ms"],
+            "cost_usd": record["total_cost_microdollars"].as_i64().map(|c| c as f64 / 1e6),
+            "report": report,
+            "sources": sources,
+        }));
+    }
+    Ok(out)
 }
 
 pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode> {

@@ -363,7 +363,7 @@ mod tests {
             signature(b"whsec_test", 1_700_000_000, br#"{"hello":"world"}"#),
             "v1=f592bbf3951cfc94e560eecfb5d9dd4da6b0fff2e626235f8ab4b54860925d0b"
         );
-        let long_key = vec![0xaa; 131];
+        let long_key = [0xaau8; 131];
         for (key, ts, body) in [
             (&b"k"[..], 0i64, &b""[..]),
             (
