@@ -372,3 +372,84 @@ async fn a_job_whose_search_never_runs_fails_at_its_deadline() {
     );
     fleet.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_announce_jobs_and_the_batch_signed() {
+    use std::sync::{Arc, Mutex};
+    let received: Arc<Mutex<Vec<(String, String, String, String)>>> = Arc::default();
+    let sink = Arc::clone(&received);
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
+            let sink = Arc::clone(&sink);
+            async move {
+                let h = |k: &str| {
+                    headers
+                        .get(k)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                sink.lock().unwrap().push((
+                    h("x-trawl-event"),
+                    h("x-trawl-timestamp"),
+                    h("x-trawl-signature"),
+                    body,
+                ));
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let mut fleet = Fleet::start().await;
+    fleet
+        .env
+        .push(("TRAWL_WEBHOOK_SECRET".into(), "whsec-test".into()));
+    fleet.spawn_all();
+    let file = fleet.dir.path().join("two.txt");
+    let qs: Vec<String> = questions(&fleet)
+        .iter()
+        .take(2)
+        .map(|q| q.query.clone())
+        .collect();
+    std::fs::write(&file, qs.join("\n")).unwrap();
+    let out = fleet
+        .trawl(&["submit", file.to_str().unwrap(), "--webhook", &hook])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    fleet.wait_done(&batch, Duration::from_secs(120)).await;
+
+    let started = tokio::time::Instant::now();
+    while received.lock().unwrap().len() < 3 && started.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let events = received.lock().unwrap().clone();
+    let kinds: Vec<&str> = events.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "job.completed").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "batch.completed").count(),
+        1,
+        "{kinds:?}"
+    );
+    for (_, timestamp, signature, body) in &events {
+        let expected = trawl_synthesize::webhook::signature(
+            b"whsec-test",
+            timestamp.parse().unwrap(),
+            body.as_bytes(),
+        );
+        assert_eq!(signature, &expected, "bad signature on {body}");
+    }
+    fleet.cleanup().await;
+}
