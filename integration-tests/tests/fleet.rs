@@ -376,7 +376,9 @@ async fn a_job_whose_search_never_runs_fails_at_its_deadline() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_announce_jobs_and_the_batch_signed() {
     use std::sync::{Arc, Mutex};
-    let received: Arc<Mutex<Vec<(String, String, String, String)>>> = Arc::default();
+    /// (event kind, timestamp, signature, body) of each delivery.
+    type Delivery = (String, String, String, String);
+    let received: Arc<Mutex<Vec<Delivery>>> = Arc::default();
     let sink = Arc::clone(&received);
     let app = axum::Router::new().route(
         "/hook",
