@@ -50,7 +50,9 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
         })
         .collect();
     let started = std::time::Instant::now();
-    let manifest = submit(&rt, tasks, None, |_| {}).await.unwrap();
+    let manifest = submit(&rt, tasks, Default::default(), |_| {})
+        .await
+        .unwrap();
     let batch = manifest.batch_id.to_string();
     loop {
         let p = rt.store.batch_progress(&batch).await.unwrap().unwrap();

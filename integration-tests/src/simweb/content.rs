@@ -114,7 +114,17 @@ pub fn answer_doc(rng: &mut Rng, topic: &Topic, variant: usize, long: bool) -> D
 
     let mut order: Vec<usize> = (0..topic.facts.len()).collect();
     rng.shuffle(&mut order);
-    let facts: Vec<&String> = order.iter().map(|&i| &topic.variants[i][variant]).collect();
+    let facts: Vec<String> = order
+        .iter()
+        .map(|&i| {
+            let stated = &topic.variants[i][variant];
+            if i == 0 && variant == 2 && topic.disagrees() {
+                super::topics::shift_first_number(stated)
+            } else {
+                stated.clone()
+            }
+        })
+        .collect();
 
     let mut blocks = Vec::new();
     blocks.push(Block::P(format!(

@@ -123,6 +123,7 @@ impl Corpus {
                         .map(|p| p.url.clone())
                         .collect(),
                     facts: t.facts.clone(),
+                    disagrees: t.disagrees(),
                 }
             })
             .collect()

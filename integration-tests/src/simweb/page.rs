@@ -45,4 +45,8 @@ pub struct Question {
     pub fetchable_answer_urls: Vec<String>,
     /// Canonical fact sentences; each carries the entity name and its numbers/names.
     pub facts: Vec<String>,
+    /// True when the third answer page states the first fact with a different number, so the
+    /// sources disagree (for conflict detection).
+    #[serde(default)]
+    pub disagrees: bool,
 }

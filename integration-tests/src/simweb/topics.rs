@@ -30,6 +30,37 @@ pub struct Topic {
 pub const KINDS: usize = 8;
 
 /// Builds topic number `i`; the kind rotates so every kind is well represented.
+impl Topic {
+    /// About one topic in five has answer pages that disagree on its first fact's number.
+    pub fn disagrees(&self) -> bool {
+        self.id.bytes().map(u32::from).sum::<u32>() % 5 == 0
+    }
+}
+
+/// `s` with its first number raised by 13 ("1,284 degrees" → "1297 degrees"): the wrong value
+/// a disagreeing page states.
+pub fn shift_first_number(s: &str) -> String {
+    let bytes: Vec<char> = s.chars().collect();
+    let Some(start) = bytes.iter().position(char::is_ascii_digit) else {
+        return s.to_owned();
+    };
+    let mut end = start;
+    while end < bytes.len()
+        && (bytes[end].is_ascii_digit()
+            || (bytes[end] == ',' && bytes.get(end + 1).is_some_and(char::is_ascii_digit)))
+    {
+        end += 1;
+    }
+    let digits: String = bytes[start..end]
+        .iter()
+        .filter(|c| c.is_ascii_digit())
+        .collect();
+    let value: u64 = digits.parse().unwrap_or(0) + 13;
+    let head: String = bytes[..start].iter().collect();
+    let tail: String = bytes[end..].iter().collect();
+    format!("{head}{value}{tail}")
+}
+
 pub fn make_topic(i: usize, rng: &mut Rng, namer: &mut Namer) -> Topic {
     let w = namer.word(rng);
     let p = namer.person(rng);

@@ -8,7 +8,9 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::Queue;
-use trawl_pipeline::batch::{collect, manifest, parse_batch, submit as enqueue, Manifest};
+use trawl_pipeline::batch::{
+    collect, manifest, parse_batch, submit as enqueue, BatchOptions, Manifest,
+};
 use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
 use uuid::Uuid;
@@ -20,6 +22,10 @@ pub struct SubmitArgs {
     /// POST signed `job.completed` and `batch.completed` events to this URL.
     #[arg(long, value_name = "URL")]
     webhook: Option<String>,
+    /// LLM spend allowed for the batch, in dollars (priced with llm.*_price_per_mtok); once
+    /// spent, the remaining jobs are written without the LLM.
+    #[arg(long, value_name = "USD")]
+    budget: Option<f64>,
 }
 
 #[derive(clap::Args)]
@@ -79,10 +85,14 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
             bail!("--webhook must be an http(s) URL");
         }
     }
-    let manifest = enqueue(&rt, tasks, args.webhook.clone(), |n| {
-        progress.set_position(n as u64)
-    })
-    .await?;
+    if args.budget.is_some_and(|b| !(b > 0.0)) {
+        bail!("--budget must be a positive amount of dollars");
+    }
+    let options = BatchOptions {
+        webhook: args.webhook.clone(),
+        budget_usd: args.budget,
+    };
+    let manifest = enqueue(&rt, tasks, options, |n| progress.set_position(n as u64)).await?;
     progress.finish_and_clear();
     eprintln!("enqueued {} questions", manifest.jobs.len());
     println!("{}", manifest.batch_id);

@@ -59,7 +59,7 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
             query,
             options: JobOptions::default(),
         }],
-        None,
+        Default::default(),
         |_| {},
     )
     .await?;

@@ -97,7 +97,12 @@ impl Stage for SearchStage {
     async fn handle(&self, rt: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
         let task = &msg.body;
         let cfg = &rt.config.search;
-        let llm = self.llm.as_ref().map(|l| l.with_store(rt.store.clone()));
+        let budget_left = self.llm.is_none() || rt.budget_left(&msg.batch_id.to_string()).await?;
+        let llm = self
+            .llm
+            .as_ref()
+            .filter(|_| budget_left)
+            .map(|l| l.with_store(rt.store.clone()));
         let analysis = analyse_with(llm.as_ref(), &task.query).await;
         let chain = match &task.options.providers {
             Some(p) => p.clone(),
@@ -155,6 +160,11 @@ impl Stage for SearchStage {
         let mut candidates: Vec<Scored> = best.into_values().collect();
         by_score(&mut candidates);
         let mut notes = Vec::new();
+        if !budget_left {
+            notes.push(
+                "the batch's LLM budget is spent: heuristic analysis and score selection".into(),
+            );
+        }
         let scored = match &llm {
             Some(llm) => {
                 choose_with_llm(
@@ -213,11 +223,13 @@ impl Stage for SearchStage {
         if let Some(llm) = &llm {
             let spent = llm.spent();
             rt.charge(
+                &msg.batch_id.to_string(),
                 &msg.job_id.to_string(),
                 "search",
                 spent.input_tokens,
                 spent.output_tokens,
                 spent.cost_microdollars,
+                spent.estimated_requests,
             )
             .await?;
         }

@@ -137,6 +137,8 @@ pub struct JobRecord {
     pub tokens_out: BTreeMap<String, i64>,
     pub cost_microdollars: BTreeMap<String, i64>,
     pub total_cost_microdollars: i64,
+    /// LLM requests per stage whose token counts were estimated (the endpoint reported none).
+    pub estimated_usage: BTreeMap<String, i64>,
     pub search_cache_hits: usize,
     pub errors: Vec<String>,
     pub sources_selected: usize,
@@ -160,6 +162,7 @@ impl JobRecord {
                 "tokens_in" => &mut self.tokens_in,
                 "tokens_out" => &mut self.tokens_out,
                 "cost_micro" => &mut self.cost_microdollars,
+                "estimated" => &mut self.estimated_usage,
                 _ => continue,
             };
             *map.entry(stage.to_owned()).or_default() += value;
@@ -224,8 +227,16 @@ pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> 
         lines.push('\n');
     }
     let counts: Vec<String> = by_status.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let budget_note = match manifest.budget_usd {
+        Some(usd) if lines.contains("budget spent") => format!(
+            " The LLM budget of ${usd:.4} was reached: {} job(s) were written without the LLM.",
+            lines.matches("budget spent").count()
+        ),
+        Some(usd) => format!(" LLM budget ${usd:.4}, not reached."),
+        None => String::new(),
+    };
     let md = format!(
-        "# Batch {batch}\n\n{} jobs: {}. Cost ${:.4}.\n\n| question | status | sources cited | seconds | writer | cost |\n|---|---|---|---|---|---|\n{rows}",
+        "# Batch {batch}\n\n{} jobs: {}. Cost ${:.4}.{budget_note}\n\n| question | status | sources cited | seconds | writer | cost |\n|---|---|---|---|---|---|\n{rows}",
         manifest.jobs.len(),
         counts.join(", "),
         total_cost as f64 / 1e6

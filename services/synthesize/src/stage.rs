@@ -170,7 +170,12 @@ async fn synthesise(
         conflicts: conflicts.len(),
         ..Default::default()
     };
-    let llm = stage.llm.as_ref().map(|l| l.with_store(rt.store.clone()));
+    let budget_left = stage.llm.is_none() || rt.budget_left(&batch.to_string()).await?;
+    let llm = stage
+        .llm
+        .as_ref()
+        .filter(|_| budget_left)
+        .map(|l| l.with_store(rt.store.clone()));
     let relevant = docs.iter().any(|d| d.is_relevant);
     let report = match (&llm, relevant) {
         (Some(llm), true) => {
@@ -188,11 +193,13 @@ async fn synthesise(
             .await;
             let spent = llm.spent();
             rt.charge(
+                &batch.to_string(),
                 &job.to_string(),
                 "synthesize",
                 spent.input_tokens,
                 spent.output_tokens,
                 spent.cost_microdollars,
+                spent.estimated_requests,
             )
             .await?;
             match written {
@@ -216,14 +223,20 @@ async fn synthesise(
                 }
             }
         }
-        _ => report::extractive::write(
-            query,
-            &meta.sub_queries,
-            &docs,
-            &conflicts,
-            &gaps,
-            cfg.sentences,
-        ),
+        _ => {
+            let mut r = report::extractive::write(
+                query,
+                &meta.sub_queries,
+                &docs,
+                &conflicts,
+                &gaps,
+                cfg.sentences,
+            );
+            if !budget_left {
+                r.writer = "extractive (batch LLM budget spent)".into();
+            }
+            r
+        }
     };
 
     let cited: BTreeMap<u32, u32> = report.citations.iter().map(|c| (c.idx, c.n)).collect();

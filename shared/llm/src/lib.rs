@@ -97,6 +97,10 @@ impl ChatRequest {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// True when the endpoint reported no usage and the counts are estimated (4 characters a
+    /// token), so costs built on them can be marked as estimates.
+    #[serde(default)]
+    pub estimated: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -123,6 +127,8 @@ pub struct Spent {
     pub output_tokens: u64,
     pub cost_microdollars: u64,
     pub requests: u64,
+    /// Requests whose usage the endpoint did not report (counts estimated).
+    pub estimated_requests: u64,
 }
 
 struct Inner {
@@ -255,6 +261,7 @@ impl Llm {
                         spent.output_tokens += response.usage.output_tokens;
                         spent.cost_microdollars += cost;
                         spent.requests += 1;
+                        spent.estimated_requests += u64::from(response.usage.estimated);
                     }
                     self.store_cached(&key, &response).await;
                     return Ok(response);
@@ -417,6 +424,7 @@ impl Llm {
             let usage = Usage {
                 input_tokens: value["usage"]["input_tokens"].as_u64().unwrap_or(0),
                 output_tokens: value["usage"]["output_tokens"].as_u64().unwrap_or(0),
+                estimated: false,
             };
             (text, usage)
         } else {
@@ -432,9 +440,20 @@ impl Llm {
             let usage = Usage {
                 input_tokens: value["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
                 output_tokens: value["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+                estimated: false,
             };
             (text, usage)
         };
+        let mut usage = usage;
+        if usage.input_tokens == 0 && usage.output_tokens == 0 {
+            let sent: usize =
+                request.system.len() + request.messages.iter().map(|(_, t)| t.len()).sum::<usize>();
+            usage = Usage {
+                input_tokens: sent.div_ceil(4) as u64,
+                output_tokens: text.len().div_ceil(4) as u64,
+                estimated: true,
+            };
+        }
         Ok(ChatResponse {
             text: json::strip_think(&text),
             usage,

@@ -111,6 +111,16 @@ pub struct Manifest {
     /// Where `job.completed` and `batch.completed` events are posted, if anywhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook: Option<String>,
+    /// LLM spend allowed for the batch, in dollars; past it jobs take the non-LLM paths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
+}
+
+/// Batch-wide options of `submit`.
+#[derive(Clone, Debug, Default)]
+pub struct BatchOptions {
+    pub webhook: Option<String>,
+    pub budget_usd: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -124,7 +134,7 @@ pub struct ManifestJob {
 pub async fn submit(
     rt: &Runtime,
     tasks: Vec<SearchTask>,
-    webhook: Option<String>,
+    options: BatchOptions,
     progress: impl Fn(usize),
 ) -> Result<Manifest, StageError> {
     let batch_id = Uuid::now_v7();
@@ -139,7 +149,8 @@ pub async fn submit(
                 query: t.query.clone(),
             })
             .collect(),
-        webhook,
+        webhook: options.webhook,
+        budget_usd: options.budget_usd,
     };
     // The record and manifest exist before the first message, so a fast worker never meets a
     // job its batch does not know.
@@ -149,6 +160,13 @@ pub async fn submit(
     rt.store
         .batch_create(&batch_id.to_string(), &job_ids)
         .await?;
+    if let Some(usd) = manifest.budget_usd {
+        // At least one micro-dollar, so a tiny budget is a budget and not "unlimited".
+        let micro = ((usd * 1e6).round() as i64).max(1);
+        rt.store
+            .batch_add(&batch_id.to_string(), crate::runtime::BUDGET, micro)
+            .await?;
+    }
     for (i, (task, job)) in tasks.into_iter().zip(&manifest.jobs).enumerate() {
         let secs = task
             .options

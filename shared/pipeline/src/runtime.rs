@@ -12,6 +12,10 @@ use trawl_store::{LocalObjects, MemoryStore, RedisStore, Store};
 
 use crate::StageError;
 
+/// Batch counters of LLM spend and budget, in micro-dollars.
+pub const SPENT: &str = "spent_micro";
+pub const BUDGET: &str = "budget_micro";
+
 #[derive(Clone)]
 pub struct Runtime {
     pub config: Arc<Config>,
@@ -100,14 +104,17 @@ impl Runtime {
         Ok(())
     }
 
-    /// Charges a job with what a stage spent on an LLM (for `job.json`, summaries and budgets).
+    /// Charges a job and its batch with what a stage spent on an LLM (for `job.json`,
+    /// summaries and the batch budget).
     pub async fn charge(
         &self,
+        batch: &str,
         job: &str,
         stage: &str,
         input_tokens: u64,
         output_tokens: u64,
         cost_microdollars: u64,
+        estimated_requests: u64,
     ) -> Result<(), StageError> {
         if input_tokens + output_tokens == 0 {
             return Ok(());
@@ -116,9 +123,23 @@ impl Runtime {
             (format!("tokens_in.{stage}"), input_tokens as i64),
             (format!("tokens_out.{stage}"), output_tokens as i64),
             (format!("cost_micro.{stage}"), cost_microdollars as i64),
+            // Requests whose usage the endpoint did not report: their counts are estimates.
+            (format!("estimated.{stage}"), estimated_requests as i64),
         ];
         self.store.job_add(job, &fields, self.job_ttl()).await?;
+        if cost_microdollars > 0 {
+            self.store
+                .batch_add(batch, SPENT, cost_microdollars as i64)
+                .await?;
+        }
         Ok(())
+    }
+
+    /// False once the batch has spent its LLM budget (a batch without one never runs out):
+    /// from then on its jobs take the non-LLM paths.
+    pub async fn budget_left(&self, batch: &str) -> Result<bool, StageError> {
+        let budget = self.store.batch_counter(batch, BUDGET).await?;
+        Ok(budget <= 0 || self.store.batch_counter(batch, SPENT).await? < budget)
     }
 
     /// Writes a JSON work product.

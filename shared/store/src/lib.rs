@@ -146,6 +146,10 @@ pub trait Store: Send + Sync + 'static {
     async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError>;
     async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError>;
     async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError>;
+    /// Adds `delta` to a batch counter (LLM spend, the budget …) and returns its new value.
+    async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError>;
+    async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError>;
+
     /// Marks the batch cancelled; true if it exists.
     async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError>;
 

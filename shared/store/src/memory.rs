@@ -40,6 +40,7 @@ struct Job {
 struct Batch {
     jobs: BTreeMap<String, String>,
     cancelled: bool,
+    counters: BTreeMap<String, i64>,
 }
 
 impl MemoryStore {
@@ -263,6 +264,24 @@ impl Store for MemoryStore {
                 }
                 p
             })
+        })
+    }
+
+    async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError> {
+        self.with(|s| {
+            let b = s.batches.entry(batch.to_owned()).or_default();
+            let v = b.counters.entry(counter.to_owned()).or_default();
+            *v += delta;
+            *v
+        })
+    }
+
+    async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError> {
+        self.with(|s| {
+            s.batches
+                .get(batch)
+                .and_then(|b| b.counters.get(counter).copied())
+                .unwrap_or(0)
         })
     }
 

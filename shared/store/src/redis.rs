@@ -11,7 +11,7 @@
 //! | `p:job:<job>:outcomes` | hash idx → outcome, TTL | fetch, clean |
 //! | `p:job:<job>:counters` | hash counter → integer, TTL | every worker (timings, tokens, cost) |
 //! | `p:batch:<b>:jobs` | hash job → status | submit, synthesize, cancel |
-//! | `p:batch:<b>` | hash `total`, `finished`, `cancelled`, one counter per status | same |
+//! | `p:batch:<b>` | hash `finished`, `cancelled`, `status:<s>` per status, `c:<name>` counters | same, and LLM spend |
 //!
 //! Every change that reads before it writes is a Lua script, so two workers can never both
 //! "win" (record the same outcome, finish the same job, take the same rate-limit slot). The
@@ -357,6 +357,22 @@ impl Store for RedisStore {
                 .filter_map(|(k, &v)| k.strip_prefix("status:").map(|s| (s.to_owned(), v)))
                 .collect(),
         }))
+    }
+
+    async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError> {
+        self.con()
+            .hincr(self.key(&["batch", batch]), format!("c:{counter}"), delta)
+            .await
+            .map_err(backend)
+    }
+
+    async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError> {
+        let v: Option<i64> = self
+            .con()
+            .hget(self.key(&["batch", batch]), format!("c:{counter}"))
+            .await
+            .map_err(backend)?;
+        Ok(v.unwrap_or(0))
     }
 
     async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError> {

@@ -249,6 +249,14 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+async fn batch_counters_add_up(store: Arc<dyn Store>) {
+    assert_eq!(store.batch_counter("b", "spent_micro").await.unwrap(), 0);
+    assert_eq!(store.batch_add("b", "spent_micro", 40).await.unwrap(), 40);
+    assert_eq!(store.batch_add("b", "spent_micro", 2).await.unwrap(), 42);
+    assert_eq!(store.batch_counter("b", "spent_micro").await.unwrap(), 42);
+    store.delete_all().await.unwrap();
+}
+
 async fn job_counters_add_up(store: Arc<dyn Store>) {
     let ttl = Duration::from_secs(60);
     store
@@ -283,6 +291,7 @@ both! {
     fanin_counts_each_outcome_once,
     batch_progress_counts_each_job_once,
     job_counters_add_up,
+    batch_counters_add_up,
 }
 
 /// Two separate connections (as two worker processes would have) share one limiter.
