@@ -85,7 +85,7 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
             bail!("--webhook must be an http(s) URL");
         }
     }
-    if args.budget.is_some_and(|b| !(b > 0.0)) {
+    if args.budget.is_some_and(|b| !b.is_finite() || b <= 0.0) {
         bail!("--budget must be a positive amount of dollars");
     }
     let options = BatchOptions {

@@ -196,10 +196,7 @@ async fn synthesise(
                 &batch.to_string(),
                 &job.to_string(),
                 "synthesize",
-                spent.input_tokens,
-                spent.output_tokens,
-                spent.cost_microdollars,
-                spent.estimated_requests,
+                spend(&spent),
             )
             .await?;
             match written {
@@ -420,4 +417,14 @@ async fn finish(
 fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
     let (secs, nanos) = id.get_timestamp()?.to_unix();
     chrono::DateTime::from_timestamp(secs as i64, nanos)
+}
+
+/// The pipeline's view of what the LLM handle spent.
+fn spend(spent: &trawl_llm::Spent) -> trawl_pipeline::runtime::Spend {
+    trawl_pipeline::runtime::Spend {
+        input_tokens: spent.input_tokens,
+        output_tokens: spent.output_tokens,
+        cost_microdollars: spent.cost_microdollars,
+        estimated_requests: spent.estimated_requests,
+    }
 }

@@ -16,6 +16,15 @@ use crate::StageError;
 pub const SPENT: &str = "spent_micro";
 pub const BUDGET: &str = "budget_micro";
 
+/// What a stage spent on an LLM for one job.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spend {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_microdollars: u64,
+    pub estimated_requests: u64,
+}
+
 #[derive(Clone)]
 pub struct Runtime {
     pub config: Arc<Config>,
@@ -111,25 +120,28 @@ impl Runtime {
         batch: &str,
         job: &str,
         stage: &str,
-        input_tokens: u64,
-        output_tokens: u64,
-        cost_microdollars: u64,
-        estimated_requests: u64,
+        spend: Spend,
     ) -> Result<(), StageError> {
-        if input_tokens + output_tokens == 0 {
+        if spend.input_tokens + spend.output_tokens == 0 {
             return Ok(());
         }
         let fields = [
-            (format!("tokens_in.{stage}"), input_tokens as i64),
-            (format!("tokens_out.{stage}"), output_tokens as i64),
-            (format!("cost_micro.{stage}"), cost_microdollars as i64),
+            (format!("tokens_in.{stage}"), spend.input_tokens as i64),
+            (format!("tokens_out.{stage}"), spend.output_tokens as i64),
+            (
+                format!("cost_micro.{stage}"),
+                spend.cost_microdollars as i64,
+            ),
             // Requests whose usage the endpoint did not report: their counts are estimates.
-            (format!("estimated.{stage}"), estimated_requests as i64),
+            (
+                format!("estimated.{stage}"),
+                spend.estimated_requests as i64,
+            ),
         ];
         self.store.job_add(job, &fields, self.job_ttl()).await?;
-        if cost_microdollars > 0 {
+        if spend.cost_microdollars > 0 {
             self.store
-                .batch_add(batch, SPENT, cost_microdollars as i64)
+                .batch_add(batch, SPENT, spend.cost_microdollars as i64)
                 .await?;
         }
         Ok(())
