@@ -10,36 +10,15 @@ use std::time::Duration;
 
 use trawl_config::{Config, LlmConfig};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
-use trawl_messages::{paths, JobOptions, Queue, SearchTask};
+use trawl_messages::{paths, JobOptions, SearchTask};
 use trawl_pipeline::batch::submit;
-use trawl_pipeline::serve::Shutdown;
-use trawl_pipeline::{run_worker, Runtime};
 
 async fn measure(name: &str, config: Config, corpus: &Corpus) {
     let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "simweb".to_string())]
         .into_iter()
         .collect();
-    let search = trawl_search::SearchStage::with_env(&config, &env).unwrap();
-    let fetch = trawl_fetch::FetchStage::new(&config).unwrap();
-    let synthesize = trawl_synthesize::SynthesizeStage::with_env(&config, &env).unwrap();
-    let rt = Runtime::embedded(config);
-    let (stop, shutdown) = Shutdown::manual();
-    let mut workers = tokio::task::JoinSet::new();
-    macro_rules! spawn {
-        ($stage:expr, $queue:expr) => {
-            workers.spawn(run_worker(
-                Arc::new($stage),
-                rt.clone(),
-                $queue,
-                shutdown.clone().wait(),
-                Default::default(),
-            ))
-        };
-    }
-    spawn!(search, Queue::Search);
-    spawn!(fetch, Queue::Fetch);
-    spawn!(trawl_clean::CleanStage, Queue::Clean);
-    spawn!(synthesize, Queue::Synthesize);
+    let embedded = trawl_cli::embedded::Embedded::start(config, &env).unwrap();
+    let rt = embedded.rt.clone();
 
     let questions = corpus.questions();
     let tasks = questions
@@ -62,8 +41,7 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let elapsed = started.elapsed();
-    let _ = stop.send(true);
-    while workers.join_next().await.is_some() {}
+    embedded.stop().await;
 
     let (mut with_evidence, mut citations, mut valid) = (0usize, 0usize, 0usize);
     for (job, q) in manifest.jobs.iter().zip(&questions) {

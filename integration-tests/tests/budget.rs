@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use trawl_config::{Config, LlmConfig};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
-use trawl_messages::{JobOptions, Queue, SearchTask};
+use trawl_messages::{JobOptions, SearchTask};
 use trawl_pipeline::batch::{submit, BatchOptions};
-use trawl_pipeline::serve::Shutdown;
-use trawl_pipeline::{run_worker, Runtime};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
@@ -38,51 +36,13 @@ async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
         output_price_per_mtok: 1000.0,
         ..Default::default()
     });
+    // One message at a time per stage, so one job's spend is on the books before the next looks.
+    config.broker.prefetch = 1;
     let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "k".to_string())]
         .into_iter()
         .collect();
-    let search = trawl_search::SearchStage::with_env(&config, &env).unwrap();
-    let fetch = trawl_fetch::FetchStage::new(&config).unwrap();
-    let synthesize = trawl_synthesize::SynthesizeStage::with_env(&config, &env).unwrap();
-    let rt = Runtime::embedded(config);
-    // One search at a time, so the spend of one job is on the books before the next looks.
-    let mut search_config = (*rt.config).clone();
-    search_config.broker.prefetch = 1;
-    let search_rt = Runtime {
-        config: Arc::new(search_config),
-        ..rt.clone()
-    };
-
-    let (stop, shutdown) = Shutdown::manual();
-    let mut workers = tokio::task::JoinSet::new();
-    workers.spawn(run_worker(
-        Arc::new(search),
-        search_rt,
-        Queue::Search,
-        shutdown.clone().wait(),
-        Default::default(),
-    ));
-    workers.spawn(run_worker(
-        Arc::new(fetch),
-        rt.clone(),
-        Queue::Fetch,
-        shutdown.clone().wait(),
-        Default::default(),
-    ));
-    workers.spawn(run_worker(
-        Arc::new(trawl_clean::CleanStage),
-        rt.clone(),
-        Queue::Clean,
-        shutdown.clone().wait(),
-        Default::default(),
-    ));
-    workers.spawn(run_worker(
-        Arc::new(synthesize),
-        rt.clone(),
-        Queue::Synthesize,
-        shutdown.clone().wait(),
-        Default::default(),
-    ));
+    let embedded = trawl_cli::embedded::Embedded::start(config, &env).unwrap();
+    let rt = embedded.rt.clone();
 
     let tasks = corpus
         .questions()
@@ -113,8 +73,7 @@ async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
     })
     .await
     .expect("batch did not finish");
-    let _ = stop.send(true);
-    while workers.join_next().await.is_some() {}
+    embedded.stop().await;
 
     let mut writers = Vec::new();
     let mut total_cost = 0;

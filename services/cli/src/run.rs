@@ -1,7 +1,6 @@
 //! `trawl run "QUESTION"`: every stage in this process over the in-memory broker and store.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -9,9 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult, SearchTask};
 use trawl_pipeline::batch::{submit, MAX_QUERY_CHARS};
-use trawl_pipeline::serve::Shutdown;
-use trawl_pipeline::{run_worker, Runtime};
-use trawl_telemetry::Readiness;
+use trawl_pipeline::Runtime;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -27,30 +24,10 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     if query.chars().count() > MAX_QUERY_CHARS {
         bail!("the question is longer than {MAX_QUERY_CHARS} characters");
     }
-    let search = trawl_search::SearchStage::new(&config)
-        .map_err(|e| anyhow::anyhow!("failed to build the search stage: {e}"))?;
-    let fetch = trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
-    let synthesize = trawl_synthesize::SynthesizeStage::new(&config)
-        .map_err(|e| anyhow::anyhow!("failed to build the synthesize stage: {e}"))?;
-    let rt = Runtime::embedded(config);
-    let (stop, shutdown) = Shutdown::manual();
-    let mut workers = tokio::task::JoinSet::new();
-    macro_rules! spawn {
-        ($stage:expr, $queue:expr) => {
-            workers.spawn(run_worker(
-                Arc::new($stage),
-                rt.clone(),
-                $queue,
-                shutdown.clone().wait(),
-                Readiness::default(),
-            ))
-        };
-    }
-    spawn!(search, Queue::Search);
-    spawn!(fetch, Queue::Fetch);
-    spawn!(trawl_clean::CleanStage, Queue::Clean);
-    spawn!(synthesize, Queue::Synthesize);
-
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let embedded = trawl_cli::embedded::Embedded::start(config, &env)
+        .map_err(|e| anyhow::anyhow!("failed to start: {e}"))?;
+    let rt = embedded.rt.clone();
     let mut results = rt.broker.consume(Queue::Results, 1).await?;
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
     let manifest = submit(
@@ -95,8 +72,7 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     bar.finish_and_clear();
-    let _ = stop.send(true);
-    while workers.join_next().await.is_some() {}
+    embedded.stop().await;
     let result = outcome?;
 
     let report = rt
