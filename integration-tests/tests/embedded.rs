@@ -92,3 +92,25 @@ async fn unreachable_services_fail_fast_with_a_clear_error() {
     );
     fleet.cleanup().await;
 }
+
+#[tokio::test]
+async fn trawl_run_says_why_search_found_nothing() {
+    let fleet = Fleet::start().await;
+    let out = tokio::process::Command::new(common::bin("trawl"))
+        .args(["run", "What is zorbium?"])
+        .envs(fleet.env.clone())
+        .env("TRAWL__SEARCH__SEARXNG_URL", "http://127.0.0.1:1")
+        .env("TRAWL__SEARCH__PROVIDERS", "[\"searxng\"]")
+        .env("TRAWL__BROKER__MAX_ATTEMPTS", "1")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "no sources is exit code 2");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("search: searxng") && stderr.contains("hint: check search.providers"),
+        "{stderr}"
+    );
+    fleet.cleanup().await;
+}

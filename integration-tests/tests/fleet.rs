@@ -85,7 +85,16 @@ async fn batch_through_the_fleet_cites_answer_pages() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{BATCH}/{BATCH} jobs ended")));
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.contains(&format!("{BATCH}/{BATCH} jobs ended")),
+        "{status}"
+    );
+    assert!(
+        status.contains("queues (all batches): search 0")
+            && status.contains("cost so far: $0.0000"),
+        "{status}"
+    );
 
     let results_dir = fleet.dir.path().join("results");
     let out = fleet

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use trawl_llm::{ChatRequest, Llm};
-pub use trawl_pipeline::text::terms;
+use trawl_pipeline::text::terms;
 
 /// Providers reject very long queries; a question is cut to this many characters for them.
 pub const MAX_QUERY_CHARS: usize = 400;

@@ -376,3 +376,45 @@ fn spend(spent: &trawl_llm::Spent) -> trawl_pipeline::runtime::Spend {
         estimated_requests: spent.estimated_requests,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::RawResult;
+
+    fn raw(url: &str, position: u32, title: &str) -> RawResult {
+        RawResult {
+            url: url.into(),
+            title: title.into(),
+            snippet: String::new(),
+            provider: "p".into(),
+            position,
+        }
+    }
+
+    #[test]
+    fn merge_keeps_the_best_ranked_occurrence_of_one_page() {
+        let terms = vec!["zorbium".to_string()];
+        let mut best = HashMap::new();
+        merge(
+            &mut best,
+            vec![
+                raw("http://a.test/x?utm_source=1", 7, "Zorbium"),
+                raw("ftp://bad/", 1, ""),
+            ],
+            &terms,
+        );
+        merge(
+            &mut best,
+            vec![raw("HTTP://A.test/x#top", 2, "other")],
+            &terms,
+        );
+        assert_eq!(
+            best.len(),
+            1,
+            "the ftp URL is not a candidate and the two a.test URLs are one"
+        );
+        let kept = &best["http://a.test/x"];
+        assert_eq!(kept.result.position, 2);
+    }
+}

@@ -9,6 +9,15 @@ use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_messages::{paths, Envelope, JobOptions, Queue, SearchTask};
 use trawl_pipeline::{Runtime, Stage};
 
+/// simweb and a scratch output directory.
+async fn setup() -> (Arc<Corpus>, Simweb, tempfile::TempDir) {
+    let corpus = Arc::new(Corpus::generate());
+    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    (corpus, web, tempfile::tempdir().unwrap())
+}
+
 fn config(web: &Simweb, dir: &std::path::Path) -> Config {
     let mut c = Config::default();
     c.output.url = format!("file://{}", dir.display());
@@ -64,11 +73,7 @@ fn outcomes(record: &serde_json::Value) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn the_chain_falls_back_and_a_repeat_is_served_from_the_cache() {
-    let corpus = Arc::new(Corpus::generate());
-    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (corpus, web, dir) = setup().await;
     let mut c = config(&web, dir.path());
     // tavily has no key (skipped), serper points at a closed port (fails), brave answers.
     c.search.providers = vec!["tavily".into(), "serper".into(), "brave".into()];
@@ -137,11 +142,7 @@ async fn the_chain_falls_back_and_a_repeat_is_served_from_the_cache() {
 
 #[tokio::test]
 async fn llm_analysis_and_tavily_answers_reach_the_work_product() {
-    let corpus = Arc::new(Corpus::generate());
-    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (corpus, web, dir) = setup().await;
     let mut c = config(&web, dir.path());
     c.search.providers = vec!["tavily".into()];
     c.search.llm_relevance = true;
@@ -189,11 +190,7 @@ async fn llm_analysis_and_tavily_answers_reach_the_work_product() {
 
 #[tokio::test]
 async fn an_empty_question_ends_with_no_sources_and_no_provider_call() {
-    let corpus = Arc::new(Corpus::generate());
-    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (_, web, dir) = setup().await;
     let c = config(&web, dir.path());
     let stage = trawl_search::SearchStage::with_env(&c, &BTreeMap::new()).unwrap();
     let rt = Runtime::embedded(c);
@@ -206,11 +203,7 @@ async fn an_empty_question_ends_with_no_sources_and_no_provider_call() {
 
 #[tokio::test]
 async fn rerank_and_llm_selection_take_part_and_are_recorded() {
-    let corpus = Arc::new(Corpus::generate());
-    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let (corpus, web, dir) = setup().await;
     let mut c = config(&web, dir.path());
     c.search.providers = vec!["searxng".into()];
     c.search.rerank = true;

@@ -16,7 +16,7 @@ use trawl_messages::{
     paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, SynthesizeTask,
     Trigger,
 };
-use trawl_pipeline::batch::manifest;
+use trawl_pipeline::batch::options;
 use trawl_pipeline::fanin::{job_state, until, JobMeta, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
@@ -32,7 +32,7 @@ const LEASE: Duration = Duration::from_secs(20);
 
 pub struct SynthesizeStage {
     llm: Option<Llm>,
-    webhooks: Option<Webhooks>,
+    webhooks: Webhooks,
 }
 
 impl SynthesizeStage {
@@ -56,10 +56,7 @@ impl SynthesizeStage {
             config.synthesize.webhook_attempts,
             Duration::from_secs(1),
         )?;
-        Ok(SynthesizeStage {
-            llm,
-            webhooks: Some(webhooks),
-        })
+        Ok(SynthesizeStage { llm, webhooks })
     }
 }
 
@@ -375,37 +372,39 @@ async fn finish(
     // (consumers of trawl.results key on job_id), while `batch_finish` counts the job once.
     // The other order could lose the notification for good.
     rt.publish(Queue::Results, &msg.follow(result)).await?;
-    let webhook = match &stage.webhooks {
-        Some(_) => manifest(rt, batch).await?.and_then(|m| m.webhook),
-        None => None,
-    };
-    if let (Some(hooks), Some(url)) = (&stage.webhooks, &webhook) {
-        let event = Event::job_completed(
-            batch,
-            job,
-            serde_json::json!({"status": status, "cited": cited, "report": paths::report(batch, job)}),
-        );
-        if let Err(e) = hooks.send(url, &event).await {
+    let (batch_s, job_s) = (batch.to_string(), job.to_string());
+    let first = rt.store.batch_finish(&batch_s, &job_s, &status).await?;
+    info!(%status, cited, "job finished");
+    if !first {
+        // Another synthesis of this job was counted; its worker sends the events.
+        return Ok(());
+    }
+    METRICS
+        .jobs
+        .get_or_create(&labels(&[("status", &status)]))
+        .inc();
+    // Events go out after the job is counted, so a slow or failing receiver (retried with
+    // back-off) never holds a job open past its synthesis lease.
+    let webhook = options(rt, batch).await?.webhook;
+    if let Some(url) = &webhook {
+        let data = serde_json::json!({"status": status, "cited": cited, "report": paths::report(batch, job)});
+        if let Err(e) = stage
+            .webhooks
+            .send(url, &Event::job_completed(batch, job, data))
+            .await
+        {
             warn!(error = %e, "job.completed webhook not delivered");
         }
     }
-    let (batch_s, job_s) = (batch.to_string(), job.to_string());
-    if rt.store.batch_finish(&batch_s, &job_s, &status).await? {
-        METRICS
-            .jobs
-            .get_or_create(&labels(&[("status", &status)]))
-            .inc();
-    }
-    info!(%status, cited, "job finished");
     if let Some(progress) = rt.store.batch_progress(&batch_s).await? {
         if progress.is_done() {
             write_summary(rt, batch).await?;
-            if let (Some(hooks), Some(url)) = (&stage.webhooks, &webhook) {
+            if let Some(url) = &webhook {
                 let event = Event::batch_completed(
                     batch,
                     serde_json::to_value(&progress).unwrap_or_default(),
                 );
-                if let Err(e) = hooks.send(url, &event).await {
+                if let Err(e) = stage.webhooks.send(url, &event).await {
                     warn!(error = %e, "batch.completed webhook not delivered");
                 }
             }

@@ -71,7 +71,7 @@ impl RabbitBroker {
         wait: Duration,
     ) -> Result<Self, BrokerError> {
         let url = with_default_heartbeat(url);
-        let redacted_url = redact(&url);
+        let redacted_url = trawl_config::redact_url(&url);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -356,17 +356,6 @@ fn with_default_heartbeat(url: &str) -> String {
     }
 }
 
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let userinfo = &url[s + 3..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{}{user}:***{}", &url[..s + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
 #[async_trait]
 impl Broker for RabbitBroker {
     async fn publish(&self, queue: Queue, message: Message) -> Result<(), BrokerError> {
@@ -604,7 +593,7 @@ mod tests {
             "amqp://h/?heartbeat=5"
         );
         assert_eq!(
-            redact("amqp://guest:secret@h:5672/%2f"),
+            trawl_config::redact_url("amqp://guest:secret@h:5672/%2f"),
             "amqp://guest:***@h:5672/%2f"
         );
     }

@@ -301,6 +301,7 @@ impl Llm {
             };
             usage.input_tokens += response.usage.input_tokens;
             usage.output_tokens += response.usage.output_tokens;
+            usage.estimated |= response.usage.estimated;
             let problem = match json::extract_json(&response.text).map(serde_json::from_str::<T>) {
                 Some(Ok(value)) => match validate(&value) {
                     Ok(()) => return Ok((value, usage)),

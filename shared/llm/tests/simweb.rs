@@ -178,3 +178,31 @@ async fn embeddings_rank_related_text_higher() {
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
     assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));
 }
+
+/// An endpoint that reports no usage (some local servers): counts are estimated and marked.
+#[tokio::test]
+async fn missing_usage_is_estimated_and_marked() {
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(|| async {
+            axum::Json(serde_json::json!({"choices": [{"message": {"role": "assistant", "content": "{\"sub_queries\": [\"q\"], \"info_type\": \"facts\"}"}}]}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let config = LlmConfig {
+        base_url: format!("http://{addr}/v1"),
+        input_price_per_mtok: 1.0,
+        ..Default::default()
+    };
+    let client = Llm::new(&config, &env()).unwrap();
+    let (_, usage) = client
+        .json::<Analysis>(&analysis("What is zorbium?"), valid)
+        .await
+        .unwrap();
+    assert!(usage.input_tokens > 0 && usage.estimated);
+    let spent = client.spent();
+    assert_eq!((spent.requests, spent.estimated_requests), (1, 1));
+    assert!(spent.cost_microdollars > 0);
+}

@@ -29,3 +29,8 @@ pub fn doc(batch: Uuid, job: Uuid, idx: u32) -> String {
 pub fn batch_manifest(batch: Uuid) -> String {
     format!("batches/{batch}/batch.json")
 }
+
+/// A batch's options (webhook, budget): small, read when each job ends.
+pub fn batch_options(batch: Uuid) -> String {
+    format!("batches/{batch}/options.json")
+}

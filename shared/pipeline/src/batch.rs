@@ -116,8 +116,9 @@ pub struct Manifest {
     pub budget_usd: Option<f64>,
 }
 
-/// Batch-wide options of `submit`.
-#[derive(Clone, Debug, Default)]
+/// Batch-wide options of `submit`, also stored on their own (`options.json`) so a worker
+/// finishing a job reads a few bytes, not the batch's whole manifest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchOptions {
     pub webhook: Option<String>,
     pub budget_usd: Option<f64>,
@@ -149,12 +150,14 @@ pub async fn submit(
                 query: t.query.clone(),
             })
             .collect(),
-        webhook: options.webhook,
+        webhook: options.webhook.clone(),
         budget_usd: options.budget_usd,
     };
     // The record and manifest exist before the first message, so a fast worker never meets a
     // job its batch does not know.
     rt.put_json(&paths::batch_manifest(batch_id), &manifest)
+        .await?;
+    rt.put_json(&paths::batch_options(batch_id), &options)
         .await?;
     let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
     rt.store
@@ -187,6 +190,15 @@ pub async fn manifest(rt: &Runtime, batch: Uuid) -> Result<Option<Manifest>, Sta
             .map(Some)
             .map_err(|e| StageError::permanent(format!("corrupt batch manifest: {e}"))),
         None => Ok(None),
+    }
+}
+
+/// A batch's options; the defaults for a batch submitted without (or before) them.
+pub async fn options(rt: &Runtime, batch: Uuid) -> Result<BatchOptions, StageError> {
+    match rt.objects.get(&paths::batch_options(batch)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| StageError::permanent(format!("corrupt batch options: {e}"))),
+        None => Ok(BatchOptions::default()),
     }
 }
 

@@ -100,7 +100,7 @@ fn ms(d: Duration) -> u64 {
 impl RedisStore {
     /// Connects, failing with a clear error within `wait` when Redis is unreachable.
     pub async fn connect(url: &str, prefix: &str, wait: Duration) -> Result<Self, StoreError> {
-        let redacted = redact(url);
+        let redacted = trawl_config::redact_url(url);
         let unreachable = |reason: String| StoreError::Unreachable {
             url: redacted.clone(),
             reason,
@@ -139,13 +139,6 @@ impl RedisStore {
 
     fn con(&self) -> ConnectionManager {
         self.con.clone()
-    }
-}
-
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
-        _ => url.to_owned(),
     }
 }
 

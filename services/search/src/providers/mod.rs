@@ -30,18 +30,6 @@ pub mod serpapi;
 pub mod serper;
 pub mod tavily;
 
-/// Every provider this build knows, in the order of the table above.
-pub const ALL: [&str; 8] = [
-    "searxng",
-    "duckduckgo",
-    "serper",
-    "serpapi",
-    "tavily",
-    "brave",
-    "newsapi",
-    "bocha",
-];
-
 /// How recent results must be; each provider maps it to its own time-range parameter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -106,7 +106,7 @@ pub async fn write(
         ));
     }
     head.push_str("Sources:\n");
-    let request = ChatRequest::new("report", &system, String::new());
+    let mut request = ChatRequest::new("report", &system, String::new());
     // Everything but the sources counts against the budget too.
     let overhead = tokenizer.count(&request.system) + tokenizer.count(&head) + 16;
     let budget = max_tokens.saturating_sub(overhead);
@@ -117,7 +117,6 @@ pub async fn write(
         .filter(|(_, l)| *l != Level::Dropped)
         .map(|(i, _)| *i)
         .collect();
-    let mut request = request;
     request.messages[0].1 = format!("{head}{}", ctx.text);
     request.max_tokens = ANSWER_TOKENS;
     let response = llm.chat(&request).await?;
