@@ -7,9 +7,12 @@
 //!   ([`llm`]): OpenAI chat completions, Anthropic messages and embeddings.
 //! * `hostile.test` serves misbehaving pages (see [`hostile::PATHS`]).
 
+pub mod bench;
 mod content;
 mod corpus;
+pub mod files;
 mod gzip_bomb;
+pub mod guarded;
 pub mod hostile;
 mod hosts;
 pub mod llm;

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use super::corpus::Corpus;
 use super::render::{escape, simple_page};
 use super::search::{results_html, searxng_json, SearchIndex};
-use super::{hostile, llm};
+use super::{bench, files, guarded, hostile, llm};
 
 /// Request counts per (host, path), shared with tests.
 #[derive(Debug, Default)]
@@ -225,6 +225,15 @@ async fn site(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) 
     let path = uri.path();
     if host == hostile::HOST {
         return hostile::handle(path).unwrap_or_else(|| not_found(path));
+    }
+    if host == files::HOST {
+        return files::handle(path).unwrap_or_else(|| not_found(path));
+    }
+    if let Some(response) = guarded::handle(&host, &uri, &headers).await {
+        return response;
+    }
+    if let Some(response) = bench::handle(&host, path) {
+        return response;
     }
     let Some(info) = state.corpus.host(&host) else {
         return not_found(&host);
