@@ -143,43 +143,53 @@ impl std::fmt::Debug for Delivery {
 #[derive(Clone, Debug)]
 pub struct BrokerSettings {
     pub namespace: String,
-    /// Delay tiers in seconds, ascending.
-    pub delay_tiers_secs: Vec<u64>,
+    /// Delay tiers, ascending: retry back-offs and the short deferrals of a busy host.
+    pub delay_tiers: Vec<Duration>,
     /// Redeliveries allowed before the broker dead-letters a message itself.
     pub delivery_limit: u32,
 }
 
 impl BrokerSettings {
-    pub fn new(namespace: &str, delays: &[u64], delivery_limit: u32) -> Self {
-        let mut tiers: Vec<u64> = delays.iter().copied().filter(|&d| d > 0).collect();
+    /// Tiers are kept to whole milliseconds (queue TTLs are in milliseconds).
+    pub fn new(namespace: &str, delays: &[Duration], delivery_limit: u32) -> Self {
+        let mut tiers: Vec<Duration> = delays
+            .iter()
+            .map(|d| Duration::from_millis(d.as_millis() as u64))
+            .filter(|d| !d.is_zero())
+            .collect();
         tiers.sort_unstable();
         tiers.dedup();
         if tiers.is_empty() {
-            tiers.push(1);
+            tiers.push(Duration::from_secs(1));
         }
         BrokerSettings {
             namespace: namespace.to_owned(),
-            delay_tiers_secs: tiers,
+            delay_tiers: tiers,
             delivery_limit,
         }
     }
 
     /// The smallest tier at least `delay` long, or the longest tier.
-    pub fn tier_for(&self, delay: Duration) -> u64 {
-        let secs = delay.as_secs() + u64::from(delay.subsec_nanos() > 0);
-        self.delay_tiers_secs
+    pub fn tier_for(&self, delay: Duration) -> Duration {
+        self.delay_tiers
             .iter()
             .copied()
-            .find(|&t| t >= secs)
-            .unwrap_or(*self.delay_tiers_secs.last().expect("tiers are never empty"))
+            .find(|&t| t >= delay)
+            .unwrap_or(*self.delay_tiers.last().expect("tiers are never empty"))
     }
 
     pub fn queue_name(&self, queue: Queue) -> String {
         queue.name(&self.namespace)
     }
 
-    pub fn tier_name(&self, secs: u64) -> String {
-        format!("{}.delay.{secs}s", self.namespace)
+    /// `<ns>.delay.5s`, or `<ns>.delay.250ms` for a tier that is not whole seconds.
+    pub fn tier_name(&self, tier: Duration) -> String {
+        let ms = tier.as_millis();
+        if ms % 1000 == 0 {
+            format!("{}.delay.{}s", self.namespace, ms / 1000)
+        } else {
+            format!("{}.delay.{ms}ms", self.namespace)
+        }
     }
 }
 
@@ -189,12 +199,16 @@ mod tests {
 
     #[test]
     fn tiers_round_up() {
-        let s = BrokerSettings::new("t", &[30, 1, 5, 5], 3);
-        assert_eq!(s.delay_tiers_secs, vec![1, 5, 30]);
-        assert_eq!(s.tier_for(Duration::from_millis(10)), 1);
-        assert_eq!(s.tier_for(Duration::from_millis(1500)), 5);
-        assert_eq!(s.tier_for(Duration::from_secs(5)), 5);
-        assert_eq!(s.tier_for(Duration::from_secs(3600)), 30);
-        assert_eq!(s.tier_name(5), "t.delay.5s");
+        let secs = Duration::from_secs;
+        let ms = Duration::from_millis;
+        let s = BrokerSettings::new("t", &[secs(30), secs(1), ms(250), secs(5), secs(5)], 3);
+        assert_eq!(s.delay_tiers, vec![ms(250), secs(1), secs(5), secs(30)]);
+        assert_eq!(s.tier_for(ms(10)), ms(250));
+        assert_eq!(s.tier_for(ms(251)), secs(1));
+        assert_eq!(s.tier_for(ms(1500)), secs(5));
+        assert_eq!(s.tier_for(secs(5)), secs(5));
+        assert_eq!(s.tier_for(secs(3600)), secs(30));
+        assert_eq!(s.tier_name(secs(5)), "t.delay.5s");
+        assert_eq!(s.tier_name(ms(250)), "t.delay.250ms");
     }
 }

@@ -112,10 +112,10 @@ impl Broker for MemoryBroker {
         message: Message,
         delay: Duration,
     ) -> Result<(), BrokerError> {
-        let secs = self.inner.settings.tier_for(delay);
+        let tier = self.inner.settings.tier_for(delay);
         let inner = Arc::clone(&self.inner);
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_secs(secs)).await;
+            tokio::time::sleep(tier).await;
             inner.push(
                 queue,
                 Entry {

@@ -6,7 +6,7 @@
 //!   with an explicit `x-delivery-limit` (RabbitMQ 3.x has no default; a message that keeps
 //!   killing its consumer would loop forever) dead-lettering to `<ns>.dead`;
 //! - `<ns>.results` and `<ns>.dead`: durable quorum queues;
-//! - one delay tier per configured delay: fanout exchange `<ns>.delay.<n>s` bound to a quorum
+//! - one delay tier per configured delay: fanout exchange `<ns>.delay.<n>s` (or `<n>ms`) bound to a quorum
 //!   queue of that name with `x-message-ttl`. Expired messages are dead-lettered to the default
 //!   exchange under their original routing key, i.e. back to the work queue they were published
 //!   for, at-least-once (`x-dead-letter-strategy`, which needs `x-overflow: reject-publish`).
@@ -274,8 +274,8 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
         };
         declare_queue(channel, &name, arguments).await?;
     }
-    for &secs in &settings.delay_tiers_secs {
-        let name = settings.tier_name(secs);
+    for &tier in &settings.delay_tiers {
+        let name = settings.tier_name(tier);
         declare_queue(
             channel,
             &name,
@@ -283,7 +283,7 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
                 quorum.clone(),
                 (
                     "x-message-ttl",
-                    AMQPValue::LongLongInt((secs * 1000) as i64),
+                    AMQPValue::LongLongInt(tier.as_millis() as i64),
                 ),
                 ("x-dead-letter-exchange", long("")),
                 ("x-dead-letter-strategy", long("at-least-once")),
@@ -418,8 +418,8 @@ impl Broker for RabbitBroker {
         let channel = connection.create_channel().await.map_err(protocol)?;
         let settings = &self.inner.settings;
         let mut names: Vec<String> = Queue::ALL.iter().map(|&q| settings.queue_name(q)).collect();
-        for &secs in &settings.delay_tiers_secs {
-            let tier = settings.tier_name(secs);
+        for &tier in &settings.delay_tiers {
+            let tier = settings.tier_name(tier);
             channel
                 .exchange_delete(tier.as_str().into(), ExchangeDeleteOptions::default())
                 .await

@@ -37,7 +37,7 @@ async fn consumers_and_publishers_survive_a_closed_connection() {
     let ns = format!("test-recovery-{}", std::process::id());
     let broker = RabbitBroker::connect(
         "amqp://guest:guest@127.0.0.1:5672/%2f",
-        BrokerSettings::new(&ns, &[1], 5),
+        BrokerSettings::new(&ns, &[Duration::from_secs(1)], 5),
         Duration::from_secs(10),
     )
     .await

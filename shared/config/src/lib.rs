@@ -56,6 +56,9 @@ pub struct BrokerConfig {
     pub max_attempts: u32,
     /// Delay tiers for retries, in seconds, one per retry; the last repeats.
     pub retry_delays_secs: Vec<u64>,
+    /// Extra, shorter delay tiers in milliseconds for work deferred rather than failed (a host
+    /// whose rate limit has no slot yet): a deferral waits for the smallest tier that covers it.
+    pub defer_delays_ms: Vec<u64>,
     /// Redeliveries (crashed workers, requeues) RabbitMQ allows before dead-lettering a message.
     /// Set explicitly because RabbitMQ 3.x quorum queues have no default limit.
     pub delivery_limit: u32,
@@ -71,6 +74,7 @@ impl Default for BrokerConfig {
             prefetch: 8,
             max_attempts: 4,
             retry_delays_secs: vec![1, 5, 30],
+            defer_delays_ms: vec![100, 250, 500],
             delivery_limit: 5,
             shutdown_grace_secs: 30,
         }
@@ -377,6 +381,9 @@ impl Config {
         }
         if self.broker.retry_delays_secs.is_empty() || self.broker.retry_delays_secs.contains(&0) {
             problems.push("broker.retry_delays_secs must list delays of at least 1 second".into());
+        }
+        if self.broker.defer_delays_ms.contains(&0) {
+            problems.push("broker.defer_delays_ms must list delays of at least 1 ms".into());
         }
         if self.broker.delivery_limit == 0 {
             problems.push("broker.delivery_limit must be at least 1".into());

@@ -41,6 +41,10 @@ pub enum Cache {
     Relevance,
     Content,
     Llm,
+    /// Per host: the escalation level that last got a page, so later tasks start there.
+    HostLevel,
+    /// Per host: the Retry-After of its last 429/503, which widens its rate-limit interval.
+    HostBackoff,
 }
 
 impl Cache {
@@ -51,6 +55,8 @@ impl Cache {
             Cache::Relevance => "relevance",
             Cache::Content => "content",
             Cache::Llm => "llm",
+            Cache::HostLevel => "host-level",
+            Cache::HostBackoff => "host-backoff",
         }
     }
 }
@@ -108,6 +114,20 @@ pub trait Store: Send + Sync + 'static {
     /// `Duration::ZERO` and takes the slot when a request to `host` may go now, or how long to
     /// wait (taking nothing). Time is the store's clock, so workers' clocks need not agree.
     async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError>;
+
+    /// Pushes `host`'s next free slot at least `delay` into the future (a Retry-After).
+    async fn rate_hold(&self, host: &str, delay: Duration) -> Result<(), StoreError>;
+
+    /// Takes one of `limit` concurrent slots named `name` under `token` for at most `lease`
+    /// (a crashed holder's slot frees itself). False when all are taken.
+    async fn slot_acquire(
+        &self,
+        name: &str,
+        token: &str,
+        limit: u32,
+        lease: Duration,
+    ) -> Result<bool, StoreError>;
+    async fn slot_release(&self, name: &str, token: &str) -> Result<(), StoreError>;
 
     /// Creates a job's fan-in record expecting `expected` outcomes, with `meta` (the job's
     /// question and sources). Idempotent: a second call leaves the first record and returns false.

@@ -20,6 +20,8 @@ struct State {
     cache: HashMap<(Cache, String), Expiring<Vec<u8>>>,
     locks: HashMap<String, Instant>,
     rate: HashMap<String, Instant>,
+    /// Slot holders per name: token and lease expiry.
+    slots: HashMap<String, HashMap<String, Instant>>,
     fanin: HashMap<String, Expiring<Job>>,
     counters: HashMap<String, Expiring<BTreeMap<String, i64>>>,
     batches: HashMap<String, Batch>,
@@ -110,6 +112,41 @@ impl Store for MemoryStore {
             } else {
                 s.rate.insert(host.to_owned(), now + interval);
                 Duration::ZERO
+            }
+        })
+    }
+
+    async fn rate_hold(&self, host: &str, delay: Duration) -> Result<(), StoreError> {
+        self.with(|s| {
+            let until = Instant::now() + delay;
+            let tat = s.rate.entry(host.to_owned()).or_insert(until);
+            *tat = (*tat).max(until);
+        })
+    }
+
+    async fn slot_acquire(
+        &self,
+        name: &str,
+        token: &str,
+        limit: u32,
+        lease: Duration,
+    ) -> Result<bool, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let holders = s.slots.entry(name.to_owned()).or_default();
+            holders.retain(|_, until| *until > now);
+            if !holders.contains_key(token) && holders.len() >= limit as usize {
+                return false;
+            }
+            holders.insert(token.to_owned(), now + lease);
+            true
+        })
+    }
+
+    async fn slot_release(&self, name: &str, token: &str) -> Result<(), StoreError> {
+        self.with(|s| {
+            if let Some(holders) = s.slots.get_mut(name) {
+                holders.remove(token);
             }
         })
     }

@@ -35,6 +35,8 @@ pub struct RedisStore {
 
 struct Scripts {
     rate: Script,
+    rate_hold: Script,
+    slot: Script,
     fanin_open: Script,
     fanin_record: Script,
     batch_finish: Script,
@@ -49,6 +51,27 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat > now then return tat - now end
 redis.call('SET', KEYS[1], now + interval, 'PX', interval + 1000)
 return 0
+";
+
+const RATE_HOLD: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local hold = now + tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < hold then redis.call('SET', KEYS[1], hold, 'PX', tonumber(ARGV[1]) + 1000) end
+return 0
+";
+
+/// A counting semaphore: members are holders' tokens scored by lease expiry (server time).
+const SLOT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[3]) == false
+   and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+return 1
 ";
 
 const FANIN_OPEN: &str = r"
@@ -120,6 +143,8 @@ impl RedisStore {
             prefix: prefix.to_owned(),
             scripts: std::sync::Arc::new(Scripts {
                 rate: Script::new(RATE),
+                rate_hold: Script::new(RATE_HOLD),
+                slot: Script::new(SLOT),
                 fanin_open: Script::new(FANIN_OPEN),
                 fanin_record: Script::new(FANIN_RECORD),
                 batch_finish: Script::new(BATCH_FINISH),
@@ -195,6 +220,48 @@ impl Store for RedisStore {
             .await
             .map_err(backend)?;
         Ok(Duration::from_millis(wait))
+    }
+
+    async fn rate_hold(&self, host: &str, delay: Duration) -> Result<(), StoreError> {
+        let _: u64 = self
+            .scripts
+            .rate_hold
+            .key(self.key(&["rate", host]))
+            .arg(ms(delay))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn slot_acquire(
+        &self,
+        name: &str,
+        token: &str,
+        limit: u32,
+        lease: Duration,
+    ) -> Result<bool, StoreError> {
+        let taken: u32 = self
+            .scripts
+            .slot
+            .key(self.key(&["slots", name]))
+            .arg(limit)
+            .arg(ms(lease))
+            .arg(token)
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(taken == 1)
+    }
+
+    async fn slot_release(&self, name: &str, token: &str) -> Result<(), StoreError> {
+        let _: u32 = ::redis::cmd("ZREM")
+            .arg(self.key(&["slots", name]))
+            .arg(token)
+            .query_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 
     async fn fanin_open(

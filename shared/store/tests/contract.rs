@@ -156,6 +156,42 @@ async fn futures_count(store: &Arc<dyn Store>, host: &str, interval: Duration, n
     granted
 }
 
+async fn rate_hold_pushes_the_next_slot_out(store: Arc<dyn Store>) {
+    let interval = Duration::from_millis(10);
+    store
+        .rate_hold("held.test", Duration::from_secs(3))
+        .await
+        .unwrap();
+    let wait = store.rate_acquire("held.test", interval).await.unwrap();
+    assert!(wait > Duration::from_secs(2), "{wait:?}");
+    // A shorter hold never pulls the slot nearer.
+    store
+        .rate_hold("held.test", Duration::from_millis(1))
+        .await
+        .unwrap();
+    let wait = store.rate_acquire("held.test", interval).await.unwrap();
+    assert!(wait > Duration::from_secs(2), "{wait:?}");
+    store.delete_all().await.unwrap();
+}
+
+async fn slots_cap_concurrency_and_free_on_release_or_expiry(store: Arc<dyn Store>) {
+    let lease = Duration::from_secs(30);
+    assert!(store.slot_acquire("h", "a", 2, lease).await.unwrap());
+    assert!(store.slot_acquire("h", "b", 2, lease).await.unwrap());
+    assert!(!store.slot_acquire("h", "c", 2, lease).await.unwrap());
+    // A holder renewing its own slot is not refused.
+    assert!(store.slot_acquire("h", "a", 2, lease).await.unwrap());
+    store.slot_release("h", "a").await.unwrap();
+    assert!(store.slot_acquire("h", "c", 2, lease).await.unwrap());
+    // A crashed holder's lease runs out.
+    let short = Duration::from_millis(200);
+    assert!(store.slot_acquire("x", "dead", 1, short).await.unwrap());
+    assert!(!store.slot_acquire("x", "live", 1, short).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(store.slot_acquire("x", "live", 1, short).await.unwrap());
+    store.delete_all().await.unwrap();
+}
+
 async fn fanin_counts_each_outcome_once(store: Arc<dyn Store>) {
     let job = uuid::Uuid::now_v7().to_string();
     let ttl = Duration::from_secs(60);
@@ -288,6 +324,8 @@ both! {
     cache_round_trip_and_expiry,
     locks_are_exclusive_until_released,
     rate_limiter_spaces_requests,
+    rate_hold_pushes_the_next_slot_out,
+    slots_cap_concurrency_and_free_on_release_or_expiry,
     fanin_counts_each_outcome_once,
     batch_progress_counts_each_job_once,
     job_counters_add_up,
@@ -326,6 +364,8 @@ async fn redis_keys_have_ttls_except_batch_records() {
         .unwrap();
     store.try_lock("l", ttl).await.unwrap();
     store.rate_acquire("h.test", ttl).await.unwrap();
+    store.rate_hold("g.test", ttl).await.unwrap();
+    store.slot_acquire("h.test", "t", 1, ttl).await.unwrap();
     store.fanin_open("j", 1, b"m", ttl).await.unwrap();
     store.fanin_record("j", 0, b"o", ttl).await.unwrap();
     store.batch_create("b", &["j".into()]).await.unwrap();
@@ -341,7 +381,7 @@ async fn redis_keys_have_ttls_except_batch_records() {
         .query_async(&mut con)
         .await
         .unwrap();
-    assert_eq!(keys.len(), 8, "{keys:?}");
+    assert_eq!(keys.len(), 10, "{keys:?}");
     for key in keys {
         let ttl: i64 = redis::cmd("PTTL")
             .arg(&key)
