@@ -2,6 +2,7 @@
 //! decompression, charset, content type) can be tested against a real socket.
 
 use std::convert::Infallible;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -14,6 +15,12 @@ use super::render::simple_page;
 pub const HOST: &str = "hostile.test";
 pub const HUGE_LEN: usize = 30 * 1024 * 1024;
 pub const SLOW_SECONDS: u64 = 60;
+/// `/stall` sends [`STALL_HEAD`] at once, then nothing for this long, then the rest.
+pub const STALL_SECONDS: u64 = 120;
+pub const STALL_HEAD: &str = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Stall</title></head><body><article><h1>Stall</h1><p>This page starts quickly and then goes quiet for two minutes, so an idle-read timeout";
+pub const DEFLATE_BOMB_INFLATED_LEN: u64 = super::gzip_bomb::INFLATED_LEN;
+/// 64 brotli meta-blocks of 16 MiB zeros each.
+pub const BR_BOMB_INFLATED_LEN: u64 = BR_META_BLOCKS * BR_META_BLOCK_LEN;
 
 const CHUNK: usize = 64 * 1024;
 static FILL: [u8; CHUNK] = [b'x'; CHUNK];
@@ -25,6 +32,10 @@ pub const PATHS: &[&str] = &[
     "/gzip-bomb",
     "/latin1",
     "/file.pdf",
+    "/stall",
+    "/deflate-bomb",
+    "/br-bomb",
+    "/empty-200",
 ];
 
 /// Serves `path` on hostile.test; `None` means 404.
@@ -68,6 +79,31 @@ pub fn handle(path: &str) -> Option<Response> {
             Bytes::from_static(super::gzip_bomb::gzip_bomb()),
         )
             .into_response(),
+        "/deflate-bomb" => (
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CONTENT_ENCODING, "deflate")],
+            Bytes::from_static(deflate_bomb()),
+        )
+            .into_response(),
+        "/br-bomb" => (
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CONTENT_ENCODING, "br")],
+            Bytes::from_static(br_bomb()),
+        )
+            .into_response(),
+        "/stall" => {
+            let parts = stream::unfold(0u8, |i| async move {
+                let part = match i {
+                    0 => STALL_HEAD,
+                    1 => {
+                        tokio::time::sleep(Duration::from_secs(STALL_SECONDS)).await;
+                        " must trip before the rest arrives.</p></article></body></html>\n"
+                    }
+                    _ => return None,
+                };
+                Some((Ok::<_, Infallible>(Bytes::from_static(part.as_bytes())), i + 1))
+            });
+            (html, Body::from_stream(parts)).into_response()
+        }
+        "/empty-200" => (html, "").into_response(),
         "/latin1" => {
             // "Café crème à la carte" in ISO-8859-1: bytes 0xE9, 0xE8, 0xE0 are invalid UTF-8.
             let mut body = b"<!DOCTYPE html><html><head><title>Caf\xe9</title></head><body><article><h1>Caf\xe9 cr\xe8me</h1><p>Caf\xe9 cr\xe8me \xe0 la carte, pr\xe9par\xe9 \xe0 la fran\xe7aise.</p></article></body></html>".to_vec();
@@ -81,4 +117,205 @@ pub fn handle(path: &str) -> Option<Response> {
             .into_response(),
         _ => return None,
     })
+}
+
+/// Content-Encoding `deflate` means zlib (RFC 1950): the gzip bomb's deflate stream between
+/// a zlib header and the Adler-32 of its zeros.
+fn deflate_bomb() -> &'static [u8] {
+    static BOMB: OnceLock<Vec<u8>> = OnceLock::new();
+    BOMB.get_or_init(|| {
+        let gz = super::gzip_bomb::gzip_bomb();
+        // 10-byte gzip header, 8-byte trailer (CRC-32, length).
+        let deflate = &gz[10..gz.len() - 8];
+        // Adler-32 of n zeros: a stays 1, b adds a once per byte.
+        let adler = ((DEFLATE_BOMB_INFLATED_LEN % 65_521) as u32) << 16 | 1;
+        let mut zlib = Vec::with_capacity(deflate.len() + 6);
+        zlib.extend_from_slice(&[0x78, 0x01]); // 32 KiB window, no dictionary; header % 31 == 0
+        zlib.extend_from_slice(deflate);
+        zlib.extend_from_slice(&adler.to_be_bytes());
+        zlib
+    })
+}
+
+const BR_META_BLOCKS: u64 = 64;
+/// The largest meta-block (MLEN is at most 24 bits of MLEN - 1).
+const BR_META_BLOCK_LEN: u64 = 1 << 24;
+
+/// A hand-assembled brotli bomb (RFC 7932), under a kilobyte. Every prefix code is a
+/// "simple" code with one symbol, which costs zero bits to read, so each meta-block is its
+/// header plus one command: insert one literal zero, copy 2^24 - 1 bytes from distance 1.
+fn br_bomb() -> &'static [u8] {
+    static BOMB: OnceLock<Vec<u8>> = OnceLock::new();
+    BOMB.get_or_init(|| {
+        let mut b = LsbBits::default();
+        b.put(0, 1); // WBITS = 16
+        for _ in 0..BR_META_BLOCKS {
+            b.put(0, 1); // ISLAST
+            b.put(2, 2); // MNIBBLES = 6
+            b.put((BR_META_BLOCK_LEN - 1) as u32, 24);
+            b.put(0, 1); // ISUNCOMPRESSED
+            b.put(0, 3); // one block type each for literals, commands and distances
+            b.put(0, 2); // NPOSTFIX
+            b.put(0, 4); // NDIRECT
+            b.put(0, 2); // literal context mode
+            b.put(0, 2); // one literal tree, one distance tree: no context maps
+
+            // Simple prefix codes (HSKIP = 1) with one symbol (NSYM - 1 = 0).
+            for (symbol, alphabet_bits) in [(0, 8), (BR_INSERT_1_COPY_23, 10), (16, 6)] {
+                b.put(1, 2);
+                b.put(0, 2);
+                b.put(symbol, alphabet_bits);
+            }
+            // The one command; its code, the literal and the distance code cost no bits.
+            // Copy length code 23 is 2118 + 24 extra bits.
+            b.put((BR_META_BLOCK_LEN - 1 - 2118) as u32, 24);
+            b.put(0, 1); // distance code 16's extra bit: distance 1
+        }
+        b.put(1, 1); // ISLAST
+        b.put(1, 1); // ISLASTEMPTY
+        b.out
+    })
+}
+
+/// Insert-and-copy code 399: the 384..447 cell (insert codes 0..7, copy codes 16..23)
+/// at insert code 1 (one literal, no extra bits) and copy code 23.
+const BR_INSERT_1_COPY_23: u32 = 384 + (1 << 3) + 7;
+
+/// LSB-first bit packer, as brotli requires.
+#[derive(Default)]
+struct LsbBits {
+    out: Vec<u8>,
+    pos: usize,
+}
+
+impl LsbBits {
+    fn put(&mut self, value: u32, n: u32) {
+        for i in 0..n {
+            if self.pos.is_multiple_of(8) {
+                self.out.push(0);
+            }
+            if (value >> i) & 1 == 1 {
+                *self.out.last_mut().expect("pushed above") |= 1 << (self.pos % 8);
+            }
+            self.pos += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+    use crate::simweb::{Corpus, Simweb};
+
+    async fn start() -> Simweb {
+        let addr = "127.0.0.1:0".parse().expect("addr");
+        Simweb::start(Arc::new(Corpus::generate()), addr)
+            .await
+            .expect("start")
+    }
+
+    async fn send_get(addr: SocketAddr, path: &str) -> TcpStream {
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        let req = format!("GET {path} HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).await.expect("write");
+        s
+    }
+
+    #[tokio::test]
+    async fn stall_sends_its_head_then_goes_quiet() {
+        let web = start().await;
+        let mut s = send_get(web.addr(), "/stall").await;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        let head_arrived = tokio::time::timeout(Duration::from_secs(5), async {
+            while !String::from_utf8_lossy(&got).contains(STALL_HEAD) {
+                let n = s.read(&mut buf).await.expect("read");
+                assert!(n > 0, "closed early");
+                got.extend_from_slice(&buf[..n]);
+            }
+        })
+        .await;
+        assert!(head_arrived.is_ok(), "{}", String::from_utf8_lossy(&got));
+        assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+        let more = tokio::time::timeout(Duration::from_millis(500), s.read(&mut buf)).await;
+        assert!(more.is_err(), "bytes arrived during the stall");
+    }
+
+    #[tokio::test]
+    async fn empty_200_has_no_body() {
+        let web = start().await;
+        let mut s = send_get(web.addr(), "/empty-200").await;
+        let mut text = String::new();
+        s.read_to_string(&mut text).await.expect("read");
+        let text = text.to_ascii_lowercase();
+        assert!(text.starts_with("http/1.1 200") && text.contains("content-type: text/html"));
+        assert!(
+            text.contains("content-length: 0") && text.ends_with("\r\n\r\n"),
+            "{text}"
+        );
+    }
+
+    /// Reads up to `limit` decoded bytes of `path` through reqwest's own decoders, the ones
+    /// fetch uses; every byte must be zero.
+    async fn decoded_zeros(addr: SocketAddr, path: &str, limit: u64) -> u64 {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .resolve(HOST, addr)
+            .build()
+            .expect("client");
+        let mut resp = client
+            .get(format!("http://{HOST}:{}{path}", addr.port()))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(resp.status(), 200);
+        let mut total = 0u64;
+        while let Some(chunk) = resp.chunk().await.expect("decode") {
+            assert!(chunk.iter().all(|&b| b == 0), "non-zero byte near {total}");
+            total += chunk.len() as u64;
+            if total >= limit {
+                break;
+            }
+        }
+        total
+    }
+
+    #[test]
+    fn bombs_are_small() {
+        assert!(deflate_bomb().len() < 1_200_000 && deflate_bomb()[..2] == [0x78, 0x01]);
+        assert!(br_bomb().len() < 1024, "{}", br_bomb().len());
+    }
+
+    #[tokio::test]
+    async fn bombs_decode_to_zeros() {
+        let web = start().await;
+        // Past the first brotli meta-block, so the second one's header is read too.
+        let limit = 2 * BR_META_BLOCK_LEN + 1;
+        for path in ["/deflate-bomb", "/br-bomb"] {
+            assert!(
+                decoded_zeros(web.addr(), path, limit).await >= limit,
+                "{path}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    #[ignore = "inflates 2 GiB; run by hand after changing a bomb"]
+    async fn bombs_inflate_to_their_declared_length() {
+        let web = start().await;
+        assert_eq!(
+            decoded_zeros(web.addr(), "/deflate-bomb", u64::MAX).await,
+            DEFLATE_BOMB_INFLATED_LEN
+        );
+        assert_eq!(
+            decoded_zeros(web.addr(), "/br-bomb", u64::MAX).await,
+            BR_BOMB_INFLATED_LEN
+        );
+    }
 }

@@ -6,6 +6,12 @@
 //!   search providers' formats under their own prefixes ([`providers`]), and a scripted LLM
 //!   ([`llm`]): OpenAI chat completions, Anthropic messages and embeddings.
 //! * `hostile.test` serves misbehaving pages (see [`hostile::PATHS`]).
+//! * `guarded.test` has pages that need browser headers, JavaScript or a stealth browser,
+//!   or that always challenge, rate-limit or redirect into private addresses;
+//!   `robots-*.test`, `crawl-delay.test` and `polite.test` cover robots.txt edge cases and
+//!   politeness (see [`guarded`]).
+//! * [`Stats`] counts requests per host and path and logs their arrival times
+//!   ([`Stats::log`], [`Stats::min_gap`]).
 
 pub mod bench;
 mod content;

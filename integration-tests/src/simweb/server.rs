@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::{Query, Request, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
@@ -21,10 +22,12 @@ use super::render::{escape, simple_page};
 use super::search::{results_html, searxng_json, SearchIndex};
 use super::{bench, files, guarded, hostile, llm};
 
-/// Request counts per (host, path), shared with tests.
+/// Request counts per (host, path), and every request's arrival time, shared with tests.
 #[derive(Debug, Default)]
 pub struct Stats {
     counts: Mutex<BTreeMap<(String, String), u64>>,
+    /// (host, path, arrival) in arrival order, for politeness tests (crawl delay, gaps).
+    log: Mutex<Vec<(String, String, Instant)>>,
 }
 
 impl Stats {
@@ -33,11 +36,21 @@ impl Stats {
         self.counts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn entries(&self) -> std::sync::MutexGuard<'_, Vec<(String, String, Instant)>> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn record(&self, host: &str, path: &str) {
+        self.record_at(host, path, Instant::now());
+    }
+
+    fn record_at(&self, host: &str, path: &str, at: Instant) {
         *self
             .map()
             .entry((host.to_string(), path.to_string()))
             .or_insert(0) += 1;
+        self.entries()
+            .push((host.to_string(), path.to_string(), at));
     }
 
     /// Requests to any path on `host`.
@@ -64,8 +77,34 @@ impl Stats {
             .collect()
     }
 
+    /// `host`'s requests as (path, arrival), in arrival order.
+    pub fn log(&self, host: &str) -> Vec<(String, Instant)> {
+        self.entries()
+            .iter()
+            .filter(|(h, _, _)| h == host)
+            .map(|(_, p, at)| (p.clone(), *at))
+            .collect()
+    }
+
+    /// Smallest gap between consecutive requests to `host`; `None` below two requests.
+    /// With `skip_robots`, `/robots.txt` requests are left out before pairing, since a
+    /// crawler may fetch robots.txt right before its first page.
+    pub fn min_gap(&self, host: &str, skip_robots: bool) -> Option<Duration> {
+        let times: Vec<Instant> = self
+            .log(host)
+            .into_iter()
+            .filter(|(p, _)| !(skip_robots && p == "/robots.txt"))
+            .map(|(_, at)| at)
+            .collect();
+        times
+            .windows(2)
+            .map(|w| w[1].saturating_duration_since(w[0]))
+            .min()
+    }
+
     pub fn reset(&self) {
         self.map().clear();
+        self.entries().clear();
     }
 }
 
@@ -355,6 +394,37 @@ mod tests {
         assert!(text
             .to_ascii_lowercase()
             .contains("location: http://hostile.test/redirect-loop"));
+    }
+
+    #[test]
+    fn log_keeps_arrival_order_and_min_gap_skips_robots() {
+        let stats = Stats::default();
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        stats.record_at("a.test", "/robots.txt", at(0));
+        stats.record_at("a.test", "/x", at(100));
+        stats.record_at("b.test", "/y", at(150));
+        stats.record_at("a.test", "/y", at(2100));
+        stats.record_at("a.test", "/robots.txt", at(2150));
+        stats.record_at("a.test", "/z", at(4100));
+
+        let paths: Vec<String> = stats.log("a.test").into_iter().map(|(p, _)| p).collect();
+        assert_eq!(paths, ["/robots.txt", "/x", "/y", "/robots.txt", "/z"]);
+        assert_eq!(stats.log("a.test")[1].1, at(100));
+        assert_eq!(
+            stats.min_gap("a.test", false),
+            Some(Duration::from_millis(50))
+        );
+        assert_eq!(
+            stats.min_gap("a.test", true),
+            Some(Duration::from_millis(2000))
+        );
+        assert_eq!(stats.min_gap("b.test", false), None);
+        assert_eq!(stats.min_gap("c.test", true), None);
+
+        stats.reset();
+        assert!(stats.log("a.test").is_empty());
+        assert_eq!(stats.hits("a.test"), 0);
     }
 
     #[tokio::test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
-use trawl_broker::{Broker, BrokerSettings, RabbitBroker};
+use trawl_broker::{Broker, RabbitBroker};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_store::{RedisStore, Store};
 
@@ -47,8 +47,15 @@ pub struct Fleet {
 
 impl Fleet {
     pub async fn start() -> Fleet {
+        Fleet::start_on("127.0.0.1").await
+    }
+
+    /// A fleet whose simweb listens on `ip` (a loopback address), the only address the SSRF
+    /// guard lets through: on `127.0.0.2`, redirects to 127.0.0.1 are refused like any private
+    /// address would be.
+    pub async fn start_on(ip: &str) -> Fleet {
         let corpus = Arc::new(Corpus::generate());
-        let simweb = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+        let simweb = Simweb::start(Arc::clone(&corpus), format!("{ip}:0").parse().unwrap())
             .await
             .unwrap();
         let namespace = format!("it-{}", uuid::Uuid::now_v7().simple());
@@ -66,7 +73,7 @@ impl Fleet {
                 "TRAWL__FETCH__RESOLVE",
                 format!("{{ \"*.test\" = \"{addr}\" }}"),
             ),
-            ("TRAWL__FETCH__ALLOW_NETWORKS", "[\"127.0.0.0/8\"]".into()),
+            ("TRAWL__FETCH__ALLOW_NETWORKS", format!("[\"{ip}/32\"]")),
             ("TRAWL__FETCH__MIN_INTERVAL_MS", "50".into()),
             ("TRAWL__BROKER__RETRY_DELAYS_SECS", "[1, 2, 5]".into()),
             ("TRAWL__BROKER__SHUTDOWN_GRACE_SECS", "5".into()),
@@ -77,9 +84,12 @@ impl Fleet {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
+        // The workers' tiers (so cleanup removes them all): their retries and the default deferrals.
+        let env_map: std::collections::BTreeMap<String, String> = env.iter().cloned().collect();
+        let config = trawl_config::Config::load(None, &env_map).expect("test config");
         let broker = RabbitBroker::connect(
             AMQP,
-            BrokerSettings::new(&namespace, &[1, 2, 5], 5),
+            trawl_pipeline::runtime::broker_settings(&config),
             Duration::from_secs(10),
         )
         .await
@@ -237,5 +247,70 @@ impl Fleet {
         }
         self.broker.delete_all().await.unwrap();
         self.store.delete_all().await.unwrap();
+    }
+}
+
+/// A chromedriver on a free port, for the browser levels of fetch. Installed by
+/// scripts/services-up (Debian's chromium-driver); shut down, with every browser it started,
+/// when dropped.
+pub struct Chromedriver {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl Chromedriver {
+    pub async fn start() -> Chromedriver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver must be installed (scripts/services-up installs chromium-driver)");
+        let driver = Chromedriver { port, child };
+        let status = format!("{}/status", driver.url());
+        for _ in 0..100 {
+            if let Ok(r) = reqwest::get(&status).await {
+                if r.status().is_success() {
+                    return driver;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("chromedriver did not come up on port {port}");
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Browser sessions chromedriver still holds: zero once every worker closed its own.
+    pub async fn sessions(&self) -> usize {
+        let body: serde_json::Value = reqwest::get(format!("{}/sessions", self.url()))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        body["value"].as_array().map_or(0, Vec::len)
+    }
+}
+
+impl Drop for Chromedriver {
+    fn drop(&mut self) {
+        // `/shutdown` quits the browsers too; a bare kill would orphan them.
+        use std::io::{Read, Write};
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = write!(s, "GET /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+            let _ = s.read_to_end(&mut Vec::new());
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -9,8 +9,8 @@ use trawl_pipeline::serve::run as serve;
 
 #[derive(clap::Args)]
 pub struct WorkerArgs {
-    /// search, fetch, clean or synthesize.
-    #[arg(value_parser = ["search", "fetch", "clean", "synthesize"])]
+    /// search, fetch, fetch-browser (levels 2–3 over WebDriver), clean or synthesize.
+    #[arg(value_parser = ["search", "fetch", "fetch-browser", "clean", "synthesize"])]
     stage: String,
 }
 
@@ -23,8 +23,13 @@ pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
         }
         "fetch" => {
             let stage =
-                trawl_fetch::FetchStage::new(&config).context("failed to build the HTTP client")?;
+                trawl_fetch::FetchStage::new(&config).context("failed to build the fetch stage")?;
             serve(config, Queue::Fetch, stage).await?
+        }
+        "fetch-browser" => {
+            let stage = trawl_fetch::FetchStage::with_browser(&config)
+                .context("failed to build the browser fetch stage")?;
+            serve(config, Queue::FetchBrowser, stage).await?
         }
         "clean" => serve(config, Queue::Clean, trawl_clean::CleanStage).await?,
         _ => {

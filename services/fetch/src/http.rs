@@ -1,10 +1,13 @@
 //! Plain-HTTP fetching, levels 0 and 1.
 //!
 //! Level 0 is an honest request (`User-Agent: <token> (+research)`); level 1 looks like a
-//! browser's (user agent, Accept, Accept-Language). Both are bounded: a total time limit (slow
-//! drips end there), at most `max_redirects` hops each re-checked by the SSRF guard, and at most
-//! `max_bytes` of body after decompression (so a compression bomb stops at the cap, it is never
-//! inflated whole). Environment proxies are ignored: they would bypass the guard.
+//! browser's (user agent, Accept, Accept-Language, a cookie jar, HTTP/2 when the server offers
+//! it, a referrer on redirects). Both are bounded: a total time limit (slow drips end there), an
+//! idle limit between reads (stalls end there), at most `max_redirects` hops each re-checked by
+//! the SSRF guard, and at most `max_bytes` of body after decompression (so a compression bomb
+//! stops at the cap, it is never inflated whole). Environment proxies are ignored: they would
+//! bypass the guard. Every response goes through [`block::detect`]; bodies that are not HTML
+//! are told apart by [`files::sniff`] and converted to text by [`files::convert`].
 
 use std::time::Duration;
 
@@ -13,10 +16,11 @@ use reqwest::header::{
     HeaderMap, HeaderValue, ACCEPT, ACCEPT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE,
 };
 use reqwest::redirect::Policy;
-use reqwest::StatusCode;
 use trawl_config::FetchConfig;
 use url::Url;
 
+use crate::block::{self, Block};
+use crate::files::{self, Kind};
 use crate::ssrf::{resolver, Guard};
 
 const BROWSER_UA: &str =
@@ -35,14 +39,15 @@ pub struct Page {
 #[derive(Debug)]
 pub enum Fetched {
     Page(Page),
-    /// The site refused us (401, 403, 429, 503 …); `retry_after` from its header.
+    /// The site refused us, or answered with a stand-in for the page; `retry_after` from its
+    /// header.
     Blocked {
-        status: u16,
+        block: Block,
         retry_after: Option<Duration>,
     },
-    /// Worth another attempt later (5xx, timeouts, connection errors).
+    /// Worth another attempt later (5xx, connection errors).
     Transient(String),
-    /// Will not change (404, refused by the SSRF guard, too many redirects …).
+    /// Will not change (404, refused by the SSRF guard, too many redirects, timeouts …).
     Failed(String),
     TooLarge,
     Unsupported(String),
@@ -52,6 +57,7 @@ pub struct Fetcher {
     levels: [reqwest::Client; 2],
     guard: Guard,
     max_bytes: u64,
+    idle: Duration,
 }
 
 impl Fetcher {
@@ -73,7 +79,12 @@ impl Fetcher {
                 headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_static("en-US,en;q=0.9"));
                 BROWSER_UA.to_owned()
             };
-            reqwest::Client::builder()
+            let builder = if level == 0 {
+                reqwest::Client::builder()
+            } else {
+                reqwest::Client::builder().cookie_store(true).referer(true)
+            };
+            builder
                 .user_agent(ua)
                 .default_headers(headers)
                 .dns_resolver(resolver(guard.clone(), &config.resolve))
@@ -95,6 +106,7 @@ impl Fetcher {
             levels: [build(0)?, build(1)?],
             guard,
             max_bytes: config.max_bytes,
+            idle: Duration::from_secs(config.idle_timeout_secs),
         })
     }
 
@@ -117,17 +129,11 @@ impl Fetcher {
             Err(e) => return classify_error(&e),
         };
         let status = response.status();
-        if is_block(status) {
-            let retry_after = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            return Fetched::Blocked {
-                status: status.as_u16(),
-                retry_after,
-            };
+        let headers = response.headers().clone();
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let retry_after = header("retry-after").and_then(parse_retry_after);
+        if let Some(block) = block::detect(status.as_u16(), header, "", false) {
+            return Fetched::Blocked { block, retry_after };
         }
         if status.is_server_error() {
             return Fetched::Transient(format!("http {}", status.as_u16()));
@@ -135,57 +141,103 @@ impl Fetcher {
         if !status.is_success() {
             return Fetched::Failed(format!("http {}", status.as_u16()));
         }
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("text/html")
-            .to_owned();
-        if !is_text(&content_type) {
+        let content_type = header(CONTENT_TYPE.as_str()).unwrap_or("").to_owned();
+        let final_url = response.url().clone();
+        if files::hopeless(&content_type, &final_url) {
             return Fetched::Unsupported(mime_of(&content_type));
         }
-        let declared = response
-            .headers()
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
+        let declared = header(CONTENT_LENGTH.as_str()).and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > self.max_bytes) {
             return Fetched::TooLarge;
         }
-        let final_url = response.url().to_string();
+        let bytes = match self.read_body(response).await {
+            Ok(bytes) => bytes,
+            Err(ended) => return ended,
+        };
+        // The whole body: a ZIP is told to be a DOCX by an entry's name, not its first bytes.
+        let kind = files::sniff(&bytes, &content_type, &final_url);
+        let page = |content_type: String, body: String| {
+            Fetched::Page(Page {
+                final_url: final_url.to_string(),
+                status: status.as_u16(),
+                content_type,
+                body,
+                bytes: bytes.len() as u64,
+            })
+        };
+        match kind {
+            Kind::Html => {
+                let body = decode(&bytes, &content_type);
+                match block::detect(status.as_u16(), header, &body, false) {
+                    Some(block) => Fetched::Blocked { block, retry_after },
+                    None => page("text/html".into(), body),
+                }
+            }
+            Kind::Unsupported(mime) => Fetched::Unsupported(mime),
+            kind => {
+                // Parsing a PDF is CPU work: keep it off the threads that drive I/O.
+                let (data, ct) = (bytes.clone(), content_type.clone());
+                let converted =
+                    tokio::task::spawn_blocking(move || files::convert(&kind, &data, &ct)).await;
+                match converted {
+                    Ok(Ok(c)) => page(c.mime, c.text),
+                    Ok(Err(files::FileError::Unsupported(mime))) => Fetched::Unsupported(mime),
+                    Ok(Err(e)) => Fetched::Failed(e.to_string()),
+                    Err(e) => Fetched::Failed(format!("file conversion panicked: {e}")),
+                }
+            }
+        }
+    }
+
+    /// The body, at most `max_bytes` after decompression, with no gap longer than the idle
+    /// limit between reads.
+    async fn read_body(&self, response: reqwest::Response) -> Result<Vec<u8>, Fetched> {
         let mut bytes = Vec::new();
         let mut stream = response.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            match chunk {
-                Ok(chunk) => {
+        loop {
+            let next = tokio::time::timeout(self.idle, stream.next())
+                .await
+                .map_err(|_| {
+                    Fetched::Failed(format!(
+                        "idle timeout: no data for {} s",
+                        self.idle.as_secs_f32()
+                    ))
+                })?;
+            match next {
+                None => return Ok(bytes),
+                Some(Ok(chunk)) => {
                     if bytes.len() as u64 + chunk.len() as u64 > self.max_bytes {
-                        return Fetched::TooLarge;
+                        return Err(Fetched::TooLarge);
                     }
                     bytes.extend_from_slice(&chunk);
                 }
-                Err(e) => return classify_error(&e),
+                Some(Err(e)) => return Err(classify_error(&e)),
             }
         }
-        Fetched::Page(Page {
-            final_url,
-            status: status.as_u16(),
-            body: decode(&bytes, &content_type),
-            content_type: mime_of(&content_type),
-            bytes: bytes.len() as u64,
-        })
     }
 }
 
-fn is_block(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 401 | 403 | 429 | 503)
+/// `Retry-After` as seconds or an HTTP date, capped at an hour: a longer hold is the site
+/// asking not to be crawled today, which the escalation and the deadline handle better.
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    let secs = match value.parse::<u64>() {
+        Ok(secs) => secs,
+        Err(_) => {
+            let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+            (at.timestamp() - chrono::Utc::now().timestamp()).max(0) as u64
+        }
+    };
+    Some(Duration::from_secs(secs.min(3600)))
 }
 
 fn classify_error(e: &reqwest::Error) -> Fetched {
     let text = trawl_pipeline::error::describe(e);
-    if text.contains("refused:") || e.is_redirect() || e.is_builder() {
+    if e.is_timeout() {
+        // A server that has not finished in the time limit will not finish on a retry either.
+        Fetched::Failed(format!("timeout: {text}"))
+    } else if text.contains("refused:") || e.is_redirect() || e.is_builder() {
         Fetched::Failed(text)
-    } else if e.is_timeout() {
-        Fetched::Transient(format!("timed out: {text}"))
     } else {
         Fetched::Transient(text)
     }
@@ -198,17 +250,6 @@ fn mime_of(content_type: &str) -> String {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase()
-}
-
-/// Types passed to clean as text. Files (PDF, DOCX …) are the file-extraction work of a later
-/// increment and end as `unsupported` until then.
-fn is_text(content_type: &str) -> bool {
-    let mime = mime_of(content_type);
-    mime.starts_with("text/")
-        || matches!(
-            mime.as_str(),
-            "application/xhtml+xml" | "application/json" | "application/xml"
-        )
 }
 
 /// Decodes with the charset of the header, else of a `<meta>` in the first 1 KiB, else a BOM,
@@ -256,10 +297,14 @@ mod tests {
     }
 
     #[test]
-    fn classifies_content_types() {
-        assert!(is_text("text/html; charset=utf-8"));
-        assert!(is_text("application/xhtml+xml"));
-        assert!(!is_text("application/pdf"));
+    fn reads_retry_after_as_seconds_or_a_date() {
+        assert_eq!(parse_retry_after(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(parse_retry_after("99999"), Some(Duration::from_secs(3600)));
+        let soon = (chrono::Utc::now() + chrono::Duration::seconds(120)).to_rfc2822();
+        let d = parse_retry_after(&soon).unwrap();
+        assert!(d > Duration::from_secs(100) && d <= Duration::from_secs(120), "{d:?}");
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon"), None);
         assert_eq!(mime_of("Text/HTML; charset=x"), "text/html");
     }
 }

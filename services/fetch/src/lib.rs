@@ -5,9 +5,14 @@
 //! - [`robots`]: robots.txt per RFC 9309, cached per origin in the store.
 //! - [`http`]: levels 0 and 1 over plain HTTP, bounded in size, time and redirects; charset
 //!   decoding.
+//! - [`files`]: downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown): what they
+//!   are from magic bytes, type and extension, and their text as markdown, bounded on hostile input.
 //! - [`stage`]: [`FetchStage`], the worker's handler: SSRF check, robots, shared per-host rate
 //!   limit, fetch, then a `FetchedDoc` for clean or a terminal outcome.
 
+pub mod block;
+pub mod browser;
+pub mod files;
 pub mod http;
 pub mod robots;
 pub mod ssrf;

@@ -17,6 +17,7 @@ use trawl_pipeline::{Runtime, StageError};
 use trawl_store::Cache;
 use url::Url;
 
+use crate::block::Block;
 use crate::http::{Fetched, Fetcher};
 
 /// At most this much of a robots.txt is parsed (RFC 9309 asks for at least 500 KiB).
@@ -89,9 +90,12 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
             (Rules::Parsed(body), false)
         }
         Fetched::Unsupported(_) => (Rules::AllowAll, false),
-        Fetched::Blocked { status, .. } if status != 429 && status != 503 => {
-            (Rules::AllowAll, false)
-        }
+        // 401 and 403 are "unavailable" (4xx): allow. 429, 503 and an interstitial in place
+        // of the file are "unreachable": disallow until we can read it.
+        Fetched::Blocked {
+            block: Block::Status(status),
+            ..
+        } if status != 429 && status != 503 => (Rules::AllowAll, false),
         Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
         Fetched::Blocked { .. }
         | Fetched::Transient(_)
@@ -170,7 +174,7 @@ mod tests {
         );
         assert_eq!(
             rules_from(Fetched::Blocked {
-                status: 403,
+                block: Block::Status(403),
                 retry_after: None
             })
             .0,
@@ -182,7 +186,7 @@ mod tests {
         );
         assert_eq!(
             rules_from(Fetched::Blocked {
-                status: 429,
+                block: Block::Status(429),
                 retry_after: None
             })
             .0,

@@ -136,30 +136,52 @@ impl GuardedResolver {
     }
 }
 
+impl GuardedResolver {
+    /// The addresses of `host` the guard allows; an error when there are none.
+    pub async fn lookup(&self, host: &str) -> Result<Vec<SocketAddr>, String> {
+        let candidates: Vec<SocketAddr> = match self.lookup_override(host) {
+            Some(addr) => vec![addr],
+            None => tokio::net::lookup_host((host, 0))
+                .await
+                .map_err(|e| format!("{host} did not resolve: {e}"))?
+                .collect(),
+        };
+        let allowed: Vec<SocketAddr> = candidates
+            .iter()
+            .copied()
+            .filter(|a| self.guard.allows_ip(a.ip()))
+            .collect();
+        match (allowed.is_empty(), candidates.is_empty()) {
+            (false, _) => Ok(allowed),
+            (true, true) => Err(format!("{host} did not resolve")),
+            (true, false) => Err(format!(
+                "refused: {host} resolves only to private or reserved addresses"
+            )),
+        }
+    }
+
+    /// The overrides as Chromium's `--host-resolver-rules`, so the browser levels reach the
+    /// same addresses as plain HTTP.
+    pub fn chromium_rules(&self) -> Option<String> {
+        let rules: Vec<String> = (self.overrides.iter())
+            .map(|(pattern, addr)| format!("MAP {pattern} {addr}"))
+            .collect();
+        (!rules.is_empty()).then(|| rules.join(", "))
+    }
+}
+
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
-        let guard = self.guard.clone();
-        let fixed = self.lookup_override(&host);
+        let this = GuardedResolver {
+            guard: self.guard.clone(),
+            overrides: self.overrides.clone(),
+        };
         Box::pin(async move {
-            let candidates: Vec<SocketAddr> = match fixed {
-                Some(addr) => vec![addr],
-                None => tokio::net::lookup_host((host.as_str(), 0)).await?.collect(),
-            };
-            let allowed: Vec<SocketAddr> = candidates
-                .iter()
-                .copied()
-                .filter(|a| guard.allows_ip(a.ip()))
-                .collect();
-            if allowed.is_empty() {
-                let err: Box<dyn std::error::Error + Send + Sync> = if candidates.is_empty() {
-                    format!("{host} did not resolve").into()
-                } else {
-                    format!("refused: {host} resolves only to private or reserved addresses").into()
-                };
-                return Err(err);
-            }
-            Ok(Box::new(allowed.into_iter()) as Addrs)
+            let addrs = this.lookup(&host).await.map_err(
+                |e| -> Box<dyn std::error::Error + Send + Sync> { e.into() },
+            )?;
+            Ok(Box::new(addrs.into_iter()) as Addrs)
         })
     }
 }

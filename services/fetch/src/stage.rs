@@ -1,49 +1,245 @@
-//! The fetch stage's handler.
+//! The fetch stage's handler, for both queues.
+//!
+//! A task goes: SSRF check → robots.txt → the level this host last needed → a per-host slot
+//! (concurrency cap) → the per-host rate limit → the fetch at its level → block detection. A
+//! block moves the task one level up, onto `trawl.fetch.browser` from level 2, where workers
+//! with a browser pool take it; a 429/503 with Retry-After holds the whole host for that long
+//! and retries at the same level first. Whatever cannot go now comes back later through a delay
+//! tier; a worker never sleeps on a delivery.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tracing::info;
+use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::{record_outcome, OutcomeRecord};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
+use trawl_store::Cache;
 use url::Url;
 
-use crate::http::{Fetched, Fetcher};
+use crate::block::{self, Block};
+use crate::browser::{BrowserError, BrowserPool};
+use crate::http::{Fetched, Fetcher, Page};
 use crate::robots::{decide, rules_for};
 
-/// The highest level this worker reaches over plain HTTP; 2 and 3 need the browser pool.
-const HTTP_MAX_LEVEL: u8 = 1;
+/// Levels from here on need a browser.
+const BROWSER_LEVEL: u8 = 2;
+/// How soon to look again when every slot of a host is taken.
+const SLOT_WAIT: Duration = Duration::from_millis(250);
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("HTTP client: {0}")]
+    Http(#[from] reqwest::Error),
+    #[error("browser pool: {0}")]
+    Browser(String),
+}
 
 pub struct FetchStage {
     fetcher: Fetcher,
+    /// Levels 2–3. A worker of `trawl.fetch` has none and hands such tasks on.
+    browser: Option<BrowserPool>,
 }
 
 impl FetchStage {
-    pub fn new(config: &Config) -> Result<Self, reqwest::Error> {
+    /// A worker of `trawl.fetch`: levels 0–1.
+    pub fn new(config: &Config) -> Result<Self, BuildError> {
         Ok(FetchStage {
             fetcher: Fetcher::new(&config.fetch)?,
+            browser: None,
         })
+    }
+
+    /// A worker of `trawl.fetch.browser`: levels 2–3 through WebDriver, and 0–1 as well.
+    pub fn with_browser(config: &Config) -> Result<Self, BuildError> {
+        Ok(FetchStage {
+            fetcher: Fetcher::new(&config.fetch)?,
+            browser: Some(BrowserPool::new(&config.fetch).map_err(BuildError::Browser)?),
+        })
+    }
+}
+
+/// The queue that carries tasks of `level`.
+pub fn queue_for(level: u8) -> Queue {
+    if level >= BROWSER_LEVEL {
+        Queue::FetchBrowser
+    } else {
+        Queue::Fetch
     }
 }
 
 async fn end(
     rt: &Runtime,
     msg: &Envelope<FetchTask>,
+    level: u8,
     outcome: Outcome,
 ) -> Result<Handled, StageError> {
     let task = &msg.body;
-    info!(url = %task.source.url, outcome = outcome.name(), level = task.level, "fetch ended");
+    info!(url = %task.source.url, outcome = outcome.name(), level, "fetch ended");
     let record = OutcomeRecord {
         idx: task.source.idx,
         url: task.source.url.clone(),
         outcome,
-        level: task.level,
+        level,
         doc: None,
     };
     record_outcome(rt, msg, &task.query, record).await?;
     Ok(Handled::Done)
+}
+
+/// Sends the task on at `level`, on the queue of that level.
+async fn hand_on(rt: &Runtime, msg: &Envelope<FetchTask>, level: u8) -> Result<Handled, StageError> {
+    let next = FetchTask {
+        level,
+        ..msg.body.clone()
+    };
+    rt.publish(queue_for(level), &msg.follow(next)).await?;
+    Ok(Handled::Done)
+}
+
+fn host_of(url: &Url) -> String {
+    url.host_str().unwrap_or_default().to_ascii_lowercase()
+}
+
+async fn cached_ms(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<u64>, StageError> {
+    Ok(rt
+        .store
+        .cache_get(cache, host)
+        .await?
+        .and_then(|v| String::from_utf8(v).ok()?.parse().ok()))
+}
+
+/// What one attempt at one level came to.
+enum Attempt {
+    Page(Page),
+    Blocked {
+        block: Block,
+        retry_after: Option<Duration>,
+    },
+    Transient(String),
+    Ended(Outcome),
+}
+
+impl FetchStage {
+    async fn attempt(&self, url: &Url, level: u8) -> Attempt {
+        if level < BROWSER_LEVEL {
+            return match self.fetcher.get(url, level).await {
+                Fetched::Page(page) => Attempt::Page(page),
+                Fetched::Blocked { block, retry_after } => Attempt::Blocked { block, retry_after },
+                Fetched::Transient(reason) => Attempt::Transient(reason),
+                Fetched::Failed(reason) => Attempt::Ended(Outcome::Failed { reason }),
+                Fetched::TooLarge => Attempt::Ended(Outcome::TooLarge),
+                Fetched::Unsupported(content_type) => {
+                    Attempt::Ended(Outcome::Unsupported { content_type })
+                }
+            };
+        }
+        let pool = self.browser.as_ref().expect("browser tasks reach browser workers only");
+        match pool.render(url, level).await {
+            Ok(page) => {
+                let status = page.status.unwrap_or(200);
+                match block::detect(status, |_| None, &page.html, true) {
+                    Some(block) => Attempt::Blocked {
+                        block,
+                        retry_after: None,
+                    },
+                    None if status >= 400 => Attempt::Ended(Outcome::Failed {
+                        reason: format!("http {status}"),
+                    }),
+                    None => Attempt::Page(Page {
+                        final_url: page.final_url,
+                        status,
+                        content_type: "text/html".into(),
+                        bytes: page.html.len() as u64,
+                        body: page.html,
+                    }),
+                }
+            }
+            Err(e) if e.is_transient() => Attempt::Transient(e.to_string()),
+            Err(BrowserError::TooLarge(_)) => Attempt::Ended(Outcome::TooLarge),
+            Err(e) => Attempt::Ended(Outcome::Failed {
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// Rate limit, fetch and what follows, holding one of the host's slots.
+    async fn fetch_at(
+        &self,
+        rt: &Runtime,
+        msg: &Envelope<FetchTask>,
+        url: &Url,
+        level: u8,
+        max_level: u8,
+        crawl_delay: Option<Duration>,
+    ) -> Result<Handled, StageError> {
+        let cfg = &rt.config.fetch;
+        let task = &msg.body;
+        let host = host_of(url);
+        // interval = max(configured minimum, Crawl-delay, the host's last Retry-After).
+        let backoff = cached_ms(rt, Cache::HostBackoff, &host).await?.unwrap_or(0);
+        let interval = Duration::from_millis(cfg.min_interval_ms.max(backoff))
+            .max(crawl_delay.unwrap_or_default());
+        let wait = rt.store.rate_acquire(&host, interval).await?;
+        if !wait.is_zero() {
+            return Ok(Handled::Later(wait));
+        }
+
+        match self.attempt(url, level).await {
+            Attempt::Page(page) => {
+                if level > 0 {
+                    let ttl = Duration::from_secs(cfg.level_memory_secs);
+                    let value = level.to_string();
+                    rt.store
+                        .cache_put(Cache::HostLevel, &host, value.as_bytes(), ttl)
+                        .await?;
+                }
+                let doc = FetchedDoc {
+                    query: task.query.clone(),
+                    source: task.source.clone(),
+                    final_url: page.final_url,
+                    status: page.status,
+                    content_type: page.content_type,
+                    level,
+                    bytes: page.bytes,
+                    body: page.body,
+                };
+                rt.publish(Queue::Clean, &msg.follow(doc)).await?;
+                Ok(Handled::Done)
+            }
+            Attempt::Blocked {
+                block,
+                retry_after: Some(hold),
+            } if msg.attempt + 1 < rt.config.broker.max_attempts => {
+                // The site said when: hold the host for every worker, try this level again.
+                rt.store.rate_hold(&host, hold).await?;
+                let ms = hold.as_millis().to_string();
+                let ttl = (hold * 10).max(Duration::from_secs(600));
+                rt.store
+                    .cache_put(Cache::HostBackoff, &host, ms.as_bytes(), ttl)
+                    .await?;
+                Err(StageError::retryable(format!(
+                    "{} with Retry-After {} s",
+                    block.describe(),
+                    hold.as_secs()
+                )))
+            }
+            Attempt::Blocked { block, .. } if level < max_level => {
+                info!(url = %task.source.url, why = %block.describe(), from = level, "blocked; escalating");
+                hand_on(rt, msg, level + 1).await
+            }
+            Attempt::Blocked { block, .. } => {
+                info!(url = %task.source.url, why = %block.describe(), level, "blocked at the highest level");
+                end(rt, msg, level, Outcome::Blocked { level }).await
+            }
+            Attempt::Transient(reason) if msg.attempt + 1 < rt.config.broker.max_attempts => {
+                Err(StageError::retryable(reason))
+            }
+            Attempt::Transient(reason) => end(rt, msg, level, Outcome::Failed { reason }).await,
+            Attempt::Ended(outcome) => end(rt, msg, level, outcome).await,
+        }
+    }
 }
 
 #[async_trait]
@@ -55,70 +251,51 @@ impl Stage for FetchStage {
         let url = match Url::parse(&task.source.url) {
             Ok(u) => u,
             Err(e) => {
-                return end(
-                    rt,
-                    &msg,
-                    Outcome::Failed {
-                        reason: format!("invalid URL: {e}"),
-                    },
-                )
-                .await
+                let reason = format!("invalid URL: {e}");
+                return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
             }
         };
         if let Err(reason) = self.fetcher.guard().check_url(&url) {
-            return end(rt, &msg, Outcome::Failed { reason }).await;
+            return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
         }
         let cfg = &rt.config.fetch;
         let rules = rules_for(rt, &self.fetcher, &url).await?;
         let decision = decide(&rules, &cfg.user_agent, &url);
         if !decision.allowed {
-            return end(rt, &msg, Outcome::RobotsDisallowed).await;
+            return end(rt, &msg, task.level, Outcome::RobotsDisallowed).await;
         }
 
-        // Politeness across the fleet: never sleep holding a delivery, come back later instead.
-        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
-        let interval = Duration::from_millis(cfg.min_interval_ms)
-            .max(decision.crawl_delay.unwrap_or_default());
-        let wait = rt.store.rate_acquire(&host, interval).await?;
-        if !wait.is_zero() {
-            return Ok(Handled::Later(wait));
+        // Files are downloads: a browser would only show them in a viewer.
+        let ceiling = if task.source.file_type.is_some() {
+            BROWSER_LEVEL - 1
+        } else {
+            3
+        };
+        let max_level = task.max_level.min(cfg.max_level).min(ceiling);
+        let host = host_of(&url);
+        // Start where this host last needed to be met; never above what this task may reach.
+        let remembered = cached_ms(rt, Cache::HostLevel, &host).await?.unwrap_or(0);
+        let level = task.level.max(remembered.min(255) as u8).min(max_level);
+        if level >= BROWSER_LEVEL && self.browser.is_none() {
+            return hand_on(rt, &msg, level).await;
         }
 
-        match self.fetcher.get(&url, task.level).await {
-            Fetched::Page(page) => {
-                let doc = FetchedDoc {
-                    query: task.query.clone(),
-                    source: task.source.clone(),
-                    final_url: page.final_url,
-                    status: page.status,
-                    content_type: page.content_type,
-                    level: task.level,
-                    bytes: page.bytes,
-                    body: page.body,
-                };
-                rt.publish(Queue::Clean, &msg.follow(doc)).await?;
-                Ok(Handled::Done)
-            }
-            Fetched::Blocked { status, .. } if task.level < task.max_level.min(HTTP_MAX_LEVEL) => {
-                info!(url = %task.source.url, status, from = task.level, "blocked; escalating");
-                let next = FetchTask {
-                    level: task.level + 1,
-                    ..task.clone()
-                };
-                rt.publish(Queue::Fetch, &msg.follow(next)).await?;
-                Ok(Handled::Done)
-            }
-            Fetched::Blocked { .. } => end(rt, &msg, Outcome::Blocked { level: task.level }).await,
-            Fetched::Transient(reason) if msg.attempt + 1 < rt.config.broker.max_attempts => {
-                Err(StageError::retryable(reason))
-            }
-            Fetched::Transient(reason) | Fetched::Failed(reason) => {
-                end(rt, &msg, Outcome::Failed { reason }).await
-            }
-            Fetched::TooLarge => end(rt, &msg, Outcome::TooLarge).await,
-            Fetched::Unsupported(content_type) => {
-                end(rt, &msg, Outcome::Unsupported { content_type }).await
-            }
+        // The fleet-wide concurrency cap per host; the lease frees a crashed worker's slot.
+        let slots = format!("host:{host}");
+        let token = format!("{}:{}", msg.job_id, task.source.idx);
+        let lease = Duration::from_secs(cfg.timeout_secs.max(cfg.browser_timeout_secs) + 30);
+        if !(rt.store)
+            .slot_acquire(&slots, &token, cfg.max_per_host, lease)
+            .await?
+        {
+            return Ok(Handled::Later(SLOT_WAIT));
         }
+        let result = self
+            .fetch_at(rt, &msg, &url, level, max_level, decision.crawl_delay)
+            .await;
+        if let Err(e) = rt.store.slot_release(&slots, &token).await {
+            warn!(host, error = %e, "could not release a host slot; its lease will");
+        }
+        result
     }
 }

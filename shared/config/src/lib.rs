@@ -196,16 +196,32 @@ pub struct FetchConfig {
     pub resolve: BTreeMap<String, String>,
     /// Networks (CIDR) that may be fetched although private or loopback. Empty by default.
     pub allow_networks: Vec<String>,
+    /// Highest escalation level: 0 honest HTTP, 1 browser-like HTTP, 2 real browser, 3 stealth
+    /// browser. A batch may lower it.
     pub max_level: u8,
+    /// WebDriver endpoint (chromedriver or a Selenium pod) for levels 2 and 3.
     pub webdriver_url: String,
+    /// Browser sessions one browser worker keeps open (and so pages it renders at once).
+    pub browser_sessions: usize,
+    /// Time a browser page may take to load and settle.
+    pub browser_timeout_secs: u64,
+    /// Extra Chromium command-line switches (a Selenium grid's own image may need some).
+    pub browser_args: Vec<String>,
     /// Product token matched against robots.txt groups, and sent in the User-Agent header.
     pub user_agent: String,
+    /// Total time for one plain-HTTP fetch, body included (a slow drip ends here).
     pub timeout_secs: u64,
+    /// Longest wait for the next bytes of a response (a stalled server ends here).
+    pub idle_timeout_secs: u64,
     /// Bodies larger than this end as `too_large`.
     pub max_bytes: u64,
     pub max_redirects: usize,
     /// Minimum spacing between two requests to one host, across the whole fleet.
     pub min_interval_ms: u64,
+    /// Requests in flight to one host at once, across the whole fleet.
+    pub max_per_host: u32,
+    /// How long the level that got a host's page is remembered, so later tasks start there.
+    pub level_memory_secs: u64,
 }
 
 impl Default for FetchConfig {
@@ -216,10 +232,16 @@ impl Default for FetchConfig {
             max_level: 3,
             webdriver_url: "http://127.0.0.1:9515".into(),
             user_agent: "trawl".into(),
+            browser_sessions: 2,
+            browser_timeout_secs: 45,
+            browser_args: Vec::new(),
             timeout_secs: 20,
+            idle_timeout_secs: 10,
             max_bytes: 10 * 1024 * 1024,
             max_redirects: 5,
             min_interval_ms: 1000,
+            max_per_host: 2,
+            level_memory_secs: 24 * 3600,
         }
     }
 }
@@ -384,6 +406,12 @@ impl Config {
         }
         if self.broker.defer_delays_ms.contains(&0) {
             problems.push("broker.defer_delays_ms must list delays of at least 1 ms".into());
+        }
+        if self.fetch.max_level > 3 {
+            problems.push("fetch.max_level must be 0 to 3".into());
+        }
+        if self.fetch.max_per_host == 0 || self.fetch.browser_sessions == 0 {
+            problems.push("fetch.max_per_host and fetch.browser_sessions must be at least 1".into());
         }
         if self.broker.delivery_limit == 0 {
             problems.push("broker.delivery_limit must be at least 1".into());

@@ -32,7 +32,9 @@ pub struct OutcomeRecord {
     pub url: String,
     #[serde(flatten)]
     pub outcome: Outcome,
-    /// Highest escalation level reached.
+    /// Highest escalation level reached. Named apart in JSON: the outcome is flattened beside it
+    /// and `blocked` has a `level` of its own.
+    #[serde(rename = "fetch_level")]
     pub level: u8,
     /// Object-store key of the analysed document, for `analysed` and `irrelevant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,5 +170,13 @@ mod tests {
         assert_eq!(v["outcome"], "failed");
         assert_eq!(v["reason"], "http 500");
         assert_eq!(serde_json::from_value::<OutcomeRecord>(v).unwrap(), r);
+        // `blocked` carries its own level: both must survive the round trip.
+        let blocked = OutcomeRecord {
+            outcome: Outcome::Blocked { level: 3 },
+            level: 3,
+            ..r
+        };
+        let bytes = serde_json::to_vec(&blocked).unwrap();
+        assert_eq!(serde_json::from_slice::<OutcomeRecord>(&bytes).unwrap(), blocked);
     }
 }

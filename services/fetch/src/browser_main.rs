@@ -1,0 +1,12 @@
+//! `trawl-fetch-browser`: the fetch stage's browser worker, levels 2–3 of `trawl.fetch.browser`
+//! through WebDriver (`fetch.webdriver_url`). Scaled apart from `trawl-fetch`: a browser costs
+//! far more than an HTTP request.
+
+fn main() -> std::process::ExitCode {
+    trawl_pipeline::serve::main(
+        "trawl-fetch-browser",
+        "trawl browser fetch worker: pages that need a real browser (levels 2-3, WebDriver)",
+        trawl_messages::Queue::FetchBrowser,
+        trawl_fetch::FetchStage::with_browser,
+    )
+}
