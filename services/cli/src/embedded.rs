@@ -9,12 +9,40 @@ use tokio::task::JoinSet;
 use trawl_config::Config;
 use trawl_messages::Queue;
 use trawl_pipeline::serve::Shutdown;
+use trawl_fetch::browser::{webdriver_ready, LocalWebDriver};
 use trawl_pipeline::{run_worker, Runtime, StageError};
 
 pub struct Embedded {
     pub rt: Runtime,
     stop: watch::Sender<bool>,
     workers: JoinSet<Result<(), StageError>>,
+    /// A chromedriver started for this run, stopped after the stages.
+    webdriver: Option<LocalWebDriver>,
+}
+
+/// Gets levels 2–3 a WebDriver: the configured one if it answers, else a chromedriver started
+/// here on its port; failing both, lowers `fetch.max_level` to 1 and says so on stderr (pages
+/// that need a browser then end as `blocked`).
+pub async fn prepare_browser(config: &mut Config) -> Option<LocalWebDriver> {
+    if config.fetch.max_level < 2 || webdriver_ready(&config.fetch.webdriver_url).await {
+        return None;
+    }
+    let local = url::Url::parse(&config.fetch.webdriver_url)
+        .ok()
+        .filter(|u| matches!(u.host_str(), Some("127.0.0.1" | "localhost")))
+        .and_then(|u| u.port());
+    let started = match local {
+        Some(port) => LocalWebDriver::start(port).await,
+        None => Err(format!("no WebDriver answers at {}", config.fetch.webdriver_url)),
+    };
+    match started {
+        Ok(driver) => Some(driver),
+        Err(e) => {
+            eprintln!("note: pages that need a real browser will end as blocked: {e}");
+            config.fetch.max_level = 1;
+            None
+        }
+    }
 }
 
 impl Embedded {
@@ -24,6 +52,13 @@ impl Embedded {
             .map_err(|e| format!("search stage: {e}"))?;
         let fetch =
             trawl_fetch::FetchStage::new(&config).map_err(|e| format!("fetch stage: {e}"))?;
+        let browser = match config.fetch.max_level >= 2 {
+            true => Some(
+                trawl_fetch::FetchStage::with_browser(&config)
+                    .map_err(|e| format!("browser fetch stage: {e}"))?,
+            ),
+            false => None,
+        };
         let synthesize = trawl_synthesize::SynthesizeStage::with_env(&config, env)
             .map_err(|e| format!("synthesize stage: {e}"))?;
         let rt = Runtime::embedded(config);
@@ -44,6 +79,15 @@ impl Embedded {
             shutdown.clone().wait(),
             ready(),
         ));
+        if let Some(browser) = browser {
+            workers.spawn(run_worker(
+                Arc::new(browser),
+                rt.clone(),
+                Queue::FetchBrowser,
+                shutdown.clone().wait(),
+                ready(),
+            ));
+        }
         workers.spawn(run_worker(
             Arc::new(trawl_clean::CleanStage),
             rt.clone(),
@@ -58,12 +102,25 @@ impl Embedded {
             shutdown.wait(),
             ready(),
         ));
-        Ok(Embedded { rt, stop, workers })
+        Ok(Embedded {
+            rt,
+            stop,
+            workers,
+            webdriver: None,
+        })
+    }
+
+    /// Keeps `driver` running until the stages stop.
+    pub fn keep(mut self, driver: Option<LocalWebDriver>) -> Self {
+        self.webdriver = driver;
+        self
     }
 
     /// Stops the stages, letting in-flight work finish.
     pub async fn stop(mut self) {
         let _ = self.stop.send(true);
         while self.workers.join_next().await.is_some() {}
+        // After the workers: their browser sessions close first.
+        drop(self.webdriver.take());
     }
 }

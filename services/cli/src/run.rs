@@ -16,7 +16,7 @@ pub struct RunArgs {
     question: String,
 }
 
-pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     let query = args.question.trim().to_owned();
     if query.is_empty() {
         bail!("the question is empty");
@@ -25,8 +25,10 @@ pub async fn run(config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
         bail!("the question is longer than {MAX_QUERY_CHARS} characters");
     }
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let webdriver = trawl_cli::embedded::prepare_browser(&mut config).await;
     let embedded = trawl_cli::embedded::Embedded::start(config, &env)
-        .map_err(|e| anyhow::anyhow!("failed to start: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("failed to start: {e}"))?
+        .keep(webdriver);
     let rt = embedded.rt.clone();
     let mut results = rt.broker.consume(Queue::Results, 1).await?;
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
