@@ -10,7 +10,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{Chromedriver, Fleet};
+use common::{webdriver_sessions, Fleet};
+use trawl_fetch::browser::LocalWebDriver;
 use trawl_config::Config;
 use trawl_integration_tests::simweb::{files, guarded, hostile};
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, FileType, Outcome, Queue, Source, SourceKind};
@@ -47,7 +48,7 @@ impl Ended {
 struct Harness {
     fleet: Fleet,
     rt: Runtime,
-    driver: Option<Chromedriver>,
+    driver: Option<LocalWebDriver>,
 }
 
 impl Harness {
@@ -63,7 +64,7 @@ impl Harness {
             fleet.env.push((k.into(), v.into()));
         }
         let driver = if browser {
-            let driver = Chromedriver::start().await;
+            let driver = LocalWebDriver::start(0).await.unwrap();
             fleet
                 .env
                 .push(("TRAWL__FETCH__WEBDRIVER_URL".into(), driver.url()));
@@ -81,7 +82,7 @@ impl Harness {
         Harness {
             fleet,
             rt,
-            driver: driver,
+            driver,
         }
     }
 
@@ -235,7 +236,7 @@ async fn escalates_only_as_far_as_each_page_needs() {
     let mut h = h;
     let exits = h.fleet.terminate_all(Duration::from_secs(20)).await;
     assert!(exits.iter().all(|(_, clean)| *clean), "{exits:?}");
-    assert_eq!(h.driver.as_ref().unwrap().sessions().await, 0);
+    assert_eq!(webdriver_sessions(&h.driver.as_ref().unwrap().url()).await, 0);
     h.stop().await;
 }
 

@@ -250,67 +250,13 @@ impl Fleet {
     }
 }
 
-/// A chromedriver on a free port, for the browser levels of fetch. Installed by
-/// scripts/services-up (Debian's chromium-driver); shut down, with every browser it started,
-/// when dropped.
-pub struct Chromedriver {
-    port: u16,
-    child: std::process::Child,
-}
-
-impl Chromedriver {
-    pub async fn start() -> Chromedriver {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = std::process::Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver must be installed (scripts/services-up installs chromium-driver)");
-        let driver = Chromedriver { port, child };
-        let status = format!("{}/status", driver.url());
-        for _ in 0..100 {
-            if let Ok(r) = reqwest::get(&status).await {
-                if r.status().is_success() {
-                    return driver;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("chromedriver did not come up on port {port}");
-    }
-
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// Browser sessions chromedriver still holds: zero once every worker closed its own.
-    pub async fn sessions(&self) -> usize {
-        let body: serde_json::Value = reqwest::get(format!("{}/sessions", self.url()))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        body["value"].as_array().map_or(0, Vec::len)
-    }
-}
-
-impl Drop for Chromedriver {
-    fn drop(&mut self) {
-        // `/shutdown` quits the browsers too; a bare kill would orphan them.
-        use std::io::{Read, Write};
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
-            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-            let _ = write!(s, "GET /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-            let _ = s.read_to_end(&mut Vec::new());
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Browser sessions a WebDriver still holds: zero once every worker closed its own.
+pub async fn webdriver_sessions(url: &str) -> usize {
+    let body: serde_json::Value = reqwest::get(format!("{url}/sessions"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["value"].as_array().map_or(0, Vec::len)
 }

@@ -454,3 +454,76 @@ fn cmd_error(e: &CmdError, secs: u64) -> BrowserError {
         other => BrowserError::Crashed(other.to_string()),
     }
 }
+
+/// True when a WebDriver answers `GET /status` as ready at `url`.
+pub async fn webdriver_ready(url: &str) -> bool {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(2))
+        .build();
+    let Ok(client) = client else { return false };
+    let status = format!("{}/status", url.trim_end_matches('/'));
+    match client.get(status).send().await {
+        Ok(r) if r.status().is_success() => r
+            .json::<Value>()
+            .await
+            .is_ok_and(|v| v["value"]["ready"].as_bool().unwrap_or(true)),
+        _ => false,
+    }
+}
+
+/// A chromedriver this process started, for `trawl run` on a workstation and for tests; shut
+/// down with every browser it launched when dropped.
+pub struct LocalWebDriver {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl LocalWebDriver {
+    /// Starts `chromedriver` from `PATH` on `port` (0: any free port) and waits until it
+    /// answers.
+    pub async fn start(port: u16) -> Result<LocalWebDriver, String> {
+        let port = match port {
+            0 => std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map_err(|e| format!("no free port for chromedriver: {e}"))?
+                .port(),
+            p => p,
+        };
+        let child = std::process::Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start chromedriver ({e}); install chromium and chromium-driver (scripts/services-up does)"))?;
+        let driver = LocalWebDriver { port, child };
+        for _ in 0..100 {
+            if webdriver_ready(&driver.url()).await {
+                return Ok(driver);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(format!("chromedriver did not come up on port {port}"))
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for LocalWebDriver {
+    fn drop(&mut self) {
+        // `/shutdown` quits the browsers too; a bare kill would orphan them.
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = write!(
+                s,
+                "GET /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            );
+            let _ = s.read(&mut [0u8; 64]);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
