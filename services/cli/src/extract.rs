@@ -1,75 +1,255 @@
-//! `trawl extract`: the clean stage's extraction on a file, a URL or stdin.
+//! `trawl extract`: the clean stage's extraction on a file, a URL or stdin, or on a directory of
+//! pages in one process.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use trawl_clean::extract::{extract, Extracted};
 use trawl_config::Config;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Markdown, with the title as a heading.
+    Markdown,
+    /// Plain text: the markdown without its markup.
+    Text,
+    /// One JSON object: url, title, language, canonical URL, method and the markdown.
+    Json,
+}
+
+impl Format {
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Markdown => "md",
+            Format::Text => "txt",
+            Format::Json => "json",
+        }
+    }
+}
 
 #[derive(clap::Args)]
 pub struct ExtractArgs {
-    /// An HTML file, an http(s) URL, or - for standard input.
+    /// An HTML file (gzip accepted), an http(s) URL, or - for standard input.
     #[arg(value_name = "FILE|URL|-", required_unless_present = "batch")]
     input: Option<String>,
-    /// Extract every *.html file of IN_DIR into OUT_DIR/<name>.md.
+    /// Extract every IN_DIR/<name>.html (or .html.gz) into OUT_DIR/<name>.md (.txt, .json): the
+    /// main content only (the title is in the JSON), as benchmarks score it.
     #[arg(long, num_args = 2, value_names = ["IN_DIR", "OUT_DIR"], conflicts_with = "input")]
     batch: Option<Vec<PathBuf>>,
+    #[arg(long, value_enum, default_value_t = Format::Markdown)]
+    format: Format,
 }
 
 pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> {
     if let Some(dirs) = args.batch {
-        return batch(&dirs[0], &dirs[1]);
+        return batch(&dirs[0], &dirs[1], args.format);
     }
     let input = args.input.unwrap_or_default();
-    let (html, base) = if input == "-" {
-        let mut s = String::new();
+    let (body, url, content_type) = if input == "-" {
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut s)
+            .read_to_end(&mut bytes)
             .context("failed to read standard input")?;
-        (s, "http://localhost/".to_owned())
+        (html_of(&bytes)?, "http://localhost/".to_owned(), None)
     } else if input.starts_with("http://") || input.starts_with("https://") {
         let url = url::Url::parse(&input).with_context(|| format!("invalid URL {input:?}"))?;
         let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
             .context("failed to build the HTTP client")?;
         match fetcher.get(&url, 0).await {
-            trawl_fetch::http::Fetched::Page(p) => (p.body, p.final_url),
+            trawl_fetch::http::Fetched::Page(p) => (p.body, p.final_url, Some(p.content_type)),
             other => bail!("could not fetch {input}: {other:?}"),
         }
     } else {
-        let bytes = std::fs::read(&input).with_context(|| format!("failed to read {input}"))?;
-        (
-            trawl_fetch::http::decode(&bytes, "text/html"),
-            format!("file://{input}"),
-        )
+        let path = Path::new(&input);
+        let bytes = std::fs::read(path).with_context(|| format!("failed to read {input}"))?;
+        (html_of(&bytes)?, file_url(path), None)
     };
-    let extracted = trawl_clean::extract::extract(&html, &base);
-    if !extracted.title.is_empty() {
-        println!("# {}\n", extracted.title);
-    }
-    println!("{}", extracted.markdown);
+    // A file fetched from a URL (PDF, DOCX …) already is text: print it as it came.
+    let extracted = match content_type.as_deref() {
+        Some(ct) if ct != "text/html" => Extracted {
+            title: String::new(),
+            text_chars: body.chars().count(),
+            markdown: body,
+            method: "file",
+            lang: None,
+            canonical_url: None,
+        },
+        _ => extract(&body, &url),
+    };
+    println!("{}", render(&extracted, &url, args.format, true));
     Ok(ExitCode::SUCCESS)
 }
 
-fn batch(input: &std::path::Path, output: &std::path::Path) -> anyhow::Result<ExitCode> {
+/// The page as text: gunzipped when it is gzip, decoded by its `<meta>` charset or as UTF-8.
+fn html_of(bytes: &[u8]) -> anyhow::Result<String> {
+    let raw = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .context("not a valid gzip file")?;
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    };
+    Ok(trawl_fetch::http::decode(&raw, "text/html"))
+}
+
+fn file_url(path: &Path) -> String {
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    url::Url::from_file_path(&absolute)
+        .map(String::from)
+        .unwrap_or_else(|()| format!("file://{}", path.display()))
+}
+
+fn render(e: &Extracted, url: &str, format: Format, with_title: bool) -> String {
+    let title = with_title && !e.title.is_empty();
+    match format {
+        Format::Markdown if title => format!("# {}\n\n{}", e.title, e.markdown),
+        Format::Markdown => e.markdown.clone(),
+        Format::Text if title => format!("{}\n\n{}", e.title, plain_text(&e.markdown)),
+        Format::Text => plain_text(&e.markdown),
+        Format::Json => json!({
+            "url": url,
+            "title": e.title,
+            "language": e.lang,
+            "canonical_url": e.canonical_url,
+            "method": e.method,
+            "text_chars": e.text_chars,
+            "markdown": e.markdown,
+        })
+        .to_string(),
+    }
+}
+
+/// The markdown's text without its markup: heading and list markers, emphasis, link and image
+/// syntax, code fences and table rules go; the words and their order stay.
+pub fn plain_text(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || is_table_rule(trimmed) {
+            continue;
+        }
+        if let Some(row) = trimmed.strip_prefix('|') {
+            let cells: Vec<String> = (row.trim_end().trim_end_matches('|').split('|'))
+                .map(|c| inline_text(c.trim()))
+                .collect();
+            out.push_str(&cells.join("\t"));
+            out.push('\n');
+            continue;
+        }
+        let mut text = trimmed.trim_start_matches('#').trim_start_matches('>');
+        for marker in ["- ", "* ", "+ "] {
+            text = text.strip_prefix(marker).unwrap_or(text);
+        }
+        let text = text.trim_start();
+        let text = match text.split_once(". ") {
+            Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => rest,
+            _ => text,
+        };
+        out.push_str(&inline_text(text));
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
+fn is_table_rule(line: &str) -> bool {
+    line.starts_with('|') && line.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
+}
+
+/// `[text](url)` → text, `![alt](src)` → alt, `**b**`/`*i*`/`` `c` `` → their text (`_` is left
+/// alone: in prose it is more often part of a name than emphasis).
+fn inline_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '!' if s[i + 1..].starts_with('[') => {}
+            '[' => {
+                // Keep the label; skip a following `(url)`.
+                if let Some(close) = s[i..].find("](") {
+                    let after = i + close + 2;
+                    if let Some(end) = s[after..].find(')') {
+                        out.push_str(&inline_text(&s[i + 1..i + close]));
+                        let skip_to = after + end + 1;
+                        while chars.peek().is_some_and(|&(j, _)| j < skip_to) {
+                            chars.next();
+                        }
+                        continue;
+                    }
+                }
+                out.push(c);
+            }
+            '*' | '`' => {}
+            _ => out.push(c),
+        }
+    }
+    out.trim().to_owned()
+}
+
+fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(output)
         .with_context(|| format!("failed to create {}", output.display()))?;
-    let mut count = 0;
+    let mut pages: Vec<(PathBuf, String)> = Vec::new();
     for entry in
         std::fs::read_dir(input).with_context(|| format!("failed to read {}", input.display()))?
     {
         let path = entry?.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("html") {
-            continue;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let stem = name
+            .strip_suffix(".html.gz")
+            .or_else(|| name.strip_suffix(".html"));
+        if let Some(stem) = stem {
+            pages.push((path.clone(), stem.to_owned()));
         }
-        let bytes =
-            std::fs::read(&path).with_context(|| format!("failed to read {}", path.display()))?;
-        let html = trawl_fetch::http::decode(&bytes, "text/html");
-        let extracted = trawl_clean::extract::extract(&html, &format!("file://{}", path.display()));
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("page");
-        std::fs::write(output.join(format!("{name}.md")), extracted.markdown)?;
-        count += 1;
     }
-    eprintln!("extracted {count} pages into {}", output.display());
+    pages.sort();
+    let bar = ProgressBar::new(pages.len() as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} pages {elapsed}")
+            .expect("a valid template"),
+    );
+    for (path, stem) in &pages {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("failed to read {}", path.display()))?;
+        let html = html_of(&bytes).with_context(|| format!("{}", path.display()))?;
+        let url = file_url(path);
+        let extracted = extract(&html, &url);
+        let out = output.join(format!("{stem}.{}", format.extension()));
+        std::fs::write(&out, render(&extracted, &url, format, false))
+            .with_context(|| format!("failed to write {}", out.display()))?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    eprintln!("extracted {} pages into {}", pages.len(), output.display());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_drops_markup_and_keeps_words() {
+        let md = "## Install\n\nRun **this** with `pip`, see [the docs](https://x.test/d) and ![a chart](c.png).\n\n- first\n1. second\n\n```bash\npip install trawl\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n> quoted";
+        assert_eq!(
+            plain_text(md),
+            "Install\n\nRun this with pip, see the docs and a chart.\n\nfirst\nsecond\n\npip install trawl\n\na\tb\n1\t2\nquoted"
+        );
+    }
+
+    #[test]
+    fn gzip_pages_are_read_like_plain_ones() {
+        use std::io::Write;
+        let page = "<html><body><p>caf\u{e9}</p></body></html>";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(page.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(html_of(&gz).unwrap(), page);
+        assert_eq!(html_of(page.as_bytes()).unwrap(), page);
+        assert!(html_of(&gz[..gz.len() / 2]).is_err());
+    }
 }
