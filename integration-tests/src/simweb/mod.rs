@@ -16,6 +16,7 @@
 pub mod bench;
 mod content;
 mod corpus;
+pub mod docs;
 pub mod files;
 mod gzip_bomb;
 pub mod guarded;

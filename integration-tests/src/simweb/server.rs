@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 use super::corpus::Corpus;
 use super::render::{escape, simple_page};
 use super::search::{results_html, searxng_json, SearchIndex};
-use super::{bench, files, guarded, hostile, llm};
+use super::{bench, docs, files, guarded, hostile, llm};
 
 /// Request counts per (host, path), and every request's arrival time, shared with tests.
 #[derive(Debug, Default)]
@@ -264,6 +264,9 @@ async fn site(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) 
     let path = uri.path();
     if host == hostile::HOST {
         return hostile::handle(path).unwrap_or_else(|| not_found(path));
+    }
+    if host == docs::HOST {
+        return docs::handle(path).unwrap_or_else(|| not_found(path));
     }
     if host == files::HOST {
         return files::handle(path).unwrap_or_else(|| not_found(path));

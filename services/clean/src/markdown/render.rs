@@ -93,6 +93,9 @@ impl Cx<'_> {
                 self.wrap_inline(w, self.sub(e, depth), |s| format!("*{s}*"))
             }
             "strong" | "b" => self.wrap_inline(w, self.sub(e, depth), |s| format!("**{s}**")),
+            // A heading's permalink (`¶`, `#`, `§` …) is navigation, not content.
+            "a" if e.attr("href").is_some_and(|h| h.starts_with('#'))
+                && is_permalink_mark(&e.text().collect::<String>()) => {}
             "a" => {
                 let href = e.attr("href").and_then(|h| self.link_target(h));
                 let sub = self.sub(e, depth);
@@ -164,8 +167,11 @@ impl Cx<'_> {
             return String::new();
         }
         let code_child = e.child_elements().find(|c| c.value().name() == "code");
+        // Generators put the language on the <pre>, its <code>, or a wrapper or two above
+        // (Sphinx: `<div class="highlight-bash"><div class="highlight"><pre>`).
         let lang = code_lang(e)
             .or_else(|| code_child.and_then(code_lang))
+            .or_else(|| e.ancestors().take(2).filter_map(ElementRef::wrap).find_map(code_lang))
             .unwrap_or_default();
         let fence = "`".repeat(longest_run(code, '`').max(2) + 1);
         format!("{fence}{lang}\n{code}\n{fence}")
@@ -331,3 +337,7 @@ const BLOCK_TAGS: &[&str] = &[
     "legend",
     "option",
 ];
+
+fn is_permalink_mark(text: &str) -> bool {
+    matches!(text.trim(), "¶" | "#" | "§" | "🔗" | "⚓" | "¤")
+}
