@@ -185,7 +185,7 @@ impl BrokerSettings {
     /// `<ns>.delay.5s`, or `<ns>.delay.250ms` for a tier that is not whole seconds.
     pub fn tier_name(&self, tier: Duration) -> String {
         let ms = tier.as_millis();
-        if ms % 1000 == 0 {
+        if ms.is_multiple_of(1000) {
             format!("{}.delay.{}s", self.namespace, ms / 1000)
         } else {
             format!("{}.delay.{ms}ms", self.namespace)
