@@ -21,6 +21,15 @@ pub enum Block {
 }
 
 impl Block {
+    /// A metric label: a fixed set (four statuses, the vendors below, `script_shell`).
+    pub fn kind(&self) -> String {
+        match self {
+            Block::Status(s) => format!("http_{s}"),
+            Block::Challenge(vendor) => vendor.to_ascii_lowercase().replace(' ', "_"),
+            Block::ScriptShell => "script_shell".into(),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Block::Status(s) => format!("http {s}"),

@@ -14,6 +14,7 @@ use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::{record_outcome, OutcomeRecord};
+use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_store::Cache;
 use url::Url;
@@ -186,7 +187,25 @@ impl FetchStage {
             return Ok(Handled::Later(wait));
         }
 
-        match self.attempt(url, level).await {
+        let attempt = self.attempt(url, level).await;
+        let level_label = level.to_string();
+        let result = match &attempt {
+            Attempt::Page(_) => "page",
+            Attempt::Blocked { block, .. } => {
+                METRICS
+                    .fetch_blocks
+                    .get_or_create(&labels(&[("level", &level_label), ("kind", &block.kind())]))
+                    .inc();
+                "blocked"
+            }
+            Attempt::Transient(_) => "retry",
+            Attempt::Ended(_) => "ended",
+        };
+        METRICS
+            .fetches
+            .get_or_create(&labels(&[("level", &level_label), ("result", result)]))
+            .inc();
+        match attempt {
             Attempt::Page(page) => {
                 if level > 0 {
                     let ttl = Duration::from_secs(cfg.level_memory_secs);
