@@ -405,3 +405,32 @@ async fn several_fetch_processes_keep_each_hosts_interval() {
     assert!(crawl + jitter >= delay, "two requests {crawl:?} apart under Crawl-delay");
     h.stop().await;
 }
+
+/// A browser worker whose WebDriver is down puts the task back and tries again; once a
+/// WebDriver answers, the page is fetched. No task is lost to a missing browser.
+#[tokio::test]
+async fn a_missing_browser_requeues_the_task_until_one_answers() {
+    let mut h = Harness::start(false, &[]).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    h.fleet.env.push((
+        "TRAWL__FETCH__WEBDRIVER_URL".into(),
+        format!("http://127.0.0.1:{port}"),
+    ));
+    h.fleet.spawn("trawl-fetch-browser");
+    let late = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        LocalWebDriver::start(port).await.unwrap()
+    });
+    let ended = h
+        .fetch(&[Harness::url(guarded::JS_ONLY_PATH, guarded::HOST)])
+        .await;
+    let doc = ended[0].doc();
+    assert_eq!(doc.level, 2);
+    assert!(doc.body.contains(guarded::JS_ONLY_MARKER));
+    h.stop().await;
+    drop(late.await.unwrap());
+}
