@@ -110,9 +110,10 @@ impl Guard {
 
 /// Resolves with the configured overrides first, then the system resolver, and drops every
 /// address the guard refuses.
+#[derive(Clone)]
 pub struct GuardedResolver {
     guard: Guard,
-    overrides: Vec<(String, SocketAddr)>,
+    overrides: Arc<[(String, SocketAddr)]>,
 }
 
 impl GuardedResolver {
@@ -173,10 +174,7 @@ impl GuardedResolver {
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
-        let this = GuardedResolver {
-            guard: self.guard.clone(),
-            overrides: self.overrides.clone(),
-        };
+        let this = self.clone();
         Box::pin(async move {
             let addrs = this.lookup(&host).await.map_err(
                 |e| -> Box<dyn std::error::Error + Send + Sync> { e.into() },

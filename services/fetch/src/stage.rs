@@ -103,7 +103,8 @@ fn host_of(url: &Url) -> String {
     url.host_str().unwrap_or_default().to_ascii_lowercase()
 }
 
-async fn cached_ms(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<u64>, StageError> {
+/// A number kept as text in a host cache (a level, a Retry-After in ms).
+async fn cached_number(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<u64>, StageError> {
     Ok(rt
         .store
         .cache_get(cache, host)
@@ -179,7 +180,7 @@ impl FetchStage {
         let task = &msg.body;
         let host = host_of(url);
         // interval = max(configured minimum, Crawl-delay, the host's last Retry-After).
-        let backoff = cached_ms(rt, Cache::HostBackoff, &host).await?.unwrap_or(0);
+        let backoff = cached_number(rt, Cache::HostBackoff, &host).await?.unwrap_or(0);
         let interval = Duration::from_millis(cfg.min_interval_ms.max(backoff))
             .max(crawl_delay.unwrap_or_default());
         let wait = rt.store.rate_acquire(&host, interval).await?;
@@ -293,7 +294,7 @@ impl Stage for FetchStage {
         let max_level = task.max_level.min(cfg.max_level).min(ceiling);
         let host = host_of(&url);
         // Start where this host last needed to be met; never above what this task may reach.
-        let remembered = cached_ms(rt, Cache::HostLevel, &host).await?.unwrap_or(0);
+        let remembered = cached_number(rt, Cache::HostLevel, &host).await?.unwrap_or(0);
         let level = task.level.max(remembered.min(255) as u8).min(max_level);
         if level >= BROWSER_LEVEL && self.browser.is_none() {
             return hand_on(rt, &msg, level).await;
