@@ -1,57 +1,136 @@
-//! Per-source analysis without an LLM: is this source relevant to the question, and which of
-//! its sentences say so.
+//! Per-source analysis without an LLM: is this source relevant to the question, which of its
+//! sentences say so, what values it gives for the job's data points, and what a count, table
+//! or passage question asks of it.
 //!
-//! Each prose sentence is scored by the share of the question's content words it covers; the
-//! best become the source's key points (what synthesis quotes). Relevance blends the best
-//! sentence (does one sentence answer?) with the whole text's coverage (is it about this?).
+//! - Sentences (prose, plus the sentences in table cells) are ranked by BM25 ([`crate::bm25`])
+//!   against the question and the job's sub-queries and data points; the best become the key
+//!   points (what synthesis quotes), the two best in page order the summary.
+//! - Relevance blends the best-ranked sentence (does one sentence answer?) with the whole
+//!   text's coverage of the question's words (is the page about this?), in 0..1:
+//!   `0.3 × its normalised BM25 score + 0.3 × the share of the question's words it holds +
+//!   0.4 × the page's share of them`. Below `clean.min_relevance` the source is irrelevant.
+//!   On simweb's labelled pages (`tests/relevance_simweb.rs`) every answer page scores above
+//!   the default 0.15, a page naming the subject in passing about half as much, and nine in
+//!   ten unrelated pages below it.
+//! - Data points come from [`crate::datapoints`], tables from [`crate::tables`], the
+//!   count/table/passage answer from [`crate::lookup`] (a count also fills the data point named
+//!   like its subject).
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use trawl_messages::{Lookup, Table};
 use trawl_pipeline::text::{coverage, coverage_of, sentences, terms};
 
-/// Key points kept per source.
-const KEY_POINTS: usize = 8;
+use crate::bm25::{rank, same_term, Query};
+use crate::{datapoints, lookup, tables};
 
-#[derive(Debug, PartialEq)]
+/// Key points kept per source.
+pub const KEY_POINTS: usize = 8;
+
+/// What the job asks of each source: the question and what search made of it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    pub question: String,
+    pub sub_queries: Vec<String>,
+    /// Data points the answer needs ("melting point", "designer" …).
+    pub data_points: Vec<String>,
+    /// A news question (recent events), which the LLM analyses with a news prompt.
+    pub is_news: bool,
+}
+
+impl Context {
+    /// The question alone, without search's analysis.
+    pub fn question(question: &str) -> Context {
+        Context {
+            question: question.to_owned(),
+            ..Context::default()
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     pub relevance: f64,
     pub is_relevant: bool,
     pub key_points: Vec<String>,
     pub summary: String,
+    pub extracted_data: BTreeMap<String, Option<String>>,
+    pub tables: Vec<Table>,
+    pub lookup: Option<Lookup>,
 }
 
+/// The extractive analysis for a bare question (no sub-queries or data points).
 pub fn analyse(question: &str, title: &str, markdown: &str, min_relevance: f64) -> Analysis {
-    let q = terms(question);
-    let all = sentences(markdown);
-    let mut scored: Vec<(usize, f64)> = all
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (i, coverage(&q, s)))
-        .filter(|&(_, c)| c > 0.0)
-        .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    scored.truncate(KEY_POINTS);
+    analyse_in(&Context::question(question), title, markdown, min_relevance)
+}
 
-    let best = scored.first().map_or(0.0, |&(_, c)| c);
+/// The extractive analysis of one source for the job's context.
+pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64) -> Analysis {
+    let tables = tables::parse(markdown);
+    let mut passages = sentences(markdown);
+    for cell in tables.iter().flat_map(|t| t.rows.iter().flatten()) {
+        for s in sentences(cell) {
+            if !passages.contains(&s) {
+                passages.push(s);
+            }
+        }
+    }
+    let mut extra = ctx.sub_queries.clone();
+    extra.extend(ctx.data_points.iter().cloned());
+    let ranking = rank(&Query::new(&ctx.question, &extra), &passages);
+    let order = ranking.order();
+
+    let q = terms(&ctx.question);
+    // Within one page the subject is in every sentence, so BM25 alone undervalues a page
+    // that names its subject without the question's other words: the share of the question's
+    // words the best sentence holds counts half.
+    let best = order.first().map_or(0.0, |&i| {
+        0.5 * ranking.normalised(i) + 0.5 * coverage(&q, &passages[i])
+    });
     let mut words = terms(title);
     words.extend(terms(markdown));
-    let whole = coverage_of(&q, &words);
-    let relevance = 0.6 * best + 0.4 * whole;
+    let relevance = 0.6 * best + 0.4 * coverage_of(&q, &words);
 
-    // The summary reads in document order: the two best sentences as the page has them.
-    let mut top: Vec<usize> = scored.iter().take(2).map(|&(i, _)| i).collect();
+    // The summary reads in page order: the two best sentences as the page has them.
+    let mut top: Vec<usize> = order.iter().take(2).copied().collect();
     top.sort_unstable();
     let summary = if top.is_empty() {
-        all.first().cloned().unwrap_or_default()
+        passages.first().cloned().unwrap_or_default()
     } else {
         top.iter()
-            .map(|&i| all[i].as_str())
+            .map(|&i| passages[i].as_str())
             .collect::<Vec<_>>()
             .join(" ")
     };
+
+    let scored: Vec<(String, f64)> = passages
+        .iter()
+        .cloned()
+        .zip(ranking.scores.iter().copied())
+        .collect();
+    let mut extracted_data = datapoints::extract(&ctx.data_points, &q, &scored, &tables);
+    let lookup = lookup::lookup(&ctx.question, markdown, &tables);
+    if let Some(Lookup::Count { subject, count, .. }) = &lookup {
+        let head = subject.split_whitespace().last().unwrap_or("");
+        for (point, value) in extracted_data.iter_mut() {
+            if value.is_none() && terms(point).iter().any(|p| same_term(p, head)) {
+                *value = Some(count.to_string());
+            }
+        }
+    }
     Analysis {
         relevance,
         is_relevant: relevance >= min_relevance,
-        key_points: scored.into_iter().map(|(i, _)| all[i].clone()).collect(),
+        key_points: order
+            .into_iter()
+            .take(KEY_POINTS)
+            .map(|i| passages[i].clone())
+            .collect(),
         summary,
+        extracted_data,
+        tables,
+        lookup,
     }
 }
 
@@ -89,5 +168,44 @@ mod tests {
             0.2,
         );
         assert!(!a.is_relevant && a.key_points.is_empty());
+    }
+
+    #[test]
+    fn a_passing_mention_scores_below_an_answer() {
+        let q = "How long is the Velmora Bridge and when did it open?";
+        let answer = "The Velmora Bridge spans 1,156 metres across the Tarn River. After years of delays the Velmora Bridge finally opened in 1903. It carries two lanes of traffic.";
+        let mention = "Sourdough needs patience more than talent. A reader asked whether this post has anything to do with the Velmora Bridge (it does not). Back to sourdough baking and its many small mysteries.";
+        let a = analyse(q, "The Velmora Bridge", answer, 0.15);
+        let m = analyse(q, "Notes on sourdough baking", mention, 0.15);
+        assert!(
+            a.relevance > m.relevance + 0.2,
+            "{} {}",
+            a.relevance,
+            m.relevance
+        );
+        assert!(a.relevance <= 1.0);
+    }
+
+    #[test]
+    fn data_points_tables_and_counts_come_with_the_analysis() {
+        let ctx = Context {
+            question: "How many bridges does Port Varn have and how long is the Old Bridge?".into(),
+            sub_queries: vec!["Port Varn bridges".into()],
+            data_points: vec!["bridges".into(), "long".into(), "architect".into()],
+            is_news: false,
+        };
+        let md = "Port Varn is a canal city known for its bridges and its market.\n\n\
+                  | Bridge | Length |\n|---|---|\n| Old Bridge | 120 metres |\n| Mill Bridge | 80 metres |\n\n\
+                  The Old Bridge is 120 metres long and was rebuilt after the flood of 1902.";
+        let a = analyse_in(&ctx, "Bridges of Port Varn", md, 0.15);
+        assert_eq!(a.tables.len(), 1);
+        assert!(
+            matches!(a.lookup, Some(Lookup::Count { count: 2, .. })),
+            "{:?}",
+            a.lookup
+        );
+        assert_eq!(a.extracted_data["bridges"].as_deref(), Some("2"));
+        assert_eq!(a.extracted_data["long"].as_deref(), Some("120 metres"));
+        assert_eq!(a.extracted_data["architect"], None);
     }
 }

@@ -5,6 +5,6 @@ fn main() -> std::process::ExitCode {
         "trawl-clean",
         "trawl clean worker: fetched pages in, analysed markdown out",
         trawl_messages::Queue::Clean,
-        |_| Ok::<_, std::convert::Infallible>(trawl_clean::CleanStage),
+        trawl_clean::CleanStage::new,
     )
 }

@@ -1,19 +1,105 @@
-//! The clean stage's handler.
+//! The clean stage's handler: extract the main content, then judge, clean and analyse it
+//! ([`crate::steps`]) against the job's question, store the analysed document and record the
+//! URL's outcome.
+//!
+//! The job's context (sub-queries, data points, news flag) comes from search's `search.json`
+//! work product, else from the fan-in record, else the question alone. The LLM steps run only
+//! while the batch has budget left, and what they spend is charged to the job as stage `clean`.
+//! A source's steps are cached by (content hash, question and context, settings) for
+//! `clean.cache_ttl_secs`, so a repeated batch does none of the work twice; a result in which
+//! an LLM step failed is not cached.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use async_trait::async_trait;
-use tracing::info;
+use serde::Deserialize;
+use tracing::{info, warn};
+use trawl_config::Config;
+use trawl_llm::{fnv1a, Llm};
 use trawl_messages::{paths, AnalysedDoc, Envelope, FetchedDoc, Outcome};
-use trawl_pipeline::fanin::{record_outcome, OutcomeRecord};
+use trawl_pipeline::fanin::{record_outcome, JobMeta, OutcomeRecord};
+use trawl_pipeline::runtime::Spend;
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
+use trawl_store::Cache;
 
-use crate::analysis::analyse;
+use crate::analysis::Context;
 use crate::extract::extract;
+use crate::metrics::step;
+use crate::steps::{process, LlmUse, Processed};
 
 /// Fewer characters of main content than this is not a source worth analysing.
 const MIN_CONTENT_CHARS: usize = 80;
 
-pub struct CleanStage;
+/// The clean stage. Build it with [`CleanStage::new`] (or [`CleanStage::with_env`] in tests);
+/// the value `trawl_clean::CleanStage` builds its LLM client from the runtime's config on first
+/// use instead.
+pub struct CleanStage {
+    /// The `[llm]` client; `None` runs the non-LLM steps only.
+    llm: Option<Llm>,
+}
 
+impl CleanStage {
+    /// Builds the stage with the LLM key from the process environment.
+    pub fn new(config: &Config) -> Result<Self, String> {
+        Self::with_env(config, &std::env::vars().collect())
+    }
+
+    /// Builds the stage with the LLM key looked up in `env` (tests pass their own).
+    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
+        let llm = match &config.llm {
+            Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        Ok(CleanStage { llm })
+    }
+
+    /// Judge, clean and analyse one source (or take the result from the analysis cache), and
+    /// charge the job what the LLM steps spent.
+    async fn steps(
+        &self,
+        rt: &Runtime,
+        msg: &Envelope<FetchedDoc>,
+        title: &str,
+        markdown: String,
+    ) -> Result<Processed, StageError> {
+        let ctx = context(rt, msg).await;
+        let batch = msg.batch_id.to_string();
+        let configured = self.llm.clone();
+        let llm = match &configured {
+            Some(llm) if rt.budget_left(&batch).await? => Some(llm.with_store(rt.store.clone())),
+            _ => None,
+        };
+        let (use_llm, path) = match (&llm, &configured) {
+            (Some(llm), _) => (LlmUse::Yes(llm), format!("llm:{}", llm.model())),
+            (None, Some(_)) => (
+                LlmUse::Unavailable("the batch's LLM budget is spent"),
+                "budget-spent".into(),
+            ),
+            (None, None) => (LlmUse::NotConfigured, "none".into()),
+        };
+        let key = cache_key(&rt.config, &path, &ctx, &markdown);
+        if let Some(hit) = cached(rt, &key).await {
+            return Ok(hit);
+        }
+        let processed = process(use_llm, &rt.config.clean, &ctx, title, markdown).await;
+        store_cached(rt, &key, &processed).await;
+        if let Some(llm) = &llm {
+            let spent = llm.spent();
+            let spend = Spend {
+                input_tokens: spent.input_tokens,
+                output_tokens: spent.output_tokens,
+                cost_microdollars: spent.cost_microdollars,
+                estimated_requests: spent.estimated_requests,
+            };
+            rt.charge(&batch, &msg.job_id.to_string(), "clean", spend)
+                .await?;
+        }
+        Ok(processed)
+    }
+}
+
+/// Clients built from the process environment, by `[llm]` section (its `Debug` text).
 fn is_html(content_type: &str) -> bool {
     matches!(content_type, "text/html" | "application/xhtml+xml") || content_type.is_empty()
 }
@@ -29,6 +115,108 @@ fn cap(mut text: String, max: usize) -> String {
         text.truncate(cut);
     }
     text
+}
+
+/// What `search.json` says about the question (the rest of the record is not needed here).
+#[derive(Deserialize)]
+struct SearchRecord {
+    analysis: SearchAnalysis,
+}
+
+#[derive(Deserialize)]
+struct SearchAnalysis {
+    #[serde(default)]
+    sub_queries: Vec<String>,
+    #[serde(default)]
+    target_data_points: Vec<String>,
+    #[serde(default)]
+    is_news: bool,
+}
+
+/// The job's context for analysis; missing records only narrow it to the question.
+async fn context(rt: &Runtime, msg: &Envelope<FetchedDoc>) -> Context {
+    let mut ctx = Context::question(&msg.body.query);
+    let search = rt
+        .objects
+        .get(&paths::search(msg.batch_id, msg.job_id))
+        .await;
+    if let Ok(Some(bytes)) = search {
+        if let Ok(record) = serde_json::from_slice::<SearchRecord>(&bytes) {
+            ctx.sub_queries = record.analysis.sub_queries;
+            ctx.data_points = record.analysis.target_data_points;
+            ctx.is_news = record.analysis.is_news;
+            return ctx;
+        }
+    }
+    if let Ok(Some((_, meta))) = rt.store.fanin_meta(&msg.job_id.to_string()).await {
+        if let Ok(meta) = serde_json::from_slice::<JobMeta>(&meta) {
+            ctx.sub_queries = meta.sub_queries;
+            ctx.data_points = meta.data_points;
+        }
+    }
+    ctx
+}
+
+/// The analysis cache key: the content, the question with its context, and every setting
+/// that changes the result, including which LLM path runs (`llm:<model>`, `budget-spent` or
+/// `none`).
+fn cache_key(config: &Config, path: &str, ctx: &Context, markdown: &str) -> String {
+    let c = &config.clean;
+    let settings = format!(
+        "{path}|{}|{}|{}{}{}|{}|{}|{}|{}",
+        c.min_relevance,
+        c.judge_threshold,
+        u8::from(c.llm_judge),
+        u8::from(c.llm_cleaning),
+        u8::from(c.llm_analysis),
+        c.judge_sample_chars,
+        c.llm_clean_max_chars,
+        c.llm_analysis_max_chars,
+        env!("CARGO_PKG_VERSION"),
+    );
+    format!(
+        "{:016x}:{:016x}:{:016x}",
+        fnv1a(markdown.as_bytes()),
+        fnv1a(&serde_json::to_vec(ctx).unwrap_or_default()),
+        fnv1a(settings.as_bytes())
+    )
+}
+
+async fn cached(rt: &Runtime, key: &str) -> Option<Processed> {
+    if rt.config.clean.cache_ttl_secs == 0 {
+        return None;
+    }
+    match rt.store.cache_get(Cache::Analysis, key).await {
+        Ok(Some(bytes)) => {
+            let hit = serde_json::from_slice::<Processed>(&bytes).ok();
+            step("cache", if hit.is_some() { "hit" } else { "miss" });
+            hit
+        }
+        Ok(None) => {
+            step("cache", "miss");
+            None
+        }
+        Err(e) => {
+            warn!(error = %e, "analysis cache unavailable");
+            None
+        }
+    }
+}
+
+async fn store_cached(rt: &Runtime, key: &str, processed: &Processed) {
+    let ttl = rt.config.clean.cache_ttl_secs;
+    if ttl == 0 || !processed.complete {
+        return;
+    }
+    if let Ok(bytes) = serde_json::to_vec(processed) {
+        let put = rt
+            .store
+            .cache_put(Cache::Analysis, key, &bytes, Duration::from_secs(ttl))
+            .await;
+        if let Err(e) = put {
+            warn!(error = %e, "analysis cache unavailable");
+        }
+    }
 }
 
 #[async_trait]
@@ -60,23 +248,32 @@ impl Stage for CleanStage {
                 reason: "no main content found".into(),
             };
         } else {
-            let analysis = analyse(&doc.query, &title, &markdown, rt.config.clean.min_relevance);
+            let title = if title.is_empty() {
+                doc.source.title.clone()
+            } else {
+                title
+            };
+            let processed = self.steps(rt, &msg, &title, markdown).await?;
             let key = paths::doc(msg.batch_id, msg.job_id, doc.source.idx);
+            let a = processed.analysis;
             let analysed = AnalysedDoc {
                 source: doc.source.clone(),
                 final_url: doc.final_url.clone(),
-                title: if title.is_empty() {
-                    doc.source.title.clone()
-                } else {
-                    title
-                },
-                markdown,
-                summary: analysis.summary,
-                key_points: analysis.key_points,
-                relevance: analysis.relevance,
-                is_relevant: analysis.is_relevant,
+                title,
+                markdown: processed.markdown,
+                summary: a.summary,
+                key_points: a.key_points,
+                relevance: a.relevance,
+                is_relevant: a.is_relevant,
                 level: doc.level,
                 bytes: doc.bytes,
+                extracted_data: a.extracted_data,
+                tables: a.tables,
+                lookup: a.lookup,
+                cleanliness: Some(processed.cleanliness),
+                cleaning: Some(processed.cleaning),
+                analysed_by: processed.analysed_by,
+                notes: processed.notes,
             };
             // The document is on disk before its outcome counts, so synthesis can always read it.
             rt.put_json(&key, &analysed).await?;
@@ -100,5 +297,20 @@ mod tests {
         assert_eq!(cap("ab\ncdé".into(), 6), "ab");
         assert_eq!(cap("short".into(), 100), "short");
         assert_eq!(cap("ééé".into(), 3), "é");
+    }
+
+    #[test]
+    fn the_cache_key_changes_with_content_question_and_llm() {
+        let config = Config::default();
+        let ctx = Context::question("q?");
+        let base = cache_key(&config, "none", &ctx, "text");
+        assert_eq!(base, cache_key(&config, "none", &ctx, "text"));
+        assert_ne!(base, cache_key(&config, "none", &ctx, "other text"));
+        assert_ne!(
+            base,
+            cache_key(&config, "none", &Context::question("r?"), "text")
+        );
+        assert_ne!(base, cache_key(&config, "llm:gpt-4o-mini", &ctx, "text"));
+        assert_ne!(base, cache_key(&config, "budget-spent", &ctx, "text"));
     }
 }

@@ -59,6 +59,8 @@ impl Embedded {
             ),
             false => None,
         };
+        let clean = trawl_clean::CleanStage::with_env(&config, env)
+            .map_err(|e| format!("clean stage: {e}"))?;
         let synthesize = trawl_synthesize::SynthesizeStage::with_env(&config, env)
             .map_err(|e| format!("synthesize stage: {e}"))?;
         let rt = Runtime::embedded(config);
@@ -89,7 +91,7 @@ impl Embedded {
             ));
         }
         workers.spawn(run_worker(
-            Arc::new(trawl_clean::CleanStage),
+            Arc::new(clean),
             rt.clone(),
             Queue::Clean,
             shutdown.clone().wait(),

@@ -31,7 +31,11 @@ pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
                 .context("failed to build the browser fetch stage")?;
             serve(config, Queue::FetchBrowser, stage).await?
         }
-        "clean" => serve(config, Queue::Clean, trawl_clean::CleanStage).await?,
+        "clean" => {
+            let stage = trawl_clean::CleanStage::new(&config)
+                .map_err(|e| anyhow::anyhow!("failed to build the clean stage: {e}"))?;
+            serve(config, Queue::Clean, stage).await?
+        }
         _ => {
             let stage = trawl_synthesize::SynthesizeStage::new(&config)
                 .map_err(|e| anyhow::anyhow!("failed to build the synthesize stage: {e}"))?;

@@ -354,6 +354,13 @@ async fn record_answer(
         is_relevant: true,
         level: 0,
         bytes: text.len() as u64,
+        extracted_data: Default::default(),
+        tables: Vec::new(),
+        lookup: None,
+        cleanliness: None,
+        cleaning: None,
+        analysed_by: String::new(),
+        notes: Vec::new(),
         source: source.clone(),
     };
     rt.put_json(&key, &doc).await?;

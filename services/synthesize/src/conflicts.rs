@@ -109,6 +109,13 @@ mod tests {
             is_relevant: true,
             level: 0,
             bytes: 0,
+            extracted_data: Default::default(),
+            tables: Vec::new(),
+            lookup: None,
+            cleanliness: None,
+            cleaning: None,
+            analysed_by: String::new(),
+            notes: Vec::new(),
         }
     }
 

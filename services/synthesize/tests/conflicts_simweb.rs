@@ -31,6 +31,13 @@ fn analysed(corpus: &Corpus, url: &str, question: &str, idx: u32) -> AnalysedDoc
         is_relevant: analysis.is_relevant,
         level: 0,
         bytes: page.html.len() as u64,
+        extracted_data: Default::default(),
+        tables: Vec::new(),
+        lookup: None,
+        cleanliness: None,
+        cleaning: None,
+        analysed_by: String::new(),
+        notes: Vec::new(),
     }
 }
 

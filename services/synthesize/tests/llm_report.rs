@@ -33,6 +33,13 @@ fn doc(idx: u32, text: &str) -> AnalysedDoc {
         is_relevant: true,
         level: 0,
         bytes: 1000,
+        extracted_data: Default::default(),
+        tables: Vec::new(),
+        lookup: None,
+        cleanliness: None,
+        cleaning: None,
+        analysed_by: String::new(),
+        notes: Vec::new(),
     }
 }
 

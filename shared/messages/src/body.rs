@@ -167,6 +167,79 @@ pub struct AnalysedDoc {
     pub is_relevant: bool,
     pub level: u8,
     pub bytes: u64,
+    /// Values of the job's target data points found in this source, by data point; `None`
+    /// where the source does not state one.
+    #[serde(default)]
+    pub extracted_data: BTreeMap<String, Option<String>>,
+    /// The source's tables (GFM tables of its markdown) as rows of cells.
+    #[serde(default)]
+    pub tables: Vec<Table>,
+    /// The answer to a count, table or passage question, where the question asks for one.
+    #[serde(default)]
+    pub lookup: Option<Lookup>,
+    /// How clean the markdown looked before any LLM cleaning.
+    #[serde(default)]
+    pub cleanliness: Option<Cleanliness>,
+    /// Whether the LLM cleaned the markdown, and why not when it did not.
+    #[serde(default)]
+    pub cleaning: Option<Cleaning>,
+    /// `llm` or `extractive`: which path wrote the summary, relevance and extracted data.
+    #[serde(default)]
+    pub analysed_by: String,
+    /// Why an LLM step was skipped or fell back, and what bounded its input.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A table of a source: the header cells and the body rows (each as many cells as it has).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The extraction a question's form asks for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Lookup {
+    /// "How many …": a count the source states (`method: stated`) or one counted from its list
+    /// items or table rows naming the subject (`counted_list`, `counted_rows`).
+    Count {
+        subject: String,
+        count: u64,
+        method: String,
+        /// The sentence stating the count, or the items counted.
+        evidence: Vec<String>,
+    },
+    /// "… table", "compare …", "list …": the source's table that best fits the question, by
+    /// its index in [`AnalysedDoc::tables`].
+    Table { index: usize },
+    /// "What does X say about …", "quote …": the paragraph that best answers it.
+    Passage { text: String },
+}
+
+/// A cleanliness score from 0 (all boilerplate) to 1 (clean article text).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cleanliness {
+    /// The score the cleaning decision used.
+    pub score: f64,
+    /// `heuristic` or `llm`: who gave `score`.
+    pub source: String,
+    /// The heuristic score, always computed.
+    pub heuristic: f64,
+    /// What lowered the score (the LLM's list when it judged).
+    #[serde(default)]
+    pub problems: Vec<String>,
+}
+
+/// The outcome of LLM cleaning.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cleaning {
+    pub applied: bool,
+    /// Why the cleaned text was not used, or why cleaning was not tried ("judged clean",
+    /// "no LLM configured", "dropped 2 code blocks" …); empty when applied.
+    #[serde(default)]
+    pub reason: String,
 }
 
 impl Body for SearchTask {

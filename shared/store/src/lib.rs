@@ -45,6 +45,9 @@ pub enum Cache {
     HostLevel,
     /// Per host: the Retry-After of its last 429/503, which widens its rate-limit interval.
     HostBackoff,
+    /// Per (content hash, question): a source's cleaning and analysis, so a repeated batch
+    /// does the work once.
+    Analysis,
 }
 
 impl Cache {
@@ -57,6 +60,7 @@ impl Cache {
             Cache::Llm => "llm",
             Cache::HostLevel => "host-level",
             Cache::HostBackoff => "host-backoff",
+            Cache::Analysis => "analysis",
         }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
-use super::tasks;
+use super::{clean_tasks, tasks};
 
 /// Prefix of the system prompt's first line naming the task.
 pub const TASK_PREFIX: &str = "trawl task:";
@@ -110,8 +110,12 @@ impl Chat {
             Some("query_analysis") => tasks::query_analysis(prompt),
             Some("relevance") => tasks::relevance(prompt),
             Some("select") => tasks::select(prompt),
+            Some("judge") => clean_tasks::judge(prompt),
+            Some("analysis") => clean_tasks::analysis(prompt, false),
+            Some("analysis_news") => clean_tasks::analysis(prompt, true),
             // Prose, not JSON: the JSON markers do not apply.
             Some("report") => return tasks::report(prompt),
+            Some("clean") => return clean_tasks::clean(prompt),
             _ => {
                 let head: String = prompt.chars().take(100).collect();
                 return format!("SIMULATED: {head}");

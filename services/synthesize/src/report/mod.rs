@@ -166,6 +166,13 @@ pub(crate) mod testing {
             is_relevant: relevant,
             level: 0,
             bytes: 100,
+            extracted_data: Default::default(),
+            tables: Vec::new(),
+            lookup: None,
+            cleanliness: None,
+            cleaning: None,
+            analysed_by: String::new(),
+            notes: Vec::new(),
         }
     }
 }

@@ -1,0 +1,258 @@
+//! The scripted answers for the clean stage's LLM tasks, pure functions of the prompt:
+//!
+//! * `judge`: the prompt's first line is `Text sample (…):`, the rest the sample. The score is
+//!   the share of non-empty lines without a [`BOILERPLATE`] phrase (two decimals), the problems
+//!   name those lines. `simweb:dirty` in the sample scores 0.2.
+//! * `clean`: the markdown is everything after the line ending `Markdown:`. The answer is that
+//!   markdown without its lines holding a boilerplate phrase (or `simweb:dirty`).
+//!   `simweb:drop-code` (anywhere in the prompt) also drops fenced code blocks, fences and all,
+//!   so the stage's guard must keep the original; `simweb:clean-short` answers only the first
+//!   40 characters.
+//! * `analysis`, `analysis_news`: reads `Question:`, `Data points:` (a JSON array) and the
+//!   source after the line `Source:`. Relevant iff the source names one of the question's
+//!   subject words ([`super::tasks::subject_words`]; with none, iff the source is not empty).
+//!   The summary is the first source sentence naming a subject (`Latest: ` before it for
+//!   `analysis_news`); each data point's value is the first number in the first sentence naming
+//!   the data point (with the word after it if that looks like a unit), else that sentence,
+//!   else null; the key points are up to three sentences naming a subject, copied exactly.
+//!   `simweb:extra-key` adds a data point nobody asked for, so validation fails on every turn.
+
+use serde_json::{json, Map, Value};
+
+use super::tasks::{field, mentioned, subject_words};
+
+/// Phrases the scripted judge and cleaner treat as page furniture (lower case).
+pub const BOILERPLATE: &[&str] = &[
+    "cookie",
+    "subscribe",
+    "newsletter",
+    "share on",
+    "sign in",
+    "accept all",
+    "advertisement",
+    "all rights reserved",
+    "follow us",
+];
+
+fn is_boilerplate(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    BOILERPLATE.iter().any(|p| lower.contains(p)) || lower.contains("simweb:dirty")
+}
+
+/// The text after the first line that ends with `marker` (all of `prompt` if none does).
+fn after_line<'a>(prompt: &'a str, marker: &str) -> &'a str {
+    let mut at = 0;
+    for line in prompt.split_inclusive('\n') {
+        at += line.len();
+        if line.trim_end().ends_with(marker) {
+            return &prompt[at..];
+        }
+    }
+    prompt
+}
+
+pub fn judge(prompt: &str) -> Value {
+    let sample = after_line(prompt, ":");
+    if sample.contains("simweb:dirty") {
+        return json!({"score": 0.2, "problems": ["marked dirty by simweb:dirty"]});
+    }
+    let lines: Vec<&str> = sample.lines().filter(|l| !l.trim().is_empty()).collect();
+    let bad: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| is_boilerplate(l))
+        .collect();
+    let score = if lines.is_empty() {
+        1.0
+    } else {
+        1.0 - bad.len() as f64 / lines.len() as f64
+    };
+    let problems: Vec<String> = bad
+        .iter()
+        .take(5)
+        .map(|l| format!("boilerplate line: {}", l.trim()))
+        .collect();
+    json!({"score": (score * 100.0).round() / 100.0, "problems": problems})
+}
+
+pub fn clean(prompt: &str) -> String {
+    let markdown = after_line(prompt, "Markdown:");
+    if prompt.contains("simweb:clean-short") {
+        return markdown.chars().take(40).collect();
+    }
+    let drop_code = prompt.contains("simweb:drop-code");
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        let fence = line.trim_start().starts_with("```");
+        if fence {
+            in_code = !in_code;
+        }
+        if drop_code && (fence || in_code) {
+            continue;
+        }
+        if !in_code && !fence && is_boilerplate(line) {
+            continue;
+        }
+        out.push(line);
+    }
+    out.join("\n")
+}
+
+/// Sentences of markdown prose, each an exact substring of one line.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code || t.is_empty() || t.starts_with('#') || t.starts_with('|') {
+            continue;
+        }
+        let t = t.trim_start_matches(['-', '*', '>']).trim_start();
+        let mut rest = t;
+        while let Some(end) = rest.find(". ") {
+            out.push(&rest[..=end]);
+            rest = rest[end + 2..].trim_start();
+        }
+        if !rest.is_empty() {
+            out.push(rest);
+        }
+    }
+    out
+}
+
+/// The first number in `sentence` with the word after it, if any.
+fn number_in(sentence: &str) -> Option<String> {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    let i = words
+        .iter()
+        .position(|w| w.chars().any(|c| c.is_ascii_digit()))?;
+    let number = words[i].trim_end_matches(['.', ',', ';']);
+    match words.get(i + 1) {
+        Some(next)
+            if number == words[i]
+                && next.len() > 3
+                && next.chars().all(char::is_alphabetic)
+                && !["that", "this", "with", "from", "into", "when"].contains(next) =>
+        {
+            Some(format!("{number} {next}"))
+        }
+        _ => Some(number.to_owned()),
+    }
+}
+
+fn names_point(point: &str, sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    point
+        .to_lowercase()
+        .split_whitespace()
+        .filter(|w| w.len() >= 3)
+        .any(|w| lower.contains(w))
+}
+
+pub fn analysis(prompt: &str, news: bool) -> Value {
+    let question = field(prompt, "Question:").unwrap_or("");
+    let points: Vec<String> = field(prompt, "Data points:")
+        .and_then(|p| serde_json::from_str(p).ok())
+        .unwrap_or_default();
+    let source = after_line(prompt, "Source:");
+    let subjects = subject_words(question);
+    let all = sentences(source);
+    let naming: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|s| !mentioned(&subjects, s).is_empty())
+        .collect();
+    let is_relevant = if subjects.is_empty() {
+        !source.trim().is_empty()
+    } else {
+        !naming.is_empty()
+    };
+    let first = naming
+        .first()
+        .or(all.first())
+        .map(|s| s.chars().take(300).collect::<String>())
+        .unwrap_or_else(|| "The source says nothing.".into());
+    let summary = if news {
+        format!("Latest: {first}")
+    } else {
+        first
+    };
+    let mut data = Map::new();
+    for p in &points {
+        let value = all
+            .iter()
+            .find(|s| names_point(p, s))
+            .map(|s| number_in(s).unwrap_or_else(|| s.chars().take(120).collect()));
+        data.insert(p.clone(), value.map_or(Value::Null, Value::String));
+    }
+    if prompt.contains("simweb:extra-key") {
+        data.insert("unrequested".into(), json!("surprise"));
+    }
+    json!({
+        "is_relevant": is_relevant,
+        "summary": summary,
+        "extracted_data": data,
+        "key_points": naming.iter().take(3).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = "# Frell\n\nWe use cookies. Accept all?\n\nThe Frell protocol uses port 4410. It was designed by Ada Quist.\n\n```\n$ frell --port 4410\n```\n\nSubscribe to our newsletter\n";
+
+    #[test]
+    fn judge_scores_the_share_of_clean_lines() {
+        let v = judge(&format!("Text sample (10 of 10 characters):\n{PAGE}"));
+        assert_eq!(v["score"], 0.71);
+        assert_eq!(v["problems"].as_array().map(Vec::len), Some(2));
+        let dirty = judge("Text sample (1 of 1 characters):\nsimweb:dirty");
+        assert_eq!(dirty["score"], 0.2);
+    }
+
+    #[test]
+    fn clean_drops_boilerplate_and_on_request_code() {
+        let prompt = format!("Question: q\nPart 1 of 1. Markdown:\n{PAGE}");
+        let c = clean(&prompt);
+        assert!(!c.contains("cookies") && !c.contains("Subscribe"), "{c}");
+        assert!(
+            c.contains("$ frell --port 4410") && c.contains("# Frell"),
+            "{c}"
+        );
+        let dropped = clean(&format!("Question: q simweb:drop-code\n{prompt}"));
+        assert!(
+            !dropped.contains("```") && !dropped.contains("$ frell"),
+            "{dropped}"
+        );
+        assert!(dropped.contains("port 4410."), "{dropped}");
+        assert_eq!(
+            clean(&format!("simweb:clean-short\n{prompt}"))
+                .chars()
+                .count(),
+            40
+        );
+    }
+
+    #[test]
+    fn analysis_reads_points_and_quotes_sentences() {
+        let prompt = format!(
+            "Question: Which port does the Frell protocol use?\nSub-queries: \nData points: [\"port\", \"colour\"]\nTitle: Frell\nSource:\n{PAGE}"
+        );
+        let v = analysis(&prompt, false);
+        assert_eq!(v["is_relevant"], true);
+        assert_eq!(v["summary"], "The Frell protocol uses port 4410.");
+        assert_eq!(v["extracted_data"]["port"], "4410");
+        assert_eq!(v["extracted_data"]["colour"], Value::Null);
+        assert_eq!(v["key_points"][0], "The Frell protocol uses port 4410.");
+        let news = analysis(&prompt, true);
+        assert!(news["summary"].as_str().unwrap().starts_with("Latest: "));
+        let extra = analysis(&format!("{prompt}\nsimweb:extra-key"), false);
+        assert_eq!(extra["extracted_data"]["unrequested"], "surprise");
+    }
+}

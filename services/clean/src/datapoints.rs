@@ -1,0 +1,787 @@
+//! Data point values without an LLM: simple patterns on the sentences that best match the
+//! question, and cells of the page's tables.
+//!
+//! A data point's name says what kind of value it wants:
+//!
+//! | name (examples) | value |
+//! |---|---|
+//! | `date`, `year`, `founded`, `opened` | a date (`12 March 1931`, `March 1931`, `2021-03-04`), a year, else a month |
+//! | `percentage`, `rate`, `share` | a percentage (`12.5%`, `40 percent`) |
+//! | `price`, `cost`, `revenue` | money (`$4.2 million`, `300 euros`) |
+//! | `long`, `height`, `weight`, `age`, `melting point` … | a number with its unit (`1,156 metres`) |
+//! | `designer`, `discoverer`, `captain` (agent nouns, people) | a name after "by", or before the verb |
+//! | `location`, `place`, `city` | a capitalised place after "in" or "at" ("in the town of …") |
+//! | `number`, `count`, `amount`, `population` | the first number that is not a year |
+//! | a plural noun (`bridges`, from "how many bridges") | the number before that noun |
+//! | anything else | the first number (with unit) or date after the name, else "NAME is VALUE" |
+//!
+//! Tables come first: a column whose header matches the data point gives the cell of the row
+//! naming the question's subject (or of the only row); a row whose first cell matches gives
+//! the rest of that row. Then sentences that name the data point, best ranked first; for kinds
+//! whose name a page rarely repeats (dates, names, places, measures) also the best-ranked
+//! sentences that do not. The first value found wins; none leaves the data point `None`.
+
+use std::collections::BTreeMap;
+
+use trawl_messages::Table;
+use trawl_pipeline::text::terms;
+
+use crate::bm25::same_term;
+
+/// Candidate sentences tried per data point.
+const TRIES: usize = 10;
+/// Words that mark a sentence as stating a data point of a kind the page may never name.
+const SYNONYMS: &[(&[&str], &[&str])] = &[
+    (
+        &["long", "length"],
+        &["long", "length", "longest", "spans", "span"],
+    ),
+    (
+        &["tall", "height", "high"],
+        &[
+            "tall",
+            "height",
+            "high",
+            "rises",
+            "elevation",
+            "tallest",
+            "highest",
+        ],
+    ),
+    (
+        &["location", "where", "place"],
+        &["located", "found", "lies", "held", "based", "situated"],
+    ),
+    (&["number", "count"], &["about", "around", "some", "nearly"]),
+];
+
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+const SCALES: &[&str] = &["thousand", "million", "billion", "trillion", "m", "bn"];
+const CURRENCY_WORDS: &[&str] = &[
+    "dollars", "dollar", "euros", "euro", "pounds", "usd", "eur", "gbp", "yen",
+];
+/// Words after a number that are not its unit.
+const NOT_UNITS: &[&str] = &[
+    "and", "or", "the", "a", "an", "in", "of", "to", "by", "at", "for", "from", "on", "with", "is",
+    "was", "are", "were", "it", "its", "as", "that", "which", "than", "after", "before", "when",
+    "but", "so", "if", "then", "this", "these",
+];
+const SECOND_UNITS: &[&str] = &["celsius", "fahrenheit", "kelvin", "per", "squared", "cubed"];
+const SMALL_NUMBERS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve",
+];
+const PERSON_TITLES: &[&str] = &["dr", "prof", "mr", "mrs", "ms", "sir", "dame"];
+/// People named by a noun that is not an agent noun in -er/-or/-ist.
+const PERSON_NOUNS: &[&str] = &[
+    "captain",
+    "author",
+    "architect",
+    "chef",
+    "pilot",
+    "king",
+    "queen",
+    "president",
+    "leader",
+    "head",
+    "coach",
+];
+/// Words between a verb and the name before it ("Dr. Ilse Strand first isolated …").
+const ADVERBS: &[&str] = &[
+    "first",
+    "originally",
+    "later",
+    "also",
+    "famously",
+    "finally",
+];
+/// Words between "in" and a place's name ("in the town of Drenmel").
+const PLACE_FILLER: &[&str] = &[
+    "the", "town", "city", "village", "region", "province", "state", "county", "district", "of",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Date,
+    Percent,
+    Money,
+    Measure,
+    Person,
+    Place,
+    Count,
+    Quantity,
+    Generic,
+}
+
+fn kind(point: &str) -> Kind {
+    let p = point.to_lowercase();
+    let last = p.split_whitespace().last().unwrap_or("");
+    let has = |words: &[&str]| words.iter().any(|w| p.split_whitespace().any(|x| x == *w));
+    if has(&[
+        "date",
+        "year",
+        "when",
+        "founded",
+        "opened",
+        "established",
+        "born",
+        "released",
+        "published",
+        "day",
+    ]) {
+        Kind::Date
+    } else if has(&["percent", "percentage", "rate", "share", "proportion"]) {
+        Kind::Percent
+    } else if has(&[
+        "price", "cost", "revenue", "salary", "budget", "worth", "fee", "income", "profit",
+    ]) {
+        Kind::Money
+    } else if has(&[
+        "long",
+        "length",
+        "tall",
+        "height",
+        "high",
+        "far",
+        "distance",
+        "deep",
+        "depth",
+        "wide",
+        "width",
+        "big",
+        "large",
+        "size",
+        "weight",
+        "heavy",
+        "old",
+        "age",
+        "point",
+        "temperature",
+        "speed",
+        "capacity",
+        "area",
+        "duration",
+    ]) {
+        Kind::Measure
+    } else if has(&["location", "place", "where", "city", "country", "region"]) {
+        Kind::Place
+    } else if has(&[
+        "number",
+        "count",
+        "amount",
+        "total",
+        "population",
+        "quantity",
+    ]) {
+        Kind::Quantity
+    } else if p.split_whitespace().count() == 1
+        && (PERSON_NOUNS.contains(&last)
+            || ["er", "or", "ist"].iter().any(|s| last.ends_with(s))
+                && !["other", "order", "color", "colour", "floor"].contains(&last))
+    {
+        Kind::Person
+    } else if p.split_whitespace().count() == 1 && last.len() > 3 && last.ends_with('s') {
+        Kind::Count
+    } else {
+        Kind::Generic
+    }
+}
+
+/// The words whose presence marks a sentence as talking about `point`: its own terms, words
+/// that state such a value ("spans" for a length), and the verb of a person noun ("designer"
+/// → "designed", "captain" → "captained").
+fn markers(point: &str) -> Vec<String> {
+    let mut out = terms(point);
+    let lower = point.to_lowercase();
+    for (names, words) in SYNONYMS {
+        if lower.split_whitespace().any(|w| names.contains(&w)) {
+            out.extend(words.iter().map(|w| w.to_string()));
+        }
+    }
+    if kind(point) == Kind::Person {
+        let p = point.to_lowercase();
+        if PERSON_NOUNS.contains(&p.as_str()) {
+            out.push(format!("{p}ed"));
+        }
+        for suffix in ["er", "or", "ist"] {
+            if let Some(stem) = p.strip_suffix(suffix) {
+                if stem.len() >= 4 {
+                    out.push(format!("{stem}ed"));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn mentions(markers: &[String], words: &[String]) -> Option<()> {
+    markers
+        .iter()
+        .any(|m| words.iter().any(|w| same_term(m, w)))
+        .then_some(())
+}
+
+/// A word of a sentence with its surrounding punctuation trimmed.
+struct Tok<'a> {
+    core: &'a str,
+    lower: String,
+    /// Ends with a comma, full stop or other clause mark.
+    ends_clause: bool,
+}
+
+fn tokens(s: &str) -> Vec<Tok<'_>> {
+    s.split_whitespace()
+        .map(|raw| {
+            let core = raw
+                .trim_start_matches(['(', '"', '\'', '“', '‘', '['])
+                .trim_end_matches([',', '.', ';', ':', ')', '"', '\'', '”', '’', '!', '?', ']']);
+            let core = if core.is_empty() { raw } else { core };
+            Tok {
+                core,
+                lower: core.to_lowercase(),
+                ends_clause: raw.ends_with([',', '.', ';', ':', ')', '!', '?']),
+            }
+        })
+        .collect()
+}
+
+fn is_number(t: &str) -> bool {
+    let t = t
+        .trim_start_matches(['$', '€', '£', '¥'])
+        .trim_end_matches('%');
+    t.starts_with(|c: char| c.is_ascii_digit())
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || c == ',' || c == '.')
+}
+
+fn is_year(t: &str) -> bool {
+    t.len() == 4
+        && t.chars().all(|c| c.is_ascii_digit())
+        && t.parse::<u32>().is_ok_and(|y| (1000..=2100).contains(&y))
+}
+
+fn capitalised(t: &Tok) -> bool {
+    t.core.chars().next().is_some_and(char::is_uppercase)
+}
+
+/// A date or year starting at `i`.
+fn date_at(toks: &[Tok], i: usize) -> Option<String> {
+    let t = &toks[i];
+    let month = |j: usize| {
+        toks.get(j)
+            .is_some_and(|t| MONTHS.contains(&t.lower.as_str()))
+    };
+    let day = |j: usize| {
+        toks.get(j)
+            .is_some_and(|t| t.core.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d)))
+    };
+    let year = |j: usize| toks.get(j).is_some_and(|t| is_year(t.core));
+    let bytes = t.core.as_bytes();
+    if t.core.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-' && is_year(&t.core[..4]) {
+        return Some(t.core.to_owned());
+    }
+    if day(i) && month(i + 1) && year(i + 2) {
+        return Some(format!(
+            "{} {} {}",
+            t.core,
+            toks[i + 1].core,
+            toks[i + 2].core
+        ));
+    }
+    if month(i) && day(i + 1) && year(i + 2) {
+        return Some(format!(
+            "{} {}, {}",
+            t.core,
+            toks[i + 1].core,
+            toks[i + 2].core
+        ));
+    }
+    if month(i) && year(i + 1) {
+        return Some(format!("{} {}", t.core, toks[i + 1].core));
+    }
+    year(i).then(|| t.core.to_owned())
+}
+
+/// A number at `i` with what qualifies it: currency, scale, percent, unit. Returns the value
+/// and whether it had a unit (or was money or a percentage).
+fn number_at(toks: &[Tok], i: usize) -> Option<(String, bool)> {
+    let t = &toks[i];
+    if !is_number(t.core) {
+        return None;
+    }
+    let mut value = t.core.to_owned();
+    let mut j = i + 1;
+    let next = |j: usize| toks.get(j).filter(|_| !toks[j - 1].ends_clause);
+    if let Some(n) = next(j).filter(|n| SCALES.contains(&n.lower.as_str())) {
+        value.push(' ');
+        value.push_str(n.core);
+        j += 1;
+    }
+    if t.core.starts_with(['$', '€', '£', '¥']) || t.core.ends_with('%') {
+        return Some((value, true));
+    }
+    let Some(n) = next(j) else {
+        return Some((value, false));
+    };
+    if n.lower == "percent" || CURRENCY_WORDS.contains(&n.lower.as_str()) {
+        return Some((format!("{value} {}", n.core), true));
+    }
+    let unit = n.core.starts_with(|c: char| c.is_alphabetic() || c == '°')
+        && !NOT_UNITS.contains(&n.lower.as_str())
+        && !(is_year(t.core) && capitalised(n));
+    if !unit {
+        return Some((value, false));
+    }
+    value.push(' ');
+    value.push_str(n.core);
+    if let Some(m) = next(j + 1).filter(|m| SECOND_UNITS.contains(&m.lower.as_str())) {
+        value.push(' ');
+        value.push_str(m.core);
+    }
+    Some((value, true))
+}
+
+/// Capitalised words from `i` on (a name), allowing a title like "Dr." first.
+fn name_at(toks: &[Tok], i: usize) -> Option<String> {
+    let mut parts = Vec::new();
+    let mut j = i;
+    while let Some(t) = toks.get(j) {
+        let title = PERSON_TITLES.contains(&t.lower.trim_end_matches('.'));
+        if !(capitalised(t) && t.core.chars().any(char::is_alphabetic)) || parts.len() == 4 {
+            break;
+        }
+        parts.push(if title {
+            format!("{}.", t.core.trim_end_matches('.'))
+        } else {
+            t.core.to_owned()
+        });
+        j += 1;
+        if t.ends_clause && !title {
+            break;
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// Where the sentence names the data point (first matching token), if it does.
+fn mention_at(toks: &[Tok], markers: &[String]) -> Option<usize> {
+    toks.iter()
+        .position(|t| markers.iter().any(|m| same_term(m, &t.lower)))
+}
+
+/// Indexes ordered by distance from `at`: after it first, then before it.
+fn around(len: usize, at: Option<usize>) -> Vec<usize> {
+    match at {
+        None => (0..len).collect(),
+        Some(at) => (at + 1..len).chain((0..at).rev()).collect(),
+    }
+}
+
+fn from_sentence(kind: Kind, markers: &[String], sentence: &str) -> Option<String> {
+    let toks = tokens(sentence);
+    let at = mention_at(&toks, markers);
+    let order = around(toks.len(), at);
+    match kind {
+        // A month alone ("held every December") only when the sentence has no fuller date.
+        Kind::Date => order.iter().find_map(|&i| date_at(&toks, i)).or_else(|| {
+            order.iter().find_map(|&i| {
+                let t = &toks[i];
+                (capitalised(t) && MONTHS.contains(&t.lower.as_str())).then(|| t.core.to_owned())
+            })
+        }),
+        Kind::Percent => order.iter().find_map(|&i| {
+            number_at(&toks, i)
+                .filter(|(v, _)| v.ends_with('%') || v.ends_with("percent"))
+                .map(|(v, _)| v)
+        }),
+        Kind::Money => order.iter().find_map(|&i| {
+            number_at(&toks, i)
+                .filter(|(v, _)| {
+                    v.starts_with(['$', '€', '£', '¥'])
+                        || CURRENCY_WORDS.iter().any(|c| v.to_lowercase().ends_with(c))
+                })
+                .map(|(v, _)| v)
+        }),
+        Kind::Measure => order
+            .iter()
+            .filter(|&&i| !is_year(toks[i].core))
+            .find_map(|&i| {
+                number_at(&toks, i)
+                    .filter(|(_, unit)| *unit)
+                    .map(|(v, _)| v)
+            }),
+        Kind::Quantity => order
+            .iter()
+            .filter(|&&i| !is_year(toks[i].core))
+            .find_map(|&i| number_at(&toks, i).map(|(v, _)| v)),
+        Kind::Count => {
+            let noun = at?;
+            // "12 stone bridges": the number up to two words before the noun.
+            (noun.saturating_sub(3)..noun).rev().find_map(|i| {
+                let t = &toks[i];
+                (is_number(t.core) && !is_year(t.core) || SMALL_NUMBERS.contains(&t.lower.as_str()))
+                    .then(|| t.core.to_owned())
+            })
+        }
+        Kind::Person => {
+            // "designed by (engineer) Hana Wirth" …
+            let by = toks.iter().enumerate().find_map(|(i, t)| {
+                if t.lower != "by" {
+                    return None;
+                }
+                (i + 1..(i + 3).min(toks.len())).find_map(|j| name_at(&toks, j))
+            });
+            // … or "Hana Wirth designed", "was Hana Wirth".
+            by.or_else(|| {
+                let at = at?;
+                let mut end = at;
+                while end > 0 && ADVERBS.contains(&toks[end - 1].lower.as_str()) {
+                    end -= 1;
+                }
+                if end > 0 {
+                    let start = (0..end).rev().take_while(|&j| capitalised(&toks[j])).last();
+                    if let Some(name) = start.and_then(|s| name_at(&toks, s)) {
+                        return Some(name);
+                    }
+                }
+                (at + 1..toks.len())
+                    .find(|&j| matches!(toks[j].lower.as_str(), "was" | "is"))
+                    .and_then(|j| name_at(&toks, j + 1))
+            })
+        }
+        Kind::Place => order.iter().find_map(|&i| {
+            if !matches!(toks[i].lower.as_str(), "in" | "at" | "near") {
+                return None;
+            }
+            let mut j = i + 1;
+            while toks
+                .get(j)
+                .is_some_and(|t| PLACE_FILLER.contains(&t.lower.as_str()))
+            {
+                j += 1;
+            }
+            name_at(&toks, j).filter(|n| !MONTHS.contains(&n.to_lowercase().as_str()))
+        }),
+        Kind::Generic => {
+            let at = at?;
+            let after = at + 1..toks.len();
+            after
+                .clone()
+                .find_map(|i| number_at(&toks, i).map(|(v, _)| v))
+                .or_else(|| after.clone().find_map(|i| date_at(&toks, i)))
+                .or_else(|| definition(&toks, at))
+        }
+    }
+}
+
+/// "NAME is VALUE": the words after the first is/was/are/were that follows the name, up to the
+/// clause's end (at most eight words).
+fn definition(toks: &[Tok], at: usize) -> Option<String> {
+    let verb = (at + 1..toks.len().min(at + 6))
+        .find(|&i| matches!(toks[i].lower.as_str(), "is" | "was" | "are" | "were"))?;
+    let mut words = Vec::new();
+    for t in toks.iter().skip(verb + 1).take(8) {
+        words.push(t.core);
+        if t.ends_clause {
+            break;
+        }
+    }
+    let value = words.join(" ");
+    (!value.is_empty()).then_some(value)
+}
+
+fn from_tables(point: &str, subject: &[String], tables: &[Table]) -> Option<String> {
+    let p = terms(point);
+    if p.is_empty() {
+        return None;
+    }
+    let matches = |cell: &str| {
+        let c = terms(cell);
+        !c.is_empty()
+            && (p.iter().all(|x| c.iter().any(|y| same_term(x, y)))
+                || c.iter().all(|y| p.iter().any(|x| same_term(x, y))))
+    };
+    let names_subject = |row: &[String]| {
+        let words: Vec<String> = row.iter().flat_map(|c| terms(c)).collect();
+        subject
+            .iter()
+            .filter(|s| words.iter().any(|w| same_term(s, w)))
+            .count()
+    };
+    for table in tables {
+        if let Some(col) = table.headers.iter().position(|h| matches(h)) {
+            let best = table
+                .rows
+                .iter()
+                .map(|r| (names_subject(r), r))
+                .filter(|(n, _)| *n > 0)
+                .max_by_key(|(n, _)| *n)
+                .map(|(_, r)| r)
+                .or_else(|| (table.rows.len() == 1).then(|| &table.rows[0]));
+            if let Some(cell) = best.and_then(|r| r.get(col)).filter(|c| !c.is_empty()) {
+                return Some(cell.clone());
+            }
+        }
+        for row in &table.rows {
+            if row.first().is_some_and(|c| matches(c)) {
+                let rest: Vec<&str> = row[1..]
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|c| !c.is_empty())
+                    .collect();
+                if !rest.is_empty() {
+                    return Some(rest.join(" | "));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A value per data point (`None` where none was found).
+///
+/// `sentences` are the page's candidate sentences with their rank against the question (higher
+/// is better); `subject` are the question's terms, to pick a table's row.
+pub fn extract(
+    points: &[String],
+    subject: &[String],
+    sentences: &[(String, f64)],
+    tables: &[Table],
+) -> BTreeMap<String, Option<String>> {
+    let words: Vec<Vec<String>> = sentences.iter().map(|(s, _)| terms(s)).collect();
+    let mut by_rank: Vec<usize> = (0..sentences.len()).collect();
+    by_rank.sort_by(|&a, &b| sentences[b].1.total_cmp(&sentences[a].1).then(a.cmp(&b)));
+    let mut out = BTreeMap::new();
+    for point in points {
+        let kind = kind(point);
+        let markers = markers(point);
+        let subject: Vec<String> = subject
+            .iter()
+            .filter(|s| !markers.iter().any(|m| same_term(m, s)))
+            .cloned()
+            .collect();
+        // A count's column would give one row's cell; the lookup counts the rows instead.
+        let mut value = (kind != Kind::Count)
+            .then(|| from_tables(point, &subject, tables))
+            .flatten();
+        if value.is_none() {
+            let naming = by_rank
+                .iter()
+                .filter(|&&i| mentions(&markers, &words[i]).is_some());
+            let ranked = by_rank.iter().filter(|&&i| {
+                sentences[i].1 > 0.0
+                    && !matches!(kind, Kind::Generic | Kind::Count)
+                    && mentions(&markers, &words[i]).is_none()
+            });
+            value = naming
+                .chain(ranked)
+                .take(TRIES)
+                .find_map(|&i| from_sentence(kind, &markers, &sentences[i].0));
+        }
+        out.insert(point.clone(), value);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(point: &str, sentence: &str) -> Option<String> {
+        extract(
+            &[point.to_string()],
+            &[],
+            &[(sentence.to_string(), 1.0)],
+            &[],
+        )
+        .remove(point)
+        .flatten()
+    }
+
+    #[test]
+    fn numbers_with_units_percentages_and_money() {
+        assert_eq!(
+            one(
+                "melting point",
+                "Zorbium melts at 1,284 degrees Celsius, a high melting point."
+            ),
+            Some("1,284 degrees Celsius".into())
+        );
+        assert_eq!(
+            one(
+                "long",
+                "The Velmora Bridge spans 1,156 metres across the river."
+            ),
+            Some("1,156 metres".into())
+        );
+        assert_eq!(
+            one(
+                "growth rate",
+                "Sales rose last year, a growth rate of 12.5% in all."
+            ),
+            Some("12.5%".into())
+        );
+        assert_eq!(
+            one(
+                "share",
+                "Wind now provides 40 percent of the island's power."
+            ),
+            Some("40 percent".into())
+        );
+        assert_eq!(
+            one(
+                "cost",
+                "The bridge cost $4.2 million when it was built in 1903."
+            ),
+            Some("$4.2 million".into())
+        );
+        assert_eq!(
+            one(
+                "port",
+                "By default the Frell protocol listens on port 4410."
+            ),
+            Some("4410".into())
+        );
+    }
+
+    #[test]
+    fn dates_and_years() {
+        assert_eq!(
+            one("date", "The festival opened on 12 March 1931 in a field."),
+            Some("12 March 1931".into())
+        );
+        assert_eq!(
+            one(
+                "opened",
+                "Traffic first rolled across it when it opened in 1903."
+            ),
+            Some("1903".into())
+        );
+        assert_eq!(
+            one(
+                "release date",
+                "Version 2 came out on March 4, 2021 to little fanfare."
+            ),
+            Some("March 4, 2021".into())
+        );
+    }
+
+    #[test]
+    fn names_places_counts_and_definitions() {
+        assert_eq!(
+            one(
+                "designer",
+                "The Velmora Bridge was designed by engineer Hana Wirth."
+            ),
+            Some("Hana Wirth".into())
+        );
+        assert_eq!(
+            one("isolator", "Dr. Ilse Strand isolated zorbium in a cellar."),
+            Some("Dr. Ilse Strand".into())
+        );
+        assert_eq!(
+            one(
+                "location",
+                "The Ostra Festival is held every summer in Port Varn."
+            ),
+            Some("Port Varn".into())
+        );
+        assert_eq!(
+            one("bridges", "The city has 14 stone bridges over its canals."),
+            Some("14".into())
+        );
+        assert_eq!(
+            one("capital", "The capital of Freedonia is Zelda, a port city."),
+            Some("Zelda".into())
+        );
+        assert_eq!(one("capital", "Freedonia has no such thing."), None);
+        assert_eq!(
+            one(
+                "captain",
+                "The vessel Gansor was captained by Bastian Ficru at first."
+            ),
+            Some("Bastian Ficru".into())
+        );
+        assert_eq!(
+            one(
+                "isolator",
+                "It was in 1985 that Dr. Yuki Saosk first isolated it."
+            ),
+            Some("Dr. Yuki Saosk".into())
+        );
+        assert_eq!(
+            one(
+                "location",
+                "The festival is held every December in the town of Drenmel."
+            ),
+            Some("Drenmel".into())
+        );
+        assert_eq!(
+            one(
+                "date",
+                "The festival is held every December in the town of Drenmel."
+            ),
+            Some("December".into())
+        );
+        assert_eq!(
+            one(
+                "number",
+                "Founded in 1972, it attracts about 266,000 visitors a year."
+            ),
+            Some("266,000 visitors".into())
+        );
+    }
+
+    #[test]
+    fn tables_answer_first() {
+        let table = Table {
+            headers: vec!["Metal".into(), "Melting point".into()],
+            rows: vec![
+                vec!["Kelvar".into(), "990 °C".into()],
+                vec!["Zorbium".into(), "1,284 °C".into()],
+            ],
+        };
+        let row_headed = Table {
+            headers: vec!["Item".into(), "Detail".into()],
+            rows: vec![vec!["Port".into(), "4410".into()]],
+        };
+        let got = extract(
+            &["melting point".into(), "port".into(), "colour".into()],
+            &["zorbium".into(), "melting".into(), "point".into()],
+            &[(
+                "Zorbium melts at 1,300 degrees in some accounts.".into(),
+                1.0,
+            )],
+            &[table, row_headed],
+        );
+        assert_eq!(got["melting point"].as_deref(), Some("1,284 °C"));
+        assert_eq!(got["port"].as_deref(), Some("4410"));
+        assert_eq!(got["colour"], None);
+    }
+
+    #[test]
+    fn best_ranked_sentence_wins() {
+        let sentences = vec![
+            (
+                "The old bridge was 300 metres long before the flood.".to_string(),
+                0.2,
+            ),
+            ("The Velmora Bridge is 1,156 metres long.".to_string(), 2.0),
+        ];
+        let got = extract(&["long".into()], &[], &sentences, &[]);
+        assert_eq!(got["long"].as_deref(), Some("1,156 metres"));
+    }
+}

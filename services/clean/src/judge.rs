@@ -1,0 +1,298 @@
+//! The cleanliness judge: how much of the extracted markdown is page furniture rather than the
+//! article. Its score (0 all furniture, 1 clean) decides whether LLM cleaning is worth a call:
+//! at or above `clean.judge_threshold` the markdown is kept as it is.
+//!
+//! - [`heuristic`], always: the share of lines that look like residue the extractor left —
+//!   boilerplate phrases (cookie, subscribe, share …), link-heavy lines, lines repeated
+//!   verbatim, nav-like runs of short list items, and (at half weight) very short lines. Code
+//!   blocks and table rows count as content.
+//! - [`llm`], with an LLM configured: the model scores a bounded [`sample`] of the page (its
+//!   start and end, where furniture gathers) and names the problems it saw. The question is
+//!   left out of the prompt so one page's verdict is cached across questions.
+
+use serde::Deserialize;
+use trawl_llm::{ChatRequest, Llm, LlmError};
+
+/// Phrases of page furniture, matched case-insensitively.
+const PHRASES: &[&str] = &[
+    "cookie",
+    "subscribe",
+    "newsletter",
+    "sign up",
+    "sign in",
+    "log in",
+    "share on",
+    "share this",
+    "follow us",
+    "all rights reserved",
+    "privacy policy",
+    "terms of use",
+    "terms of service",
+    "accept all",
+    "advertisement",
+    "sponsored",
+    "related posts",
+    "related articles",
+    "you may also like",
+    "skip to content",
+    "skip to main",
+    "back to top",
+    "leave a comment",
+    "©",
+];
+/// A run of at least this many short list items reads as navigation.
+const NAV_RUN: usize = 4;
+
+/// The heuristic's verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heuristic {
+    pub score: f64,
+    pub problems: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Line {
+    Clean,
+    Phrase,
+    Links,
+    Repeated,
+    Nav,
+    Short,
+}
+
+/// Visible text of a markdown line, and how much of it is link text.
+fn link_share(line: &str) -> (usize, usize, usize) {
+    let (mut visible, mut linked, mut links) = (0, 0, 0);
+    let mut rest = line;
+    while let Some(open) = rest.find('[') {
+        let Some(mid) = rest[open..].find("](") else {
+            break;
+        };
+        let Some(close) = rest[open + mid..].find(')') else {
+            break;
+        };
+        visible += rest[..open].trim().chars().count();
+        let text = rest[open + 1..open + mid].trim().chars().count();
+        visible += text;
+        linked += text;
+        links += 1;
+        rest = &rest[open + mid + close + 1..];
+    }
+    visible += rest.trim().chars().count();
+    (visible, linked, links)
+}
+
+fn list_item(t: &str) -> Option<&str> {
+    t.strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))
+        .or_else(|| t.strip_prefix("+ "))
+}
+
+/// The heuristic cleanliness score of `markdown`, with what lowered it.
+pub fn heuristic(markdown: &str) -> Heuristic {
+    let mut kinds: Vec<Line> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut in_code = false;
+    // Start of the current run of short list items in `kinds`.
+    let mut run: Option<usize> = None;
+    for line in markdown.lines() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            if !in_code {
+                // A code block is one line of content, whatever its length.
+                kinds.push(Line::Clean);
+            }
+            in_code = !in_code;
+            continue;
+        }
+        if in_code || t.is_empty() {
+            continue;
+        }
+        let lower = t.to_lowercase();
+        let (visible, linked, links) = link_share(t);
+        let words = t.split_whitespace().count();
+        let item = list_item(t);
+        let short_item = item.is_some_and(|i| {
+            i.split_whitespace().count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
+        });
+        let key = lower.split_whitespace().collect::<Vec<_>>().join(" ");
+        let kind = if PHRASES.iter().any(|p| lower.contains(p)) {
+            Line::Phrase
+        } else if links >= 3 || (links > 0 && linked * 10 >= visible * 6 && item.is_none()) {
+            Line::Links
+        } else if seen.contains(&key) && !t.starts_with('|') {
+            Line::Repeated
+        } else if words < 4 && item.is_none() && !t.starts_with('#') && !t.starts_with('|') {
+            Line::Short
+        } else {
+            Line::Clean
+        };
+        seen.push(key);
+        if short_item {
+            run.get_or_insert(kinds.len());
+        } else if let Some(start) = run.take() {
+            mark_nav(&mut kinds, start);
+        }
+        kinds.push(kind);
+    }
+    if let Some(start) = run {
+        mark_nav(&mut kinds, start);
+    }
+    if kinds.is_empty() {
+        return Heuristic {
+            score: 1.0,
+            problems: Vec::new(),
+        };
+    }
+    let count = |k: Line| kinds.iter().filter(|&&x| x == k).count();
+    let bad = count(Line::Phrase) + count(Line::Links) + count(Line::Repeated) + count(Line::Nav);
+    let weighted = bad as f64 + 0.5 * count(Line::Short) as f64;
+    let score = (1.0 - weighted / kinds.len() as f64).clamp(0.0, 1.0);
+    let mut problems = Vec::new();
+    for (kind, what) in [
+        (
+            Line::Phrase,
+            "with cookie, subscribe, share or similar phrases",
+        ),
+        (Line::Links, "mostly links"),
+        (Line::Repeated, "repeated"),
+        (Line::Nav, "in nav-like lists of short items"),
+        (Line::Short, "very short"),
+    ] {
+        let n = count(kind);
+        if n > 0 {
+            let lines = if n == 1 { "line" } else { "lines" };
+            problems.push(format!("{n} {lines} {what}"));
+        }
+    }
+    Heuristic {
+        score: (score * 1000.0).round() / 1000.0,
+        problems,
+    }
+}
+
+/// Marks the run of short list items from `start` as navigation if it is long enough.
+fn mark_nav(kinds: &mut [Line], start: usize) {
+    if kinds.len() - start >= NAV_RUN {
+        for k in &mut kinds[start..] {
+            if *k == Line::Clean || *k == Line::Short {
+                *k = Line::Nav;
+            }
+        }
+    }
+}
+
+/// At most `max` characters of `markdown`: all of it when it fits, else its first two thirds
+/// and last third of the budget, each cut at a line break.
+pub fn sample(markdown: &str, max: usize) -> String {
+    if markdown.len() <= max {
+        return markdown.to_owned();
+    }
+    let floor = |mut at: usize| {
+        while !markdown.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let head_end = floor(max * 2 / 3);
+    let head_end = markdown[..head_end].rfind('\n').unwrap_or(head_end);
+    let tail_start = floor(markdown.len() - max / 3);
+    let tail_start = markdown[tail_start..]
+        .find('\n')
+        .map_or(tail_start, |i| tail_start + i + 1);
+    format!(
+        "{}\n[…]\n{}",
+        &markdown[..head_end],
+        &markdown[tail_start.max(head_end)..]
+    )
+}
+
+/// The LLM's verdict.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct Verdict {
+    pub score: f64,
+    #[serde(default)]
+    pub problems: Vec<String>,
+}
+
+const SYSTEM: &str = "You judge how clean the text extracted from a web page is. 1 means it is \
+only the page's own content; 0 means it is only page furniture: navigation, cookie notices, \
+share and subscribe prompts, ads, comment forms, repeated lines. Code, shell commands and tables \
+are content. Reply with one JSON object: {\"score\": a number from 0 to 1, \"problems\": [short \
+descriptions of the furniture you saw]}.";
+
+/// The LLM's cleanliness verdict on a sample of the page.
+pub async fn llm(llm: &Llm, sample: &str, total_chars: usize) -> Result<Verdict, LlmError> {
+    let prompt = format!(
+        "Text sample ({} of {total_chars} characters):\n{sample}",
+        sample.chars().count()
+    );
+    let mut request = ChatRequest::new("judge", SYSTEM, prompt);
+    request.max_tokens = 300;
+    let validate = |v: &Verdict| {
+        if !(0.0..=1.0).contains(&v.score) {
+            Err("score must be between 0 and 1".to_owned())
+        } else if v.problems.len() > 20 {
+            Err("list at most 20 problems".to_owned())
+        } else {
+            Ok(())
+        }
+    };
+    let (mut verdict, _) = llm.json::<Verdict>(&request, validate).await?;
+    for p in &mut verdict.problems {
+        if p.len() > 200 {
+            let mut cut = 200;
+            while !p.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            p.truncate(cut);
+        }
+    }
+    Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ARTICLE: &str = "# Zorbium\n\nZorbium is a grey metal found in the hills of an imaginary country.\n\nZorbium melts at 1,284 degrees Celsius, a high melting point for its class.\n\n```\n$ zorb --melt\n```\n\n| Property | Value |\n|---|---|\n| Colour | grey |\n";
+
+    #[test]
+    fn a_clean_article_scores_high() {
+        let h = heuristic(ARTICLE);
+        assert!(h.score >= 0.9, "{h:?}");
+        assert!(h.problems.is_empty(), "{h:?}");
+    }
+
+    #[test]
+    fn residue_lowers_the_score_and_is_named() {
+        let dirty = format!(
+            "[Home](/) [News](/news) [About](/about)\n\n- [One](/1)\n- [Two](/2)\n- [Three](/3)\n- [Four](/4)\n\nWe use cookies. Accept all?\n\n{ARTICLE}\nShare on Twitter\n\nSubscribe to our newsletter\n\nZorbium is a grey metal found in the hills of an imaginary country.\n\nMenu\n"
+        );
+        let h = heuristic(&dirty);
+        assert!(h.score < 0.7, "{h:?}");
+        let all = h.problems.join(" | ");
+        for what in [
+            "phrases",
+            "mostly links",
+            "repeated",
+            "nav-like",
+            "very short",
+        ] {
+            assert!(all.contains(what), "{what}: {all}");
+        }
+    }
+
+    #[test]
+    fn samples_keep_the_start_and_the_end() {
+        let text: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        let s = sample(&text, 300);
+        assert!(s.len() <= 310, "{}", s.len());
+        assert!(
+            s.starts_with("line 0\n") && s.ends_with("line 199\n"),
+            "{s}"
+        );
+        assert!(s.contains("[…]"));
+        assert_eq!(sample("short", 300), "short");
+    }
+}

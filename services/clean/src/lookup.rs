@@ -1,0 +1,386 @@
+//! Questions whose form asks for a particular extraction, answered per source without an LLM:
+//!
+//! - **count** ("how many bridges …", "the number of …"): a count the source states ("has 14
+//!   stone bridges"), else the items of a list introduced as being about the subject (or the
+//!   items naming it), else the rows of a table about it (or the rows naming it);
+//! - **table** ("… as a table", "compare …", "list …"): the source's table whose headers and
+//!   cells share most words with the question;
+//! - **passage** ("what does X say about …", "quote …", "according to …"): the paragraph that
+//!   ranks best against the question, preferring one holding a phrase the question quotes.
+//!
+//! The answer goes to [`trawl_messages::AnalysedDoc::lookup`]; a count also fills the data
+//! point named like its subject when the other patterns found none.
+
+use trawl_messages::{Lookup, Table};
+use trawl_pipeline::text::{coverage_of, sentences, terms};
+
+use crate::bm25::{rank, same_term, Query};
+
+/// Words that end the subject of "how many …".
+const SUBJECT_END: &[&str] = &[
+    "are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "will",
+    "would", "in", "of", "on", "at", "for", "to", "there", "cross", "live", "exist",
+];
+const SMALL_NUMBERS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve",
+];
+/// Items kept as a count's evidence.
+const EVIDENCE: usize = 20;
+/// Longest passage returned, in characters.
+const PASSAGE_CHARS: usize = 1_500;
+
+/// What a question's form asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Form {
+    Count { subject: String },
+    Table,
+    Passage,
+}
+
+/// The form of `question`, if it asks for a count, a table or a passage.
+pub fn form(question: &str) -> Option<Form> {
+    let lower = question.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let after = |pair: [&str; 2]| {
+        words
+            .windows(2)
+            .position(|w| w == pair)
+            .map(|i| &words[i + 2..])
+    };
+    if let Some(rest) = after(["how", "many"]).or_else(|| after(["number", "of"])) {
+        let subject: Vec<&str> = rest
+            .iter()
+            .take_while(|w| !SUBJECT_END.contains(w))
+            .take(3)
+            .copied()
+            .collect();
+        if !subject.is_empty() {
+            return Some(Form::Count {
+                subject: subject.join(" "),
+            });
+        }
+    }
+    let first = words.first().copied().unwrap_or("");
+    if words.contains(&"table")
+        || matches!(first, "compare" | "list" | "tabulate")
+        || words.contains(&"comparison")
+    {
+        return Some(Form::Table);
+    }
+    let says = words
+        .windows(2)
+        .any(|w| w == ["say", "about"] || w == ["says", "about"]);
+    if says
+        || words.contains(&"quote")
+        || words.contains(&"passage")
+        || words.windows(2).any(|w| w == ["according", "to"])
+    {
+        return Some(Form::Passage);
+    }
+    None
+}
+
+/// The extraction `question`'s form asks for, from one source.
+pub fn lookup(question: &str, markdown: &str, tables: &[Table]) -> Option<Lookup> {
+    match form(question)? {
+        Form::Count { subject } => count(question, &subject, markdown, tables),
+        Form::Table => best_table(question, tables).map(|index| Lookup::Table { index }),
+        Form::Passage => passage(question, markdown).map(|text| Lookup::Passage { text }),
+    }
+}
+
+fn small_number(word: &str) -> Option<u64> {
+    let w = word.to_lowercase();
+    SMALL_NUMBERS
+        .iter()
+        .position(|n| *n == w)
+        .map(|i| i as u64 + 1)
+        .or_else(|| w.replace(',', "").parse::<u64>().ok())
+}
+
+/// Whether `text` names the subject: its head noun (last word) at least.
+fn names(head: &str, text: &str) -> bool {
+    terms(text).iter().any(|w| same_term(head, w))
+}
+
+fn count(question: &str, subject: &str, markdown: &str, tables: &[Table]) -> Option<Lookup> {
+    let head = subject.split_whitespace().last()?.to_owned();
+    // Stated: "has 14 stone bridges", in the sentences that rank best for the question.
+    let all = sentences(markdown);
+    let ranking = rank(&Query::new(question, &[]), &all);
+    for i in ranking.order().into_iter().take(8) {
+        let words: Vec<&str> = all[i].split_whitespace().collect();
+        for (j, w) in words.iter().enumerate() {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            if !same_term(&head, &w.to_lowercase()) {
+                continue;
+            }
+            let stated = (j.saturating_sub(3)..j).rev().find_map(|k| {
+                let t = words[k].trim_matches(|c: char| !c.is_alphanumeric() && c != ',');
+                // A year before the noun ("the 1903 bridges") is not a count.
+                small_number(t).filter(|&n| !(1000..=2100).contains(&n) || t.contains(','))
+            });
+            if let Some(n) = stated {
+                return Some(Lookup::Count {
+                    subject: subject.to_owned(),
+                    count: n,
+                    method: "stated".into(),
+                    evidence: vec![all[i].clone()],
+                });
+            }
+        }
+    }
+    // Counted: a list about the subject, else list items naming it.
+    let lists = lists(markdown);
+    let about = lists.iter().find(|(intro, _)| names(&head, intro));
+    let items: Vec<String> = match about {
+        Some((_, items)) => items.clone(),
+        None => lists
+            .iter()
+            .flat_map(|(_, items)| items.iter().filter(|i| names(&head, i)).cloned())
+            .collect(),
+    };
+    if !items.is_empty() {
+        return Some(counted(subject, "counted_list", items));
+    }
+    // Counted: rows of a table about the subject, else rows naming it.
+    let about = tables
+        .iter()
+        .find(|t| t.headers.iter().any(|h| names(&head, h)));
+    let rows: Vec<String> = match about {
+        Some(t) => t.rows.iter().map(|r| r.join(" | ")).collect(),
+        None => tables
+            .iter()
+            .flat_map(|t| t.rows.iter().map(|r| r.join(" | ")))
+            .filter(|r| names(&head, r))
+            .collect(),
+    };
+    (!rows.is_empty()).then(|| counted(subject, "counted_rows", rows))
+}
+
+fn counted(subject: &str, method: &str, items: Vec<String>) -> Lookup {
+    Lookup::Count {
+        subject: subject.to_owned(),
+        count: items.len() as u64,
+        method: method.into(),
+        evidence: items.into_iter().take(EVIDENCE).collect(),
+    }
+}
+
+/// The markdown's lists outside code: (the line before the list, its items).
+fn lists(markdown: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let (mut intro, mut current, mut in_code) = (String::new(), Vec::new(), false);
+    for line in markdown.lines().chain(std::iter::once("")) {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let item = t
+            .strip_prefix("- ")
+            .or_else(|| t.strip_prefix("* "))
+            .or_else(|| t.strip_prefix("+ "))
+            .or_else(|| {
+                let digits = t.chars().take_while(char::is_ascii_digit).count();
+                (digits > 0)
+                    .then(|| &t[digits..])
+                    .and_then(|r| r.strip_prefix(". ").or_else(|| r.strip_prefix(") ")))
+            });
+        match item {
+            Some(text) if !text.trim().is_empty() => current.push(text.trim().to_owned()),
+            _ => {
+                // Only a blank line or prose ends a list; an item's wrapped line does not.
+                if !current.is_empty() && (t.is_empty() || !line.starts_with(' ')) {
+                    out.push((std::mem::take(&mut intro), std::mem::take(&mut current)));
+                }
+                if !t.is_empty() {
+                    intro = t.to_owned();
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Index of the table sharing most words with the question (more rows on a tie).
+pub fn best_table(question: &str, tables: &[Table]) -> Option<usize> {
+    let q = terms(question);
+    tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut words: Vec<String> = t.headers.iter().flat_map(|h| terms(h)).collect();
+            words.extend(t.rows.iter().flatten().flat_map(|c| terms(c)));
+            (i, coverage_of(&q, &words), t.rows.len())
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)).then(b.0.cmp(&a.0)))
+        .map(|(i, _, _)| i)
+}
+
+/// Prose paragraphs of `markdown` (no headings, code, tables or list markers).
+fn paragraphs(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut current, mut in_code) = (Vec::new(), false);
+    for line in markdown.lines().chain(std::iter::once("")) {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code || t.starts_with('|') || t.starts_with('#') {
+            continue;
+        }
+        if t.is_empty() {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current).join(" "));
+            }
+        } else {
+            current.push(t);
+        }
+    }
+    out
+}
+
+fn passage(question: &str, markdown: &str) -> Option<String> {
+    let paras = paragraphs(markdown);
+    let quoted: Vec<String> = question
+        .split(['"', '“', '”'])
+        .skip(1)
+        .step_by(2)
+        .map(|q| q.trim().to_lowercase())
+        .filter(|q| !q.is_empty())
+        .collect();
+    let holding = paras
+        .iter()
+        .find(|p| quoted.iter().any(|q| p.to_lowercase().contains(q.as_str())));
+    let best = holding.or_else(|| {
+        let ranking = rank(&Query::new(question, &[]), &paras);
+        ranking.order().first().map(|&i| &paras[i])
+    })?;
+    let mut text = best.clone();
+    if text.len() > PASSAGE_CHARS {
+        let mut cut = PASSAGE_CHARS;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms() {
+        assert_eq!(
+            form("How many bridges cross the Velmora River?"),
+            Some(Form::Count {
+                subject: "bridges".into()
+            })
+        );
+        assert_eq!(
+            form("What is the number of stone bridges in Port Varn?"),
+            Some(Form::Count {
+                subject: "stone bridges".into()
+            })
+        );
+        assert_eq!(
+            form("Compare the Frell and Quill protocols"),
+            Some(Form::Table)
+        );
+        assert_eq!(
+            form("Give me a table of zorbium's properties"),
+            Some(Form::Table)
+        );
+        assert_eq!(
+            form("What does the Frell spec say about retries?"),
+            Some(Form::Passage)
+        );
+        assert_eq!(
+            form("Quote the licence's warranty clause"),
+            Some(Form::Passage)
+        );
+        assert_eq!(form("What is the melting point of zorbium?"), None);
+    }
+
+    #[test]
+    fn a_stated_count_wins() {
+        let md = "Port Varn is a canal city. The city has 14 stone bridges over its canals, most from the 1800s.\n\n- Old Bridge\n- New Bridge\n";
+        let got = lookup("How many bridges does Port Varn have?", md, &[]);
+        let Some(Lookup::Count {
+            count,
+            method,
+            evidence,
+            ..
+        }) = got
+        else {
+            panic!("{got:?}")
+        };
+        assert_eq!((count, method.as_str()), (14, "stated"));
+        assert!(evidence[0].contains("14 stone bridges"));
+    }
+
+    #[test]
+    fn counts_list_items_and_table_rows() {
+        let md = "The bridges of Port Varn are listed below for visitors.\n\n- Old Bridge, built of stone\n- Tanner's Bridge\n- Mill Bridge\n\nOther sights:\n\n- The market\n";
+        let got = lookup("How many bridges does Port Varn have?", md, &[]);
+        assert!(
+            matches!(&got, Some(Lookup::Count { count: 3, method, .. }) if method == "counted_list"),
+            "{got:?}"
+        );
+        let table = Table {
+            headers: vec!["Bridge".into(), "Year".into()],
+            rows: vec![
+                vec!["Old".into(), "1801".into()],
+                vec!["Mill".into(), "1840".into()],
+            ],
+        };
+        let got = lookup(
+            "How many bridges does Port Varn have?",
+            "Port Varn is a canal city with a market and many visitors every year.",
+            &[table],
+        );
+        assert!(
+            matches!(&got, Some(Lookup::Count { count: 2, method, .. }) if method == "counted_rows"),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn picks_the_best_table_and_passage() {
+        let t = |h: &[&str], r: &[&str]| Table {
+            headers: h.iter().map(|s| s.to_string()).collect(),
+            rows: vec![r.iter().map(|s| s.to_string()).collect()],
+        };
+        let tables = vec![
+            t(&["Month", "Rain"], &["May", "40 mm"]),
+            t(&["Protocol", "Port"], &["Frell", "4410"]),
+        ];
+        assert_eq!(
+            lookup("Compare protocol ports in a table", "", &tables),
+            Some(Lookup::Table { index: 1 })
+        );
+        let md = "# Frell\n\nThe Frell spec covers framing and ports in detail.\n\nOn retries, the spec says a client must retry three times with a growing delay.\n\n```\nretry = 3\n```\n";
+        let Some(Lookup::Passage { text }) =
+            lookup("What does the Frell spec say about retries?", md, &[])
+        else {
+            panic!()
+        };
+        assert!(text.starts_with("On retries"), "{text}");
+        let Some(Lookup::Passage { text }) = lookup("Quote \"framing and ports\"", md, &[]) else {
+            panic!()
+        };
+        assert!(text.starts_with("The Frell spec covers"), "{text}");
+    }
+}
