@@ -10,7 +10,7 @@
 //!   - [`analysis`]: the extractive analysis — [`bm25`] sentence ranking, relevance,
 //!     [`datapoints`] by pattern, [`tables`] as rows, [`lookup`] for count, table and passage
 //!     questions — and [`llm_analysis`], the LLM's validated JSON analysis.
-//! - [`stage`]: [`struct@CleanStage`], the worker's handler: extract, load the job's context,
+//! - [`stage`]: [`CleanStage`], the worker's handler: extract, load the job's context,
 //!   run the steps (or take them from the analysis cache), charge the LLM spend, store the
 //!   document, record the outcome.
 //! - `metrics`: the stage's metrics.

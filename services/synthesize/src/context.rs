@@ -46,6 +46,8 @@ pub struct ContextSource {
     pub summary: String,
     pub key_points: Vec<String>,
     pub markdown: String,
+    /// The job's data points the source's analysis found, as (data point, value).
+    pub data: Vec<(String, String)>,
 }
 
 /// How much of a source the context holds.
@@ -189,6 +191,15 @@ fn render(source: &ContextSource, level: Level) -> String {
         title
     };
     let mut block = format!("[S{}] {} — {}", source.idx, title, one_line(&source.url));
+    // Values the analysis found are the densest evidence there is: every level but the last
+    // two carries them.
+    if matches!(level, Level::Full | Level::KeyPoints) && !source.data.is_empty() {
+        let data: Vec<String> = (source.data.iter())
+            .map(|(k, v)| format!("{} = {}", one_line(k), one_line(v)))
+            .collect();
+        block.push_str("\nData: ");
+        block.push_str(&cut(&data.join("; "), KEY_POINTS_MAX_CHARS));
+    }
     let body = match level {
         Level::Full if !source.markdown.trim().is_empty() => {
             cut(source.markdown.trim(), FULL_MAX_CHARS).into_owned()
@@ -272,6 +283,7 @@ mod tests {
                 format!("Key point two of source {idx}, with a figure of {idx}00 m."),
             ],
             markdown,
+            data: Vec::new(),
         }
     }
 
@@ -481,6 +493,16 @@ mod tests {
         let body = c.text.split_once('\n').expect("body").1;
         assert!(body.chars().count() <= FULL_MAX_CHARS);
         assert!(md.starts_with(body.strip_suffix(CUT_MARKER).expect("marker")));
+    }
+
+    #[test]
+    fn found_data_rides_with_full_and_key_point_sources_only() {
+        let mut s = source(4, "Body text.".into());
+        s.data = vec![("melting point".into(), "1 234 °C".into())];
+        for level in [Level::Full, Level::KeyPoints] {
+            assert!(render(&s, level).contains("\nData: melting point = 1 234 °C\n"));
+        }
+        assert!(!render(&s, Level::Reference).contains("Data:"));
     }
 
     #[test]

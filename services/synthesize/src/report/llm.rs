@@ -83,6 +83,9 @@ pub async fn write(
             summary: d.summary.clone(),
             key_points: d.key_points.clone(),
             markdown: d.markdown.clone(),
+            data: (d.extracted_data.iter())
+                .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+                .collect(),
         })
         .collect();
     let mut system = SYSTEM.to_owned();
