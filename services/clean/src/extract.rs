@@ -1,21 +1,32 @@
 //! Main-content extraction: pick the article body of a page and render it as
 //! markdown, together with page metadata (title, language, canonical URL).
 //!
-//! Stage 1 trusts well-known content containers when they pass a quality
-//! check; stage 2 falls back to readability-style scoring. Either way,
-//! boilerplate inside the chosen node is skipped while rendering.
+//! - `prepare`: what the HTML parser gets — script/style bodies removed, nesting bounded.
+//! - `meta`: title, headline, canonical URL, `<base>`, candidate containers (one pass).
+//! - `container`: stage 1, well-known content containers that pass a quality check.
+//! - `score`: stage 2, readability-style scoring when no container qualifies.
+//! - `boilerplate` and `classes`: what is skipped inside the chosen node (tags, class and id
+//!   words, hidden and link-heavy blocks), plus the text measures both stages share.
+//!
+//! Cost is linear in the page: the parsed tree is flattened once (`Dom`) and every judgement
+//! is one loop over that array; only the renderer recurses, to a capped depth, so hostile
+//! pages can exhaust neither time nor stack.
 
 mod boilerplate;
+mod classes;
+mod container;
+mod meta;
+mod prepare;
 mod score;
 
-use std::sync::LazyLock;
-
-use scraper::{ElementRef, Html, Selector};
+use scraper::Html;
 use url::Url;
 
-use self::boilerplate::{is_boilerplate, link_density, text_and_link_len};
-use self::score::key;
-use crate::markdown::to_markdown_with;
+use self::boilerplate::Judged;
+use self::container::MIN_CONTAINER_TEXT;
+use self::meta::Meta;
+use crate::markdown::dom::{Dom, Tag};
+use crate::markdown::render;
 
 /// Result of [`extract`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,45 +41,14 @@ pub struct Extracted {
     pub canonical_url: Option<String>,
 }
 
-/// Content containers, most specific first: a body-only class beats `article`,
-/// which beats page-level wrappers like `main` / `#content` (those often hold sidebars).
-const CONTAINERS: &[&str] = &[
-    "[itemprop=articleBody]",
-    ".post-content",
-    ".entry-content",
-    ".article-body",
-    "#main-text",
-    ".markdown-body",
-    ".rst-content",
-    ".theme-doc-markdown",
-    "article",
-    "main",
-    "[role=main]",
-    "#content",
-];
-const MIN_CONTAINER_TEXT: usize = 250;
-const MAX_CONTAINER_LINK_DENSITY: f64 = 0.5;
-
-fn sel(s: &str) -> Selector {
-    Selector::parse(s).expect("static selector")
-}
-
-static CONTAINER_SELECTORS: LazyLock<Vec<Selector>> =
-    LazyLock::new(|| CONTAINERS.iter().map(|s| sel(s)).collect());
-static OG_TITLE: LazyLock<Selector> =
-    LazyLock::new(|| sel(r#"meta[property="og:title"], meta[name="og:title"]"#));
-static TITLE: LazyLock<Selector> = LazyLock::new(|| sel("title"));
-static H1: LazyLock<Selector> = LazyLock::new(|| sel("h1"));
-static CANONICAL: LazyLock<Selector> = LazyLock::new(|| sel("link[rel~=canonical]"));
-static BASE: LazyLock<Selector> = LazyLock::new(|| sel("base[href]"));
-static BODY: LazyLock<Selector> = LazyLock::new(|| sel("body"));
-
 /// Extract the main content of `html`, resolving links against `base_url`.
 pub fn extract(html: &str, base_url: &str) -> Extracted {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&prepare::prepare(html, prepare::MAX_NESTING));
+    let dom = Dom::new(doc.root_element());
+    let meta = Meta::new(&dom);
     let page_url = Url::parse(base_url).ok();
     // <base href> changes how relative links resolve, exactly as in a browser.
-    let base = match doc.select(&BASE).next().and_then(|b| b.attr("href")) {
+    let base = match meta.base {
         Some(href) => page_url
             .as_ref()
             .and_then(|u| u.join(href.trim()).ok())
@@ -77,15 +57,13 @@ pub fn extract(html: &str, base_url: &str) -> Extracted {
     }
     .or(page_url.clone());
 
-    let body = doc
-        .select(&BODY)
-        .next()
-        .unwrap_or_else(|| doc.root_element());
-    let mut out = content(&doc, body, base.as_ref(), true);
+    let body = meta.body.unwrap_or(0);
+    let strict = Judged::new(&dom, true);
+    let mut out = content(&dom, &strict, &meta, body, base.as_ref());
     // Class patterns occasionally hide the whole article (an unclosed `navbar`
     // div wrapping the page); retry with tag rules only, as readability does.
-    if out.1 < MIN_CONTAINER_TEXT {
-        let lenient = content(&doc, body, base.as_ref(), false);
+    if out.1 < MIN_CONTAINER_TEXT as usize {
+        let lenient = content(&dom, &Judged::new(&dom, false), &meta, body, base.as_ref());
         if lenient.1 > 2 * out.1 {
             out = lenient;
         }
@@ -93,19 +71,17 @@ pub fn extract(html: &str, base_url: &str) -> Extracted {
     let (markdown, text_chars, method) = out;
 
     Extracted {
-        title: title(&doc),
+        title: meta.title(&dom),
         markdown,
         text_chars,
         method,
-        lang: doc
-            .root_element()
-            .attr("lang")
+        lang: dom
+            .attr(0, "lang")
             .map(str::trim)
             .filter(|l| !l.is_empty())
             .map(str::to_string),
-        canonical_url: doc
-            .select(&CANONICAL)
-            .find_map(|l| l.attr("href"))
+        canonical_url: meta
+            .canonical
             .and_then(|h| match &page_url {
                 Some(u) => u.join(h.trim()).ok(),
                 None => Url::parse(h.trim()).ok(),
@@ -116,96 +92,89 @@ pub fn extract(html: &str, base_url: &str) -> Extracted {
 
 /// Both stages plus rendering: (markdown, text chars, method).
 fn content(
-    doc: &Html,
-    body: ElementRef<'_>,
+    dom: &Dom<'_>,
+    judged: &Judged,
+    meta: &Meta<'_>,
+    body: usize,
     base: Option<&Url>,
-    classes: bool,
 ) -> (String, usize, &'static str) {
-    let (root, keep, method) = match container(doc, classes) {
+    let h1 = meta.h1.as_ref().map(|&(h, _)| h);
+    let (root, keep, method) = match container::choose(dom, judged, &meta.containers, h1) {
         Some(c) => (c, Vec::new(), "container"),
-        None => match score::choose(body, classes) {
+        None => match score::choose(dom, judged, body) {
             Some(c) => (c.root, c.keep, "scored"),
             None => (body, Vec::new(), "scored"),
         },
     };
-    let root_key = key(root);
-    let skip = |e: ElementRef<'_>| {
-        let is_root_child = e
-            .parent()
-            .and_then(ElementRef::wrap)
-            .is_some_and(|p| key(p) == root_key);
-        (is_root_child && !keep.is_empty() && !keep.contains(&key(e)))
-            || is_boilerplate(e, classes)
-            || link_heavy(e, classes)
-    };
-    let markdown = to_markdown_with(root, base, &skip);
-    (markdown, text_and_link_len(root, &skip).0, method)
+    let mut skip: Vec<bool> = (0..dom.len())
+        .map(|i| judged.boilerplate[i] || judged.link_heavy(dom, i))
+        .collect();
+    if !keep.is_empty() {
+        // Flags, not `keep.contains`: a root can have a million children.
+        let mut kept = vec![false; dom.len()];
+        for &k in &keep {
+            kept[k] = true;
+        }
+        for c in dom.child_elements(root) {
+            skip[c] |= !kept[c];
+        }
+    }
+    if let Some(h1) = first_visible(dom, root, &skip, |h| {
+        dom.tag(h) == Tag::H1 && judged.measure[h].text > 0
+    }) {
+        if let Some(block) = judged.headline_block(dom, root, h1) {
+            // Only the path down to the headline survives.
+            for a in std::iter::once(h1)
+                .chain(dom.ancestors(h1))
+                .take_while(|&a| a != block)
+            {
+                let parent = dom.parent(a).expect("below the block");
+                for c in dom.child_elements(parent) {
+                    skip[c] |= c != a;
+                }
+            }
+        }
+    }
+    let markdown = render(dom, root, base, &skip);
+    (markdown, visible_text(dom, root, &skip), method)
 }
 
-/// Stage 1: the first container kind with an acceptable match; among several
-/// matches of that kind (e.g. teaser `<article>`s) the one with most text wins.
-fn container(doc: &Html, classes: bool) -> Option<ElementRef<'_>> {
-    for selector in CONTAINER_SELECTORS.iter() {
-        let best = doc
-            .select(selector)
-            .filter(|e| {
-                !e.ancestors()
-                    .filter_map(ElementRef::wrap)
-                    .any(|a| is_boilerplate(a, classes))
-            })
-            .map(|e| (e, text_and_link_len(e, &|c| is_boilerplate(c, classes))))
-            .filter(|&(_, (text, links))| {
-                text >= MIN_CONTAINER_TEXT && link_density(text, links) < MAX_CONTAINER_LINK_DENSITY
-            })
-            .max_by_key(|&(_, (text, _))| text);
-        if let Some((e, _)) = best {
-            return Some(e);
+/// The first node below `root` outside skipped subtrees that satisfies `f`.
+fn first_visible(
+    dom: &Dom<'_>,
+    root: usize,
+    skip: &[bool],
+    f: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let mut i = root + 1;
+    while i < dom.end(root) {
+        if skip[i] {
+            i = dom.end(i);
+            continue;
         }
+        if f(i) {
+            return Some(i);
+        }
+        i += 1;
     }
     None
 }
 
-/// Readability's "clean conditionally", reduced to its strongest signal: a
-/// block that is mostly links (related-article lists, tag clouds) is not prose.
-fn link_heavy(e: ElementRef<'_>, classes: bool) -> bool {
-    if !matches!(
-        e.value().name(),
-        "div" | "section" | "ul" | "ol" | "dl" | "table"
-    ) {
-        return false;
+/// Text characters below `root` outside skipped subtrees.
+fn visible_text(dom: &Dom<'_>, root: usize, skip: &[bool]) -> usize {
+    let mut total = 0;
+    let mut i = root + 1;
+    while i < dom.end(root) {
+        if skip[i] {
+            i = dom.end(i);
+            continue;
+        }
+        if let Some(t) = dom.text(i) {
+            total += boilerplate::text_len(t).0 as usize;
+        }
+        i += 1;
     }
-    let (text, links) = text_and_link_len(e, &|c| is_boilerplate(c, classes));
-    text > 0 && link_density(text, links) > 0.5
-}
-
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// og:title, else <title>, else the first <h1>; but the h1 when the title merely
-/// extends it (`Headline | Site name`).
-fn title(doc: &Html) -> String {
-    let og = doc
-        .select(&OG_TITLE)
-        .find_map(|m| m.attr("content"))
-        .map(collapse)
-        .filter(|t| !t.is_empty());
-    let head = doc
-        .select(&TITLE)
-        .next()
-        .map(|t| collapse(&t.text().collect::<String>()))
-        .filter(|t| !t.is_empty());
-    let h1 = doc
-        .select(&H1)
-        .map(|h| collapse(&h.text().collect::<String>()))
-        .find(|t| !t.is_empty());
-    let meta = og.or(head);
-    match (meta, h1) {
-        (Some(m), Some(h)) if m.starts_with(&h) => h,
-        (Some(m), _) => m,
-        (None, Some(h)) => h,
-        (None, None) => String::new(),
-    }
+    total
 }
 
 #[cfg(test)]
@@ -312,6 +281,85 @@ mod tests {
         let x = extract(&html, "https://news.example.com/");
         assert_article(&x);
         assert!(!x.markdown.contains("secret"), "{}", x.markdown);
+    }
+
+    #[test]
+    fn headline_block_keeps_the_headline_only() {
+        let html = boilerplate_page(&format!(
+            r#"<article><header class="article-header"><h1>Budget deal reached</h1>
+            <h2 class="dek">Lawmakers settle months of wrangling over spending</h2>
+            <p class="byline">By A. Reporter</p><time>May 1, 2024</time></header>
+            <p>{PARA1}</p><p>{PARA2}</p><p>{PARA3}</p></article>"#
+        ));
+        let x = extract(&html, "https://news.example.com/");
+        assert_article(&x);
+        assert!(
+            x.markdown.starts_with("# Budget deal reached\n\n"),
+            "{}",
+            x.markdown
+        );
+        for gone in ["wrangling", "A. Reporter", "May 1"] {
+            assert!(!x.markdown.contains(gone), "{gone:?} in:\n{}", x.markdown);
+        }
+    }
+
+    #[test]
+    fn the_article_holding_the_headline_beats_longer_teasers() {
+        let teaser = format!("<article><h3>Elsewhere</h3><p>{PARA3} {PARA2} {PARA1}</p></article>");
+        let html = boilerplate_page(&format!(
+            r#"<article><h1>Budget deal reached</h1><p>{PARA1}</p><p>{PARA2}</p></article>
+            <section>{teaser}{teaser}</section>"#
+        ));
+        let x = extract(&html, "https://news.example.com/");
+        assert!(
+            x.markdown.starts_with("# Budget deal reached"),
+            "{}",
+            x.markdown
+        );
+        assert!(!x.markdown.contains("Elsewhere"), "{}", x.markdown);
+    }
+
+    #[test]
+    fn teaser_links_and_meta_paragraphs_are_dropped_sources_kept() {
+        let html = boilerplate_page(&format!(
+            r#"<article><p class="article-meta">Updated 5 minutes ago</p><p>{PARA1}</p>
+            <p><strong><a href="/other">READ MORE: Senate passes a different bill</a></strong></p>
+            <p>{PARA2}</p><p><a href="https://data.example.org/budget.pdf">https://data.example.org/budget.pdf</a></p>
+            <p>{PARA3}</p></article>"#
+        ));
+        let x = extract(&html, "https://news.example.com/");
+        assert_article(&x);
+        assert!(!x.markdown.contains("Updated 5 minutes"), "{}", x.markdown);
+        assert!(!x.markdown.contains("READ MORE"), "{}", x.markdown);
+        assert!(x.markdown.contains("budget.pdf"), "{}", x.markdown);
+    }
+
+    #[test]
+    fn embedded_posts_survive_their_social_wrappers() {
+        let html = boilerplate_page(&format!(
+            r#"<article><p>{PARA1}</p><div class="social-embed"><blockquote class="twitter-tweet">
+            <p>The budget is finally done, and it funds our schools.</p>— Mayor (@mayor)</blockquote></div>
+            <div class="social-share"><a href="/s">Share on Twitter</a></div>
+            <p>{PARA2}</p><p>{PARA3}</p></article>"#
+        ));
+        let x = extract(&html, "https://news.example.com/");
+        assert_article(&x);
+        assert!(
+            x.markdown.contains("> The budget is finally done"),
+            "{}",
+            x.markdown
+        );
+    }
+
+    #[test]
+    fn text_behind_a_paywall_marker_is_article_text() {
+        let html = boilerplate_page(&format!(
+            r#"<article><p>{PARA1}</p><div class="paywall"><p>{PARA2}</p><p>{PARA3}</p>
+            <p>{PARA2}</p><p>{PARA3}</p></div><div class="paywall-prompt">Subscribe to keep reading</div></article>"#
+        ));
+        let x = extract(&html, "https://news.example.com/");
+        assert_article(&x);
+        assert!(!x.markdown.contains("keep reading"), "{}", x.markdown);
     }
 
     #[test]

@@ -5,137 +5,56 @@
 //! best-scoring ancestor after a link-density penalty wins, and siblings that
 //! look like continuation of the article are pulled in with it.
 
-use std::collections::HashMap;
+use crate::markdown::dom::{Dom, Tag};
 
-use scraper::ElementRef;
-
-use super::boilerplate::{
-    class_tokens, class_weight, is_boilerplate, link_density, text_and_link_len,
-};
-
-/// Nodes get a stable identity from their address inside the (immutable) tree;
-/// ego_tree's `NodeId` is not nameable without depending on ego_tree directly.
-pub(crate) fn key(e: ElementRef<'_>) -> usize {
-    e.value() as *const _ as usize
-}
+use super::boilerplate::{Judged, BLOCK_CHILD, DIRECT_TEXT};
+use super::classes::{class_tokens, class_weight};
 
 /// The chosen content: `root` and, if non-empty, the only children of `root`
 /// to keep (the winning candidate plus related siblings).
-pub(crate) struct Choice<'a> {
-    pub root: ElementRef<'a>,
+pub(crate) struct Choice {
+    pub root: usize,
     pub keep: Vec<usize>,
 }
 
-const BLOCKS: &[&str] = &[
-    "p",
-    "div",
-    "section",
-    "article",
-    "table",
-    "ul",
-    "ol",
-    "dl",
-    "pre",
-    "blockquote",
-    "form",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "figure",
-    "header",
-    "footer",
-    "main",
-    "aside",
-    "nav",
-];
-
-fn base_score(e: ElementRef<'_>) -> f64 {
-    let tag = match e.value().name() {
-        "div" | "article" | "main" => 5.0,
-        "pre" | "td" | "blockquote" | "section" => 3.0,
-        "address" | "ol" | "ul" | "dl" | "dd" | "dt" | "li" | "form" => -3.0,
-        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "th" => -5.0,
+fn base_score(dom: &Dom<'_>, j: &Judged, e: usize) -> f64 {
+    let tag = match dom.tag(e) {
+        Tag::Div | Tag::Article | Tag::Main => 5.0,
+        Tag::Pre | Tag::Td | Tag::Blockquote | Tag::Section => 3.0,
+        Tag::Address | Tag::Ol | Tag::Ul | Tag::Dl | Tag::Dd | Tag::Dt | Tag::Li | Tag::Form => {
+            -3.0
+        }
+        Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 | Tag::Th => -5.0,
         _ => 0.0,
     };
-    tag + class_weight(e)
+    tag + class_weight(j.facts[e].class)
 }
 
 /// Paragraph-ish: real <p>/<pre>/<td>, or a div/section holding only inline content
 /// (many CMSs write paragraphs as `<div>text<br><br>text</div>`).
-fn is_paragraph(e: ElementRef<'_>) -> bool {
-    match e.value().name() {
-        "p" | "pre" | "td" => true,
-        "div" | "section" | "span" | "font" => {
-            e.child_elements()
-                .all(|c| !BLOCKS.contains(&c.value().name()))
-                && e.children()
-                    .any(|c| c.value().as_text().is_some_and(|t| !t.trim().is_empty()))
+fn is_paragraph(dom: &Dom<'_>, j: &Judged, e: usize) -> bool {
+    match dom.tag(e) {
+        Tag::P | Tag::Pre | Tag::Td => true,
+        Tag::Div | Tag::Section | Tag::Span | Tag::Font => {
+            let flags = j.facts[e].flags;
+            flags & BLOCK_CHILD == 0 && flags & DIRECT_TEXT != 0
         }
         _ => false,
     }
 }
 
-/// A run of paragraph text and the first element that gets points for it.
-struct Unit<'a> {
-    owner: ElementRef<'a>,
-    text: String,
-}
-
-fn collect<'a>(e: ElementRef<'a>, classes: bool, out: &mut Vec<Unit<'a>>) {
-    for c in e.child_elements() {
-        if is_boilerplate(c, classes) {
-            continue;
-        }
-        if is_paragraph(c) {
-            if let Some(owner) = c.parent().and_then(ElementRef::wrap) {
-                out.push(Unit {
-                    owner,
-                    text: c.text().collect(),
-                });
-            }
-        } else {
-            // Loose text next to block children (`<div>Text<br><div>..</div></div>`)
-            // is a paragraph readability would wrap in a <p> owned by this element.
-            let loose: String = c
-                .children()
-                .filter_map(|n| n.value().as_text().map(|t| &**t))
-                .collect();
-            if loose.trim().len() >= 25 {
-                out.push(Unit {
-                    owner: c,
-                    text: loose,
-                });
-            }
-            collect(c, classes, out);
-        }
-    }
-}
-
-pub(crate) fn choose(body: ElementRef<'_>, classes: bool) -> Option<Choice<'_>> {
-    let mut units = Vec::new();
-    collect(body, classes, &mut units);
-    let mut scores: HashMap<usize, (ElementRef<'_>, f64)> = HashMap::new();
-    for Unit { owner, text } in units {
-        let len = text
-            .split_whitespace()
-            .map(|w| w.chars().count() + 1)
-            .sum::<usize>();
+/// Score every paragraph below `body` into its ancestors, in one loop over the subtree.
+fn scores(dom: &Dom<'_>, j: &Judged, body: usize) -> (Vec<f64>, Vec<usize>) {
+    let mut score = vec![f64::NAN; dom.len()];
+    let mut scored = Vec::new();
+    let mut award = |owner: usize, len: u32, commas: u32| {
         if len < 25 {
-            continue;
+            return;
         }
-        let commas = text
-            .chars()
-            .filter(|&c| c == ',' || c == '，' || c == '、')
-            .count();
-        let points = 1.0 + commas as f64 + (len / 100).min(3) as f64;
-        let ancestors = std::iter::once(owner)
-            .chain(owner.ancestors().filter_map(ElementRef::wrap))
-            .take(5);
+        let points = 1.0 + f64::from(commas) + f64::from((len / 100).min(3));
+        let ancestors = std::iter::once(owner).chain(dom.ancestors(owner)).take(5);
         for (level, a) in ancestors.enumerate() {
-            if a.value().name() == "html" {
+            if dom.tag(a) == Tag::Html {
                 break;
             }
             let div = match level {
@@ -143,74 +62,106 @@ pub(crate) fn choose(body: ElementRef<'_>, classes: bool) -> Option<Choice<'_>> 
                 1 => 2.0,
                 n => n as f64 * 3.0,
             };
-            scores.entry(key(a)).or_insert_with(|| (a, base_score(a))).1 += points / div;
+            if score[a].is_nan() {
+                score[a] = base_score(dom, j, a);
+                scored.push(a);
+            }
+            score[a] += points / div;
+        }
+    };
+    let mut i = body + 1;
+    while i < dom.end(body) {
+        if dom.tag(i) == Tag::Text {
+            i += 1;
+            continue;
+        }
+        if j.boilerplate[i] {
+            i = dom.end(i);
+            continue;
+        }
+        let f = j.facts[i];
+        if is_paragraph(dom, j, i) {
+            if let Some(owner) = dom.parent(i) {
+                award(owner, f.raw, f.commas);
+            }
+            i = dom.end(i);
+        } else {
+            // Loose text next to block children (`<div>Text<br><div>..</div></div>`)
+            // is a paragraph readability would wrap in a <p> owned by this element.
+            award(i, f.direct, f.direct_commas);
+            i += 1;
         }
     }
-    let skip = |e: ElementRef<'_>| is_boilerplate(e, classes);
-    let mut finals: Vec<(ElementRef<'_>, f64)> = scores
-        .values()
-        .map(|&(e, s)| {
-            let (t, l) = text_and_link_len(e, &skip);
-            (e, s * (1.0 - link_density(t, l)))
-        })
-        .collect();
-    finals.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let &(mut top, top_score) = finals.first()?;
+    (score, scored)
+}
+
+/// Last non-blank character of the text below `e`.
+fn last_char(dom: &Dom<'_>, e: usize) -> Option<char> {
+    (e..dom.end(e))
+        .rev()
+        .filter_map(|k| dom.text(k))
+        .find_map(|t| t.trim_end().chars().next_back())
+}
+
+pub(crate) fn choose(dom: &Dom<'_>, j: &Judged, body: usize) -> Option<Choice> {
+    let (score, scored) = scores(dom, j, body);
+    let adjusted = |e: usize| score[e] * (1.0 - j.measure[e].link_density());
+    let (mut top, top_score) = scored.iter().map(|&e| (e, adjusted(e))).fold(
+        None,
+        |best: Option<(usize, f64)>, (e, s)| match best {
+            Some((_, b)) if b >= s => best,
+            _ => Some((e, s)),
+        },
+    )?;
     // A lone child says nothing its parent doesn't; widen so siblings can join.
-    while let Some(parent) = top.parent().and_then(ElementRef::wrap) {
-        if matches!(parent.value().name(), "body" | "html") || parent.child_elements().count() != 1
+    while let Some(parent) = dom.parent(top) {
+        if matches!(dom.tag(parent), Tag::Body | Tag::Html)
+            || dom.child_elements(parent).nth(1).is_some()
         {
             break;
         }
         top = parent;
     }
-    let Some(parent) = top.parent().and_then(ElementRef::wrap) else {
-        return Some(Choice {
-            root: top,
-            keep: Vec::new(),
-        });
+    let parent = match dom.parent(top) {
+        Some(p) if dom.tag(p) != Tag::Html => p,
+        _ => {
+            return Some(Choice {
+                root: top,
+                keep: Vec::new(),
+            })
+        }
     };
-    if matches!(parent.value().name(), "html") {
-        return Some(Choice {
-            root: top,
-            keep: Vec::new(),
-        });
-    }
     // Siblings that score well or read like article paragraphs belong to the article.
     let threshold = (top_score * 0.2).max(10.0);
-    let top_class = class_tokens(top);
+    let top_class = class_tokens(dom, top);
     let mut keep = Vec::new();
-    for sib in parent.child_elements() {
+    for sib in dom.child_elements(parent) {
         if sib == top {
-            keep.push(key(sib));
+            keep.push(sib);
             continue;
         }
-        if is_boilerplate(sib, classes) {
+        if j.boilerplate[sib] {
             continue;
         }
-        let mut s = scores.get(&key(sib)).map_or(0.0, |&(e, s)| {
-            let (t, l) = text_and_link_len(e, &skip);
-            s * (1.0 - link_density(t, l))
-        });
-        if !top_class.is_empty() && class_tokens(sib) == top_class {
+        let mut s = if score[sib].is_nan() {
+            0.0
+        } else {
+            adjusted(sib)
+        };
+        if !top_class.is_empty() && class_tokens(dom, sib) == top_class {
             s += top_score * 0.2;
         }
-        let (t, l) = text_and_link_len(sib, &skip);
-        let ld = link_density(t, l);
-        let para_like = sib.value().name() == "p" || is_paragraph(sib);
-        let text: String = if para_like {
-            sib.text().collect()
-        } else {
-            String::new()
-        };
+        let m = j.measure[sib];
+        let ld = m.link_density();
+        let para_like = is_paragraph(dom, j, sib);
         let ok = s >= threshold
-            || (para_like && t > 80 && ld < 0.25)
+            || (para_like && m.text > 80 && ld < 0.25)
             || (para_like
-                && t > 0
+                && m.text > 0
                 && ld == 0.0
-                && text.trim_end().ends_with(['.', '!', '?', '"', '”']));
+                && last_char(dom, sib).is_some_and(|c| matches!(c, '.' | '!' | '?' | '"' | '”')));
         if ok {
-            keep.push(key(sib));
+            keep.push(sib);
         }
     }
     Some(Choice { root: parent, keep })

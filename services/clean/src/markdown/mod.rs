@@ -1,16 +1,20 @@
 //! HTML → markdown conversion over scraper's (immutable) tree.
 //!
-//! Boilerplate removal is expressed as a *skip predicate*: the tree cannot be
-//! edited, so the walker simply does not descend into elements the predicate
-//! rejects. Output is built block by block (`Writer::blocks`) with a pending
-//! inline buffer, which keeps blank-line handling in one place.
+//! The page is first flattened into a `dom::Dom` (document order, subtree =
+//! index range) that the extractor measures and the renderer walks. Boilerplate
+//! removal is a *skip* flag per node: the tree cannot be edited, so the walker
+//! simply does not descend into elements marked skipped. Output is built block
+//! by block (`Writer::blocks`) with a pending inline buffer, which keeps
+//! blank-line handling in one place.
 
 use scraper::ElementRef;
 use url::Url;
 
+use dom::Dom;
 use helpers::collapse;
 use render::Cx;
 
+pub(crate) mod dom;
 mod helpers;
 mod render;
 
@@ -26,9 +30,19 @@ pub fn to_markdown_with(
     base: Option<&Url>,
     skip: &dyn Fn(ElementRef<'_>) -> bool,
 ) -> String {
-    let cx = Cx { base, skip };
+    let dom = Dom::new(element);
+    let skipped: Vec<bool> = (0..dom.len())
+        .map(|i| i > 0 && dom.element(i).is_some_and(skip))
+        .collect();
+    render(&dom, 0, base, &skipped)
+}
+
+/// Render node `root` of `dom`, leaving out every element marked in `skip` (one flag per
+/// node of `dom`; the root itself is never tested).
+pub(crate) fn render(dom: &Dom<'_>, root: usize, base: Option<&Url>, skip: &[bool]) -> String {
+    let cx = Cx { dom, base, skip };
     let mut w = Writer::default();
-    cx.element(element, &mut w, 0);
+    cx.element(root, &mut w, 0);
     w.flush();
     finish(&w.blocks)
 }
@@ -50,17 +64,28 @@ struct Writer {
 impl Writer {
     /// Append normal text, collapsing whitespace runs (incl. NBSP) to one space.
     fn text(&mut self, s: &str) {
-        // Zero-width spaces/BOMs are invisible padding that would leave "empty" lines.
-        for c in s.chars().filter(|c| !matches!(c, '\u{200b}' | '\u{feff}')) {
-            if c.is_whitespace() {
-                if self.inline.is_empty() {
-                    self.lead_space = true;
-                } else if !self.inline.ends_with([' ', '\n']) {
-                    self.inline.push(' ');
-                }
-            } else {
-                self.inline.push(c);
+        let mut words = s.split(char::is_whitespace);
+        if let Some(first) = words.next() {
+            self.word(first);
+        }
+        for word in words {
+            if self.inline.is_empty() {
+                self.lead_space = true;
+            } else if !self.inline.ends_with([' ', '\n']) {
+                self.inline.push(' ');
             }
+            self.word(word);
+        }
+    }
+
+    fn word(&mut self, word: &str) {
+        // Zero-width spaces/BOMs are invisible padding that would leave "empty" lines.
+        const INVISIBLE: [char; 2] = ['\u{200b}', '\u{feff}'];
+        if word.contains(INVISIBLE) {
+            self.inline
+                .extend(word.chars().filter(|c| !INVISIBLE.contains(c)));
+        } else {
+            self.inline.push_str(word);
         }
     }
 

@@ -1,9 +1,10 @@
 //! Element rendering: the walker that turns each element of the tree into
 //! [`Writer`] output (headings, lists, tables, code, links, inline emphasis).
 
-use scraper::{ElementRef, Node};
+use scraper::ElementRef;
 use url::Url;
 
+use super::dom::{Dom, Tag};
 use super::helpers::{code_lang, collapse, indent, longest_run};
 use super::{finish, Writer};
 
@@ -11,56 +12,68 @@ use super::{finish, Writer};
 /// pathological nesting cannot overflow the stack of a worker thread.
 const MAX_DEPTH: usize = 200;
 
-pub(super) struct Cx<'s> {
+pub(super) struct Cx<'s, 'a> {
+    pub(super) dom: &'s Dom<'a>,
     pub(super) base: Option<&'s Url>,
-    pub(super) skip: &'s dyn Fn(ElementRef<'_>) -> bool,
+    /// Per node of `dom`: leave this element and its subtree out.
+    pub(super) skip: &'s [bool],
 }
 
-impl Cx<'_> {
-    fn children(&self, el: ElementRef<'_>, w: &mut Writer, depth: usize) {
-        for child in el.children() {
-            match child.value() {
-                Node::Text(t) => w.text(t),
-                Node::Element(_) => {
-                    let e = ElementRef::wrap(child).expect("element node");
-                    if !(self.skip)(e) {
-                        self.element(e, w, depth + 1);
-                    }
-                }
-                _ => {}
+impl Cx<'_, '_> {
+    fn children(&self, el: usize, w: &mut Writer, depth: usize) {
+        for child in self.dom.children(el) {
+            match self.dom.text(child) {
+                Some(t) => w.text(t),
+                None if !self.skip[child] => self.element(child, w, depth + 1),
+                None => {}
             }
         }
     }
 
     /// Render children into a fresh writer (for constructs that post-process their content).
-    fn sub(&self, el: ElementRef<'_>, depth: usize) -> Writer {
+    fn sub(&self, el: usize, depth: usize) -> Writer {
         let mut w = Writer::default();
         self.children(el, &mut w, depth);
         w
     }
 
-    pub(super) fn element(&self, e: ElementRef<'_>, w: &mut Writer, depth: usize) {
-        if depth > MAX_DEPTH {
-            e.text().for_each(|t| w.text(t));
+    /// The text below `e` that is not skipped, in one loop instead of a descent.
+    fn flat_text(&self, e: usize, w: &mut Writer) {
+        let mut j = e + 1;
+        while j < self.dom.end(e) {
+            match self.dom.text(j) {
+                Some(t) => {
+                    w.text(t);
+                    j += 1;
+                }
+                None if self.skip[j] || is_invisible(self.dom.tag(j)) => j = self.dom.end(j),
+                None => j += 1,
+            }
+        }
+    }
+
+    pub(super) fn element(&self, e: usize, w: &mut Writer, depth: usize) {
+        let tag = self.dom.tag(e);
+        if is_invisible(tag) {
             return;
         }
-        let name = e.value().name();
-        match name {
-            "script" | "style" | "noscript" | "template" | "svg" | "math" | "canvas" | "head"
-            | "iframe" | "object" | "embed" | "video" | "audio" | "img" | "picture" | "input"
-            | "select" | "textarea" | "button" | "map" => {}
-            "br" => w.line_break(),
-            "hr" => w.block("---".into(), false),
-            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+        if depth > MAX_DEPTH {
+            self.flat_text(e, w);
+            return;
+        }
+        match tag {
+            Tag::Br => w.line_break(),
+            Tag::Hr => w.block("---".into(), false),
+            Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
                 let text = self.sub(e, depth).one_line();
                 if !text.is_empty() {
-                    let level = usize::from(name.as_bytes()[1] - b'0');
+                    let level = tag.heading_level();
                     w.block(format!("{} {text}", "#".repeat(level)), false);
                 }
             }
-            "pre" => w.block(self.pre(e), false),
-            "ul" | "ol" => w.block(self.list(e, depth), true),
-            "blockquote" => {
+            Tag::Pre => w.block(self.pre(e), false),
+            Tag::Ul | Tag::Ol => w.block(self.list(e, depth), true),
+            Tag::Blockquote => {
                 let inner = finish(&self.sub(e, depth).finished_blocks());
                 let quoted = inner.lines().map(|l| {
                     if l.is_empty() {
@@ -71,9 +84,9 @@ impl Cx<'_> {
                 });
                 w.block(quoted.collect::<Vec<_>>().join("\n"), false);
             }
-            "table" => self.table(e, w, depth),
-            "code" | "kbd" | "samp" | "tt" => {
-                let text = collapse(&e.text().collect::<String>());
+            Tag::Table => self.table(e, w, depth),
+            Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt => {
+                let text = collapse(&self.dom.text_of(e));
                 let ticks = "`".repeat(longest_run(&text, '`') + 1);
                 let pad = if text.starts_with('`') || text.ends_with('`') {
                     " "
@@ -89,15 +102,19 @@ impl Cx<'_> {
                     |s| s,
                 );
             }
-            "em" | "i" | "cite" | "dfn" => {
+            Tag::Em | Tag::I | Tag::Cite | Tag::Dfn => {
                 self.wrap_inline(w, self.sub(e, depth), |s| format!("*{s}*"))
             }
-            "strong" | "b" => self.wrap_inline(w, self.sub(e, depth), |s| format!("**{s}**")),
-            // A heading's permalink (`¶`, `#`, `§` …) is navigation, not content.
-            "a" if e.attr("href").is_some_and(|h| h.starts_with('#'))
-                && is_permalink_mark(&e.text().collect::<String>()) => {}
-            "a" => {
-                let href = e.attr("href").and_then(|h| self.link_target(h));
+            Tag::Strong | Tag::B => self.wrap_inline(w, self.sub(e, depth), |s| format!("**{s}**")),
+            Tag::A => {
+                let raw = self.dom.attr(e, "href");
+                // A heading's permalink (`¶`, `#`, `§` …) is navigation, not content.
+                if raw.is_some_and(|h| h.starts_with('#'))
+                    && is_permalink_mark(&self.dom.text_of(e))
+                {
+                    return;
+                }
+                let href = raw.and_then(|h| self.link_target(h));
                 let sub = self.sub(e, depth);
                 match href {
                     Some(url) => self.wrap_inline(w, sub, |s| {
@@ -106,7 +123,7 @@ impl Cx<'_> {
                     None => self.wrap_inline(w, sub, |s| s),
                 }
             }
-            _ if BLOCK_TAGS.contains(&name) => {
+            _ if is_block(tag) => {
                 w.flush();
                 self.children(e, w, depth);
                 w.flush();
@@ -142,7 +159,9 @@ impl Cx<'_> {
         let href = href.trim();
         if href.is_empty()
             || href.starts_with('#')
-            || href.to_ascii_lowercase().starts_with("javascript:")
+            || href
+                .get(..11)
+                .is_some_and(|s| s.eq_ignore_ascii_case("javascript:"))
         {
             return None;
         }
@@ -159,65 +178,80 @@ impl Cx<'_> {
         )
     }
 
-    fn pre(&self, e: ElementRef<'_>) -> String {
+    fn pre(&self, e: usize) -> String {
         let mut code = String::new();
         self.raw_text(e, &mut code);
         let code = code.trim_start_matches(['\n', '\r']).trim_end();
         if code.is_empty() {
             return String::new();
         }
-        let code_child = e.child_elements().find(|c| c.value().name() == "code");
+        let element = |i: usize| self.dom.element(i).expect("an element");
+        let code_child = self
+            .dom
+            .child_elements(e)
+            .find(|&c| self.dom.tag(c) == Tag::Code);
         // Generators put the language on the <pre>, its <code>, or a wrapper or two above
         // (Sphinx: `<div class="highlight-bash"><div class="highlight"><pre>`).
-        let lang = code_lang(e)
-            .or_else(|| code_child.and_then(code_lang))
-            .or_else(|| e.ancestors().take(2).filter_map(ElementRef::wrap).find_map(code_lang))
+        let lang = code_lang(element(e))
+            .or_else(|| code_child.and_then(|c| code_lang(element(c))))
+            .or_else(|| {
+                element(e)
+                    .ancestors()
+                    .take(2)
+                    .filter_map(ElementRef::wrap)
+                    .find_map(code_lang)
+            })
             .unwrap_or_default();
         let fence = "`".repeat(longest_run(code, '`').max(2) + 1);
         format!("{fence}{lang}\n{code}\n{fence}")
     }
 
-    /// Text below a <pre>, whitespace untouched; <br> becomes a newline.
-    fn raw_text(&self, e: ElementRef<'_>, out: &mut String) {
-        for child in e.children() {
-            match child.value() {
-                Node::Text(t) => out.push_str(t),
-                Node::Element(el) if el.name() == "br" => out.push('\n'),
-                Node::Element(_) => {
-                    let c = ElementRef::wrap(child).expect("element node");
-                    if !(self.skip)(c) {
-                        self.raw_text(c, out);
-                    }
+    /// Text below a <pre>, whitespace untouched; <br> becomes a newline. A loop over the
+    /// subtree's range, so deep markup inside code costs no stack.
+    fn raw_text(&self, e: usize, out: &mut String) {
+        let mut j = e + 1;
+        while j < self.dom.end(e) {
+            match self.dom.text(j) {
+                Some(t) => out.push_str(t),
+                None if self.dom.tag(j) == Tag::Br => out.push('\n'),
+                None if self.skip[j] => {
+                    j = self.dom.end(j);
+                    continue;
                 }
-                _ => {}
+                None => {}
             }
+            j += 1;
         }
     }
 
-    fn list(&self, e: ElementRef<'_>, depth: usize) -> String {
-        let ordered = e.value().name() == "ol";
-        let mut n: usize = e
-            .attr("start")
+    fn list(&self, e: usize, depth: usize) -> String {
+        let ordered = self.dom.tag(e) == Tag::Ol;
+        let mut n: usize = self
+            .dom
+            .attr(e, "start")
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(1);
         let mut items: Vec<String> = Vec::new();
-        for child in e.child_elements().filter(|c| !(self.skip)(*c)) {
-            let cname = child.value().name();
-            if matches!(cname, "ul" | "ol") {
+        for child in self.dom.child_elements(e).filter(|&c| !self.skip[c]) {
+            let ctag = self.dom.tag(child);
+            if matches!(ctag, Tag::Ul | Tag::Ol) {
                 // Invalid but common: a nested list directly inside the list; hang it under the last item.
                 let nested = self.list(child, depth + 1);
                 match items.last_mut() {
                     Some(last) if !nested.is_empty() => {
-                        last.push_str(&format!("\n{}", indent(&nested, 2)))
+                        last.push('\n');
+                        last.push_str(&indent(&nested, 2));
                     }
                     _ => items.push(nested),
                 }
                 continue;
             }
-            let sub = if cname == "li" {
+            let sub = if ctag == Tag::Li {
                 self.sub(child, depth + 1)
             } else {
-                single(self, child, depth + 1)
+                let mut w = Writer::default();
+                self.element(child, &mut w, depth + 1);
+                w
             };
             let blocks = sub.finished_blocks();
             let mut body = String::new();
@@ -244,25 +278,22 @@ impl Cx<'_> {
         items.join("\n")
     }
 
-    fn table(&self, e: ElementRef<'_>, w: &mut Writer, depth: usize) {
-        let sections = e
-            .child_elements()
-            .filter(|c| matches!(c.value().name(), "thead" | "tbody" | "tfoot"));
-        let rows: Vec<ElementRef<'_>> = std::iter::once(e)
+    fn table(&self, e: usize, w: &mut Writer, depth: usize) {
+        let dom = self.dom;
+        let sections = dom
+            .child_elements(e)
+            .filter(|&c| matches!(dom.tag(c), Tag::Thead | Tag::Tbody | Tag::Tfoot));
+        let rows: Vec<usize> = std::iter::once(e)
             .chain(sections)
-            .flat_map(|s| s.child_elements().filter(|r| r.value().name() == "tr"))
-            .filter(|r| !(self.skip)(*r))
+            .flat_map(|s| dom.child_elements(s).filter(|&r| dom.tag(r) == Tag::Tr))
+            .filter(|&r| !self.skip[r])
             .collect();
-        let cells = |r: &ElementRef<'_>| {
-            r.child_elements()
-                .filter(|c| matches!(c.value().name(), "td" | "th"))
-                .count()
+        let cells = |r: usize| {
+            dom.child_elements(r)
+                .filter(|&c| matches!(dom.tag(c), Tag::Td | Tag::Th))
         };
-        let cols = rows.iter().map(cells).max().unwrap_or(0);
-        let nested = e
-            .descendent_elements()
-            .skip(1)
-            .any(|d| d.value().name() == "table");
+        let cols = rows.iter().map(|&r| cells(r).count()).max().unwrap_or(0);
+        let nested = (e + 1..dom.end(e)).any(|d| dom.tag(d) == Tag::Table);
         if cols < 2 || nested {
             // Layout table: its cells are just page regions.
             w.flush();
@@ -271,16 +302,14 @@ impl Cx<'_> {
             return;
         }
         let mut out = Vec::new();
-        if let Some(cap) = e.child_elements().find(|c| c.value().name() == "caption") {
+        if let Some(cap) = dom.child_elements(e).find(|&c| dom.tag(c) == Tag::Caption) {
             out.push(self.sub(cap, depth).one_line());
             out.push(String::new());
         }
-        for (i, row) in rows.iter().enumerate() {
-            let mut line: Vec<String> = row
-                .child_elements()
-                .filter(|c| matches!(c.value().name(), "td" | "th"))
+        for (i, &row) in rows.iter().enumerate() {
+            let mut line: Vec<String> = cells(row)
                 .map(|c| {
-                    if (self.skip)(c) {
+                    if self.skip[c] {
                         String::new()
                     } else {
                         self.sub(c, depth + 1).one_line().replace('|', "\\|")
@@ -297,46 +326,65 @@ impl Cx<'_> {
     }
 }
 
-/// Render one non-<li> child of a list as if it were an item.
-fn single(cx: &Cx<'_>, e: ElementRef<'_>, depth: usize) -> Writer {
-    let mut w = Writer::default();
-    cx.element(e, &mut w, depth);
-    w
+/// Elements whose content is never text of the page (media, widgets, foreign markup).
+fn is_invisible(tag: Tag) -> bool {
+    matches!(
+        tag,
+        Tag::Svg
+            | Tag::Math
+            | Tag::Canvas
+            | Tag::Head
+            | Tag::Iframe
+            | Tag::Object
+            | Tag::Embed
+            | Tag::Video
+            | Tag::Audio
+            | Tag::Img
+            | Tag::Picture
+            | Tag::Input
+            | Tag::Select
+            | Tag::Textarea
+            | Tag::Button
+            | Tag::Map
+    )
 }
 
 /// Elements that start and end a paragraph (those with special rendering are matched earlier).
-const BLOCK_TAGS: &[&str] = &[
-    "p",
-    "div",
-    "section",
-    "article",
-    "main",
-    "header",
-    "footer",
-    "aside",
-    "nav",
-    "figure",
-    "figcaption",
-    "address",
-    "details",
-    "summary",
-    "dl",
-    "dt",
-    "dd",
-    "center",
-    "hgroup",
-    "form",
-    "fieldset",
-    "body",
-    "html",
-    "li",
-    "tr",
-    "td",
-    "th",
-    "caption",
-    "legend",
-    "option",
-];
+fn is_block(tag: Tag) -> bool {
+    matches!(
+        tag,
+        Tag::P
+            | Tag::Div
+            | Tag::Section
+            | Tag::Article
+            | Tag::Main
+            | Tag::Header
+            | Tag::Footer
+            | Tag::Aside
+            | Tag::Nav
+            | Tag::Figure
+            | Tag::Figcaption
+            | Tag::Address
+            | Tag::Details
+            | Tag::Summary
+            | Tag::Dl
+            | Tag::Dt
+            | Tag::Dd
+            | Tag::Center
+            | Tag::Hgroup
+            | Tag::Form
+            | Tag::Fieldset
+            | Tag::Body
+            | Tag::Html
+            | Tag::Li
+            | Tag::Tr
+            | Tag::Td
+            | Tag::Th
+            | Tag::Caption
+            | Tag::Legend
+            | Tag::Option
+    )
+}
 
 fn is_permalink_mark(text: &str) -> bool {
     matches!(text.trim(), "¶" | "#" | "§" | "🔗" | "⚓" | "¤")
