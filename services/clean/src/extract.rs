@@ -39,6 +39,9 @@ pub struct Extracted {
     pub method: &'static str,
     pub lang: Option<String>,
     pub canonical_url: Option<String>,
+    pub byline: Option<String>,
+    /// The publication date as the page gives it.
+    pub published: Option<String>,
 }
 
 /// Extract the main content of `html`, resolving links against `base_url`.
@@ -72,6 +75,8 @@ pub fn extract(html: &str, base_url: &str) -> Extracted {
 
     Extracted {
         title: meta.title(&dom),
+        byline: meta.byline(&dom),
+        published: meta.published(),
         markdown,
         text_chars,
         method,
@@ -226,6 +231,21 @@ mod tests {
                 x.markdown
             );
         }
+    }
+
+    #[test]
+    fn byline_and_date_from_meta_or_the_page() {
+        let text = "The river rose four metres in a night and the town moved uphill. ".repeat(8);
+        let from_meta = format!("<html><head><meta name=\"author\" content=\"Ada Marsh\"><meta property=\"article:published_time\" content=\"2026-10-03T08:00:00Z\"></head><body><article><h1>Flood</h1><p>{text}</p></article></body></html>");
+        let x = extract(&from_meta, "https://example.org/flood");
+        assert_eq!(x.byline.as_deref(), Some("Ada Marsh"));
+        assert_eq!(x.published.as_deref(), Some("2026-10-03T08:00:00Z"));
+        let from_page = format!("<html><body><article><h1>Flood</h1><p class=\"byline\">By Ada  Marsh</p><time datetime=\"2026-10-03\">3 October</time><p>{text}</p></article></body></html>");
+        let x = extract(&from_page, "https://example.org/flood");
+        assert_eq!(x.byline.as_deref(), Some("Ada Marsh"));
+        assert_eq!(x.published.as_deref(), Some("2026-10-03"));
+        let none = extract(&format!("<p>{text}</p>"), "https://example.org/");
+        assert_eq!((none.byline, none.published), (None, None));
     }
 
     #[test]

@@ -17,7 +17,8 @@ pub enum Format {
     Markdown,
     /// Plain text: the markdown without its markup.
     Text,
-    /// One JSON object: url, title, language, canonical URL, method and the markdown.
+    /// One JSON object: url, title, byline, publication date, language, canonical URL, method
+    /// and the markdown.
     Json,
 }
 
@@ -77,6 +78,8 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
             method: "file",
             lang: None,
             canonical_url: None,
+            byline: None,
+            published: None,
         },
         _ => extract(&body, &url),
     };
@@ -117,6 +120,8 @@ fn render(e: &Extracted, url: &str, format: Format, with_title: bool) -> String 
             "title": e.title,
             "language": e.lang,
             "canonical_url": e.canonical_url,
+            "byline": e.byline,
+            "published": e.published,
             "method": e.method,
             "text_chars": e.text_chars,
             "markdown": e.markdown,
@@ -208,6 +213,7 @@ fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode
         }
     }
     pages.sort();
+    let dir = std::fs::canonicalize(input).unwrap_or_else(|_| input.to_path_buf());
     let bar = ProgressBar::new(pages.len() as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} pages {elapsed}")
             .expect("a valid template"),
@@ -216,7 +222,9 @@ fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode
         let bytes =
             std::fs::read(path).with_context(|| format!("failed to read {}", path.display()))?;
         let html = html_of(&bytes).with_context(|| format!("{}", path.display()))?;
-        let url = file_url(path);
+        let url = (path.file_name().map(|name| dir.join(name)))
+            .and_then(|p| url::Url::from_file_path(p).ok())
+            .map_or_else(|| file_url(path), String::from);
         let extracted = extract(&html, &url);
         let out = output.join(format!("{stem}.{}", format.extension()));
         std::fs::write(&out, render(&extracted, &url, format, false))
