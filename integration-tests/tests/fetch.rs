@@ -11,10 +11,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{webdriver_sessions, Fleet};
-use trawl_fetch::browser::LocalWebDriver;
 use trawl_config::Config;
+use trawl_fetch::browser::LocalWebDriver;
 use trawl_integration_tests::simweb::{files, guarded, hostile};
-use trawl_messages::{Envelope, FetchTask, FetchedDoc, FileType, Outcome, Queue, Source, SourceKind};
+use trawl_messages::{
+    Envelope, FetchTask, FetchedDoc, FileType, Outcome, Queue, Source, SourceKind,
+};
 use trawl_pipeline::fanin::{open_job, JobMeta, OutcomeRecord};
 use trawl_pipeline::Runtime;
 use uuid::Uuid;
@@ -79,11 +81,7 @@ impl Harness {
         let rt = Runtime::connect(config, Duration::from_secs(10))
             .await
             .unwrap();
-        Harness {
-            fleet,
-            rt,
-            driver,
-        }
+        Harness { fleet, rt, driver }
     }
 
     fn url(path: &str, host: &str) -> String {
@@ -111,7 +109,11 @@ impl Harness {
                     provider: "test".into(),
                     position: i as u32 + 1,
                     score: 1.0,
-                    kind: if file { SourceKind::File } else { SourceKind::Page },
+                    kind: if file {
+                        SourceKind::File
+                    } else {
+                        SourceKind::Page
+                    },
                     file_type: file.then_some(FileType::Unknown),
                 }
             })
@@ -124,7 +126,12 @@ impl Harness {
             level: 0,
             max_level,
         };
-        let job = Envelope::new(Uuid::now_v7(), Uuid::now_v7(), deadline, first(sources[0].clone()));
+        let job = Envelope::new(
+            Uuid::now_v7(),
+            Uuid::now_v7(),
+            deadline,
+            first(sources[0].clone()),
+        );
         let meta = JobMeta {
             query: query.clone(),
             sources: sources.clone(),
@@ -151,10 +158,8 @@ impl Harness {
                 .unwrap();
             if outcomes.len() + docs.len() >= urls.len() {
                 clean.cancel().await;
-                let mut ended: BTreeMap<u32, Ended> = docs
-                    .into_iter()
-                    .map(|(i, d)| (i, Ended::Doc(d)))
-                    .collect();
+                let mut ended: BTreeMap<u32, Ended> =
+                    docs.into_iter().map(|(i, d)| (i, Ended::Doc(d))).collect();
                 for (i, bytes) in outcomes {
                     ended.insert(i, Ended::Outcome(serde_json::from_slice(&bytes).unwrap()));
                 }
@@ -213,7 +218,11 @@ async fn escalates_only_as_far_as_each_page_needs() {
     let ended = h.fetch(&[at(guarded::WEBDRIVER_CHECK_PATH)]).await;
     let doc = ended[0].doc();
     assert_eq!(doc.level, 3);
-    assert!(doc.body.contains(guarded::WEBDRIVER_CHECK_MARKER), "{}", doc.body);
+    assert!(
+        doc.body.contains(guarded::WEBDRIVER_CHECK_MARKER),
+        "{}",
+        doc.body
+    );
 
     let ended = h
         .fetch(&[at(guarded::CHALLENGE_PATH), at(guarded::CHALLENGE_200_PATH)])
@@ -236,7 +245,10 @@ async fn escalates_only_as_far_as_each_page_needs() {
     let mut h = h;
     let exits = h.fleet.terminate_all(Duration::from_secs(20)).await;
     assert!(exits.iter().all(|(_, clean)| *clean), "{exits:?}");
-    assert_eq!(webdriver_sessions(&h.driver.as_ref().unwrap().url()).await, 0);
+    assert_eq!(
+        webdriver_sessions(&h.driver.as_ref().unwrap().url()).await,
+        0
+    );
     h.stop().await;
 }
 
@@ -265,7 +277,10 @@ async fn retry_after_holds_the_host_and_retries_at_the_same_level() {
         .collect();
     assert_eq!(log.len(), 2, "{log:?}");
     let gap = log[1].1 - log[0].1;
-    assert!(gap >= Duration::from_secs(guarded::RETRY_AFTER_SECONDS), "{gap:?}");
+    assert!(
+        gap >= Duration::from_secs(guarded::RETRY_AFTER_SECONDS),
+        "{gap:?}"
+    );
     h.stop().await;
 }
 
@@ -300,11 +315,27 @@ async fn hostile_pages_and_private_redirects_end_with_clear_outcomes() {
     for e in &ended[..4] {
         assert_eq!(e.outcome().outcome, Outcome::TooLarge, "{e:?}");
     }
-    assert!(failed_reason(&ended[4]).starts_with("timeout"), "{:?}", ended[4]);
-    assert!(failed_reason(&ended[5]).starts_with("idle timeout"), "{:?}", ended[5]);
-    assert!(failed_reason(&ended[6]).contains("redirects"), "{:?}", ended[6]);
+    assert!(
+        failed_reason(&ended[4]).starts_with("timeout"),
+        "{:?}",
+        ended[4]
+    );
+    assert!(
+        failed_reason(&ended[5]).starts_with("idle timeout"),
+        "{:?}",
+        ended[5]
+    );
+    assert!(
+        failed_reason(&ended[6]).contains("redirects"),
+        "{:?}",
+        ended[6]
+    );
     let latin1 = ended[7].doc();
-    assert!(latin1.body.contains("Café crème à la carte"), "{}", latin1.body);
+    assert!(
+        latin1.body.contains("Café crème à la carte"),
+        "{}",
+        latin1.body
+    );
     for e in &ended[8..] {
         assert!(failed_reason(e).contains("refused"), "{e:?}");
     }
@@ -326,7 +357,10 @@ async fn robots_variants_are_applied() {
         (guarded::ROBOTS_SLOW_HOST, "/page", false),
         (guarded::ROBOTS_LOOP_HOST, "/page", false),
     ];
-    let urls: Vec<String> = cases.iter().map(|(host, path, _)| Harness::url(path, host)).collect();
+    let urls: Vec<String> = cases
+        .iter()
+        .map(|(host, path, _)| Harness::url(path, host))
+        .collect();
     let ended = h.fetch(&urls).await;
     for ((host, path, allowed), e) in cases.iter().zip(&ended) {
         match e {
@@ -338,7 +372,12 @@ async fn robots_variants_are_applied() {
         }
     }
     // Fetched once per origin although two tasks needed it at once.
-    assert_eq!(h.fleet.simweb.path_hits(guarded::ROBOTS_HUGE_HOST, "/robots.txt"), 1);
+    assert_eq!(
+        h.fleet
+            .simweb
+            .path_hits(guarded::ROBOTS_HUGE_HOST, "/robots.txt"),
+        1
+    );
     h.stop().await;
 }
 
@@ -370,10 +409,17 @@ async fn files_become_text_or_say_why_not() {
     assert_eq!(ended[3].doc().content_type, "text/csv");
     assert!(ended[3].doc().body.contains(" | "));
     for e in &ended[4..6] {
-        assert!(matches!(e.outcome().outcome, Outcome::Unsupported { .. }), "{e:?}");
+        assert!(
+            matches!(e.outcome().outcome, Outcome::Unsupported { .. }),
+            "{e:?}"
+        );
     }
     assert_eq!(ended[6].doc().content_type, "text/html");
-    assert!(failed_reason(&ended[7]).contains("unreadable"), "{:?}", ended[7]);
+    assert!(
+        failed_reason(&ended[7]).contains("unreadable"),
+        "{:?}",
+        ended[7]
+    );
     h.stop().await;
 }
 
@@ -394,7 +440,10 @@ async fn several_fetch_processes_keep_each_hosts_interval() {
             .map(|p| Harness::url(p, guarded::CRAWL_DELAY_HOST)),
     );
     let ended = h.fetch(&urls).await;
-    assert!(ended.iter().all(|e| matches!(e, Ended::Doc(_))), "{ended:?}");
+    assert!(
+        ended.iter().all(|e| matches!(e, Ended::Doc(_))),
+        "{ended:?}"
+    );
     let stats = h.fleet.simweb.stats();
     // Arrival times carry a little network jitter against the limiter's send times.
     let jitter = Duration::from_millis(20);
@@ -402,7 +451,10 @@ async fn several_fetch_processes_keep_each_hosts_interval() {
     assert!(polite + jitter >= interval, "two requests {polite:?} apart");
     let delay = Duration::from_secs(guarded::CRAWL_DELAY_SECONDS);
     let crawl = stats.min_gap(guarded::CRAWL_DELAY_HOST, true).unwrap();
-    assert!(crawl + jitter >= delay, "two requests {crawl:?} apart under Crawl-delay");
+    assert!(
+        crawl + jitter >= delay,
+        "two requests {crawl:?} apart under Crawl-delay"
+    );
     h.stop().await;
 }
 

@@ -14,7 +14,10 @@ fn technical_content_survives_and_the_site_around_it_does_not() {
     for &(path, expected) in docs::EXPECTED {
         let md = extracted(path);
         for piece in expected {
-            assert!(md.contains(piece), "{path}: missing\n{piece}\n--- in ---\n{md}");
+            assert!(
+                md.contains(piece),
+                "{path}: missing\n{piece}\n--- in ---\n{md}"
+            );
         }
         for clutter in docs::CLUTTER {
             assert!(!md.contains(clutter), "{path}: kept {clutter:?}\n{md}");

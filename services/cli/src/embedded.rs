@@ -7,9 +7,9 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use trawl_config::Config;
+use trawl_fetch::browser::{webdriver_ready, LocalWebDriver};
 use trawl_messages::Queue;
 use trawl_pipeline::serve::Shutdown;
-use trawl_fetch::browser::{webdriver_ready, LocalWebDriver};
 use trawl_pipeline::{run_worker, Runtime, StageError};
 
 pub struct Embedded {
@@ -33,7 +33,10 @@ pub async fn prepare_browser(config: &mut Config) -> Option<LocalWebDriver> {
         .and_then(|u| u.port());
     let started = match local {
         Some(port) => LocalWebDriver::start(port).await,
-        None => Err(format!("no WebDriver answers at {}", config.fetch.webdriver_url)),
+        None => Err(format!(
+            "no WebDriver answers at {}",
+            config.fetch.webdriver_url
+        )),
     };
     match started {
         Ok(driver) => Some(driver),

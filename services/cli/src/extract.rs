@@ -204,7 +204,10 @@ fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode
         std::fs::read_dir(input).with_context(|| format!("failed to read {}", input.display()))?
     {
         let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         let stem = name
             .strip_suffix(".html.gz")
             .or_else(|| name.strip_suffix(".html"));

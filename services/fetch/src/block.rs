@@ -252,7 +252,12 @@ mod tests {
         assert_eq!(detect(200, no_headers, shell, true), None);
         // A short page without scripts is just short.
         assert_eq!(
-            detect(200, no_headers, "<html><body><p>Gone fishing.</p></body></html>", false),
+            detect(
+                200,
+                no_headers,
+                "<html><body><p>Gone fishing.</p></body></html>",
+                false
+            ),
             None
         );
     }

@@ -71,7 +71,10 @@ pub enum BrowserError {
 
 impl BrowserError {
     pub fn is_transient(&self) -> bool {
-        matches!(self, BrowserError::Unavailable(_) | BrowserError::Crashed(_))
+        matches!(
+            self,
+            BrowserError::Unavailable(_) | BrowserError::Crashed(_)
+        )
     }
 }
 
@@ -126,7 +129,9 @@ fn delete_session_blocking(webdriver: &Url, id: &str) {
         if head[..n].starts_with(b"HTTP/1.1 200") {
             Ok(())
         } else {
-            Err(std::io::Error::other(String::from_utf8_lossy(&head[..n]).into_owned()))
+            Err(std::io::Error::other(
+                String::from_utf8_lossy(&head[..n]).into_owned(),
+            ))
         }
     };
     match attempt() {
@@ -220,19 +225,15 @@ impl BrowserPool {
     }
 
     async fn open(&self, stealth: bool) -> Result<Session, BrowserError> {
-        let mut builder = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+        let mut builder =
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
         builder.capabilities(self.capabilities(stealth));
         let connect = builder.connect(self.webdriver.as_str());
         let client = tokio::time::timeout(self.timeout, connect)
             .await
             .map_err(|_| BrowserError::Unavailable("starting a session timed out".into()))?
             .map_err(|e| BrowserError::Unavailable(new_session_error(&e)))?;
-        let id = client
-            .session_id()
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let id = client.session_id().await.ok().flatten().unwrap_or_default();
         let session = Session {
             client: Some(client),
             id,
@@ -241,11 +242,8 @@ impl BrowserPool {
             idle_since: Instant::now(),
             webdriver: Arc::clone(&self.webdriver),
         };
-        let timeouts = TimeoutConfiguration::new(
-            Some(self.timeout),
-            Some(self.timeout),
-            Some(Duration::ZERO),
-        );
+        let timeouts =
+            TimeoutConfiguration::new(Some(self.timeout), Some(self.timeout), Some(Duration::ZERO));
         let client = session.client.as_ref().expect("just opened");
         if let Err(e) = client.update_timeouts(timeouts).await {
             let reason = e.to_string();
@@ -329,7 +327,9 @@ impl BrowserPool {
 
     /// The SSRF guard, before Chromium resolves the host itself.
     async fn check(&self, url: &Url) -> Result<(), BrowserError> {
-        self.guard.check_url(url).map_err(BrowserError::Navigation)?;
+        self.guard
+            .check_url(url)
+            .map_err(BrowserError::Navigation)?;
         match url.host() {
             Some(url::Host::Domain(host)) => self
                 .resolver

@@ -302,8 +302,14 @@ mod tests {
         assert_eq!(parse_retry_after("99999"), Some(Duration::from_secs(3600)));
         let soon = (chrono::Utc::now() + chrono::Duration::seconds(120)).to_rfc2822();
         let d = parse_retry_after(&soon).unwrap();
-        assert!(d > Duration::from_secs(100) && d <= Duration::from_secs(120), "{d:?}");
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        assert!(
+            d > Duration::from_secs(100) && d <= Duration::from_secs(120),
+            "{d:?}"
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
         assert_eq!(parse_retry_after("soon"), None);
         assert_eq!(mime_of("Text/HTML; charset=x"), "text/html");
     }

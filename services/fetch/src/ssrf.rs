@@ -176,9 +176,10 @@ impl Resolve for GuardedResolver {
         let host = name.as_str().to_owned();
         let this = self.clone();
         Box::pin(async move {
-            let addrs = this.lookup(&host).await.map_err(
-                |e| -> Box<dyn std::error::Error + Send + Sync> { e.into() },
-            )?;
+            let addrs = this
+                .lookup(&host)
+                .await
+                .map_err(|e| -> Box<dyn std::error::Error + Send + Sync> { e.into() })?;
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
     }

@@ -90,7 +90,11 @@ async fn end(
 }
 
 /// Sends the task on at `level`, on the queue of that level.
-async fn hand_on(rt: &Runtime, msg: &Envelope<FetchTask>, level: u8) -> Result<Handled, StageError> {
+async fn hand_on(
+    rt: &Runtime,
+    msg: &Envelope<FetchTask>,
+    level: u8,
+) -> Result<Handled, StageError> {
     let next = FetchTask {
         level,
         ..msg.body.clone()
@@ -137,7 +141,10 @@ impl FetchStage {
                 }
             };
         }
-        let pool = self.browser.as_ref().expect("browser tasks reach browser workers only");
+        let pool = self
+            .browser
+            .as_ref()
+            .expect("browser tasks reach browser workers only");
         match pool.render(url, level).await {
             Ok(page) => {
                 let status = page.status.unwrap_or(200);
@@ -180,7 +187,9 @@ impl FetchStage {
         let task = &msg.body;
         let host = host_of(url);
         // interval = max(configured minimum, Crawl-delay, the host's last Retry-After).
-        let backoff = cached_number(rt, Cache::HostBackoff, &host).await?.unwrap_or(0);
+        let backoff = cached_number(rt, Cache::HostBackoff, &host)
+            .await?
+            .unwrap_or(0);
         let interval = Duration::from_millis(cfg.min_interval_ms.max(backoff))
             .max(crawl_delay.unwrap_or_default());
         let wait = rt.store.rate_acquire(&host, interval).await?;
@@ -294,7 +303,9 @@ impl Stage for FetchStage {
         let max_level = task.max_level.min(cfg.max_level).min(ceiling);
         let host = host_of(&url);
         // Start where this host last needed to be met; never above what this task may reach.
-        let remembered = cached_number(rt, Cache::HostLevel, &host).await?.unwrap_or(0);
+        let remembered = cached_number(rt, Cache::HostLevel, &host)
+            .await?
+            .unwrap_or(0);
         let level = task.level.max(remembered.min(255) as u8).min(max_level);
         if level >= BROWSER_LEVEL && self.browser.is_none() {
             return hand_on(rt, &msg, level).await;

@@ -21,7 +21,11 @@ fn settings(limit: u32) -> BrokerSettings {
         .subsec_nanos();
     BrokerSettings::new(
         &format!("test-{}-{nanos:x}-{n}", std::process::id()),
-        &[Duration::from_millis(200), Duration::from_secs(1), Duration::from_secs(2)],
+        &[
+            Duration::from_millis(200),
+            Duration::from_secs(1),
+            Duration::from_secs(2),
+        ],
         limit,
     )
 }

@@ -439,7 +439,8 @@ impl Config {
             problems.push("fetch.max_level must be 0 to 3".into());
         }
         if self.fetch.max_per_host == 0 || self.fetch.browser_sessions == 0 {
-            problems.push("fetch.max_per_host and fetch.browser_sessions must be at least 1".into());
+            problems
+                .push("fetch.max_per_host and fetch.browser_sessions must be at least 1".into());
         }
         if self.broker.delivery_limit == 0 {
             problems.push("broker.delivery_limit must be at least 1".into());

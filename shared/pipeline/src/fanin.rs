@@ -177,6 +177,9 @@ mod tests {
             ..r
         };
         let bytes = serde_json::to_vec(&blocked).unwrap();
-        assert_eq!(serde_json::from_slice::<OutcomeRecord>(&bytes).unwrap(), blocked);
+        assert_eq!(
+            serde_json::from_slice::<OutcomeRecord>(&bytes).unwrap(),
+            blocked
+        );
     }
 }

@@ -46,7 +46,13 @@ pub enum ConnectError {
 pub fn broker_settings(config: &Config) -> BrokerSettings {
     let delays: Vec<Duration> = (config.broker.retry_delays_secs.iter())
         .map(|&s| Duration::from_secs(s))
-        .chain(config.broker.defer_delays_ms.iter().map(|&ms| Duration::from_millis(ms)))
+        .chain(
+            config
+                .broker
+                .defer_delays_ms
+                .iter()
+                .map(|&ms| Duration::from_millis(ms)),
+        )
         .collect();
     BrokerSettings::new(
         &config.broker.namespace,

@@ -54,7 +54,10 @@ impl<'a> Meta<'a> {
                     let key = (dom.attr(i, "name").or_else(|| dom.attr(i, "property")))
                         .or_else(|| dom.attr(i, "itemprop"))
                         .map(str::to_ascii_lowercase);
-                    let content = dom.attr(i, "content").map(str::trim).filter(|c| !c.is_empty());
+                    let content = dom
+                        .attr(i, "content")
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty());
                     match key.as_deref() {
                         Some(AUTHOR_KEYS!()) if m.byline_meta.is_none() => {
                             // article:author is often a profile URL, which names nobody.
@@ -78,16 +81,17 @@ impl<'a> Meta<'a> {
                 && (dom.attr(i, "itemprop") == Some("author")
                     || dom.attr(i, "rel") == Some("author")
                     || dom.attr(i, "class").is_some_and(|c| {
-                        c.split_ascii_whitespace().any(|c| c == "byline" || c == "author")
+                        c.split_ascii_whitespace()
+                            .any(|c| c == "byline" || c == "author")
                     }))
             {
                 m.byline_element = Some(i);
             }
             if m.published_time.is_none() {
                 let datetime = match dom.attr(i, "itemprop") {
-                    Some("datePublished") => dom
-                        .attr(i, "datetime")
-                        .or_else(|| dom.attr(i, "content")),
+                    Some("datePublished") => {
+                        dom.attr(i, "datetime").or_else(|| dom.attr(i, "content"))
+                    }
                     _ => None,
                 }
                 .or_else(|| dom.attr(i, "datetime").filter(|_| is_time(dom, i)));
@@ -153,7 +157,10 @@ impl Meta<'_> {
             Some(name) => collapse(name),
             None => collapse(&dom.text_of(self.byline_element?)),
         };
-        let text = text.trim_start_matches("By ").trim_start_matches("by ").trim();
+        let text = text
+            .trim_start_matches("By ")
+            .trim_start_matches("by ")
+            .trim();
         (!text.is_empty() && text.chars().count() <= 120).then(|| text.to_owned())
     }
 
