@@ -5,10 +5,15 @@
 //! - [`robots`]: robots.txt per RFC 9309, cached per origin in the store.
 //! - [`http`]: levels 0 and 1 over plain HTTP, bounded in size, time and redirects; charset
 //!   decoding.
+//! - [`block`]: is a response the page, or a refusal, a bot-management interstitial or a
+//!   JavaScript-only shell standing in for it.
+//! - [`browser`]: levels 2 and 3, Chromium over WebDriver (fantoccini), pooled sessions that are
+//!   always closed.
 //! - [`files`]: downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown): what they
 //!   are from magic bytes, type and extension, and their text as markdown, bounded on hostile input.
-//! - [`stage`]: [`FetchStage`], the worker's handler: SSRF check, robots, shared per-host rate
-//!   limit, fetch, then a `FetchedDoc` for clean or a terminal outcome.
+//! - [`stage`]: [`FetchStage`], the handler of both fetch queues: SSRF check, robots, the level
+//!   the host last needed, the fleet-wide per-host slot and rate limit, the fetch, escalation on
+//!   a block, then a `FetchedDoc` for clean or a terminal outcome.
 
 pub mod block;
 pub mod browser;
