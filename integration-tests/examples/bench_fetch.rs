@@ -244,6 +244,7 @@ async fn measure(
                 source,
                 level: 0,
                 max_level: 1,
+                depth: 0,
             })
             .encode()
         })

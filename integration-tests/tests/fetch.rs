@@ -88,7 +88,8 @@ impl Harness {
         format!("http://{host}{path}")
     }
 
-    /// Runs one job of `urls` through the fetch workers and returns how each ended, in order.
+    /// Runs one job of `urls` through the fetch workers and returns how each ended, in order
+    /// (then the pages a crawl added, in the order the job numbered them).
     async fn fetch(&self, urls: &[String]) -> Vec<Ended> {
         self.fetch_with(urls, 3).await
     }
@@ -125,6 +126,7 @@ impl Harness {
             source,
             level: 0,
             max_level,
+            depth: 0,
         };
         let job = Envelope::new(
             Uuid::now_v7(),
@@ -156,7 +158,15 @@ impl Harness {
                 .fanin_outcomes(&job.job_id.to_string())
                 .await
                 .unwrap();
-            if outcomes.len() + docs.len() >= urls.len() {
+            // A crawl grows the job: wait for what it expects now.
+            let expected = (self
+                .rt
+                .store
+                .fanin_meta(&job.job_id.to_string())
+                .await
+                .unwrap())
+            .map_or(urls.len(), |(n, _)| n as usize);
+            if outcomes.len() + docs.len() >= expected {
                 clean.cancel().await;
                 let mut ended: BTreeMap<u32, Ended> =
                     docs.into_iter().map(|(i, d)| (i, Ended::Doc(d))).collect();
@@ -485,4 +495,37 @@ async fn a_missing_browser_requeues_the_task_until_one_answers() {
     assert!(doc.body.contains(guarded::JS_ONLY_MARKER));
     h.stop().await;
     drop(late.await.unwrap());
+}
+
+/// The shallow crawl follows a page's links within the job's cap; every followed link is an
+/// ordinary task, so robots.txt still refuses what it disallows.
+#[tokio::test]
+async fn a_shallow_crawl_follows_links_and_checks_robots_for_each() {
+    let h = Harness::start(
+        false,
+        &[
+            ("TRAWL__FETCH__CRAWL_DEPTH", "1"),
+            ("TRAWL__FETCH__CRAWL_MAX_PAGES", "4"),
+        ],
+    )
+    .await;
+    let host = guarded::ROBOTS_REDIRECT_HOST;
+    let ended = h.fetch(&[Harness::url("/", host)]).await;
+    assert_eq!(ended.len(), 3, "{ended:?}");
+    assert!(ended[1].doc().final_url.ends_with("/page"));
+    let private = ended[2].outcome();
+    assert!(private.url.ends_with("/private/page"));
+    assert_eq!(private.outcome, Outcome::RobotsDisallowed);
+
+    // A page of 100 links adds only the job's cap, in document order, and no deeper hop.
+    let ended = h.fetch(&[Harness::url("/", guarded::POLITE_HOST)]).await;
+    let urls: Vec<&str> = ended[1..]
+        .iter()
+        .map(|e| e.doc().source.url.as_str())
+        .collect();
+    let expected: Vec<String> = (0..4)
+        .map(|i| Harness::url(&format!("/p/{i}"), guarded::POLITE_HOST))
+        .collect();
+    assert_eq!(urls, expected);
+    h.stop().await;
 }

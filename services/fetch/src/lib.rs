@@ -9,6 +9,7 @@
 //!   JavaScript-only shell standing in for it.
 //! - [`browser`]: levels 2 and 3, Chromium over WebDriver (fantoccini), pooled sessions that are
 //!   always closed.
+//! - [`crawl`]: the optional shallow crawl, the links of a page worth following.
 //! - [`files`]: downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown): what they
 //!   are from magic bytes, type and extension, and their text as markdown, bounded on hostile input.
 //! - [`stage`]: [`FetchStage`], the handler of both fetch queues: SSRF check, robots, the level
@@ -17,6 +18,7 @@
 
 pub mod block;
 pub mod browser;
+pub mod crawl;
 pub mod files;
 pub mod http;
 pub mod robots;

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
-use trawl_pipeline::fanin::{record_outcome, OutcomeRecord};
+use trawl_pipeline::fanin::{extend_job, record_outcome, JobMeta, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_store::Cache;
@@ -21,6 +21,7 @@ use url::Url;
 
 use crate::block::{self, Block};
 use crate::browser::{BrowserError, BrowserPool};
+use crate::crawl;
 use crate::http::{Fetched, Fetcher, Page};
 use crate::robots::{decide, rules_for};
 
@@ -114,6 +115,50 @@ async fn cached_number(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<
         .cache_get(cache, host)
         .await?
         .and_then(|v| String::from_utf8(v).ok()?.parse().ok()))
+}
+
+/// Follows `page`'s links: the job grows by the sources it grants (before this page's own
+/// outcome can be recorded) and each becomes a fetch task one hop deeper. Runs on redelivery
+/// too, where the job hands back the first run's sources, so none is lost or doubled.
+async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(), StageError> {
+    let cfg = &rt.config.fetch;
+    let task = &msg.body;
+    let job = msg.job_id.to_string();
+    let known: Vec<String> = match rt.store.fanin_meta(&job).await? {
+        Some((_, meta)) => serde_json::from_slice::<JobMeta>(&meta)
+            .map(|m| m.sources.into_iter().map(|s| s.url).collect())
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let (html, url, parent) = (
+        page.body.clone(),
+        page.final_url.clone(),
+        task.source.clone(),
+    );
+    let (same_site, limit) = (cfg.crawl_same_domain, cfg.crawl_max_pages as usize);
+    let found = tokio::task::spawn_blocking(move || {
+        let mut found = crawl::links(&html, &url, &parent, same_site, limit + known.len());
+        found.retain(|s| !known.contains(&s.url));
+        found.truncate(limit);
+        found
+    })
+    .await
+    .map_err(|e| StageError::permanent(format!("link extraction panicked: {e}")))?;
+    let granted = extend_job(rt, msg, task.source.idx, &found, cfg.crawl_max_pages).await?;
+    if !granted.is_empty() {
+        info!(url = %task.source.url, links = granted.len(), depth = task.depth + 1, "crawling");
+    }
+    for source in granted {
+        let child = FetchTask {
+            query: task.query.clone(),
+            source,
+            level: 0,
+            max_level: task.max_level,
+            depth: task.depth + 1,
+        };
+        rt.publish(Queue::Fetch, &msg.follow(child)).await?;
+    }
+    Ok(())
 }
 
 /// What one attempt at one level came to.
@@ -217,6 +262,9 @@ impl FetchStage {
             .inc();
         match attempt {
             Attempt::Page(page) => {
+                if task.depth < cfg.crawl_depth && page.content_type == "text/html" {
+                    crawl(rt, msg, &page).await?;
+                }
                 if level > 0 {
                     let ttl = Duration::from_secs(cfg.level_memory_secs);
                     let value = level.to_string();

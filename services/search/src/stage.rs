@@ -248,6 +248,7 @@ impl Stage for SearchStage {
                 source,
                 level: 0,
                 max_level,
+                depth: 0,
             });
             rt.publish(Queue::Fetch, &fetch).await?;
         }

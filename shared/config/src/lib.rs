@@ -222,6 +222,12 @@ pub struct FetchConfig {
     pub max_per_host: u32,
     /// How long the level that got a host's page is remembered, so later tasks start there.
     pub level_memory_secs: u64,
+    /// Shallow crawl: links followed from a fetched page, in hops (0: off, the default).
+    pub crawl_depth: u8,
+    /// Pages a job's crawl may add, across all its sources.
+    pub crawl_max_pages: u32,
+    /// Follow only links to the page's own site (its host and subdomains).
+    pub crawl_same_domain: bool,
 }
 
 impl Default for FetchConfig {
@@ -242,6 +248,9 @@ impl Default for FetchConfig {
             min_interval_ms: 1000,
             max_per_host: 2,
             level_memory_secs: 24 * 3600,
+            crawl_depth: 0,
+            crawl_max_pages: 10,
+            crawl_same_domain: true,
         }
     }
 }

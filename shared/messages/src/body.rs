@@ -82,6 +82,9 @@ pub struct FetchTask {
     pub source: Source,
     pub level: u8,
     pub max_level: u8,
+    /// Links followed to reach this URL: 0 for what search selected.
+    #[serde(default)]
+    pub depth: u8,
 }
 
 /// `trawl.clean`: a fetched page or file, decoded to text.

@@ -135,7 +135,40 @@ pub async fn record_outcome<B: Body>(
     Ok(())
 }
 
-/// The job's meta and every outcome recorded so far.
+/// Adds sources found by crawling from source `parent` to the job (at most `cap` crawled
+/// sources per job) and returns those granted, numbered. Call it before the parent's own
+/// outcome can be recorded, so the job cannot complete without them. A redelivered message
+/// gets the first call's sources back, so every number names one URL.
+pub async fn extend_job<B: Body>(
+    rt: &Runtime,
+    env: &Envelope<B>,
+    parent: u32,
+    found: &[Source],
+    cap: u32,
+) -> Result<Vec<Source>, StageError> {
+    let bytes = serde_json::to_vec(found).map_err(bad_json)?;
+    let job = env.job_id.to_string();
+    let Some(ext) = (rt.store)
+        .fanin_extend(&job, parent, &bytes, found.len() as u32, cap)
+        .await?
+    else {
+        return Ok(Vec::new());
+    };
+    numbered(&ext)
+}
+
+/// An extension's granted sources with their job-wide numbers.
+fn numbered(ext: &trawl_store::Extension) -> Result<Vec<Source>, StageError> {
+    let proposed: Vec<Source> = serde_json::from_slice(&ext.sources).map_err(bad_json)?;
+    Ok(proposed
+        .into_iter()
+        .take(ext.granted as usize)
+        .zip(ext.first..)
+        .map(|(source, idx)| Source { idx, ..source })
+        .collect())
+}
+
+/// The job's meta (crawled sources included) and every outcome recorded so far.
 pub async fn job_state(
     rt: &Runtime,
     job: &str,
@@ -143,7 +176,10 @@ pub async fn job_state(
     let Some((_, meta)) = rt.store.fanin_meta(job).await? else {
         return Ok(None);
     };
-    let meta: JobMeta = serde_json::from_slice(&meta).map_err(bad_json)?;
+    let mut meta: JobMeta = serde_json::from_slice(&meta).map_err(bad_json)?;
+    for ext in rt.store.fanin_extensions(job).await?.values() {
+        meta.sources.extend(numbered(ext)?);
+    }
     let mut records = Vec::new();
     for bytes in rt.store.fanin_outcomes(job).await?.values() {
         records.push(serde_json::from_slice(bytes).map_err(bad_json)?);

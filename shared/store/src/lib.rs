@@ -80,6 +80,17 @@ impl FanIn {
     }
 }
 
+/// Sources a crawl added to a job from one parent source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extension {
+    /// Index of the first added source; the others follow.
+    pub first: u32,
+    /// How many of `sources` were added (the job's crawl cap may cut the list).
+    pub granted: u32,
+    /// What the crawl proposed, as the caller encoded it (a JSON list of sources).
+    pub sources: Vec<u8>,
+}
+
 /// A batch's progress: how many jobs ended, by status.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchProgress {
@@ -144,6 +155,23 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<bool, StoreError>;
     /// The record's expected count and meta, if it exists.
     async fn fanin_meta(&self, job: &str) -> Result<Option<(u32, Vec<u8>)>, StoreError>;
+
+    /// Adds up to `want` sources (`sources`, encoded by the caller) found by crawling from
+    /// source `parent`: the job expects that many more outcomes, numbered from the returned
+    /// `first`. At most `cap` sources are ever added to one job. Idempotent per parent: a
+    /// redelivered message gets the first call's numbers and sources back. `None` when the
+    /// job has no fan-in record (expired or never opened).
+    async fn fanin_extend(
+        &self,
+        job: &str,
+        parent: u32,
+        sources: &[u8],
+        want: u32,
+        cap: u32,
+    ) -> Result<Option<Extension>, StoreError>;
+
+    /// Every extension of the job, by parent.
+    async fn fanin_extensions(&self, job: &str) -> Result<BTreeMap<u32, Extension>, StoreError>;
     /// Records URL `idx`'s terminal outcome once; a repeat changes nothing.
     async fn fanin_record(
         &self,

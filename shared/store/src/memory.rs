@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::{BatchProgress, Cache, FanIn, Store, StoreError, PENDING};
+use crate::{BatchProgress, Cache, Extension, FanIn, Store, StoreError, PENDING};
 
 #[derive(Default)]
 pub struct MemoryStore {
@@ -36,6 +36,8 @@ struct Job {
     expected: u32,
     meta: Vec<u8>,
     outcomes: BTreeMap<u32, Vec<u8>>,
+    extensions: BTreeMap<u32, Extension>,
+    crawled: u32,
 }
 
 #[derive(Default)]
@@ -166,6 +168,8 @@ impl Store for MemoryStore {
                 expected,
                 meta: meta.to_vec(),
                 outcomes: BTreeMap::new(),
+                extensions: BTreeMap::new(),
+                crawled: 0,
             };
             s.fanin.insert(
                 job.to_owned(),
@@ -180,6 +184,41 @@ impl Store for MemoryStore {
 
     async fn fanin_meta(&self, job: &str) -> Result<Option<(u32, Vec<u8>)>, StoreError> {
         self.with(|s| live(s.fanin.get(job)).map(|j| (j.expected, j.meta.clone())))
+    }
+
+    async fn fanin_extend(
+        &self,
+        job: &str,
+        parent: u32,
+        sources: &[u8],
+        want: u32,
+        cap: u32,
+    ) -> Result<Option<Extension>, StoreError> {
+        self.with(|s| {
+            let entry = s.fanin.get_mut(job).filter(|e| e.until > Instant::now())?;
+            let j = &mut entry.value;
+            if let Some(prev) = j.extensions.get(&parent) {
+                return Some(prev.clone());
+            }
+            let granted = want.min(cap.saturating_sub(j.crawled));
+            let ext = Extension {
+                first: j.expected,
+                granted,
+                sources: sources.to_vec(),
+            };
+            j.expected += granted;
+            j.crawled += granted;
+            j.extensions.insert(parent, ext.clone());
+            Some(ext)
+        })
+    }
+
+    async fn fanin_extensions(&self, job: &str) -> Result<BTreeMap<u32, Extension>, StoreError> {
+        self.with(|s| {
+            live(s.fanin.get(job))
+                .map(|j| j.extensions.clone())
+                .unwrap_or_default()
+        })
     }
 
     async fn fanin_record(
@@ -198,6 +237,8 @@ impl Store for MemoryStore {
                     expected: u32::MAX,
                     meta: Vec::new(),
                     outcomes: BTreeMap::new(),
+                    extensions: BTreeMap::new(),
+                    crawled: 0,
                 },
                 until: now + ttl,
             });

@@ -24,7 +24,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncCommands, Script};
 use async_trait::async_trait;
 
-use crate::{BatchProgress, Cache, FanIn, Store, StoreError, PENDING};
+use crate::{BatchProgress, Cache, Extension, FanIn, Store, StoreError, PENDING};
 
 #[derive(Clone)]
 pub struct RedisStore {
@@ -37,6 +37,7 @@ struct Scripts {
     rate: Script,
     rate_hold: Script,
     slot: Script,
+    fanin_extend: Script,
     fanin_open: Script,
     fanin_record: Script,
     batch_finish: Script,
@@ -72,6 +73,26 @@ if redis.call('ZSCORE', KEYS[1], ARGV[3]) == false
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
+";
+
+/// Crawled sources join the job before their parent's outcome is recorded, so the job cannot
+/// complete without them. Fields: `ext:<parent>` first index, `extn:<parent>` granted,
+/// `src:<parent>` the proposed sources, `crawled` the job's total.
+const FANIN_EXTEND: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local p = ARGV[1]
+local prev = redis.call('HGET', KEYS[1], 'ext:' .. p)
+if prev then
+  return {tonumber(prev), tonumber(redis.call('HGET', KEYS[1], 'extn:' .. p)),
+          redis.call('HGET', KEYS[1], 'src:' .. p)}
+end
+local crawled = tonumber(redis.call('HGET', KEYS[1], 'crawled') or '0')
+local granted = math.max(0, math.min(tonumber(ARGV[2]), tonumber(ARGV[3]) - crawled))
+local first = tonumber(redis.call('HGET', KEYS[1], 'expected'))
+redis.call('HSET', KEYS[1], 'ext:' .. p, first, 'extn:' .. p, granted, 'src:' .. p, ARGV[4],
+           'crawled', crawled + granted)
+redis.call('HINCRBY', KEYS[1], 'expected', granted)
+return {first, granted, ARGV[4]}
 ";
 
 const FANIN_OPEN: &str = r"
@@ -145,6 +166,7 @@ impl RedisStore {
                 rate: Script::new(RATE),
                 rate_hold: Script::new(RATE_HOLD),
                 slot: Script::new(SLOT),
+                fanin_extend: Script::new(FANIN_EXTEND),
                 fanin_open: Script::new(FANIN_OPEN),
                 fanin_record: Script::new(FANIN_RECORD),
                 batch_finish: Script::new(BATCH_FINISH),
@@ -282,6 +304,66 @@ impl Store for RedisStore {
             .await
             .map_err(backend)?;
         Ok(created == 1)
+    }
+
+    async fn fanin_extend(
+        &self,
+        job: &str,
+        parent: u32,
+        sources: &[u8],
+        want: u32,
+        cap: u32,
+    ) -> Result<Option<Extension>, StoreError> {
+        let reply: Option<(u32, u32, Vec<u8>)> = self
+            .scripts
+            .fanin_extend
+            .key(self.key(&["job", job]))
+            .arg(parent)
+            .arg(want)
+            .arg(cap)
+            .arg(sources)
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(reply.map(|(first, granted, sources)| Extension {
+            first,
+            granted,
+            sources,
+        }))
+    }
+
+    async fn fanin_extensions(&self, job: &str) -> Result<BTreeMap<u32, Extension>, StoreError> {
+        let fields: BTreeMap<String, Vec<u8>> = ::redis::cmd("HGETALL")
+            .arg(self.key(&["job", job]))
+            .query_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        let number = |name: &str| -> Option<u32> {
+            std::str::from_utf8(fields.get(name)?).ok()?.parse().ok()
+        };
+        let mut out = BTreeMap::new();
+        for parent in fields.keys().filter_map(|k| k.strip_prefix("ext:")) {
+            let (Ok(p), Some(first), Some(granted)) = (
+                parent.parse::<u32>(),
+                number(&format!("ext:{parent}")),
+                number(&format!("extn:{parent}")),
+            ) else {
+                continue;
+            };
+            let sources = fields
+                .get(&format!("src:{parent}"))
+                .cloned()
+                .unwrap_or_default();
+            out.insert(
+                p,
+                Extension {
+                    first,
+                    granted,
+                    sources,
+                },
+            );
+        }
+        Ok(out)
     }
 
     async fn fanin_meta(&self, job: &str) -> Result<Option<(u32, Vec<u8>)>, StoreError> {

@@ -228,6 +228,54 @@ async fn fanin_counts_each_outcome_once(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+async fn fanin_extends_once_per_parent_within_the_cap(store: Arc<dyn Store>) {
+    let job = uuid::Uuid::now_v7().to_string();
+    let ttl = Duration::from_secs(60);
+    assert_eq!(
+        store.fanin_extend(&job, 0, b"[]", 3, 5).await.unwrap(),
+        None
+    );
+    store.fanin_open(&job, 2, b"meta", ttl).await.unwrap();
+    let a = store
+        .fanin_extend(&job, 0, b"a-list", 3, 5)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (a.first, a.granted, a.sources.as_slice()),
+        (2, 3, &b"a-list"[..])
+    );
+    // A redelivery gets the same numbers and the first call's list.
+    let again = store
+        .fanin_extend(&job, 0, b"other", 9, 5)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again, a);
+    // The job's cap cuts the next parent's share.
+    let b = store
+        .fanin_extend(&job, 1, b"b-list", 4, 5)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((b.first, b.granted), (5, 2));
+    assert_eq!(store.fanin_meta(&job).await.unwrap().unwrap().0, 7);
+    let all = store.fanin_extensions(&job).await.unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[&1], b);
+    // The job completes only with the crawled sources' outcomes too.
+    for idx in 0..6 {
+        let f = store.fanin_record(&job, idx, b"o", ttl).await.unwrap();
+        assert!(!f.complete(), "complete after {idx}");
+    }
+    assert!(store
+        .fanin_record(&job, 6, b"o", ttl)
+        .await
+        .unwrap()
+        .complete());
+    store.delete_all().await.unwrap();
+}
+
 async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     let batch = uuid::Uuid::now_v7().to_string();
     let jobs: Vec<String> = (0..4).map(|i| format!("job-{i}")).collect();
@@ -327,6 +375,7 @@ both! {
     rate_hold_pushes_the_next_slot_out,
     slots_cap_concurrency_and_free_on_release_or_expiry,
     fanin_counts_each_outcome_once,
+    fanin_extends_once_per_parent_within_the_cap,
     batch_progress_counts_each_job_once,
     job_counters_add_up,
     batch_counters_add_up,
