@@ -14,7 +14,6 @@ use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::{extend_job, record_outcome, JobMeta, OutcomeRecord};
-use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_store::Cache;
 use url::Url;
@@ -23,6 +22,7 @@ use crate::block::{self, Block};
 use crate::browser::{BrowserError, BrowserPool};
 use crate::crawl;
 use crate::http::{Fetched, Fetcher, Page};
+use crate::metrics::{deferred, labels, METRICS};
 use crate::robots::{decide, rules_for};
 
 /// Levels from here on need a browser.
@@ -239,6 +239,7 @@ impl FetchStage {
             .max(crawl_delay.unwrap_or_default());
         let wait = rt.store.rate_acquire(&host, interval).await?;
         if !wait.is_zero() {
+            deferred("rate", wait);
             return Ok(Handled::Later(wait));
         }
 
@@ -248,16 +249,21 @@ impl FetchStage {
             Attempt::Page(_) => "page",
             Attempt::Blocked { block, .. } => {
                 METRICS
-                    .fetch_blocks
+                    .blocks
                     .get_or_create(&labels(&[("level", &level_label), ("kind", &block.kind())]))
                     .inc();
                 "blocked"
             }
             Attempt::Transient(_) => "retry",
+            Attempt::Ended(Outcome::Failed { reason }) if reason.contains("refused:") => {
+                // A redirect hop or a resolved address the guard refused.
+                METRICS.ssrf_refusals.inc();
+                "ended"
+            }
             Attempt::Ended(_) => "ended",
         };
         METRICS
-            .fetches
+            .attempts
             .get_or_create(&labels(&[("level", &level_label), ("result", result)]))
             .inc();
         match attempt {
@@ -291,6 +297,7 @@ impl FetchStage {
             } if msg.attempt + 1 < rt.config.broker.max_attempts => {
                 // The site said when: hold the host for every worker, try this level again.
                 rt.store.rate_hold(&host, hold).await?;
+                deferred("retry_after", hold);
                 let ms = hold.as_millis().to_string();
                 let ttl = (hold * 10).max(Duration::from_secs(600));
                 rt.store
@@ -304,6 +311,11 @@ impl FetchStage {
             }
             Attempt::Blocked { block, .. } if level < max_level => {
                 info!(url = %task.source.url, why = %block.describe(), from = level, "blocked; escalating");
+                let (from, to) = (level.to_string(), (level + 1).to_string());
+                METRICS
+                    .escalations
+                    .get_or_create(&labels(&[("from", &from), ("to", &to)]))
+                    .inc();
                 hand_on(rt, msg, level + 1).await
             }
             Attempt::Blocked { block, .. } => {
@@ -333,11 +345,21 @@ impl Stage for FetchStage {
             }
         };
         if let Err(reason) = self.fetcher.guard().check_url(&url) {
+            METRICS.ssrf_refusals.inc();
             return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
         }
         let cfg = &rt.config.fetch;
         let rules = rules_for(rt, &self.fetcher, &url).await?;
         let decision = decide(&rules, &cfg.user_agent, &url);
+        let verdict = if decision.allowed {
+            "allowed"
+        } else {
+            "disallowed"
+        };
+        METRICS
+            .robots
+            .get_or_create(&labels(&[("decision", verdict)]))
+            .inc();
         if !decision.allowed {
             return end(rt, &msg, task.level, Outcome::RobotsDisallowed).await;
         }
@@ -367,6 +389,7 @@ impl Stage for FetchStage {
             .slot_acquire(&slots, &token, cfg.max_per_host, lease)
             .await?
         {
+            deferred("slot", SLOT_WAIT);
             return Ok(Handled::Later(SLOT_WAIT));
         }
         let result = self

@@ -21,10 +21,6 @@ pub struct WorkerMetrics {
     pub outcomes: Family<Labels, Counter>,
     /// Jobs ended, by status.
     pub jobs: Family<Labels, Counter>,
-    /// Fetch attempts by escalation level and result (`page`, `blocked`, `retry`, `ended`).
-    pub fetches: Family<Labels, Counter>,
-    /// Blocks met by fetch, by level and kind (`http_403`, `cloudflare`, `script_shell` …).
-    pub fetch_blocks: Family<Labels, Counter>,
 }
 
 fn seconds_histogram() -> Family<Labels, Histogram> {
@@ -59,16 +55,6 @@ pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
         Family::default(),
     ),
     jobs: register("jobs_finished", "Jobs ended, by status", Family::default()),
-    fetches: register(
-        "fetch_attempts",
-        "Fetch attempts by escalation level and result",
-        Family::default(),
-    ),
-    fetch_blocks: register(
-        "fetch_blocks",
-        "Blocks met by fetch, by level and kind",
-        Family::default(),
-    ),
 });
 
 pub fn labels(pairs: &[(&'static str, &str)]) -> Labels {
