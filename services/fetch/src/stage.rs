@@ -1,7 +1,7 @@
 //! The fetch stage's handler, for both queues.
 //!
-//! A task goes: SSRF check → robots.txt → the level this host last needed → a per-host slot
-//! (concurrency cap) → the per-host rate limit → the fetch at its level → block detection. A
+//! A task goes: SSRF check → robots.txt → the level this host last needed → the per-host rate
+//! limit → a per-host slot (concurrency cap) → the fetch at its level → block detection. A
 //! block moves the task one level up, onto `trawl.fetch.browser` from level 2, where workers
 //! with a browser pool take it; a 429/503 with Retry-After holds the whole host for that long
 //! and retries at the same level first. Whatever cannot go now comes back later through a delay
@@ -106,6 +106,13 @@ async fn hand_on(
 
 fn host_of(url: &Url) -> String {
     url.host_str().unwrap_or_default().to_ascii_lowercase()
+}
+
+fn robots_decision(decision: &str) {
+    METRICS
+        .robots
+        .get_or_create(&labels(&[("decision", decision)]))
+        .inc();
 }
 
 /// A number kept as text in a host cache (a level, a Retry-After in ms).
@@ -218,7 +225,7 @@ impl FetchStage {
         }
     }
 
-    /// Rate limit, fetch and what follows, holding one of the host's slots.
+    /// The fetch and what follows, holding one of the host's slots.
     async fn fetch_at(
         &self,
         rt: &Runtime,
@@ -226,23 +233,10 @@ impl FetchStage {
         url: &Url,
         level: u8,
         max_level: u8,
-        crawl_delay: Option<Duration>,
     ) -> Result<Handled, StageError> {
         let cfg = &rt.config.fetch;
         let task = &msg.body;
         let host = host_of(url);
-        // interval = max(configured minimum, Crawl-delay, the host's last Retry-After).
-        let backoff = cached_number(rt, Cache::HostBackoff, &host)
-            .await?
-            .unwrap_or(0);
-        let interval = Duration::from_millis(cfg.min_interval_ms.max(backoff))
-            .max(crawl_delay.unwrap_or_default());
-        let wait = rt.store.rate_acquire(&host, interval).await?;
-        if !wait.is_zero() {
-            deferred("rate", wait);
-            return Ok(Handled::Later(wait));
-        }
-
         let attempt = self.attempt(url, level).await;
         let level_label = level.to_string();
         let result = match &attempt {
@@ -351,16 +345,8 @@ impl Stage for FetchStage {
         let cfg = &rt.config.fetch;
         let rules = rules_for(rt, &self.fetcher, &url).await?;
         let decision = decide(&rules, &cfg.user_agent, &url);
-        let verdict = if decision.allowed {
-            "allowed"
-        } else {
-            "disallowed"
-        };
-        METRICS
-            .robots
-            .get_or_create(&labels(&[("decision", verdict)]))
-            .inc();
         if !decision.allowed {
+            robots_decision("disallowed");
             return end(rt, &msg, task.level, Outcome::RobotsDisallowed).await;
         }
 
@@ -372,16 +358,29 @@ impl Stage for FetchStage {
         };
         let max_level = task.max_level.min(cfg.max_level).min(ceiling);
         let host = host_of(&url);
+        let (remembered, backoff) = tokio::join!(
+            cached_number(rt, Cache::HostLevel, &host),
+            cached_number(rt, Cache::HostBackoff, &host)
+        );
         // Start where this host last needed to be met; never above what this task may reach.
-        let remembered = cached_number(rt, Cache::HostLevel, &host)
-            .await?
-            .unwrap_or(0);
+        let remembered = remembered?.unwrap_or(0);
         let level = task.level.max(remembered.min(255) as u8).min(max_level);
         if level >= BROWSER_LEVEL && self.browser.is_none() {
             return hand_on(rt, &msg, level).await;
         }
 
-        // The fleet-wide concurrency cap per host; the lease frees a crashed worker's slot.
+        // Politeness before the slot: on a busy host most tasks are turned away here, by one
+        // script. interval = max(configured minimum, Crawl-delay, the host's last Retry-After).
+        let interval = Duration::from_millis(cfg.min_interval_ms.max(backoff?.unwrap_or(0)))
+            .max(decision.crawl_delay.unwrap_or_default());
+        let wait = rt.store.rate_acquire(&host, interval).await?;
+        if !wait.is_zero() {
+            deferred("rate", wait);
+            return Ok(Handled::Later(wait));
+        }
+        // The fleet-wide concurrency cap per host; the lease frees a crashed worker's slot. A
+        // task turned away here has spent its turn at the rate limit: the host stays polite,
+        // only a little slower while it is saturated.
         let slots = format!("host:{host}");
         let token = format!("{}:{}", msg.job_id, task.source.idx);
         let lease = Duration::from_secs(cfg.timeout_secs.max(cfg.browser_timeout_secs) + 30);
@@ -392,9 +391,9 @@ impl Stage for FetchStage {
             deferred("slot", SLOT_WAIT);
             return Ok(Handled::Later(SLOT_WAIT));
         }
-        let result = self
-            .fetch_at(rt, &msg, &url, level, max_level, decision.crawl_delay)
-            .await;
+        // Counted once per request made, not per deferral.
+        robots_decision("allowed");
+        let result = self.fetch_at(rt, &msg, &url, level, max_level).await;
         if let Err(e) = rt.store.slot_release(&slots, &token).await {
             warn!(host, error = %e, "could not release a host slot; its lease will");
         }
