@@ -21,6 +21,9 @@ use trawl_pipeline::fanin::{open_job, JobMeta, OutcomeRecord};
 use trawl_pipeline::Runtime;
 use uuid::Uuid;
 
+/// Resolves to 10.1.2.3 in every harness.
+const PRIVATE_NAME: &str = "intranet.example";
+
 /// How a URL ended: passed on to clean, or a terminal outcome.
 #[derive(Debug)]
 enum Ended {
@@ -56,6 +59,12 @@ struct Harness {
 impl Harness {
     async fn start(browser: bool, extra_env: &[(&str, &str)]) -> Harness {
         let mut fleet = Fleet::start_on("127.0.0.2").await;
+        // Besides simweb, a name that resolves to a private address, as an intranet name would.
+        let resolve = format!(
+            "{{ \"*.test\" = \"{}\", \"{PRIVATE_NAME}\" = \"10.1.2.3:80\" }}",
+            fleet.simweb.addr()
+        );
+        fleet.env.push(("TRAWL__FETCH__RESOLVE".into(), resolve));
         let mut env = vec![
             ("TRAWL__FETCH__TIMEOUT_SECS", "6"),
             ("TRAWL__FETCH__IDLE_TIMEOUT_SECS", "2"),
@@ -320,6 +329,9 @@ async fn hostile_pages_and_private_redirects_end_with_clear_outcomes() {
     );
     urls.push("http://169.254.169.254/latest/meta-data/".into());
     urls.push("http://0x7f000001/".into());
+    urls.push("http://0177.0.0.1/".into());
+    urls.push("http://[::1]/".into());
+    urls.push(format!("http://{PRIVATE_NAME}/"));
     let ended = h.fetch(&urls).await;
 
     for e in &ended[..4] {

@@ -62,15 +62,17 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
     for url in &urls {
         let rules = match (&file_rules, &network) {
             (Some(rules), _) => rules.clone(),
+            // This process's own store: nobody else holds its robots.txt lock.
             (None, Some((rt, fetcher))) => rules_for(rt, fetcher, url)
                 .await
-                .map_err(|e| anyhow::anyhow!(e.message))?,
+                .map_err(|e| anyhow::anyhow!(e.message))?
+                .unwrap_or(Rules::DisallowAll),
             (None, None) => unreachable!("one of the two is set above"),
         };
-        let verdict = if decide(&rules, &agent, url).allowed {
-            "allowed"
-        } else {
-            "disallowed"
+        let verdict = match &rules {
+            Rules::Refused(reason) => format!("refused ({reason})"),
+            rules if decide(rules, &agent, url).allowed => "allowed".into(),
+            _ => "disallowed".into(),
         };
         println!("{verdict} {url}");
     }

@@ -20,7 +20,8 @@ pub struct FetchMetrics {
     pub robots: Family<Labels, Counter>,
     /// URLs the SSRF guard refused before any request.
     pub ssrf_refusals: Counter,
-    /// Tasks deferred because their host was busy, by `limit` (`rate`, `slot`, `retry_after`),
+    /// Tasks deferred because their host was busy, by `limit` (`rate`, `slot`, `retry_after`,
+    /// `robots`: another worker is fetching the host's robots.txt),
     /// and how long they were told to wait.
     pub deferrals: Family<Labels, Counter>,
     pub deferral_wait: Histogram,

@@ -29,6 +29,9 @@ pub enum Rules {
     AllowAll,
     DisallowAll,
     Parsed(String),
+    /// The SSRF guard refused the origin itself (its name resolves only to private addresses):
+    /// nothing there may be fetched, robots.txt or not.
+    Refused(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,7 +53,7 @@ pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
             allowed: true,
             crawl_delay: None,
         },
-        Rules::DisallowAll => Decision {
+        Rules::DisallowAll | Rules::Refused(_) => Decision {
             allowed: false,
             crawl_delay: None,
         },
@@ -97,6 +100,7 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
             ..
         } if status != 429 && status != 503 => (Rules::AllowAll, false),
         Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
+        Fetched::Failed(reason) if reason.contains("refused:") => (Rules::Refused(reason), true),
         Fetched::Blocked { .. }
         | Fetched::Transient(_)
         | Fetched::Failed(_)
@@ -104,21 +108,21 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
     }
 }
 
-/// The rules for `url`'s origin, from the cache or the network.
-pub async fn rules_for(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Rules, StageError> {
+/// The rules for `url`'s origin, from the cache or the network; `None` while another worker
+/// is fetching them (a worker then comes back shortly instead of waiting on its delivery; the
+/// lock's expiry frees the origin if that worker died).
+pub async fn rules_for(
+    rt: &Runtime,
+    fetcher: &Fetcher,
+    url: &Url,
+) -> Result<Option<Rules>, StageError> {
     let origin = origin(url);
     if let Some(rules) = cached(rt, &origin).await? {
-        return Ok(rules);
+        return Ok(Some(rules));
     }
     let lock = format!("robots:{origin}");
     if !rt.store.try_lock(&lock, Duration::from_secs(30)).await? {
-        for _ in 0..20 {
-            tokio::time::sleep(Duration::from_millis(250)).await;
-            if let Some(rules) = cached(rt, &origin).await? {
-                return Ok(rules);
-            }
-        }
-        // The holder is slow or gone: fetch it ourselves rather than stall.
+        return Ok(None);
     }
     let robots_url = Url::parse(&format!("{origin}/robots.txt"))
         .map_err(|e| StageError::permanent(format!("bad robots URL for {origin}: {e}")))?;
@@ -134,7 +138,7 @@ pub async fn rules_for(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Rul
         .cache_put(Cache::Robots, &origin, &bytes, ttl)
         .await?;
     rt.store.unlock(&lock).await?;
-    Ok(rules)
+    Ok(Some(rules))
 }
 
 async fn cached(rt: &Runtime, origin: &str) -> Result<Option<Rules>, StageError> {

@@ -23,10 +23,12 @@ use crate::browser::{BrowserError, BrowserPool};
 use crate::crawl;
 use crate::http::{Fetched, Fetcher, Page};
 use crate::metrics::{deferred, labels, METRICS};
-use crate::robots::{decide, rules_for};
+use crate::robots::{decide, rules_for, Rules};
 
 /// Levels from here on need a browser.
 const BROWSER_LEVEL: u8 = 2;
+/// How soon to look again when another worker is fetching the host's robots.txt.
+const ROBOTS_WAIT: Duration = Duration::from_millis(250);
 /// How soon to look again when every slot of a host is taken.
 const SLOT_WAIT: Duration = Duration::from_millis(250);
 
@@ -343,7 +345,14 @@ impl Stage for FetchStage {
             return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
         }
         let cfg = &rt.config.fetch;
-        let rules = rules_for(rt, &self.fetcher, &url).await?;
+        let Some(rules) = rules_for(rt, &self.fetcher, &url).await? else {
+            deferred("robots", ROBOTS_WAIT);
+            return Ok(Handled::Later(ROBOTS_WAIT));
+        };
+        if let Rules::Refused(reason) = rules {
+            METRICS.ssrf_refusals.inc();
+            return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
+        }
         let decision = decide(&rules, &cfg.user_agent, &url);
         if !decision.allowed {
             robots_decision("disallowed");
