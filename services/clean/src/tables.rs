@@ -7,6 +7,7 @@
 //! tables. Cells keep their text with inline markup (`**`, backticks, links) reduced to text.
 
 use trawl_messages::Table;
+use trawl_pipeline::text::strip_links;
 
 /// Every GFM table in `markdown`, in document order.
 pub fn parse(markdown: &str) -> Vec<Table> {
@@ -69,27 +70,9 @@ fn cells(line: &str) -> Vec<String> {
     out
 }
 
-/// Cell text without inline markup: `[text](url)` → text, `**`/`__`/backticks dropped.
+/// Cell text without inline markup: links to their text, `**`/`__`/backticks dropped.
 fn plain(cell: &str) -> String {
-    let mut out = String::with_capacity(cell.len());
-    let mut rest = cell.trim();
-    while let Some(open) = rest.find('[') {
-        let Some(mid) = rest[open..].find("](") else {
-            break;
-        };
-        let Some(close) = rest[open + mid..].find(')') else {
-            break;
-        };
-        out.push_str(&rest[..open]);
-        out.push_str(&rest[open + 1..open + mid]);
-        rest = &rest[open + mid + close + 1..];
-    }
-    out.push_str(rest);
-    out.replace("**", "")
-        .replace("__", "")
-        .replace('`', "")
-        .trim()
-        .to_owned()
+    strip_links(cell.trim()).replace("__", "")
 }
 
 /// Whether `line` is a delimiter row for a header of `columns` cells.

@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use trawl_clean::extract::{extract, Extracted};
 use trawl_config::Config;
+use trawl_pipeline::text::strip_links;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -166,34 +167,13 @@ fn is_table_rule(line: &str) -> bool {
     line.starts_with('|') && line.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
 }
 
-/// `[text](url)` → text, `![alt](src)` → alt, `**b**`/`*i*`/`` `c` `` → their text (`_` is left
-/// alone: in prose it is more often part of a name than emphasis).
+/// Inline markup to its text: `![alt](src)` → alt, `[text](url)` → text, emphasis and code
+/// marks dropped (`_` is left alone: in prose it is more often part of a name than emphasis).
 fn inline_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '!' if s[i + 1..].starts_with('[') => {}
-            '[' => {
-                // Keep the label; skip a following `(url)`.
-                if let Some(close) = s[i..].find("](") {
-                    let after = i + close + 2;
-                    if let Some(end) = s[after..].find(')') {
-                        out.push_str(&inline_text(&s[i + 1..i + close]));
-                        let skip_to = after + end + 1;
-                        while chars.peek().is_some_and(|&(j, _)| j < skip_to) {
-                            chars.next();
-                        }
-                        continue;
-                    }
-                }
-                out.push(c);
-            }
-            '*' | '`' => {}
-            _ => out.push(c),
-        }
-    }
-    out.trim().to_owned()
+    strip_links(&s.replace("![", "["))
+        .replace('*', "")
+        .trim()
+        .to_owned()
 }
 
 fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode> {

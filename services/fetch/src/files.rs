@@ -240,7 +240,8 @@ pub(crate) fn cap(text: &mut String) -> bool {
     true
 }
 
-fn mime_of(content_type: &str) -> String {
+/// The media type of a Content-Type value, lowercase, without parameters.
+pub(crate) fn mime_of(content_type: &str) -> String {
     content_type
         .split(';')
         .next()

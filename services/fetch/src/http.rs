@@ -20,7 +20,7 @@ use trawl_config::FetchConfig;
 use url::Url;
 
 use crate::block::{self, Block};
-use crate::files::{self, Kind};
+use crate::files::{self, mime_of, Kind};
 use crate::ssrf::{resolver, Guard};
 
 const BROWSER_UA: &str =
@@ -156,13 +156,14 @@ impl Fetcher {
         };
         // The whole body: a ZIP is told to be a DOCX by an entry's name, not its first bytes.
         let kind = files::sniff(&bytes, &content_type, &final_url);
+        let size = bytes.len() as u64;
         let page = |content_type: String, body: String| {
             Fetched::Page(Page {
                 final_url: final_url.to_string(),
                 status: status.as_u16(),
                 content_type,
                 body,
-                bytes: bytes.len() as u64,
+                bytes: size,
             })
         };
         match kind {
@@ -176,9 +177,9 @@ impl Fetcher {
             Kind::Unsupported(mime) => Fetched::Unsupported(mime),
             kind => {
                 // Parsing a PDF is CPU work: keep it off the threads that drive I/O.
-                let (data, ct) = (bytes.clone(), content_type.clone());
+                let ct = content_type.clone();
                 let converted =
-                    tokio::task::spawn_blocking(move || files::convert(&kind, &data, &ct)).await;
+                    tokio::task::spawn_blocking(move || files::convert(&kind, &bytes, &ct)).await;
                 match converted {
                     Ok(Ok(c)) => page(c.mime, c.text),
                     Ok(Err(files::FileError::Unsupported(mime))) => Fetched::Unsupported(mime),
@@ -241,15 +242,6 @@ fn classify_error(e: &reqwest::Error) -> Fetched {
     } else {
         Fetched::Transient(text)
     }
-}
-
-fn mime_of(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
 }
 
 /// Decodes with the charset of the header, else of a `<meta>` in the first 1 KiB, else a BOM,

@@ -91,8 +91,9 @@ pub fn sentences(markdown: &str) -> Vec<String> {
     out
 }
 
-/// `[text](url)` → `text`, so sentences quote prose, not markup.
-fn strip_links(s: &str) -> String {
+/// `[text](url)` → `text`, and bold and code marks dropped, so sentences quote prose, not
+/// markup.
+pub fn strip_links(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(open) = rest.find('[') {
