@@ -231,6 +231,7 @@ async fn measure(
         sources: sources.clone(),
         sub_queries: Vec::new(),
         data_points: Vec::new(),
+        is_news: false,
     };
     open_job(rt, &job, meta).await?;
 

@@ -148,6 +148,7 @@ impl Harness {
             sources: sources.clone(),
             sub_queries: Vec::new(),
             data_points: Vec::new(),
+            is_news: false,
         };
         open_job(&self.rt, &job, meta).await.unwrap();
         for source in sources {

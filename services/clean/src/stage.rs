@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde::Deserialize;
 use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_llm::{fnv1a, Llm};
@@ -117,41 +116,14 @@ fn cap(mut text: String, max: usize) -> String {
     text
 }
 
-/// What `search.json` says about the question (the rest of the record is not needed here).
-#[derive(Deserialize)]
-struct SearchRecord {
-    analysis: SearchAnalysis,
-}
-
-#[derive(Deserialize)]
-struct SearchAnalysis {
-    #[serde(default)]
-    sub_queries: Vec<String>,
-    #[serde(default)]
-    target_data_points: Vec<String>,
-    #[serde(default)]
-    is_news: bool,
-}
-
 /// The job's context for analysis; missing records only narrow it to the question.
 async fn context(rt: &Runtime, msg: &Envelope<FetchedDoc>) -> Context {
     let mut ctx = Context::question(&msg.body.query);
-    let search = rt
-        .objects
-        .get(&paths::search(msg.batch_id, msg.job_id))
-        .await;
-    if let Ok(Some(bytes)) = search {
-        if let Ok(record) = serde_json::from_slice::<SearchRecord>(&bytes) {
-            ctx.sub_queries = record.analysis.sub_queries;
-            ctx.data_points = record.analysis.target_data_points;
-            ctx.is_news = record.analysis.is_news;
-            return ctx;
-        }
-    }
     if let Ok(Some((_, meta))) = rt.store.fanin_meta(&msg.job_id.to_string()).await {
         if let Ok(meta) = serde_json::from_slice::<JobMeta>(&meta) {
             ctx.sub_queries = meta.sub_queries;
             ctx.data_points = meta.data_points;
+            ctx.is_news = meta.is_news;
         }
     }
     ctx

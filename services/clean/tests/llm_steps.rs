@@ -276,6 +276,8 @@ async fn handle(
         sources: vec![doc.source.clone()],
         sub_queries: vec![question.into()],
         data_points: data_points.iter().map(|s| s.to_string()).collect(),
+        // What search would have judged: the test's news questions ask for the latest.
+        is_news: question.contains("latest"),
     };
     open_job(rt, &env, meta).await.unwrap();
     let job = env.job_id;
@@ -362,6 +364,11 @@ async fn the_stage_charges_its_spend_and_a_repeat_comes_from_the_cache() {
         !counters.keys().any(|k| k.ends_with(".clean")),
         "{counters:?}"
     );
+
+    // A news question, as the job's search judged it: the news prompt writes the summary.
+    let news = "What is the latest news on the Frell protocol?";
+    let (doc, _) = handle(&stage, &rt, batch, news, &[]).await;
+    assert!(doc.summary.starts_with("Latest: "), "{}", doc.summary);
 
     // No LLM configured: the extractive path, and the reason on the document.
     let plain = stage_config(dir.path(), None);

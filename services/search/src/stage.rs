@@ -219,6 +219,7 @@ impl Stage for SearchStage {
             sources,
             sub_queries: analysis.sub_queries.clone(),
             data_points: analysis.target_data_points.clone(),
+            is_news: analysis.is_news,
         };
         if let Some(llm) = &llm {
             let spent = llm.spent();

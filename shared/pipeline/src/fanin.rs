@@ -23,6 +23,9 @@ pub struct JobMeta {
     /// What the answer must contain, for conflict detection and the report writer.
     #[serde(default)]
     pub data_points: Vec<String>,
+    /// Search judged the question to be about news (clean's analysis prompt follows).
+    #[serde(default)]
+    pub is_news: bool,
 }
 
 /// One URL's terminal outcome as stored in the fan-in record.
