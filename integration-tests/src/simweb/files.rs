@@ -142,8 +142,9 @@ fn page_content(sentences: &[&str]) -> String {
 }
 
 /// Objects as (body), numbered from 1, written with a cross-reference table whose offsets are
-/// exact: object 1 is the catalog, the trailer names `info` as /Info.
-fn write_pdf(objects: &[Vec<u8>], info: usize) -> Vec<u8> {
+/// exact: object 1 is the catalog; `trailer_extra` joins the trailer dictionary (`/Info 8 0 R`).
+/// Also what fetch's PDF tests build their documents with.
+pub fn write_pdf(objects: &[Vec<u8>], trailer_extra: &str) -> Vec<u8> {
     // The binary comment line tells transfer tools the file is binary.
     let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
     let mut offsets = Vec::with_capacity(objects.len());
@@ -163,7 +164,7 @@ fn write_pdf(objects: &[Vec<u8>], info: usize) -> Vec<u8> {
     }
     out.extend_from_slice(
         format!(
-            "trailer\n<< /Size {} /Root 1 0 R /Info {info} 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            "trailer\n<< /Size {} /Root 1 0 R {trailer_extra} >>\nstartxref\n{xref}\n%%EOF\n",
             objects.len() + 1
         )
         .as_bytes(),
@@ -171,8 +172,9 @@ fn write_pdf(objects: &[Vec<u8>], info: usize) -> Vec<u8> {
     out
 }
 
-fn stream(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut s = format!("<< {dict}/Length {} >>\nstream\n", data.len()).into_bytes();
+/// A stream object's body: `dict` entries, then the length and the data.
+pub fn pdf_stream(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut s = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
     s.extend_from_slice(data);
     s.extend_from_slice(b"\nendstream");
     s
@@ -190,12 +192,12 @@ pub fn report_pdf() -> &'static [u8] {
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
                 .to_vec(),
             page(5),
-            stream("", page_content(PDF_PAGES[0]).as_bytes()),
+            pdf_stream("", page_content(PDF_PAGES[0]).as_bytes()),
             page(7),
-            stream("/Filter /FlateDecode ", &deflate(page_content(PDF_PAGES[1]).as_bytes())),
+            pdf_stream("/Filter /FlateDecode", &deflate(page_content(PDF_PAGES[1]).as_bytes())),
             format!("<< /Title {} /Producer (simweb) >>", pdf_string(PDF_TITLE)).into_bytes(),
         ];
-        write_pdf(&objects, 8)
+        write_pdf(&objects, "/Info 8 0 R")
     })
 }
 

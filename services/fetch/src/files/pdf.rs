@@ -616,40 +616,7 @@ fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
     use std::io::Write;
-
-    /// A PDF of the given object bodies (object n is `objects[n - 1]`), catalog = object 1.
-    fn pdf(objects: &[Vec<u8>], trailer_extra: &str) -> Vec<u8> {
-        let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
-        let mut offsets = Vec::new();
-        for (i, body) in objects.iter().enumerate() {
-            offsets.push(out.len());
-            out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
-            out.extend_from_slice(body);
-            out.extend_from_slice(b"\nendobj\n");
-        }
-        let xref = out.len();
-        out.extend_from_slice(
-            format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-        );
-        for o in offsets {
-            out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
-        }
-        out.extend_from_slice(
-            format!(
-                "trailer\n<< /Size {} /Root 1 0 R {trailer_extra} >>\nstartxref\n{xref}\n%%EOF\n",
-                objects.len() + 1
-            )
-            .as_bytes(),
-        );
-        out
-    }
-
-    fn stream(dict: &str, data: &[u8]) -> Vec<u8> {
-        let mut s = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
-        s.extend_from_slice(data);
-        s.extend_from_slice(b"\nendstream");
-        s
-    }
+    use trawl_integration_tests::simweb::files::{pdf_stream as stream, write_pdf as pdf};
 
     fn deflate(data: &[u8]) -> Vec<u8> {
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
