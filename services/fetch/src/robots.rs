@@ -200,5 +200,32 @@ mod tests {
             rules_from(Fetched::Transient("timed out".into())).0,
             Rules::DisallowAll
         );
+        let refused = "refused: intranet.example resolves only to private or reserved addresses";
+        assert_eq!(
+            rules_from(Fetched::Failed(refused.into())),
+            (Rules::Refused(refused.into()), true)
+        );
+    }
+
+    /// While another worker fetches an origin's robots.txt, a task gets `None` at once (and
+    /// comes back later) instead of waiting on its delivery; no request is made.
+    #[tokio::test]
+    async fn a_busy_origin_answers_none_at_once() {
+        let rt = Runtime::embedded(trawl_config::Config::default());
+        let fetcher = Fetcher::new(&rt.config.fetch).unwrap();
+        let page = url("http://busy.test/page");
+        let lock = format!("robots:{}", origin(&page));
+        assert!(rt.store.try_lock(&lock, Duration::from_secs(30)).await.unwrap());
+        assert_eq!(rules_for(&rt, &fetcher, &page).await.unwrap(), None);
+        // Once the holder has cached the rules, everyone reads them.
+        let rules = serde_json::to_vec(&Rules::DisallowAll).unwrap();
+        (rt.store)
+            .cache_put(Cache::Robots, &origin(&page), &rules, Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert_eq!(
+            rules_for(&rt, &fetcher, &page).await.unwrap(),
+            Some(Rules::DisallowAll)
+        );
     }
 }
