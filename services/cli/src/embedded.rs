@@ -129,3 +129,22 @@ impl Embedded {
         drop(self.webdriver.take());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn without_a_webdriver_the_run_stops_at_level_1() {
+        // Not local, so nothing is started; not answering, so the browser levels go.
+        let mut config = Config::default();
+        config.fetch.webdriver_url = "http://webdriver.invalid:9515".into();
+        assert!(prepare_browser(&mut config).await.is_none());
+        assert_eq!(config.fetch.max_level, 1);
+        // A batch that asked for no browser is left as it is, and nothing is probed.
+        let mut config = Config::default();
+        config.fetch.max_level = 0;
+        assert!(prepare_browser(&mut config).await.is_none());
+        assert_eq!(config.fetch.max_level, 0);
+    }
+}
