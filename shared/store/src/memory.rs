@@ -37,7 +37,6 @@ struct Job {
     meta: Vec<u8>,
     outcomes: BTreeMap<u32, Vec<u8>>,
     extensions: BTreeMap<u32, Extension>,
-    crawled: u32,
 }
 
 #[derive(Default)]
@@ -169,7 +168,6 @@ impl Store for MemoryStore {
                 meta: meta.to_vec(),
                 outcomes: BTreeMap::new(),
                 extensions: BTreeMap::new(),
-                crawled: 0,
             };
             s.fanin.insert(
                 job.to_owned(),
@@ -200,14 +198,14 @@ impl Store for MemoryStore {
             if let Some(prev) = j.extensions.get(&parent) {
                 return Some(prev.clone());
             }
-            let granted = want.min(cap.saturating_sub(j.crawled));
+            let crawled: u32 = j.extensions.values().map(|e| e.granted).sum();
+            let granted = want.min(cap.saturating_sub(crawled));
             let ext = Extension {
                 first: j.expected,
                 granted,
                 sources: sources.to_vec(),
             };
             j.expected += granted;
-            j.crawled += granted;
             j.extensions.insert(parent, ext.clone());
             Some(ext)
         })
@@ -238,7 +236,6 @@ impl Store for MemoryStore {
                     meta: Vec::new(),
                     outcomes: BTreeMap::new(),
                     extensions: BTreeMap::new(),
-                    crawled: 0,
                 },
                 until: now + ttl,
             });
