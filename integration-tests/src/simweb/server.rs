@@ -22,21 +22,16 @@ use super::render::{escape, simple_page};
 use super::search::{results_html, searxng_json, SearchIndex};
 use super::{bench, docs, files, guarded, hostile, llm};
 
-/// Request counts per (host, path), and every request's arrival time, shared with tests.
+/// Every request's host, path and arrival time, shared with tests; counts are taken from it.
 #[derive(Debug, Default)]
 pub struct Stats {
-    counts: Mutex<BTreeMap<(String, String), u64>>,
-    /// (host, path, arrival) in arrival order, for politeness tests (crawl delay, gaps).
+    /// (host, path, arrival) in arrival order.
     log: Mutex<Vec<(String, String, Instant)>>,
 }
 
 impl Stats {
-    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), u64>> {
-        // A panic elsewhere must not hide the counts from the test that wants them.
-        self.counts.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn entries(&self) -> std::sync::MutexGuard<'_, Vec<(String, String, Instant)>> {
+        // A panic elsewhere must not hide the log from the test that wants it.
         self.log.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -45,36 +40,28 @@ impl Stats {
     }
 
     fn record_at(&self, host: &str, path: &str, at: Instant) {
-        *self
-            .map()
-            .entry((host.to_string(), path.to_string()))
-            .or_insert(0) += 1;
         self.entries()
             .push((host.to_string(), path.to_string(), at));
     }
 
     /// Requests to any path on `host`.
     pub fn hits(&self, host: &str) -> u64 {
-        self.map()
-            .iter()
-            .filter(|((h, _), _)| h == host)
-            .map(|(_, n)| n)
-            .sum()
+        self.entries().iter().filter(|(h, _, _)| h == host).count() as u64
     }
 
     pub fn path_hits(&self, host: &str, path: &str) -> u64 {
-        self.map()
-            .get(&(host.to_string(), path.to_string()))
-            .copied()
-            .unwrap_or(0)
+        (self.entries().iter())
+            .filter(|(h, p, _)| h == host && p == path)
+            .count() as u64
     }
 
     /// Every (host, path, count), sorted.
     pub fn snapshot(&self) -> Vec<(String, String, u64)> {
-        self.map()
-            .iter()
-            .map(|((h, p), n)| (h.clone(), p.clone(), *n))
-            .collect()
+        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for (h, p, _) in self.entries().iter() {
+            *counts.entry((h.clone(), p.clone())).or_insert(0) += 1;
+        }
+        counts.into_iter().map(|((h, p), n)| (h, p, n)).collect()
     }
 
     /// `host`'s requests as (path, arrival), in arrival order.
@@ -103,7 +90,6 @@ impl Stats {
     }
 
     pub fn reset(&self) {
-        self.map().clear();
         self.entries().clear();
     }
 }

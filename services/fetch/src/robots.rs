@@ -215,12 +215,21 @@ mod tests {
         let fetcher = Fetcher::new(&rt.config.fetch).unwrap();
         let page = url("http://busy.test/page");
         let lock = format!("robots:{}", origin(&page));
-        assert!(rt.store.try_lock(&lock, Duration::from_secs(30)).await.unwrap());
+        assert!(rt
+            .store
+            .try_lock(&lock, Duration::from_secs(30))
+            .await
+            .unwrap());
         assert_eq!(rules_for(&rt, &fetcher, &page).await.unwrap(), None);
         // Once the holder has cached the rules, everyone reads them.
         let rules = serde_json::to_vec(&Rules::DisallowAll).unwrap();
         (rt.store)
-            .cache_put(Cache::Robots, &origin(&page), &rules, Duration::from_secs(60))
+            .cache_put(
+                Cache::Robots,
+                &origin(&page),
+                &rules,
+                Duration::from_secs(60),
+            )
             .await
             .unwrap();
         assert_eq!(
