@@ -347,23 +347,11 @@ async fn record_answer(
     let key = paths::doc(msg.batch_id, msg.job_id, source.idx);
     let text = source.snippet.clone();
     let doc = AnalysedDoc {
-        final_url: source.url.clone(),
-        title: source.title.clone(),
-        markdown: text.clone(),
         summary: text.clone(),
         key_points: trawl_pipeline::text::sentences(&text),
         relevance: 0.5,
         is_relevant: true,
-        level: 0,
-        bytes: text.len() as u64,
-        extracted_data: Default::default(),
-        tables: Vec::new(),
-        lookup: None,
-        cleanliness: None,
-        cleaning: None,
-        analysed_by: String::new(),
-        notes: Vec::new(),
-        source: source.clone(),
+        ..AnalysedDoc::new(source.clone(), text)
     };
     rt.put_json(&key, &doc).await?;
     let record = OutcomeRecord {

@@ -88,34 +88,21 @@ mod tests {
     use trawl_messages::{Source, SourceKind};
 
     fn doc(idx: u32, text: &str) -> AnalysedDoc {
-        AnalysedDoc {
-            source: Source {
-                idx,
-                url: format!("http://s{idx}.test/"),
-                title: String::new(),
-                snippet: String::new(),
-                provider: "searxng".into(),
-                position: 1,
-                score: 0.5,
-                kind: SourceKind::Page,
-                file_type: None,
-            },
-            final_url: format!("http://s{idx}.test/"),
+        let source = Source {
+            idx,
+            url: format!("http://s{idx}.test/"),
             title: String::new(),
-            markdown: text.into(),
-            summary: String::new(),
-            key_points: Vec::new(),
+            snippet: String::new(),
+            provider: "searxng".into(),
+            position: 1,
+            score: 0.5,
+            kind: SourceKind::Page,
+            file_type: None,
+        };
+        AnalysedDoc {
             relevance: 0.8,
             is_relevant: true,
-            level: 0,
-            bytes: 0,
-            extracted_data: Default::default(),
-            tables: Vec::new(),
-            lookup: None,
-            cleanliness: None,
-            cleaning: None,
-            analysed_by: String::new(),
-            notes: Vec::new(),
+            ..AnalysedDoc::new(source, text.into())
         }
     }
 

@@ -10,34 +10,24 @@ fn analysed(corpus: &Corpus, url: &str, question: &str, idx: u32) -> AnalysedDoc
     let extracted = trawl_clean::extract::extract(&page.html, url);
     let analysis =
         trawl_clean::analysis::analyse(question, &extracted.title, &extracted.markdown, 0.15);
-    AnalysedDoc {
-        source: Source {
-            idx,
-            url: url.into(),
-            title: extracted.title.clone(),
-            snippet: String::new(),
-            provider: "searxng".into(),
-            position: idx + 1,
-            score: 0.5,
-            kind: SourceKind::Page,
-            file_type: None,
-        },
-        final_url: url.into(),
+    let source = Source {
+        idx,
+        url: url.into(),
         title: extracted.title,
-        markdown: extracted.markdown,
+        snippet: String::new(),
+        provider: "searxng".into(),
+        position: idx + 1,
+        score: 0.5,
+        kind: SourceKind::Page,
+        file_type: None,
+    };
+    AnalysedDoc {
         summary: analysis.summary,
         key_points: analysis.key_points,
         relevance: analysis.relevance,
         is_relevant: analysis.is_relevant,
-        level: 0,
         bytes: page.html.len() as u64,
-        extracted_data: Default::default(),
-        tables: Vec::new(),
-        lookup: None,
-        cleanliness: None,
-        cleaning: None,
-        analysed_by: String::new(),
-        notes: Vec::new(),
+        ..AnalysedDoc::new(source, extracted.markdown)
     }
 }
 

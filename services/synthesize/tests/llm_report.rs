@@ -12,34 +12,24 @@ use trawl_synthesize::conflicts::detect;
 use trawl_synthesize::report::{llm, Gaps};
 
 fn doc(idx: u32, text: &str) -> AnalysedDoc {
-    AnalysedDoc {
-        source: Source {
-            idx,
-            url: format!("http://s{idx}.test/"),
-            title: format!("Source {idx}"),
-            snippet: String::new(),
-            provider: "searxng".into(),
-            position: idx + 1,
-            score: 0.5,
-            kind: SourceKind::Page,
-            file_type: None,
-        },
-        final_url: format!("http://s{idx}.test/"),
+    let source = Source {
+        idx,
+        url: format!("http://s{idx}.test/"),
         title: format!("Source {idx}"),
-        markdown: text.repeat(3),
+        snippet: String::new(),
+        provider: "searxng".into(),
+        position: idx + 1,
+        score: 0.5,
+        kind: SourceKind::Page,
+        file_type: None,
+    };
+    AnalysedDoc {
         summary: text.into(),
         key_points: vec![text.into()],
         relevance: 0.9 - f64::from(idx) * 0.1,
         is_relevant: true,
-        level: 0,
         bytes: 1000,
-        extracted_data: Default::default(),
-        tables: Vec::new(),
-        lookup: None,
-        cleanliness: None,
-        cleaning: None,
-        analysed_by: String::new(),
-        notes: Vec::new(),
+        ..AnalysedDoc::new(source, text.repeat(3))
     }
 }
 

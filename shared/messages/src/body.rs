@@ -245,6 +245,32 @@ pub struct Cleaning {
     pub reason: String,
 }
 
+impl AnalysedDoc {
+    /// A document of `markdown` read from `source` as it was selected, not yet analysed: the
+    /// fields analysis fills are empty. Callers set what they know with struct update syntax.
+    pub fn new(source: Source, markdown: String) -> AnalysedDoc {
+        AnalysedDoc {
+            final_url: source.url.clone(),
+            title: source.title.clone(),
+            bytes: markdown.len() as u64,
+            markdown,
+            summary: String::new(),
+            key_points: Vec::new(),
+            relevance: 0.0,
+            is_relevant: false,
+            level: 0,
+            extracted_data: Default::default(),
+            tables: Vec::new(),
+            lookup: None,
+            cleanliness: None,
+            cleaning: None,
+            analysed_by: String::new(),
+            notes: Vec::new(),
+            source,
+        }
+    }
+}
+
 impl Body for SearchTask {
     const KIND: Kind = Kind::SearchTask;
 }

@@ -145,34 +145,24 @@ pub(crate) mod testing {
     use trawl_messages::{AnalysedDoc, Source, SourceKind};
 
     pub fn doc(idx: u32, relevant: bool, points: &[&str]) -> AnalysedDoc {
+        let source = Source {
+            idx,
+            url: format!("http://s{idx}.test/"),
+            title: format!("S{idx}"),
+            snippet: String::new(),
+            provider: "searxng".into(),
+            position: idx + 1,
+            score: 0.5,
+            kind: SourceKind::Page,
+            file_type: None,
+        };
         AnalysedDoc {
-            source: Source {
-                idx,
-                url: format!("http://s{idx}.test/"),
-                title: format!("S{idx}"),
-                snippet: String::new(),
-                provider: "searxng".into(),
-                position: idx + 1,
-                score: 0.5,
-                kind: SourceKind::Page,
-                file_type: None,
-            },
-            final_url: format!("http://s{idx}.test/"),
             title: format!("Source {idx}"),
-            markdown: points.join(" "),
-            summary: String::new(),
             key_points: points.iter().map(|s| s.to_string()).collect(),
             relevance: 0.8,
             is_relevant: relevant,
-            level: 0,
             bytes: 100,
-            extracted_data: Default::default(),
-            tables: Vec::new(),
-            lookup: None,
-            cleanliness: None,
-            cleaning: None,
-            analysed_by: String::new(),
-            notes: Vec::new(),
+            ..AnalysedDoc::new(source, points.join(" "))
         }
     }
 }
