@@ -432,20 +432,12 @@ fn query_param(query: Option<&str>, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use std::net::SocketAddr;
-    use std::sync::Arc;
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     use super::*;
-    use crate::simweb::{Corpus, Simweb};
-
-    async fn start() -> Simweb {
-        let addr = "127.0.0.1:0".parse().expect("addr");
-        Simweb::start(Arc::new(Corpus::generate()), addr)
-            .await
-            .expect("start")
-    }
+    use crate::simweb::Simweb;
 
     struct Reply {
         status: u16,
@@ -497,7 +489,7 @@ mod tests {
 
     #[tokio::test]
     async fn needs_headers_admits_only_browser_like_requests() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let bare = get(
             web.addr(),
             HOST,
@@ -537,7 +529,7 @@ mod tests {
 
     #[tokio::test]
     async fn script_shells_hold_no_article_and_their_apis_do() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         for (path, api, marker) in [
             (JS_ONLY_PATH, "/api/js-only.json", JS_ONLY_MARKER),
             (
@@ -572,7 +564,7 @@ mod tests {
 
     #[tokio::test]
     async fn challenges_look_like_cloudflare_with_and_without_headers() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let c = get(web.addr(), HOST, CHALLENGE_PATH, BROWSER).await;
         assert_eq!(c.status, 403);
         assert_eq!(c.header("server"), Some("cloudflare"));
@@ -589,7 +581,7 @@ mod tests {
 
     #[tokio::test]
     async fn rate_limited_answers_once_retry_after_has_passed() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let path = format!("{RATE_LIMITED_PATH}?k=unit-{}", std::process::id());
         let t0 = Instant::now();
         let first = get(web.addr(), HOST, &path, &[]).await;
@@ -614,7 +606,7 @@ mod tests {
 
     #[tokio::test]
     async fn redirects_point_into_private_addresses() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         for (path, target) in PRIVATE_REDIRECTS {
             let r = get(web.addr(), HOST, path, &[]).await;
             assert_eq!(r.status, 302, "{path}");
@@ -625,7 +617,7 @@ mod tests {
 
     #[tokio::test]
     async fn robots_redirect_chain_ends_in_rules_and_cross_host_points_at_it() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let mut path = "/robots.txt".to_string();
         let mut hops = 0;
         let rules = loop {
@@ -662,7 +654,7 @@ mod tests {
 
     #[tokio::test]
     async fn robots_loop_never_ends() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let mut path = "/robots.txt".to_string();
         for n in 1..=12 {
             let r = get(web.addr(), ROBOTS_LOOP_HOST, &path, &[]).await;
@@ -674,7 +666,7 @@ mod tests {
 
     #[tokio::test]
     async fn slow_robots_hangs_while_the_server_keeps_answering() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let addr = web.addr();
         let slow =
             tokio::spawn(async move { get(addr, ROBOTS_SLOW_HOST, "/robots.txt", &[]).await });
@@ -696,7 +688,7 @@ mod tests {
 
     #[tokio::test]
     async fn small_sites_serve_distinct_pages_and_the_log_keeps_their_order() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let stats = web.stats();
         let robots = get(web.addr(), CRAWL_DELAY_HOST, "/robots.txt", &[]).await;
         assert_eq!(robots.body, "User-agent: *\nCrawl-delay: 2\n");

@@ -205,20 +205,12 @@ impl LsbBits {
 #[cfg(test)]
 mod tests {
     use std::net::SocketAddr;
-    use std::sync::Arc;
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     use super::*;
-    use crate::simweb::{Corpus, Simweb};
-
-    async fn start() -> Simweb {
-        let addr = "127.0.0.1:0".parse().expect("addr");
-        Simweb::start(Arc::new(Corpus::generate()), addr)
-            .await
-            .expect("start")
-    }
+    use crate::simweb::Simweb;
 
     async fn send_get(addr: SocketAddr, path: &str) -> TcpStream {
         let mut s = TcpStream::connect(addr).await.expect("connect");
@@ -229,7 +221,7 @@ mod tests {
 
     #[tokio::test]
     async fn stall_sends_its_head_then_goes_quiet() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let mut s = send_get(web.addr(), "/stall").await;
         let mut got = Vec::new();
         let mut buf = [0u8; 4096];
@@ -249,7 +241,7 @@ mod tests {
 
     #[tokio::test]
     async fn empty_200_has_no_body() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         let mut s = send_get(web.addr(), "/empty-200").await;
         let mut text = String::new();
         s.read_to_string(&mut text).await.expect("read");
@@ -294,7 +286,7 @@ mod tests {
 
     #[tokio::test]
     async fn bombs_decode_to_zeros() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         // Past the first brotli meta-block, so the second one's header is read too.
         let limit = 2 * BR_META_BLOCK_LEN + 1;
         for path in ["/deflate-bomb", "/br-bomb"] {
@@ -308,7 +300,7 @@ mod tests {
     #[tokio::test]
     #[ignore = "inflates 2 GiB; run by hand after changing a bomb"]
     async fn bombs_inflate_to_their_declared_length() {
-        let web = start().await;
+        let web = Simweb::for_tests().await;
         assert_eq!(
             decoded_zeros(web.addr(), "/deflate-bomb", u64::MAX).await,
             DEFLATE_BOMB_INFLATED_LEN

@@ -119,6 +119,15 @@ impl Simweb {
         })
     }
 
+    /// A simweb on a free loopback port, for this crate's unit tests.
+    #[cfg(test)]
+    pub(crate) async fn for_tests() -> Simweb {
+        let addr = "127.0.0.1:0".parse().expect("a socket address");
+        Simweb::start(Arc::new(Corpus::generate()), addr)
+            .await
+            .expect("simweb starts")
+    }
+
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
