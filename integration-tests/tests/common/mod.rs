@@ -124,12 +124,19 @@ impl Fleet {
 
     /// Starts a worker binary; its log goes to `<tempdir>/logs/`.
     pub fn spawn(&mut self, name: &str) {
+        self.spawn_with(name, &[], &[]);
+    }
+
+    /// Starts binary `name` with `args` and `env` on top of the fleet's environment.
+    pub fn spawn_with(&mut self, name: &str, args: &[&str], env: &[(&str, String)]) {
         let logs = self.dir.path().join("logs");
         std::fs::create_dir_all(&logs).unwrap();
         self.spawned += 1;
         let log = std::fs::File::create(logs.join(format!("{name}-{}.log", self.spawned))).unwrap();
         let child = Command::new(bin(name))
+            .args(args)
             .envs(self.fleet_env())
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

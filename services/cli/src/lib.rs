@@ -1,5 +1,7 @@
 //! Library side of the `trawl` command: what the CLI, the benchmarks and the tests share.
 //!
 //! - [`embedded`]: every stage in one process over the in-memory twins (`trawl run`).
+//! - [`monitor`]: the fleet's queue and batch gauges (`trawl monitor`).
 
 pub mod embedded;
+pub mod monitor;

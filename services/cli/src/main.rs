@@ -42,6 +42,8 @@ enum Command {
     Extract(extract::ExtractArgs),
     /// robots.txt tools.
     Robots(robots::RobotsArgs),
+    /// Export the fleet's queue depths and batch progress as Prometheus metrics (one per fleet).
+    Monitor(trawl_cli::monitor::MonitorArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -58,6 +60,7 @@ fn main() -> std::process::ExitCode {
             Command::Worker(args) => worker::run(config, args).await,
             Command::Extract(args) => extract::run(config, args).await,
             Command::Robots(args) => robots::run(config, args).await,
+            Command::Monitor(args) => trawl_cli::monitor::run(config, args).await,
         }
     });
     match result {

@@ -30,6 +30,24 @@ impl Block {
         }
     }
 
+    /// Every kind [`Block::kind`] can return, for metrics created before the first block.
+    pub fn all_kinds() -> Vec<String> {
+        let statuses = BLOCK_STATUSES.iter().map(|&s| Block::Status(s));
+        let vendors = CHALLENGE_HEADERS
+            .iter()
+            .map(|&(_, _, v)| v)
+            .chain(CHALLENGE_MARKERS.iter().map(|&(_, v)| v))
+            .map(Block::Challenge);
+        let mut kinds: Vec<String> = statuses
+            .chain(vendors)
+            .chain([Block::ScriptShell])
+            .map(|b| b.kind())
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Block::Status(s) => format!("http {s}"),
@@ -43,6 +61,9 @@ impl Block {
 const CHALLENGE_MAX_TEXT: usize = 1_500;
 /// A shell's visible text (a title, "enable JavaScript", a cookie line) stays under this.
 const SHELL_MAX_TEXT: usize = 200;
+
+/// Statuses sites refuse clients with.
+const BLOCK_STATUSES: [u16; 4] = [401, 403, 429, 503];
 
 /// Response headers by vendor: `(header, value substring or "" for any, vendor)`.
 const CHALLENGE_HEADERS: &[(&str, &str, &str)] = &[
@@ -89,7 +110,7 @@ pub fn detect<'a>(
             return Some(Block::Challenge(vendor));
         }
     }
-    if matches!(status, 401 | 403 | 429 | 503) {
+    if BLOCK_STATUSES.contains(&status) {
         return Some(Block::Status(status));
     }
     let text = visible_text_len(body, CHALLENGE_MAX_TEXT + 1);

@@ -32,6 +32,7 @@ use tracing::{debug, warn};
 use trawl_config::FetchConfig;
 use url::Url;
 
+use crate::metrics::{labels, METRICS};
 use crate::ssrf::{Guard, GuardedResolver};
 
 /// What a stealth session claims to be: a desktop Chrome, matching the Chromium that runs it.
@@ -140,6 +141,35 @@ fn delete_session_blocking(webdriver: &Url, id: &str) {
     }
 }
 
+fn set_idle(sessions: usize) {
+    METRICS
+        .browser_sessions
+        .get_or_create(&labels(&[("state", "idle")]))
+        .set(sessions as i64);
+}
+
+/// Counts a session as busy for as long as a page holds it.
+struct Busy;
+
+impl Busy {
+    fn start() -> Self {
+        METRICS
+            .browser_sessions
+            .get_or_create(&labels(&[("state", "busy")]))
+            .inc();
+        Busy
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        METRICS
+            .browser_sessions
+            .get_or_create(&labels(&[("state", "busy")]))
+            .dec();
+    }
+}
+
 pub struct BrowserPool {
     webdriver: Arc<Url>,
     idle: Mutex<Vec<Session>>,
@@ -183,6 +213,9 @@ impl BrowserPool {
             args.push(format!("--host-resolver-rules={rules}"));
         }
         args.extend(config.browser_args.iter().cloned());
+        METRICS
+            .browser_sessions_max
+            .set(config.browser_sessions as i64);
         Ok(BrowserPool {
             webdriver: Arc::new(webdriver),
             idle: Mutex::new(Vec::new()),
@@ -262,7 +295,9 @@ impl BrowserPool {
                 .partition(|s| s.idle_since.elapsed() > MAX_IDLE);
             *idle = fresh;
             let at = idle.iter().position(|s| s.stealth == stealth);
-            (at.map(|i| idle.swap_remove(i)), stale)
+            let reuse = at.map(|i| idle.swap_remove(i));
+            set_idle(idle.len());
+            (reuse, stale)
         };
         for s in stale {
             s.close().await;
@@ -288,10 +323,9 @@ impl BrowserPool {
         };
         if reusable {
             session.idle_since = Instant::now();
-            self.idle
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(session);
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.push(session);
+            set_idle(idle.len());
         } else {
             session.close().await;
         }
@@ -300,11 +334,17 @@ impl BrowserPool {
     /// Renders `url` at `level` (2 or 3).
     pub async fn render(&self, url: &Url, level: u8) -> Result<Rendered, BrowserError> {
         self.check(url).await?;
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| BrowserError::Unavailable("pool closed".into()))?;
+        let _permit = match self.permits.try_acquire() {
+            Ok(permit) => permit,
+            Err(_) => {
+                METRICS.browser_waits.inc();
+                self.permits
+                    .acquire()
+                    .await
+                    .map_err(|_| BrowserError::Unavailable("pool closed".into()))?
+            }
+        };
+        let _busy = Busy::start();
         let session = self.take(level >= 3).await?;
         let client = session.client.as_ref().expect("open session");
         match self.visit(client, url, level >= 3).await {

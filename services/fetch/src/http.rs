@@ -126,9 +126,13 @@ impl Fetcher {
         let client = &self.levels[usize::from(level.min(1))];
         let response = match client.get(url.clone()).send().await {
             Ok(r) => r,
-            Err(e) => return classify_error(&e),
+            Err(e) => {
+                crate::metrics::response(level, None);
+                return classify_error(&e);
+            }
         };
         let status = response.status();
+        crate::metrics::response(level, Some(status.as_u16()));
         let headers = response.headers().clone();
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         let retry_after = header("retry-after").and_then(parse_retry_after);

@@ -6,12 +6,15 @@ use std::time::Duration;
 
 use trawl_telemetry::prometheus_client::metrics::counter::Counter;
 use trawl_telemetry::prometheus_client::metrics::family::Family;
+use trawl_telemetry::prometheus_client::metrics::gauge::Gauge;
 use trawl_telemetry::prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
-use trawl_telemetry::{register, Labels};
+use trawl_telemetry::{init_series, register, Labels};
 
 pub struct FetchMetrics {
     /// Attempts by level and result (`page`, `blocked`, `retry`, `ended`).
     pub attempts: Family<Labels, Counter>,
+    /// Responses by level and status class (`2xx` … `5xx`; `none` when no response came).
+    pub responses: Family<Labels, Counter>,
     /// Blocks met, by level and kind (`http_403`, `cloudflare`, `script_shell` …).
     pub blocks: Family<Labels, Counter>,
     /// Tasks moved up a level, by `from` and `to`.
@@ -25,12 +28,23 @@ pub struct FetchMetrics {
     /// and how long they were told to wait.
     pub deferrals: Family<Labels, Counter>,
     pub deferral_wait: Histogram,
+    /// Browser sessions of this worker, by state (`busy` rendering a page, `idle` pooled).
+    pub browser_sessions: Family<Labels, Gauge>,
+    /// Sessions this worker may have at once (`fetch.browser_sessions`).
+    pub browser_sessions_max: Gauge,
+    /// Pages that found every session busy and had to wait for one.
+    pub browser_waits: Counter,
 }
 
 pub static METRICS: LazyLock<FetchMetrics> = LazyLock::new(|| FetchMetrics {
     attempts: register(
         "fetch_attempts",
         "Fetch attempts by escalation level and result",
+        Family::default(),
+    ),
+    responses: register(
+        "fetch_responses",
+        "Fetch responses by escalation level and status class",
         Family::default(),
     ),
     blocks: register(
@@ -63,10 +77,74 @@ pub static METRICS: LazyLock<FetchMetrics> = LazyLock::new(|| FetchMetrics {
         "Wait a deferred fetch task was given",
         Histogram::new(exponential_buckets(0.01, 2.5, 10)),
     ),
+    browser_sessions: register(
+        "fetch_browser_sessions",
+        "Browser sessions by state (busy, idle)",
+        Family::default(),
+    ),
+    browser_sessions_max: register(
+        "fetch_browser_sessions_max",
+        "Browser sessions this worker may have at once",
+        Gauge::default(),
+    ),
+    browser_waits: register(
+        "fetch_browser_waits",
+        "Pages that waited for a free browser session",
+        Counter::default(),
+    ),
 });
 
-pub fn labels(pairs: &[(&'static str, &str)]) -> Labels {
-    pairs.iter().map(|&(k, v)| (k, v.to_owned())).collect()
+pub use trawl_telemetry::labels;
+
+const LEVELS: [&str; 4] = ["0", "1", "2", "3"];
+const STATUS_CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "none"];
+
+/// Counts one response (or none) at `level`.
+pub fn response(level: u8, status: Option<u16>) {
+    let class = match status {
+        Some(s @ 100..=599) => STATUS_CLASSES[usize::from(s / 100 - 1)],
+        _ => "none",
+    };
+    METRICS
+        .responses
+        .get_or_create(&labels(&[
+            ("level", LEVELS[usize::from(level.min(3))]),
+            ("status_class", class),
+        ]))
+        .inc();
+}
+
+/// Creates the fetch series that dashboards and alerts read at zero: per level, attempts and
+/// responses; escalations between neighbouring levels; robots decisions; deferrals; and the
+/// browser pool's gauges.
+pub fn init() {
+    let kinds = crate::block::Block::all_kinds();
+    for level in LEVELS {
+        for kind in &kinds {
+            init_series(&METRICS.blocks, &[("level", level), ("kind", kind)]);
+        }
+        for result in ["page", "blocked", "retry", "ended"] {
+            init_series(&METRICS.attempts, &[("level", level), ("result", result)]);
+        }
+        for class in STATUS_CLASSES {
+            init_series(
+                &METRICS.responses,
+                &[("level", level), ("status_class", class)],
+            );
+        }
+    }
+    for (from, to) in [("0", "1"), ("1", "2"), ("2", "3")] {
+        init_series(&METRICS.escalations, &[("from", from), ("to", to)]);
+    }
+    for decision in ["allowed", "disallowed"] {
+        init_series(&METRICS.robots, &[("decision", decision)]);
+    }
+    for limit in ["rate", "slot", "retry_after", "robots"] {
+        init_series(&METRICS.deferrals, &[("limit", limit)]);
+    }
+    for state in ["busy", "idle"] {
+        init_series(&METRICS.browser_sessions, &[("state", state)]);
+    }
 }
 
 /// Counts one deferral of `limit` kind lasting `wait`.

@@ -49,6 +49,7 @@ pub struct FetchStage {
 impl FetchStage {
     /// A worker of `trawl.fetch`: levels 0–1.
     pub fn new(config: &Config) -> Result<Self, BuildError> {
+        crate::metrics::init();
         Ok(FetchStage {
             fetcher: Fetcher::new(&config.fetch)?,
             browser: None,
@@ -57,6 +58,7 @@ impl FetchStage {
 
     /// A worker of `trawl.fetch.browser`: levels 2–3 through WebDriver, and 0–1 as well.
     pub fn with_browser(config: &Config) -> Result<Self, BuildError> {
+        crate::metrics::init();
         Ok(FetchStage {
             fetcher: Fetcher::new(&config.fetch)?,
             browser: Some(BrowserPool::new(&config.fetch).map_err(BuildError::Browser)?),
@@ -199,7 +201,12 @@ impl FetchStage {
             .browser
             .as_ref()
             .expect("browser tasks reach browser workers only");
-        match pool.render(url, level).await {
+        let rendered = pool.render(url, level).await;
+        crate::metrics::response(
+            level,
+            rendered.as_ref().ok().map(|p| p.status.unwrap_or(200)),
+        );
+        match rendered {
             Ok(page) => {
                 let status = page.status.unwrap_or(200);
                 match block::detect(status, |_| None, &page.html, true) {

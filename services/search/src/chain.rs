@@ -147,10 +147,6 @@ impl Search<'_> {
         match self.store.cache_get(Cache::Search, &key).await {
             Ok(Some(bytes)) => {
                 if let Ok(page) = serde_json::from_slice::<ResultPage>(&bytes) {
-                    METRICS
-                        .cache
-                        .get_or_create(&labels(&[("cache", "search"), ("result", "hit")]))
-                        .inc();
                     attempt.outcome = "cached".into();
                     return (Ok(page), attempt);
                 }
@@ -159,10 +155,6 @@ impl Search<'_> {
             // A cache that cannot answer costs a provider call, never the job.
             Err(e) => warn!(error = %e, "search cache unavailable"),
         }
-        METRICS
-            .cache
-            .get_or_create(&labels(&[("cache", "search"), ("result", "miss")]))
-            .inc();
         let started = Instant::now();
         let result = provider.page(self.http, request).await;
         METRICS

@@ -17,7 +17,6 @@ use trawl_llm::{ChatRequest, Llm};
 use trawl_store::{Cache, Store};
 
 use crate::analysis::QueryAnalysis;
-use crate::metrics::{labels, METRICS};
 use crate::score::Scored;
 
 /// How long a relevance decision is reused.
@@ -46,20 +45,12 @@ pub async fn relevance(
     match store.cache_get(Cache::Relevance, &key).await {
         Ok(Some(bytes)) => {
             if let Ok(r) = serde_json::from_slice::<Relevance>(&bytes) {
-                METRICS
-                    .cache
-                    .get_or_create(&labels(&[("cache", "relevance"), ("result", "hit")]))
-                    .inc();
                 return Ok(r);
             }
         }
         Ok(None) => {}
         Err(e) => warn!(error = %e, "relevance cache unavailable"),
     }
-    METRICS
-        .cache
-        .get_or_create(&labels(&[("cache", "relevance"), ("result", "miss")]))
-        .inc();
     let prompt = format!(
         "Question: {question}\nSub-queries: {}\nData points needed: {}\nTitle: {}\nURL: {}\nSnippet: {}",
         analysis.sub_queries.join(" | "),

@@ -11,8 +11,6 @@ pub struct SearchMetrics {
     /// Provider page requests by provider and outcome (`ok`, `empty`, `timeout`, `http_error` …).
     pub provider_requests: Family<Labels, Counter>,
     pub provider_latency: Family<Labels, Histogram>,
-    /// Cache lookups by cache (`search`, `relevance`) and result (`hit`, `miss`).
-    pub cache: Family<Labels, Counter>,
     pub results_per_question: Histogram,
     pub selected_per_question: Histogram,
 }
@@ -27,11 +25,6 @@ pub static METRICS: LazyLock<SearchMetrics> = LazyLock::new(|| SearchMetrics {
         "search_provider_latency_seconds",
         "Search provider response time",
         Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.01, 2.0, 12))),
-    ),
-    cache: register(
-        "cache_lookups",
-        "Cache lookups by cache and result",
-        Family::default(),
     ),
     results_per_question: register(
         "search_results_per_question",

@@ -17,9 +17,11 @@ use async_trait::async_trait;
 pub use trawl_messages::Queue;
 
 pub mod memory;
+mod metrics;
 pub mod rabbit;
 
 pub use memory::MemoryBroker;
+pub use metrics::init as init_metrics;
 pub use rabbit::RabbitBroker;
 
 /// Header naming why a message was dead-lettered.
@@ -62,6 +64,13 @@ impl Message {
     }
 }
 
+/// A queue as the broker sees it now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    pub ready: u64,
+    pub consumers: u64,
+}
+
 #[async_trait]
 pub trait Broker: Send + Sync + 'static {
     /// Publishes persistently and returns once the broker has confirmed it.
@@ -83,8 +92,14 @@ pub trait Broker: Send + Sync + 'static {
         prefetch: u16,
     ) -> Result<Box<dyn Subscription>, BrokerError>;
 
+    /// Messages ready for delivery in `queue` (unacknowledged ones not counted) and the
+    /// consumers taking from it.
+    async fn stats(&self, queue: Queue) -> Result<QueueStats, BrokerError>;
+
     /// Messages ready for delivery in `queue` (unacknowledged ones not counted).
-    async fn depth(&self, queue: Queue) -> Result<u64, BrokerError>;
+    async fn depth(&self, queue: Queue) -> Result<u64, BrokerError> {
+        Ok(self.stats(queue).await?.ready)
+    }
 
     /// Deletes every queue and exchange of this broker's namespace.
     async fn delete_all(&self) -> Result<(), BrokerError>;

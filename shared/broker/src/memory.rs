@@ -15,7 +15,8 @@ use async_trait::async_trait;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::{
-    Broker, BrokerError, BrokerSettings, Delivery, Message, Queue, Settle, HEADER_DEATH_REASON,
+    Broker, BrokerError, BrokerSettings, Delivery, Message, Queue, QueueStats, Settle,
+    HEADER_DEATH_REASON,
 };
 
 #[derive(Clone)]
@@ -27,6 +28,7 @@ struct Inner {
     settings: BrokerSettings,
     queues: Mutex<HashMap<Queue, VecDeque<Entry>>>,
     notify: HashMap<Queue, Arc<Notify>>,
+    consumers: Mutex<HashMap<Queue, u64>>,
 }
 
 struct Entry {
@@ -45,6 +47,7 @@ impl MemoryBroker {
                 settings,
                 queues: Mutex::new(HashMap::new()),
                 notify,
+                consumers: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -70,6 +73,12 @@ impl Inner {
             .expect("broker lock")
             .get_mut(&queue)?
             .pop_front()
+    }
+
+    fn consumer_gone(&self, queue: Queue) {
+        if let Some(n) = self.consumers.lock().expect("broker lock").get_mut(&queue) {
+            *n = n.saturating_sub(1);
+        }
     }
 
     /// Returns a message to its queue, or dead-letters it once it has used its deliveries.
@@ -133,6 +142,13 @@ impl Broker for MemoryBroker {
         queue: Queue,
         prefetch: u16,
     ) -> Result<Box<dyn crate::Subscription>, BrokerError> {
+        *self
+            .inner
+            .consumers
+            .lock()
+            .expect("broker lock")
+            .entry(queue)
+            .or_default() += 1;
         Ok(Box::new(MemorySubscription {
             inner: Arc::clone(&self.inner),
             queue,
@@ -141,9 +157,16 @@ impl Broker for MemoryBroker {
         }))
     }
 
-    async fn depth(&self, queue: Queue) -> Result<u64, BrokerError> {
-        let queues = self.inner.queues.lock().expect("broker lock");
-        Ok(queues.get(&queue).map_or(0, |q| q.len() as u64))
+    async fn stats(&self, queue: Queue) -> Result<QueueStats, BrokerError> {
+        let ready = {
+            let queues = self.inner.queues.lock().expect("broker lock");
+            queues.get(&queue).map_or(0, |q| q.len() as u64)
+        };
+        let consumers = self.inner.consumers.lock().expect("broker lock");
+        Ok(QueueStats {
+            ready,
+            consumers: consumers.get(&queue).copied().unwrap_or(0),
+        })
     }
 
     async fn delete_all(&self) -> Result<(), BrokerError> {
@@ -161,6 +184,14 @@ struct MemorySubscription {
     queue: Queue,
     permits: Arc<Semaphore>,
     cancelled: bool,
+}
+
+impl Drop for MemorySubscription {
+    fn drop(&mut self) {
+        if !self.cancelled {
+            self.inner.consumer_gone(self.queue);
+        }
+    }
 }
 
 #[async_trait]
@@ -196,6 +227,9 @@ impl crate::Subscription for MemorySubscription {
     }
 
     async fn cancel(&mut self) {
+        if !self.cancelled {
+            self.inner.consumer_gone(self.queue);
+        }
         self.cancelled = true;
         self.permits.close();
     }

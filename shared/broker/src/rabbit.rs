@@ -35,7 +35,7 @@ use lapin::{
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 
-use crate::{Broker, BrokerError, BrokerSettings, Delivery, Message, Queue, Settle};
+use crate::{Broker, BrokerError, BrokerSettings, Delivery, Message, Queue, QueueStats, Settle};
 
 /// How long one operation keeps retrying through reconnections before it gives up.
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -144,6 +144,7 @@ impl Inner {
         declare_topology(&publisher, &self.settings).await?;
         if self.connections.fetch_add(1, Ordering::SeqCst) > 0 {
             self.reconnects.fetch_add(1, Ordering::SeqCst);
+            crate::metrics::reconnected();
             info!(url = %self.redacted_url, "reconnected to RabbitMQ");
         }
         *guard = Some(Live {
@@ -164,6 +165,7 @@ impl Inner {
             .with_delivery_mode(2)
             .with_content_type("application/json".into())
             .with_headers(to_field_table(message));
+        let _unconfirmed = crate::metrics::Unconfirmed::start();
         let confirm = channel
             .basic_publish(
                 exchange.into(),
@@ -207,7 +209,9 @@ impl Inner {
         let started = tokio::time::Instant::now();
         let mut backoff = Duration::from_millis(100);
         loop {
-            match self.publish_once(exchange, routing_key, message).await {
+            let published = self.publish_once(exchange, routing_key, message).await;
+            crate::metrics::published(published.is_ok());
+            match published {
                 Ok(()) => return Ok(()),
                 Err(e) if started.elapsed() < OPERATION_TIMEOUT => {
                     warn!(queue = routing_key, error = %e, "publish failed; retrying");
@@ -393,7 +397,7 @@ impl Broker for RabbitBroker {
         Ok(Box::new(subscription))
     }
 
-    async fn depth(&self, queue: Queue) -> Result<u64, BrokerError> {
+    async fn stats(&self, queue: Queue) -> Result<QueueStats, BrokerError> {
         let (connection, _) = self.inner.live().await?;
         let channel = connection.create_channel().await.map_err(protocol)?;
         let name = self.inner.settings.queue_name(queue);
@@ -410,7 +414,10 @@ impl Broker for RabbitBroker {
             .await
             .map_err(protocol)?;
         let _ = channel.close(200, "done".into()).await;
-        Ok(u64::from(declared.message_count()))
+        Ok(QueueStats {
+            ready: u64::from(declared.message_count()),
+            consumers: u64::from(declared.consumer_count()),
+        })
     }
 
     async fn delete_all(&self) -> Result<(), BrokerError> {

@@ -73,8 +73,15 @@ async fn publish_consume_ack(broker: Arc<dyn Broker>) {
     assert_eq!(d.message.headers.get("x-k").map(String::as_str), Some("v"));
     assert!(!d.redelivered);
     d.ack().await.unwrap();
+    assert_eq!(broker.stats(Queue::Fetch).await.unwrap().consumers, 1);
     sub.cancel().await;
     wait_depth(&*broker, Queue::Fetch, 0).await;
+    within("consumer gone", async {
+        while broker.stats(Queue::Fetch).await.unwrap().consumers != 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
     // Queues are separate.
     assert_eq!(broker.depth(Queue::Clean).await.unwrap(), 0);
     broker.delete_all().await.unwrap();

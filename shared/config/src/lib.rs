@@ -64,6 +64,10 @@ pub struct BrokerConfig {
     pub delivery_limit: u32,
     /// How long a worker may take to finish in-flight work after SIGTERM.
     pub shutdown_grace_secs: u64,
+    /// The most one message may take before its worker abandons it and retries it later. Kept
+    /// well under RabbitMQ's consumer timeout (30 min by default), so a hung handler never holds
+    /// a delivery until the broker closes the channel.
+    pub message_timeout_secs: u64,
 }
 
 impl Default for BrokerConfig {
@@ -77,6 +81,7 @@ impl Default for BrokerConfig {
             defer_delays_ms: vec![25, 50, 100, 250, 500],
             delivery_limit: 5,
             shutdown_grace_secs: 30,
+            message_timeout_secs: 300,
         }
     }
 }
@@ -440,6 +445,9 @@ impl Config {
         }
         if self.broker.retry_delays_secs.is_empty() || self.broker.retry_delays_secs.contains(&0) {
             problems.push("broker.retry_delays_secs must list delays of at least 1 second".into());
+        }
+        if self.broker.message_timeout_secs == 0 {
+            problems.push("broker.message_timeout_secs must be at least 1".into());
         }
         if self.broker.defer_delays_ms.contains(&0) {
             problems.push("broker.defer_delays_ms must list delays of at least 1 ms".into());

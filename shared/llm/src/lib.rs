@@ -162,6 +162,7 @@ impl Llm {
                 "no LLM API key in the environment; sending requests without one"
             );
         }
+        metrics::init(&config.model);
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(config.timeout_secs))
             .no_proxy()

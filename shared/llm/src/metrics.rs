@@ -1,11 +1,12 @@
 //! LLM metrics, declared once: requests, latency, tokens and cost by model.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::LazyLock;
 
 use trawl_telemetry::prometheus_client::metrics::counter::Counter;
 use trawl_telemetry::prometheus_client::metrics::family::Family;
 use trawl_telemetry::prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
-use trawl_telemetry::{register, Labels};
+use trawl_telemetry::{init_series, register, Labels};
 
 use crate::Usage;
 
@@ -15,8 +16,8 @@ pub(crate) struct LlmMetrics {
     pub latency: Family<Labels, Histogram>,
     /// Tokens by model and kind (`input`, `output`).
     pub tokens: Family<Labels, Counter>,
-    /// Spend by model, in micro-dollars (integers count exactly).
-    pub cost: Family<Labels, Counter>,
+    /// Spend by model, in dollars (the base unit; the stores keep exact micro-dollars).
+    pub cost: Family<Labels, Counter<f64, AtomicU64>>,
     pub cache_hits: Counter,
 }
 
@@ -37,7 +38,7 @@ pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
         Family::default(),
     ),
     cost: register(
-        "llm_cost_microdollars",
+        "llm_cost_dollars",
         "LLM spend by model, from configured prices",
         Family::default(),
     ),
@@ -68,11 +69,19 @@ impl LlmMetrics {
             .round() as u64;
         self.cost
             .get_or_create(&labels(&[("model", model)]))
-            .inc_by(micro);
+            .inc_by(micro as f64 / 1e6);
         micro
     }
 }
 
-pub(crate) fn labels(pairs: &[(&'static str, &str)]) -> Labels {
-    pairs.iter().map(|&(k, v)| (k, v.to_owned())).collect()
+pub(crate) use trawl_telemetry::labels;
+
+/// Creates `model`'s token and cost series at zero, so spend panels show the configured model
+/// before its first call.
+pub(crate) fn init(model: &str) {
+    for kind in ["input", "output"] {
+        init_series(&METRICS.tokens, &[("model", model), ("kind", kind)]);
+    }
+    init_series(&METRICS.cost, &[("model", model)]);
+    init_series(&METRICS.latency, &[("model", model)]);
 }

@@ -17,6 +17,8 @@ pub enum ErrorClass {
 pub struct StageError {
     pub class: ErrorClass,
     pub message: String,
+    /// What failed, for the retries metric: `broker`, `store`, `timeout` or `stage`.
+    pub origin: &'static str,
 }
 
 impl StageError {
@@ -24,6 +26,7 @@ impl StageError {
         StageError {
             class: ErrorClass::Retryable,
             message: message.into(),
+            origin: "stage",
         }
     }
 
@@ -31,19 +34,25 @@ impl StageError {
         StageError {
             class: ErrorClass::Permanent,
             message: message.into(),
+            origin: "stage",
         }
+    }
+
+    pub fn with_origin(mut self, origin: &'static str) -> Self {
+        self.origin = origin;
+        self
     }
 }
 
 impl From<BrokerError> for StageError {
     fn from(e: BrokerError) -> Self {
-        StageError::retryable(e.to_string())
+        StageError::retryable(e.to_string()).with_origin("broker")
     }
 }
 
 impl From<StoreError> for StageError {
     fn from(e: StoreError) -> Self {
-        StageError::retryable(e.to_string())
+        StageError::retryable(e.to_string()).with_origin("store")
     }
 }
 

@@ -9,7 +9,7 @@ use trawl_broker::Queue;
 use trawl_messages::envelope::Body;
 use trawl_messages::{Envelope, Outcome, Source, SynthesizeTask, Trigger};
 
-use crate::metrics::{labels, METRICS};
+use crate::metrics::{labels, LEVELS, METRICS};
 use crate::{Runtime, StageError};
 
 /// What the search stage decided for a job, kept with the fan-in record.
@@ -64,6 +64,15 @@ pub async fn open_job<B: Body>(
         .fanin_open(&job, meta.sources.len() as u32, &bytes, rt.job_ttl())
         .await?;
     let meta = if created {
+        // Counts the job as running in its batch's progress; a lost count only skews that
+        // figure, so a store hiccup here must not fail the job.
+        if let Err(e) = rt
+            .store
+            .batch_add(&env.batch_id.to_string(), crate::runtime::STARTED, 1)
+            .await
+        {
+            tracing::warn!(error = %e, "could not count the job as started");
+        }
         meta
     } else {
         let (_, stored) = rt
@@ -125,7 +134,10 @@ pub async fn record_outcome<B: Body>(
     if fanin.newly_recorded {
         METRICS
             .outcomes
-            .get_or_create(&labels(&[("outcome", record.outcome.name())]))
+            .get_or_create(&labels(&[
+                ("outcome", record.outcome.name()),
+                ("level", LEVELS[usize::from(record.level.min(3))]),
+            ]))
             .inc();
     }
     if fanin.complete() {

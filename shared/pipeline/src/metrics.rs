@@ -6,7 +6,7 @@ use trawl_telemetry::prometheus_client::metrics::counter::Counter;
 use trawl_telemetry::prometheus_client::metrics::family::Family;
 use trawl_telemetry::prometheus_client::metrics::gauge::Gauge;
 use trawl_telemetry::prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
-use trawl_telemetry::{register, Labels};
+use trawl_telemetry::{init_series, register, Labels};
 
 pub struct WorkerMetrics {
     /// Messages handled, by stage and result (`ok`, `later`, `retry`, `dead`, `skipped`).
@@ -15,9 +15,14 @@ pub struct WorkerMetrics {
     /// Message age when a worker takes it: how long work waits in the queue.
     pub queue_wait: Family<Labels, Histogram>,
     pub in_flight: Family<Labels, Gauge>,
+    /// Messages a worker may hold at once (its prefetch): in-flight over capacity is saturation.
+    pub capacity: Family<Labels, Gauge>,
+    /// Messages put back for another attempt, by stage and what failed (`broker`, `store`,
+    /// `timeout`, `stage`).
+    pub retries: Family<Labels, Counter>,
     /// Dead-lettered messages by stage and reason (`undecodable`, `exhausted`, `permanent`).
     pub dead_letters: Family<Labels, Counter>,
-    /// Terminal outcomes of selected URLs.
+    /// Terminal outcomes of selected URLs, by outcome and the fetch level they ended at.
     pub outcomes: Family<Labels, Counter>,
     /// Jobs ended, by status.
     pub jobs: Family<Labels, Counter>,
@@ -44,6 +49,16 @@ pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
         seconds_histogram(),
     ),
     in_flight: register("in_flight", "Messages being handled", Family::default()),
+    capacity: register(
+        "worker_capacity",
+        "Messages a worker may hold at once (its prefetch)",
+        Family::default(),
+    ),
+    retries: register(
+        "retries",
+        "Messages put back for another attempt, by what failed",
+        Family::default(),
+    ),
     dead_letters: register(
         "dead_letters",
         "Messages sent to the dead-letter queue",
@@ -57,6 +72,50 @@ pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
     jobs: register("jobs_finished", "Jobs ended, by status", Family::default()),
 });
 
-pub fn labels(pairs: &[(&'static str, &str)]) -> Labels {
-    pairs.iter().map(|&(k, v)| (k, v.to_owned())).collect()
+/// Fetch levels as label values.
+pub const LEVELS: [&str; 4] = ["0", "1", "2", "3"];
+
+/// How a job can end (`JobStatus` in snake case).
+const JOB_STATUSES: [&str; 5] = ["done", "partial", "no_sources", "cancelled", "failed"];
+
+/// Creates a worker's known label sets at zero, so dashboards and alerts (a rate, a ratio, an
+/// `absent()`) see a series from the first scrape rather than after the first event.
+pub fn init(queue: trawl_broker::Queue, prefetch: u16) {
+    trawl_broker::init_metrics();
+    trawl_store::init_metrics();
+    let stage = queue.label();
+    let m = &*METRICS;
+    init_series(&m.in_flight, &[("stage", stage)]);
+    m.capacity
+        .get_or_create(&labels(&[("stage", stage)]))
+        .set(i64::from(prefetch));
+    for result in ["ok", "later", "retry", "dead", "skipped"] {
+        init_series(&m.messages, &[("stage", stage), ("result", result)]);
+    }
+    for reason in ["broker", "store", "timeout", "stage"] {
+        init_series(&m.retries, &[("stage", stage), ("reason", reason)]);
+    }
+    for reason in ["undecodable", "exhausted", "permanent"] {
+        init_series(&m.dead_letters, &[("stage", stage), ("reason", reason)]);
+    }
+    init_series(&m.duration, &[("stage", stage)]);
+    init_series(&m.queue_wait, &[("stage", stage)]);
+    // Outcomes are recorded by fetch and clean; job ends by synthesize.
+    if matches!(
+        queue,
+        trawl_broker::Queue::Fetch | trawl_broker::Queue::FetchBrowser | trawl_broker::Queue::Clean
+    ) {
+        for outcome in trawl_messages::Outcome::NAMES {
+            for level in LEVELS {
+                init_series(&m.outcomes, &[("outcome", outcome), ("level", level)]);
+            }
+        }
+    }
+    if queue == trawl_broker::Queue::Synthesize {
+        for status in JOB_STATUSES {
+            init_series(&m.jobs, &[("status", status)]);
+        }
+    }
 }
+
+pub use trawl_telemetry::labels;

@@ -15,6 +15,8 @@ use crate::StageError;
 /// Batch counters of LLM spend and budget, in micro-dollars.
 pub const SPENT: &str = "spent_micro";
 pub const BUDGET: &str = "budget_micro";
+/// Batch counter of jobs whose search has opened their fan-in (for running-job progress).
+pub const STARTED: &str = "started";
 
 /// What a stage spent on an LLM for one job.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

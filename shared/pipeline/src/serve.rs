@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use tracing::info;
 use trawl_broker::Queue;
 use trawl_config::{redact_url, Config};
-use trawl_telemetry::Readiness;
+use trawl_telemetry::{Drain, Readiness};
 
 use crate::runtime::ConnectError;
 use crate::{run_worker, Runtime, Stage, StageError};
@@ -77,8 +77,10 @@ pub enum WorkerError {
 pub struct Shutdown(watch::Receiver<bool>);
 
 impl Shutdown {
-    /// Fires on SIGTERM or SIGINT.
-    pub fn on_signals() -> Shutdown {
+    /// Fires on SIGTERM, SIGINT or when `other` resolves (a `/drain` request).
+    pub fn on_signals_or(
+        other: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Shutdown {
         let (tx, rx) = watch::channel(false);
         tokio::spawn(async move {
             let ctrl_c = tokio::signal::ctrl_c();
@@ -90,10 +92,14 @@ impl Shutdown {
                 tokio::select! {
                     _ = ctrl_c => {},
                     _ = term.recv() => {},
+                    _ = other => {},
                 }
             }
             #[cfg(not(unix))]
-            let _ = ctrl_c.await;
+            tokio::select! {
+                _ = ctrl_c => {},
+                _ = other => {},
+            }
             info!("shutdown requested");
             let _ = tx.send(true);
         });
@@ -123,18 +129,33 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
         store = %redact_url(config.store.url.as_deref().unwrap_or_default()),
         "starting worker"
     );
-    let shutdown = Shutdown::on_signals();
     let readiness = Readiness::default();
-    if !config.metrics.addr.is_empty() {
-        let addr = trawl_telemetry::serve(
+    let drain = Drain::default();
+    let shutdown = Shutdown::on_signals_or({
+        let drain = drain.clone();
+        async move { drain.requested().await }
+    });
+    let server = if config.metrics.addr.is_empty() {
+        None
+    } else {
+        let (addr, task) = trawl_telemetry::serve(
             &config.metrics.addr,
             readiness.clone(),
+            drain.clone(),
             shutdown.clone().wait(),
         )
         .await?;
         info!(%addr, "metrics listening");
-    }
+        Some(task)
+    };
     let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
-    run_worker(Arc::new(stage), rt, queue, shutdown.wait(), readiness).await?;
+    crate::metrics::init(queue, rt.config.broker.prefetch);
+    let result = run_worker(Arc::new(stage), rt, queue, shutdown.wait(), readiness).await;
+    // Answer a waiting preStop `/drain` before the process exits.
+    drain.finish();
+    if let Some(task) = server {
+        let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+    }
+    result?;
     Ok(())
 }

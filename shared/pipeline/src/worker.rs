@@ -13,7 +13,8 @@
 //!
 //! If that republish fails the delivery is requeued instead, so nothing is lost. A handler that
 //! panics drops its delivery, which goes back to the queue; the queue's delivery limit ends a
-//! message that keeps killing its handler. On shutdown the loop stops taking messages, lets
+//! message that keeps killing its handler. A handler that runs past `broker.message_timeout_secs`
+//! is cancelled and its message retried. On shutdown the loop stops taking messages, lets
 //! in-flight ones finish within the grace period, and abandons (requeues) the rest.
 
 use std::future::Future;
@@ -161,7 +162,17 @@ async fn process<S: Stage>(
 
     let span = tracing::info_span!("handle", stage = queue.label(), %job_id, %batch_id, attempt);
     let started = std::time::Instant::now();
-    let handled = stage.handle(rt, env).instrument(span).await;
+    let limit = Duration::from_secs(rt.config.broker.message_timeout_secs);
+    let handled = match tokio::time::timeout(limit, stage.handle(rt, env).instrument(span)).await {
+        Ok(handled) => handled,
+        // Dropping the handler's future cancels its work; the message is retried like any
+        // other failure instead of holding its delivery until the broker's consumer timeout.
+        Err(_) => Err(StageError::retryable(format!(
+            "timeout: not handled within broker.message_timeout_secs ({}s)",
+            limit.as_secs()
+        ))
+        .with_origin("timeout")),
+    };
     if matches!(handled, Ok(Handled::Done)) {
         // Per-job stage timings for job.json; losing one to a store hiccup costs only a figure.
         let fields = [
@@ -236,6 +247,13 @@ async fn retry_or_dead(
         )
         .await;
     }
+    METRICS
+        .retries
+        .get_or_create(&labels(&[
+            ("stage", queue.label()),
+            ("reason", error.origin),
+        ]))
+        .inc();
     let delays = &rt.config.broker.retry_delays_secs;
     let delay = delays[(attempt as usize).min(delays.len() - 1)];
     let retried = with_attempt(body, attempts_made).unwrap_or_else(|| body.to_vec());

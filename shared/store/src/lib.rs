@@ -17,10 +17,12 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub mod memory;
+mod metrics;
 pub mod objects;
 pub mod redis;
 
 pub use memory::MemoryStore;
+pub use metrics::init as init_metrics;
 pub use objects::{LocalObjects, ObjectError};
 pub use redis::RedisStore;
 
@@ -51,6 +53,17 @@ pub enum Cache {
 }
 
 impl Cache {
+    pub const ALL: [Cache; 8] = [
+        Cache::Robots,
+        Cache::Search,
+        Cache::Relevance,
+        Cache::Content,
+        Cache::Llm,
+        Cache::HostLevel,
+        Cache::HostBackoff,
+        Cache::Analysis,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Cache::Robots => "robots",
@@ -111,7 +124,14 @@ pub const PENDING: &str = "pending";
 
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
-    async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// A cache entry, counted in `trawl_cache_lookups_total`.
+    async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let found = self.cache_read(cache, key).await;
+        metrics::lookup(cache, &found);
+        found
+    }
+    /// A cache entry, uncounted: what each store implements.
+    async fn cache_read(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
     async fn cache_put(
         &self,
         cache: Cache,
@@ -202,6 +222,8 @@ pub trait Store: Send + Sync + 'static {
     async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError>;
     async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError>;
 
+    /// Batches with jobs not yet ended.
+    async fn batches_open(&self) -> Result<Vec<String>, StoreError>;
     /// Marks the batch cancelled; true if it exists.
     async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError>;
 

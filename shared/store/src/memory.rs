@@ -62,7 +62,7 @@ fn live<T>(entry: Option<&Expiring<T>>) -> Option<&T> {
 
 #[async_trait]
 impl Store for MemoryStore {
-    async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    async fn cache_read(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.with(|s| live(s.cache.get(&(cache, key.to_owned()))).cloned())
     }
 
@@ -357,6 +357,16 @@ impl Store for MemoryStore {
                 .get(batch)
                 .and_then(|b| b.counters.get(counter).copied())
                 .unwrap_or(0)
+        })
+    }
+
+    async fn batches_open(&self) -> Result<Vec<String>, StoreError> {
+        self.with(|s| {
+            s.batches
+                .iter()
+                .filter(|(_, b)| b.jobs.values().any(|st| st == PENDING))
+                .map(|(id, _)| id.clone())
+                .collect()
         })
     }
 

@@ -1,6 +1,6 @@
 //! The Redis store.
 //!
-//! Key layout under the prefix `p` (every key but `p:batch:*` has a TTL):
+//! Key layout under the prefix `p` (every key but `p:batch:*` and `p:batches:open` has a TTL):
 //!
 //! | key | type | written by |
 //! |---|---|---|
@@ -12,6 +12,7 @@
 //! | `p:job:<job>:counters` | hash counter → integer, TTL | every worker (timings, tokens, cost) |
 //! | `p:batch:<b>:jobs` | hash job → status | submit, synthesize, cancel |
 //! | `p:batch:<b>` | hash `finished`, `cancelled`, `status:<s>` per status, `c:<name>` counters | same, and LLM spend |
+//! | `p:batches:open` | set of batches with jobs not yet ended | submit adds; the last finish or cancel removes |
 //!
 //! Every change that reads before it writes is a Lua script, so two workers can never both
 //! "win" (record the same outcome, finish the same job, take the same rate-limit slot). The
@@ -115,7 +116,8 @@ local current = redis.call('HGET', KEYS[1], ARGV[1])
 if current ~= 'pending' then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'status:' .. ARGV[2], 1)
-redis.call('HINCRBY', KEYS[2], 'finished', 1)
+local finished = redis.call('HINCRBY', KEYS[2], 'finished', 1)
+if finished >= redis.call('HLEN', KEYS[1]) then redis.call('SREM', KEYS[3], ARGV[3]) end
 return 1
 ";
 
@@ -130,6 +132,7 @@ for i = 1, #jobs, 2 do
     redis.call('HINCRBY', KEYS[2], 'finished', 1)
   end
 end
+redis.call('SREM', KEYS[3], ARGV[1])
 return 1
 ";
 
@@ -191,7 +194,7 @@ impl RedisStore {
 
 #[async_trait]
 impl Store for RedisStore {
-    async fn cache_get(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    async fn cache_read(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.con()
             .get(self.key(&["cache", cache.as_str(), key]))
             .await
@@ -446,6 +449,9 @@ impl Store for RedisStore {
         }
         pipe.hset_nx(self.key(&["batch", batch]), "created", 1)
             .ignore();
+        if !jobs.is_empty() {
+            pipe.sadd(self.key(&["batches", "open"]), batch).ignore();
+        }
         pipe.query_async::<()>(&mut con).await.map_err(backend)
     }
 
@@ -455,8 +461,10 @@ impl Store for RedisStore {
             .batch_finish
             .key(self.key(&["batch", batch, "jobs"]))
             .key(self.key(&["batch", batch]))
+            .key(self.key(&["batches", "open"]))
             .arg(job)
             .arg(status)
+            .arg(batch)
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;
@@ -517,12 +525,21 @@ impl Store for RedisStore {
         Ok(v.unwrap_or(0))
     }
 
+    async fn batches_open(&self) -> Result<Vec<String>, StoreError> {
+        self.con()
+            .smembers(self.key(&["batches", "open"]))
+            .await
+            .map_err(backend)
+    }
+
     async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError> {
         let found: u32 = self
             .scripts
             .batch_cancel
             .key(self.key(&["batch", batch, "jobs"]))
             .key(self.key(&["batch", batch]))
+            .key(self.key(&["batches", "open"]))
+            .arg(batch)
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;

@@ -282,6 +282,7 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     store.batch_create(&batch, &jobs).await.unwrap();
     let p = store.batch_progress(&batch).await.unwrap().unwrap();
     assert_eq!((p.total, p.finished, p.is_done()), (4, 0, false));
+    assert!(store.batches_open().await.unwrap().contains(&batch));
 
     assert!(store.batch_finish(&batch, "job-0", "done").await.unwrap());
     assert!(
@@ -314,6 +315,7 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     );
 
     assert!(store.batch_cancel(&batch).await.unwrap());
+    assert!(!store.batches_open().await.unwrap().contains(&batch));
     let p = store.batch_progress(&batch).await.unwrap().unwrap();
     assert!(p.is_done() && p.cancelled);
     assert_eq!(p.by_status.get("done"), Some(&1));
@@ -330,6 +332,13 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
         .unwrap()
         .is_none());
     assert!(!store.batch_cancel("no-such-batch").await.unwrap());
+
+    // A batch closes when its last job ends.
+    let single = uuid::Uuid::now_v7().to_string();
+    store.batch_create(&single, &["only".into()]).await.unwrap();
+    assert!(store.batches_open().await.unwrap().contains(&single));
+    assert!(store.batch_finish(&single, "only", "done").await.unwrap());
+    assert!(!store.batches_open().await.unwrap().contains(&single));
     store.delete_all().await.unwrap();
 }
 

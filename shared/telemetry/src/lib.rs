@@ -4,7 +4,7 @@
 //!   `TRAWL_LOG_FORMAT=json` (what a log pipeline in a cluster wants).
 //! - [`registry`]: the process-wide Prometheus registry. Each crate declares its metrics in its
 //!   own `metrics.rs` and registers them here, once.
-//! - [`serve`]: `/metrics`, `/healthz` and `/readyz` on the configured address.
+//! - [`serve`]: `/metrics`, `/healthz`, `/readyz` and `/drain` on the configured address.
 //!
 //! Labels come from fixed sets only (stage, outcome, level, reason …), never a URL or id.
 
@@ -21,6 +21,22 @@ pub use prometheus_client;
 
 /// Label set used by every trawl metric: a few `(name, value)` pairs from fixed sets.
 pub type Labels = Vec<(&'static str, String)>;
+
+/// A label set from `(name, value)` pairs.
+pub fn labels(pairs: &[(&'static str, &str)]) -> Labels {
+    pairs.iter().map(|&(k, v)| (k, v.to_owned())).collect()
+}
+
+/// Creates `family`'s series for `pairs` at its zero value, so it is scraped before its first
+/// event (a rate over a series that does not exist yet is no data, not zero).
+pub fn init_series<M, C>(
+    family: &prometheus_client::metrics::family::Family<Labels, M, C>,
+    pairs: &[(&'static str, &str)],
+) where
+    C: prometheus_client::metrics::family::MetricConstructor<M>,
+{
+    drop(family.get_or_create(&labels(pairs)));
+}
 
 static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
 
@@ -41,11 +57,59 @@ where
     metric
 }
 
-/// The registry in Prometheus text format.
+/// The registry in the OpenMetrics text format.
 pub fn render() -> String {
     let mut out = String::new();
     let registry = registry().lock().expect("registry lock");
     prometheus_client::encoding::text::encode(&mut out, &registry).expect("writing to a String");
+    out
+}
+
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const CLASSIC: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The registry in the format the scraper asked for: OpenMetrics when its `Accept` names it
+/// (Prometheus does), else the classic text format that `curl`, `promtool check metrics` and
+/// older scrapers read.
+pub fn render_for(accept: &str) -> (&'static str, String) {
+    if accept.contains("application/openmetrics-text") {
+        (OPENMETRICS, render())
+    } else {
+        (CLASSIC, to_classic(&render()))
+    }
+}
+
+/// OpenMetrics text as the classic Prometheus text format: a counter's family is named with
+/// its `_total` suffix there, and `# UNIT` and `# EOF` do not exist.
+fn to_classic(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line.starts_with("# UNIT ") || line == "# EOF" {
+            continue;
+        }
+        let meta = ["# HELP ", "# TYPE "]
+            .into_iter()
+            .find_map(|p| line.strip_prefix(p).map(|rest| (p, rest)));
+        match meta {
+            Some((prefix, rest)) => {
+                let (name, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+                let name = if counters.contains(name) {
+                    format!("{name}_total")
+                } else {
+                    name.to_owned()
+                };
+                let tail = if tail == "unknown" { "untyped" } else { tail };
+                out.push_str(format!("{prefix}{name} {tail}").trim_end());
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
     out
 }
 
@@ -78,6 +142,44 @@ impl Readiness {
     }
 }
 
+/// A request to stop taking work, and word that the work in hand is done. `/drain` (the
+/// Kubernetes preStop hook) requests it and answers once the worker reports it finished, so a
+/// pod has settled its messages before it is sent SIGTERM.
+#[derive(Clone)]
+pub struct Drain {
+    requested: tokio::sync::watch::Sender<bool>,
+    finished: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for Drain {
+    fn default() -> Self {
+        Drain {
+            requested: tokio::sync::watch::Sender::new(false),
+            finished: tokio::sync::watch::Sender::new(false),
+        }
+    }
+}
+
+impl Drain {
+    pub fn request(&self) {
+        self.requested.send_replace(true);
+    }
+
+    /// Resolves once a drain has been requested.
+    pub async fn requested(&self) {
+        let _ = self.requested.subscribe().wait_for(|&r| r).await;
+    }
+
+    /// Called by the worker when it has stopped and settled everything it held.
+    pub fn finish(&self) {
+        self.finished.send_replace(true);
+    }
+
+    pub async fn finished(&self) {
+        let _ = self.finished.subscribe().wait_for(|&f| f).await;
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("cannot listen for metrics on {addr}: {source}")]
 pub struct ServeError {
@@ -85,13 +187,15 @@ pub struct ServeError {
     source: std::io::Error,
 }
 
-/// Serves `/metrics`, `/healthz` and `/readyz` until `shutdown` resolves; returns the bound
-/// address (useful with port 0) once listening.
+/// Serves `/metrics`, `/healthz`, `/readyz` and `/drain` until `shutdown` resolves; returns the
+/// bound address (useful with port 0) once listening, and the server's task, which ends after
+/// `shutdown` once the requests in progress (a `/drain` waiting for its worker) are answered.
 pub async fn serve(
     addr: &str,
     readiness: Readiness,
+    drain: Drain,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<SocketAddr, ServeError> {
+) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError {
@@ -103,8 +207,30 @@ pub async fn serve(
         source,
     })?;
     let app = Router::new()
-        .route("/metrics", get(|| async { render() }))
+        .route(
+            "/metrics",
+            get(|headers: axum::http::HeaderMap| async move {
+                let accept = headers
+                    .get(axum::http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                let (content_type, body) = render_for(accept);
+                ([(axum::http::header::CONTENT_TYPE, content_type)], body)
+            }),
+        )
         .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/drain",
+            get({
+                let readiness = readiness.clone();
+                move || async move {
+                    readiness.set(false);
+                    drain.request();
+                    drain.finished().await;
+                    "drained"
+                }
+            }),
+        )
         .route(
             "/readyz",
             get(move || async move {
@@ -115,7 +241,7 @@ pub async fn serve(
                 }
             }),
         );
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app)
             .with_graceful_shutdown(shutdown)
             .await
@@ -123,7 +249,7 @@ pub async fn serve(
             tracing::warn!(error = %e, "metrics server stopped");
         }
     });
-    Ok(bound)
+    Ok((bound, task))
 }
 
 #[cfg(test)]
@@ -143,20 +269,59 @@ mod tests {
         out
     }
 
+    #[test]
+    fn openmetrics_is_offered_to_who_asks_for_it() {
+        let (content_type, body) = render_for("application/openmetrics-text;version=1.0.0");
+        assert!(content_type.starts_with("application/openmetrics-text"));
+        assert!(body.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn classic_format_names_counters_with_their_suffix() {
+        let om = "# HELP trawl_x Things.\n# TYPE trawl_x counter\n# UNIT trawl_x things\n\
+                  trawl_x_total{a=\"b\"} 3\n# HELP trawl_g G.\n# TYPE trawl_g gauge\ntrawl_g 1\n# EOF\n";
+        assert_eq!(
+            to_classic(om),
+            "# HELP trawl_x_total Things.\n# TYPE trawl_x_total counter\n\
+             trawl_x_total{a=\"b\"} 3\n# HELP trawl_g G.\n# TYPE trawl_g gauge\ntrawl_g 1\n"
+        );
+    }
+
     #[tokio::test]
     async fn serves_metrics_health_and_readiness() {
         let counter: prometheus_client::metrics::counter::Counter =
             register("test_events", "Events seen by the test", Default::default());
         counter.inc();
         let readiness = Readiness::default();
-        let addr = serve("127.0.0.1:0", readiness.clone(), std::future::pending())
-            .await
-            .unwrap();
+        let drain = Drain::default();
+        let (addr, _) = serve(
+            "127.0.0.1:0",
+            readiness.clone(),
+            drain.clone(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
         assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 503"));
         readiness.set(true);
         assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
         let metrics = get(addr, "/metrics").await;
         assert!(metrics.contains("trawl_test_events_total 1"), "{metrics}");
+        assert!(
+            metrics.contains("# TYPE trawl_test_events_total counter")
+                && !metrics.contains("# EOF"),
+            "not the classic format: {metrics}"
+        );
+
+        // /drain asks the worker to stop, reads not-ready, and answers once the worker is done.
+        let answer = tokio::spawn(get(addr, "/drain"));
+        tokio::time::timeout(std::time::Duration::from_secs(5), drain.requested())
+            .await
+            .expect("drain requested");
+        assert!(!readiness.get());
+        assert!(!answer.is_finished());
+        drain.finish();
+        assert!(answer.await.unwrap().ends_with("drained"));
     }
 }

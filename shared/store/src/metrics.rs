@@ -1,0 +1,39 @@
+//! The store's metrics, declared once: cache lookups by cache and result.
+
+use std::sync::LazyLock;
+
+use trawl_telemetry::prometheus_client::metrics::counter::Counter;
+use trawl_telemetry::prometheus_client::metrics::family::Family;
+use trawl_telemetry::{init_series, labels, register, Labels};
+
+use crate::{Cache, StoreError};
+
+static LOOKUPS: LazyLock<Family<Labels, Counter>> = LazyLock::new(|| {
+    register(
+        "cache_lookups",
+        "Store cache lookups by cache and result (hit, miss, error)",
+        Family::default(),
+    )
+});
+
+const RESULTS: [&str; 3] = ["hit", "miss", "error"];
+
+pub(crate) fn lookup(cache: Cache, found: &Result<Option<Vec<u8>>, StoreError>) {
+    let result = match found {
+        Ok(Some(_)) => RESULTS[0],
+        Ok(None) => RESULTS[1],
+        Err(_) => RESULTS[2],
+    };
+    LOOKUPS
+        .get_or_create(&labels(&[("cache", cache.as_str()), ("result", result)]))
+        .inc();
+}
+
+/// Creates every cache's series at zero, so a hit ratio has data before the first lookup.
+pub fn init() {
+    for cache in Cache::ALL {
+        for result in RESULTS {
+            init_series(&LOOKUPS, &[("cache", cache.as_str()), ("result", result)]);
+        }
+    }
+}
