@@ -54,8 +54,8 @@ async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
         })
         .collect();
     let options = BatchOptions {
-        webhook: None,
         budget_usd: Some(0.000_001),
+        ..Default::default()
     };
     let manifest = submit(&rt, tasks, options, |_| {}).await.unwrap();
     let batch = manifest.batch_id;

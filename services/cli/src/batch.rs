@@ -91,6 +91,7 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     let options = BatchOptions {
         webhook: args.webhook.clone(),
         budget_usd: args.budget,
+        owner: None,
     };
     let manifest = enqueue(&rt, tasks, options, |n| progress.set_position(n as u64)).await?;
     progress.finish_and_clear();
@@ -148,27 +149,15 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
     }
     println!("queues (all batches): {}", depths.join(", "));
     if let Some(m) = manifest(&rt, args.batch).await? {
-        let (mut cost, mut failures) = (0i64, std::collections::BTreeMap::<String, u64>::new());
-        for job in &m.jobs {
-            let key = format!(
-                "{}/job.json",
-                trawl_messages::paths::job_dir(m.batch_id, job.job_id)
-            );
-            let Some(bytes) = rt.objects.get(&key).await? else {
-                continue;
-            };
-            let record: serde_json::Value = serde_json::from_slice(&bytes)?;
-            cost += record["total_cost_microdollars"].as_i64().unwrap_or(0);
-            for (outcome, n) in record["outcomes"].as_object().into_iter().flatten() {
-                if !matches!(outcome.as_str(), "analysed") {
-                    *failures.entry(outcome.clone()).or_default() += n.as_u64().unwrap_or(0);
-                }
-            }
-        }
-        let unusable: Vec<String> = failures.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let usage = trawl_pipeline::batch::usage(&rt, &m).await?;
+        let unusable: Vec<String> = usage
+            .unused_sources
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         println!(
             "cost so far: ${:.4}; sources not used: {}",
-            cost as f64 / 1e6,
+            usage.cost_microdollars as f64 / 1e6,
             if unusable.is_empty() {
                 "none".into()
             } else {

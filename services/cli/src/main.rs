@@ -8,6 +8,7 @@ mod batch;
 mod extract;
 mod robots;
 mod run;
+mod serve;
 mod worker;
 
 #[derive(Parser)]
@@ -42,6 +43,10 @@ enum Command {
     Extract(extract::ExtractArgs),
     /// robots.txt tools.
     Robots(robots::RobotsArgs),
+    /// Serve the HTTP API in front of the fleet (api.addr; documented at /openapi.json).
+    Serve(serve::ServeArgs),
+    /// Manage the API's tokens.
+    Token(serve::TokenArgs),
     /// Export the fleet's queue depths and batch progress as Prometheus metrics (one per fleet).
     Monitor(trawl_cli::monitor::MonitorArgs),
 }
@@ -60,6 +65,8 @@ fn main() -> std::process::ExitCode {
             Command::Worker(args) => worker::run(config, args).await,
             Command::Extract(args) => extract::run(config, args).await,
             Command::Robots(args) => robots::run(config, args).await,
+            Command::Serve(args) => serve::serve(config, args).await,
+            Command::Token(args) => serve::token(config, args).await,
             Command::Monitor(args) => trawl_cli::monitor::run(config, args).await,
         }
     });

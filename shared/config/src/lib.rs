@@ -41,6 +41,7 @@ pub struct Config {
     pub synthesize: SynthesizeConfig,
     pub llm: Option<LlmConfig>,
     pub metrics: MetricsConfig,
+    pub api: ApiConfig,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -376,6 +377,35 @@ impl Default for LlmConfig {
     }
 }
 
+/// `trawl serve`: the HTTP API in front of the fleet.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApiConfig {
+    /// Where the API listens.
+    pub addr: String,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Most questions one batch may hold.
+    pub max_questions: usize,
+    /// Requests per second allowed to each token, counted in one-second windows shared by every
+    /// API replica.
+    pub rate_per_sec: u32,
+    /// How long an Idempotency-Key is remembered.
+    pub idempotency_ttl_secs: u64,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            addr: "0.0.0.0:8080".into(),
+            max_body_bytes: 4 << 20,
+            max_questions: 10_000,
+            rate_per_sec: 20,
+            idempotency_ttl_secs: 24 * 3600,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
@@ -445,6 +475,13 @@ impl Config {
         }
         if self.broker.retry_delays_secs.is_empty() || self.broker.retry_delays_secs.contains(&0) {
             problems.push("broker.retry_delays_secs must list delays of at least 1 second".into());
+        }
+        if self.api.max_body_bytes == 0 || self.api.max_questions == 0 || self.api.rate_per_sec == 0
+        {
+            problems.push(
+                "api.max_body_bytes, api.max_questions and api.rate_per_sec must be at least 1"
+                    .into(),
+            );
         }
         if self.broker.message_timeout_secs == 0 {
             problems.push("broker.message_timeout_secs must be at least 1".into());

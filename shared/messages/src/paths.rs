@@ -34,3 +34,8 @@ pub fn batch_manifest(batch: Uuid) -> String {
 pub fn batch_options(batch: Uuid) -> String {
     format!("batches/{batch}/options.json")
 }
+
+/// Which batch a job belongs to (the batch id as text), so a job can be found by its id alone.
+pub fn job_index(job: Uuid) -> String {
+    format!("jobs/{job}")
+}

@@ -1,5 +1,6 @@
 //! Batches: reading a batch file, submitting it, and collecting its results.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,37 @@ struct JsonLine {
     options: JobOptions,
 }
 
+/// Checks one question and its options; the reason names the problem.
+pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String> {
+    let query = query.trim().to_owned();
+    if query.is_empty() {
+        return Err("empty query".into());
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(format!("query longer than {MAX_QUERY_CHARS} characters"));
+    }
+    if options
+        .min_relevance
+        .is_some_and(|r| !(0.0..=1.0).contains(&r))
+    {
+        return Err("min_relevance must be 0 to 1".into());
+    }
+    if options.max_urls == Some(0) {
+        return Err("max_urls must be at least 1".into());
+    }
+    if options
+        .freshness
+        .as_deref()
+        .is_some_and(|f| !matches!(f, "any" | "day" | "week" | "month" | "year"))
+    {
+        return Err("freshness must be any, day, week, month or year".into());
+    }
+    if options.max_level.is_some_and(|l| l > 3) {
+        return Err("max_level must be 0 to 3".into());
+    }
+    Ok(SearchTask { query, options })
+}
+
 /// Parses a batch: one question per line, or JSONL lines starting with `{`. Blank lines and
 /// lines starting with `#` are skipped. Every line is checked before anything is enqueued; the
 /// first bad one is reported by number.
@@ -48,50 +80,8 @@ pub fn parse_batch(text: &str) -> Result<Vec<SearchTask>, BatchLineError> {
         } else {
             (trimmed.to_owned(), JobOptions::default())
         };
-        let query = query.trim().to_owned();
-        if query.is_empty() {
-            return Err(BatchLineError {
-                line,
-                reason: "empty query".into(),
-            });
-        }
-        if query.chars().count() > MAX_QUERY_CHARS {
-            return Err(BatchLineError {
-                line,
-                reason: format!("query longer than {MAX_QUERY_CHARS} characters"),
-            });
-        }
-        if let Some(r) = options.min_relevance {
-            if !(0.0..=1.0).contains(&r) {
-                return Err(BatchLineError {
-                    line,
-                    reason: "min_relevance must be 0 to 1".into(),
-                });
-            }
-        }
-        if options.max_urls == Some(0) {
-            return Err(BatchLineError {
-                line,
-                reason: "max_urls must be at least 1".into(),
-            });
-        }
-        if options
-            .freshness
-            .as_deref()
-            .is_some_and(|f| !matches!(f, "any" | "day" | "week" | "month" | "year"))
-        {
-            return Err(BatchLineError {
-                line,
-                reason: "freshness must be any, day, week, month or year".into(),
-            });
-        }
-        if options.max_level.is_some_and(|l| l > 3) {
-            return Err(BatchLineError {
-                line,
-                reason: "max_level must be 0 to 3".into(),
-            });
-        }
-        tasks.push(SearchTask { query, options });
+        let task = check_task(&query, options).map_err(|reason| BatchLineError { line, reason })?;
+        tasks.push(task);
     }
     if tasks.is_empty() {
         return Err(BatchLineError {
@@ -114,6 +104,9 @@ pub struct Manifest {
     /// LLM spend allowed for the batch, in dollars; past it jobs take the non-LLM paths.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_usd: Option<f64>,
+    /// The API token (its public id) that submitted the batch; only it sees the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// Batch-wide options of `submit`, also stored on their own (`options.json`) so a worker
@@ -122,6 +115,8 @@ pub struct Manifest {
 pub struct BatchOptions {
     pub webhook: Option<String>,
     pub budget_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -152,6 +147,7 @@ pub async fn submit(
             .collect(),
         webhook: options.webhook.clone(),
         budget_usd: options.budget_usd,
+        owner: options.owner.clone(),
     };
     // The record and manifest exist before the first message, so a fast worker never meets a
     // job its batch does not know.
@@ -159,6 +155,12 @@ pub async fn submit(
         .await?;
     rt.put_json(&paths::batch_options(batch_id), &options)
         .await?;
+    let batch_text = batch_id.to_string();
+    for job in &manifest.jobs {
+        rt.objects
+            .put(&paths::job_index(job.job_id), batch_text.as_bytes())
+            .await?;
+    }
     let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
     rt.store
         .batch_create(&batch_id.to_string(), &job_ids)
@@ -200,6 +202,45 @@ pub async fn options(rt: &Runtime, batch: Uuid) -> Result<BatchOptions, StageErr
             .map_err(|e| StageError::permanent(format!("corrupt batch options: {e}"))),
         None => Ok(BatchOptions::default()),
     }
+}
+
+/// The batch a job belongs to, if the job was submitted.
+pub async fn batch_of(rt: &Runtime, job: Uuid) -> Result<Option<Uuid>, StageError> {
+    let Some(bytes) = rt.objects.get(&paths::job_index(job)).await? else {
+        return Ok(None);
+    };
+    Ok(std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|s| Uuid::parse_str(s.trim()).ok()))
+}
+
+/// What a batch's ended jobs cost and which sources they could not use, from their records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub cost_microdollars: i64,
+    /// Sources not used, by outcome (`failed`, `blocked`, `robots_disallowed` …).
+    pub unused_sources: BTreeMap<String, u64>,
+}
+
+pub async fn usage(rt: &Runtime, manifest: &Manifest) -> Result<Usage, StageError> {
+    let mut usage = Usage::default();
+    for job in &manifest.jobs {
+        let key = format!("{}/job.json", paths::job_dir(manifest.batch_id, job.job_id));
+        let Some(bytes) = rt.objects.get(&key).await? else {
+            continue;
+        };
+        let Ok(record) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        usage.cost_microdollars += record["total_cost_microdollars"].as_i64().unwrap_or(0);
+        for (outcome, n) in record["outcomes"].as_object().into_iter().flatten() {
+            if outcome != "analysed" {
+                *usage.unused_sources.entry(outcome.clone()).or_default() +=
+                    n.as_u64().unwrap_or(0);
+            }
+        }
+    }
+    Ok(usage)
 }
 
 /// What [`collect`] copied.

@@ -50,10 +50,12 @@ pub enum Cache {
     /// Per (content hash, question): a source's cleaning and analysis, so a repeated batch
     /// does the work once.
     Analysis,
+    /// Per (API token, Idempotency-Key): the request's fingerprint and the batch it created.
+    Idempotency,
 }
 
 impl Cache {
-    pub const ALL: [Cache; 8] = [
+    pub const ALL: [Cache; 9] = [
         Cache::Robots,
         Cache::Search,
         Cache::Relevance,
@@ -62,6 +64,7 @@ impl Cache {
         Cache::HostLevel,
         Cache::HostBackoff,
         Cache::Analysis,
+        Cache::Idempotency,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -74,6 +77,7 @@ impl Cache {
             Cache::HostLevel => "host-level",
             Cache::HostBackoff => "host-backoff",
             Cache::Analysis => "analysis",
+            Cache::Idempotency => "idempotency",
         }
     }
 }
@@ -150,6 +154,11 @@ pub trait Store: Send + Sync + 'static {
     /// wait (taking nothing). Time is the store's clock, so workers' clocks need not agree.
     async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError>;
 
+    /// Counts one event in `name`'s current window of `window` (which starts with its first
+    /// event) and returns the count so far: a fixed-window limit that allows bursts, shared by
+    /// every process (the API's per-token rate limit).
+    async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError>;
+
     /// Pushes `host`'s next free slot at least `delay` into the future (a Retry-After).
     async fn rate_hold(&self, host: &str, delay: Duration) -> Result<(), StoreError>;
 
@@ -221,6 +230,14 @@ pub trait Store: Send + Sync + 'static {
     /// Adds `delta` to a batch counter (LLM spend, the budget …) and returns its new value.
     async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError>;
     async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError>;
+
+    /// API tokens, by the SHA-256 (hex) of the token: the caller's record (JSON). Tokens are
+    /// never stored in the clear, and stay until revoked (no TTL).
+    async fn token_put(&self, hash: &str, record: &[u8]) -> Result<(), StoreError>;
+    async fn token_get(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// True if the token existed.
+    async fn token_delete(&self, hash: &str) -> Result<bool, StoreError>;
+    async fn tokens(&self) -> Result<BTreeMap<String, Vec<u8>>, StoreError>;
 
     /// Batches with jobs not yet ended.
     async fn batches_open(&self) -> Result<Vec<String>, StoreError>;

@@ -25,6 +25,9 @@ struct State {
     fanin: HashMap<String, Expiring<Job>>,
     counters: HashMap<String, Expiring<BTreeMap<String, i64>>>,
     batches: HashMap<String, Batch>,
+    tokens: BTreeMap<String, Vec<u8>>,
+    /// Fixed windows: end of the current window and its count.
+    windows: HashMap<String, (Instant, u64)>,
 }
 
 struct Expiring<T> {
@@ -114,6 +117,21 @@ impl Store for MemoryStore {
                 s.rate.insert(host.to_owned(), now + interval);
                 Duration::ZERO
             }
+        })
+    }
+
+    async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let entry = s
+                .windows
+                .entry(name.to_owned())
+                .or_insert((now + window, 0));
+            if entry.0 <= now {
+                *entry = (now + window, 0);
+            }
+            entry.1 += 1;
+            entry.1
         })
     }
 
@@ -358,6 +376,24 @@ impl Store for MemoryStore {
                 .and_then(|b| b.counters.get(counter).copied())
                 .unwrap_or(0)
         })
+    }
+
+    async fn token_put(&self, hash: &str, record: &[u8]) -> Result<(), StoreError> {
+        self.with(|s| {
+            s.tokens.insert(hash.to_owned(), record.to_vec());
+        })
+    }
+
+    async fn token_get(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.with(|s| s.tokens.get(hash).cloned())
+    }
+
+    async fn token_delete(&self, hash: &str) -> Result<bool, StoreError> {
+        self.with(|s| s.tokens.remove(hash).is_some())
+    }
+
+    async fn tokens(&self) -> Result<BTreeMap<String, Vec<u8>>, StoreError> {
+        self.with(|s| s.tokens.clone())
     }
 
     async fn batches_open(&self) -> Result<Vec<String>, StoreError> {

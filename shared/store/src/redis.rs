@@ -1,18 +1,21 @@
 //! The Redis store.
 //!
-//! Key layout under the prefix `p` (every key but `p:batch:*` and `p:batches:open` has a TTL):
+//! Key layout under the prefix `p` (every key but `p:batch:*`, `p:batches:open` and `p:tokens`
+//! has a TTL):
 //!
 //! | key | type | written by |
 //! |---|---|---|
 //! | `p:cache:<cache>:<key>` | string, TTL per entry | fetch (robots), search (relevance) … |
 //! | `p:lock:<name>` | string, TTL | single-flight fetches, synthesis leases |
 //! | `p:rate:<host>` | string (theoretical arrival time, ms), TTL ≥ interval | fetch |
+//! | `p:window:<name>` | integer, TTL = the window | API rate limit per token |
 //! | `p:job:<job>` | hash `expected`, `meta`, TTL | search (fan-in open) |
 //! | `p:job:<job>:outcomes` | hash idx → outcome, TTL | fetch, clean |
 //! | `p:job:<job>:counters` | hash counter → integer, TTL | every worker (timings, tokens, cost) |
 //! | `p:batch:<b>:jobs` | hash job → status | submit, synthesize, cancel |
 //! | `p:batch:<b>` | hash `finished`, `cancelled`, `status:<s>` per status, `c:<name>` counters | same, and LLM spend |
 //! | `p:batches:open` | set of batches with jobs not yet ended | submit adds; the last finish or cancel removes |
+//! | `p:tokens` | hash SHA-256 of an API token → its record; no TTL | `trawl token` |
 //!
 //! Every change that reads before it writes is a Lua script, so two workers can never both
 //! "win" (record the same outcome, finish the same job, take the same rate-limit slot). The
@@ -42,6 +45,7 @@ struct Scripts {
     fanin_open: Script,
     fanin_record: Script,
     batch_finish: Script,
+    window_count: Script,
     batch_cancel: Script,
 }
 
@@ -111,6 +115,12 @@ if not expected then expected = 4294967295 end
 return {new, redis.call('HLEN', KEYS[2]), tonumber(expected)}
 ";
 
+const WINDOW_COUNT: &str = r"
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n
+";
+
 const BATCH_FINISH: &str = r"
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if current ~= 'pending' then return 0 end
@@ -173,6 +183,7 @@ impl RedisStore {
                 fanin_open: Script::new(FANIN_OPEN),
                 fanin_record: Script::new(FANIN_RECORD),
                 batch_finish: Script::new(BATCH_FINISH),
+                window_count: Script::new(WINDOW_COUNT),
                 batch_cancel: Script::new(BATCH_CANCEL),
             }),
         })
@@ -245,6 +256,16 @@ impl Store for RedisStore {
             .await
             .map_err(backend)?;
         Ok(Duration::from_millis(wait))
+    }
+
+    async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError> {
+        self.scripts
+            .window_count
+            .key(self.key(&["window", name]))
+            .arg(ms(window))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)
     }
 
     async fn rate_hold(&self, host: &str, delay: Duration) -> Result<(), StoreError> {
@@ -523,6 +544,36 @@ impl Store for RedisStore {
             .await
             .map_err(backend)?;
         Ok(v.unwrap_or(0))
+    }
+
+    async fn token_put(&self, hash: &str, record: &[u8]) -> Result<(), StoreError> {
+        self.con()
+            .hset(self.key(&["tokens"]), hash, record)
+            .await
+            .map_err(backend)
+    }
+
+    async fn token_get(&self, hash: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.con()
+            .hget(self.key(&["tokens"]), hash)
+            .await
+            .map_err(backend)
+    }
+
+    async fn token_delete(&self, hash: &str) -> Result<bool, StoreError> {
+        let removed: u32 = self
+            .con()
+            .hdel(self.key(&["tokens"]), hash)
+            .await
+            .map_err(backend)?;
+        Ok(removed == 1)
+    }
+
+    async fn tokens(&self) -> Result<BTreeMap<String, Vec<u8>>, StoreError> {
+        self.con()
+            .hgetall(self.key(&["tokens"]))
+            .await
+            .map_err(backend)
     }
 
     async fn batches_open(&self) -> Result<Vec<String>, StoreError> {

@@ -342,6 +342,31 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+async fn window_counts_reset_after_the_window(store: Arc<dyn Store>) {
+    let window = Duration::from_millis(300);
+    for n in 1..=3 {
+        assert_eq!(store.window_count("w", window).await.unwrap(), n);
+    }
+    assert_eq!(store.window_count("other", window).await.unwrap(), 1);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(store.window_count("w", window).await.unwrap(), 1);
+    store.delete_all().await.unwrap();
+}
+
+async fn tokens_are_kept_until_revoked(store: Arc<dyn Store>) {
+    store.token_put("h1", b"{\"id\":\"a\"}").await.unwrap();
+    store.token_put("h2", b"{\"id\":\"b\"}").await.unwrap();
+    assert_eq!(
+        store.token_get("h1").await.unwrap().as_deref(),
+        Some(&b"{\"id\":\"a\"}"[..])
+    );
+    assert_eq!(store.tokens().await.unwrap().len(), 2);
+    assert!(store.token_delete("h1").await.unwrap());
+    assert!(!store.token_delete("h1").await.unwrap());
+    assert!(store.token_get("h1").await.unwrap().is_none());
+    store.delete_all().await.unwrap();
+}
+
 async fn batch_counters_add_up(store: Arc<dyn Store>) {
     assert_eq!(store.batch_counter("b", "spent_micro").await.unwrap(), 0);
     assert_eq!(store.batch_add("b", "spent_micro", 40).await.unwrap(), 40);
@@ -388,6 +413,8 @@ both! {
     batch_progress_counts_each_job_once,
     job_counters_add_up,
     batch_counters_add_up,
+    tokens_are_kept_until_revoked,
+    window_counts_reset_after_the_window,
 }
 
 /// Two separate connections (as two worker processes would have) share one limiter.

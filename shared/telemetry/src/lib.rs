@@ -180,33 +180,10 @@ impl Drain {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("cannot listen for metrics on {addr}: {source}")]
-pub struct ServeError {
-    addr: String,
-    source: std::io::Error,
-}
-
-/// Serves `/metrics`, `/healthz`, `/readyz` and `/drain` until `shutdown` resolves; returns the
-/// bound address (useful with port 0) once listening, and the server's task, which ends after
-/// `shutdown` once the requests in progress (a `/drain` waiting for its worker) are answered.
-pub async fn serve(
-    addr: &str,
-    readiness: Readiness,
-    drain: Drain,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), ServeError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServeError {
-            addr: addr.to_owned(),
-            source,
-        })?;
-    let bound = listener.local_addr().map_err(|source| ServeError {
-        addr: addr.to_owned(),
-        source,
-    })?;
-    let app = Router::new()
+/// `/metrics`, `/healthz`, `/readyz` and `/drain`, for [`serve`] and for servers (the API)
+/// that expose them beside their own routes.
+pub fn routes(readiness: Readiness, drain: Drain) -> Router {
+    Router::new()
         .route(
             "/metrics",
             get(|headers: axum::http::HeaderMap| async move {
@@ -240,7 +217,36 @@ pub async fn serve(
                     (StatusCode::SERVICE_UNAVAILABLE, "not ready")
                 }
             }),
-        );
+        )
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen for metrics on {addr}: {source}")]
+pub struct ServeError {
+    addr: String,
+    source: std::io::Error,
+}
+
+/// Serves `/metrics`, `/healthz`, `/readyz` and `/drain` until `shutdown` resolves; returns the
+/// bound address (useful with port 0) once listening, and the server's task, which ends after
+/// `shutdown` once the requests in progress (a `/drain` waiting for its worker) are answered.
+pub async fn serve(
+    addr: &str,
+    readiness: Readiness,
+    drain: Drain,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), ServeError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError {
+            addr: addr.to_owned(),
+            source,
+        })?;
+    let bound = listener.local_addr().map_err(|source| ServeError {
+        addr: addr.to_owned(),
+        source,
+    })?;
+    let app = routes(readiness, drain);
     let task = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app)
             .with_graceful_shutdown(shutdown)

@@ -1,0 +1,109 @@
+//! Every error the API returns: a status and `{"error": {"code", "message"}}`, where the code is
+//! stable for programs and the message says what to do.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    /// Seconds, for 429.
+    pub retry_after: Option<u64>,
+}
+
+/// The body of every error response.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable, machine-readable: `unauthorized`, `not_found`, `invalid_request`, `too_large`,
+    /// `idempotency_conflict`, `rate_limited`, `unavailable` …
+    pub code: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    pub fn not_found(what: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", what)
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message)
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    /// The fleet (store, broker, object store) failed: worth retrying.
+    pub fn unavailable(e: impl std::fmt::Display) -> Self {
+        tracing::warn!(error = %e, "request failed on the fleet");
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            format!("the fleet could not answer, try again: {e}"),
+        )
+    }
+}
+
+impl From<trawl_store::StoreError> for ApiError {
+    fn from(e: trawl_store::StoreError) -> Self {
+        ApiError::unavailable(e)
+    }
+}
+
+impl From<trawl_pipeline::StageError> for ApiError {
+    fn from(e: trawl_pipeline::StageError) -> Self {
+        ApiError::unavailable(e)
+    }
+}
+
+impl From<trawl_store::ObjectError> for ApiError {
+    fn from(e: trawl_store::ObjectError) -> Self {
+        ApiError::unavailable(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_owned(),
+                message: self.message,
+            },
+        };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"trawl\""),
+            );
+        }
+        response
+    }
+}

@@ -1,0 +1,656 @@
+//! The API's resources: batches, their jobs, and each job's report and work products.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use trawl_messages::{paths, JobOptions, SearchTask};
+use trawl_pipeline::batch::{self, BatchOptions, Manifest};
+use trawl_store::{BatchProgress, Cache, PENDING};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::{AppState, Caller};
+
+/// Options of a job; absent fields take the batch's, then the fleet's configured value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobOptionsIn {
+    /// Most URLs to fetch for the job.
+    #[schema(minimum = 1)]
+    pub max_urls: Option<usize>,
+    /// Search results scoring below this (0 to 1) are not fetched.
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub min_relevance: Option<f64>,
+    /// Highest fetch escalation level: 0–1 plain HTTP, 2–3 a real browser.
+    #[schema(minimum = 0, maximum = 3)]
+    pub max_level: Option<u8>,
+    /// Search providers to use, in order (searxng, duckduckgo, serper, serpapi, tavily, brave,
+    /// newsapi, bocha).
+    pub providers: Option<Vec<String>>,
+    /// Recency window: any, day, week, month or year.
+    pub freshness: Option<String>,
+    /// Seconds from submission until the job is written with what has arrived.
+    #[schema(minimum = 1)]
+    pub deadline_secs: Option<u64>,
+}
+
+impl JobOptionsIn {
+    /// These options, with `defaults` where these are silent.
+    fn over(self, defaults: &JobOptionsIn) -> JobOptions {
+        let d = defaults.clone();
+        JobOptions {
+            max_urls: self.max_urls.or(d.max_urls),
+            min_relevance: self.min_relevance.or(d.min_relevance),
+            max_level: self.max_level.or(d.max_level),
+            providers: self.providers.or(d.providers),
+            freshness: self.freshness.or(d.freshness),
+            deadline_secs: self.deadline_secs.or(d.deadline_secs),
+        }
+    }
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionIn {
+    /// The research question.
+    #[schema(min_length = 1, max_length = 2000)]
+    pub query: String,
+    #[serde(default)]
+    pub options: JobOptionsIn,
+}
+
+/// A batch to research.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchIn {
+    #[schema(min_items = 1)]
+    pub questions: Vec<QuestionIn>,
+    /// Defaults for every question's options.
+    #[serde(default)]
+    pub options: JobOptionsIn,
+    /// Receives signed `job.completed` and `batch.completed` events.
+    pub webhook: Option<String>,
+    /// LLM spend allowed for the batch in dollars; past it, jobs are written without the LLM.
+    #[schema(exclusive_minimum = 0.0)]
+    pub budget_usd: Option<f64>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct JobRef {
+    pub job_id: Uuid,
+    pub query: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct BatchCreated {
+    pub batch_id: Uuid,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub jobs: Vec<JobRef>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct BatchStatus {
+    pub batch_id: Uuid,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub total: u64,
+    /// Jobs whose search has run.
+    pub started: u64,
+    /// Jobs ended, whatever their status.
+    pub finished: u64,
+    /// Ended jobs by status: done, partial, no_sources, failed, cancelled.
+    pub by_status: BTreeMap<String, u64>,
+    pub cancelled: bool,
+    /// True once every job has ended.
+    pub done: bool,
+    /// LLM spend of the ended jobs, in dollars.
+    pub cost_usd: f64,
+    /// Sources the ended jobs could not use, by outcome (failed, blocked, robots_disallowed …).
+    pub unused_sources: BTreeMap<String, u64>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct JobSummary {
+    pub job_id: Uuid,
+    pub query: String,
+    /// pending, or how the job ended.
+    pub status: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct JobPage {
+    pub jobs: Vec<JobSummary>,
+    /// Pass as `cursor` for the next page; absent on the last.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// From a previous page's `next_cursor`.
+    pub cursor: Option<String>,
+    /// Jobs per page, 1 to 500 (default 100).
+    pub limit: Option<usize>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Job {
+    pub job_id: Uuid,
+    pub batch_id: Uuid,
+    pub query: String,
+    pub status: String,
+    /// The report in markdown with numbered citations, once the job has ended.
+    pub report: Option<String>,
+    /// Names to fetch from `/v1/jobs/{id}/work-products/{name}`.
+    pub work_products: Vec<String>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What an Idempotency-Key remembers.
+#[derive(Serialize, Deserialize)]
+struct Remembered {
+    fingerprint: String,
+    batch_id: Uuid,
+}
+
+fn created(manifest: &Manifest) -> BatchCreated {
+    BatchCreated {
+        batch_id: manifest.batch_id,
+        created_at: manifest.created_at,
+        jobs: manifest
+            .jobs
+            .iter()
+            .map(|j| JobRef {
+                job_id: j.job_id,
+                query: j.query.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The batch if it exists and `caller` submitted it; any other batch is "not found", so ids
+/// of other tokens' batches cannot be probed.
+async fn owned(state: &AppState, caller: &Caller, id: &str) -> Result<Manifest, ApiError> {
+    let missing = || ApiError::not_found(format!("no batch {id}"));
+    let batch = Uuid::parse_str(id).map_err(|_| missing())?;
+    match batch::manifest(&state.rt, batch).await? {
+        Some(m) if m.owner.as_deref() == Some(caller.0.id.as_str()) => Ok(m),
+        _ => Err(missing()),
+    }
+}
+
+/// The batch in `body`, checked: its tasks and batch-wide options.
+fn parse_batch_in(
+    body: &[u8],
+    max_questions: usize,
+) -> Result<(Vec<SearchTask>, BatchOptions), ApiError> {
+    let input: BatchIn = serde_json::from_slice(body).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            ApiError::bad_request(format!("the body is not valid JSON: {e}"))
+        } else {
+            ApiError::invalid(format!("the body is not a batch: {e}"))
+        }
+    })?;
+    if input.questions.is_empty() {
+        return Err(ApiError::invalid("questions: the batch holds no questions"));
+    }
+    if input.questions.len() > max_questions {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!(
+                "questions: {} questions, more than the {max_questions} a batch may hold (api.max_questions); split the batch",
+                input.questions.len()
+            ),
+        ));
+    }
+    if let Some(url) = &input.webhook {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ApiError::invalid("webhook: must be an http(s) URL"));
+        }
+    }
+    if input.budget_usd.is_some_and(|b| !b.is_finite() || b <= 0.0) {
+        return Err(ApiError::invalid(
+            "budget_usd: must be a positive amount of dollars",
+        ));
+    }
+    let mut tasks = Vec::with_capacity(input.questions.len());
+    for (i, q) in input.questions.into_iter().enumerate() {
+        let options = q.options.over(&input.options);
+        let task = batch::check_task(&q.query, options)
+            .map_err(|reason| ApiError::invalid(format!("questions[{i}]: {reason}")))?;
+        tasks.push(task);
+    }
+    let options = BatchOptions {
+        webhook: input.webhook,
+        budget_usd: input.budget_usd,
+        owner: None,
+    };
+    Ok((tasks, options))
+}
+
+/// Submit a batch of questions.
+///
+/// With an `Idempotency-Key`, a retried request (same key, same body) returns the batch the
+/// first one created instead of a second batch.
+#[utoipa::path(
+    post, path = "/v1/batches", tag = "batches",
+    request_body = BatchIn,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe: the same key and body return the first batch")),
+    responses(
+        (status = 201, description = "Batch enqueued", body = BatchCreated),
+        (status = 200, description = "Replayed: this key already created the batch", body = BatchCreated),
+        (status = 400, description = "Not JSON", body = ErrorBody),
+        (status = 401, description = "Missing or unknown token", body = ErrorBody),
+        (status = 409, description = "A request with this key is still being handled", body = ErrorBody),
+        (status = 413, description = "Body or batch too large", body = ErrorBody),
+        (status = 415, description = "Not application/json", body = ErrorBody),
+        (status = 422, description = "Invalid batch, or the key was used with another body", body = ErrorBody),
+        (status = 429, description = "Rate limited", body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn submit(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body.map_err(|e| {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!(
+                "{e} (api.max_body_bytes is {})",
+                state.config.api.max_body_bytes
+            ),
+        )
+    })?;
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the batch as JSON with Content-Type: application/json",
+        ));
+    }
+    let (tasks, mut options) = parse_batch_in(&body, state.config.api.max_questions)?;
+    options.owner = Some(caller.0.id.clone());
+
+    let key = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => match v.to_str() {
+            Ok(k) if !k.is_empty() && k.len() <= 255 => Some(format!("{}:{k}", caller.0.id)),
+            _ => {
+                return Err(ApiError::bad_request(
+                    "Idempotency-Key: must be 1 to 255 visible ASCII characters",
+                ))
+            }
+        },
+    };
+    let Some(key) = key else {
+        let manifest = batch::submit(&state.rt, tasks, options, |_| {}).await?;
+        return Ok((StatusCode::CREATED, Json(created(&manifest))).into_response());
+    };
+
+    let fingerprint = sha256_hex(&body);
+    let store = &state.rt.store;
+    let lock = format!("idempotency:{key}");
+    if let Some(done) = store.cache_get(Cache::Idempotency, &key).await? {
+        return replay(&state, &done, &fingerprint).await;
+    }
+    if !store.try_lock(&lock, Duration::from_secs(60)).await? {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "in_progress",
+            "a request with this Idempotency-Key is still being handled; retry shortly",
+        ));
+    }
+    // The first request may have finished between the lookup and the lock.
+    let result = match store.cache_get(Cache::Idempotency, &key).await {
+        Ok(Some(done)) => replay(&state, &done, &fingerprint).await,
+        Ok(None) => {
+            let submitted = batch::submit(&state.rt, tasks, options, |_| {}).await;
+            match submitted {
+                Ok(manifest) => {
+                    let remembered = Remembered {
+                        fingerprint,
+                        batch_id: manifest.batch_id,
+                    };
+                    let ttl = Duration::from_secs(state.config.api.idempotency_ttl_secs);
+                    let bytes = serde_json::to_vec(&remembered).expect("serialisable");
+                    store
+                        .cache_put(Cache::Idempotency, &key, &bytes, ttl)
+                        .await?;
+                    Ok((StatusCode::CREATED, Json(created(&manifest))).into_response())
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    };
+    let _ = store.unlock(&lock).await;
+    result
+}
+
+async fn replay(state: &AppState, done: &[u8], fingerprint: &str) -> Result<Response, ApiError> {
+    let remembered: Remembered = serde_json::from_slice(done)
+        .map_err(|e| ApiError::unavailable(format!("corrupt idempotency record: {e}")))?;
+    if remembered.fingerprint != fingerprint {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_conflict",
+            "this Idempotency-Key was used with a different body; use a new key for a new batch",
+        ));
+    }
+    let manifest = batch::manifest(&state.rt, remembered.batch_id)
+        .await?
+        .ok_or_else(|| ApiError::unavailable("the remembered batch has no manifest"))?;
+    let mut response = (StatusCode::OK, Json(created(&manifest))).into_response();
+    response
+        .headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    Ok(response)
+}
+
+async fn status_of(state: &AppState, manifest: &Manifest) -> Result<BatchStatus, ApiError> {
+    let id = manifest.batch_id.to_string();
+    let progress = state
+        .rt
+        .store
+        .batch_progress(&id)
+        .await?
+        .unwrap_or(BatchProgress {
+            total: manifest.jobs.len() as u64,
+            ..Default::default()
+        });
+    let started = state
+        .rt
+        .store
+        .batch_counter(&id, trawl_pipeline::runtime::STARTED)
+        .await?
+        .max(0) as u64;
+    let usage = batch::usage(&state.rt, manifest).await?;
+    Ok(BatchStatus {
+        batch_id: manifest.batch_id,
+        created_at: manifest.created_at,
+        total: progress.total,
+        started: started.min(progress.total),
+        finished: progress.finished,
+        done: progress.is_done(),
+        by_status: progress.by_status,
+        cancelled: progress.cancelled,
+        cost_usd: usage.cost_microdollars as f64 / 1e6,
+        unused_sources: usage.unused_sources,
+    })
+}
+
+/// A batch's progress, cost and unusable sources.
+#[utoipa::path(
+    get, path = "/v1/batches/{id}", tag = "batches",
+    params(("id" = String, Path, description = "Batch id")),
+    responses(
+        (status = 200, body = BatchStatus),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<BatchStatus>, ApiError> {
+    let manifest = owned(&state, &caller, &id).await?;
+    Ok(Json(status_of(&state, &manifest).await?))
+}
+
+/// Cancel a batch: its pending jobs end as `cancelled` and workers skip their messages.
+#[utoipa::path(
+    delete, path = "/v1/batches/{id}", tag = "batches",
+    params(("id" = String, Path, description = "Batch id")),
+    responses(
+        (status = 200, description = "Cancelled; the batch's status after it", body = BatchStatus),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn cancel_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<BatchStatus>, ApiError> {
+    let manifest = owned(&state, &caller, &id).await?;
+    state.rt.store.batch_cancel(&id).await?;
+    Ok(Json(status_of(&state, &manifest).await?))
+}
+
+const PAGE_MAX: usize = 500;
+
+/// A batch's jobs in submission order, a page at a time.
+#[utoipa::path(
+    get, path = "/v1/batches/{id}/jobs", tag = "batches",
+    params(("id" = String, Path, description = "Batch id"), PageQuery),
+    responses(
+        (status = 200, body = JobPage),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list_jobs(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    query: Result<Query<PageQuery>, QueryRejection>,
+) -> Result<Json<JobPage>, ApiError> {
+    let Query(page) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let manifest = owned(&state, &caller, &id).await?;
+    let start = match page.cursor.as_deref() {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n <= manifest.jobs.len())
+            .ok_or_else(|| ApiError::bad_request("cursor: not a cursor this API returned"))?,
+    };
+    let limit = page.limit.unwrap_or(100);
+    if !(1..=PAGE_MAX).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit: must be 1 to {PAGE_MAX}"
+        )));
+    }
+    let statuses = state.rt.store.batch_jobs(&id).await?;
+    let end = (start + limit).min(manifest.jobs.len());
+    let jobs = manifest.jobs[start..end]
+        .iter()
+        .map(|j| JobSummary {
+            job_id: j.job_id,
+            query: j.query.clone(),
+            status: statuses
+                .get(&j.job_id.to_string())
+                .cloned()
+                .unwrap_or_else(|| PENDING.to_owned()),
+        })
+        .collect();
+    Ok(Json(JobPage {
+        jobs,
+        next_cursor: (end < manifest.jobs.len()).then(|| end.to_string()),
+    }))
+}
+
+/// The job and its owner's manifest, if `caller` may see it.
+async fn owned_job(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<(Uuid, Manifest), ApiError> {
+    let missing = || ApiError::not_found(format!("no job {id}"));
+    let job = Uuid::parse_str(id).map_err(|_| missing())?;
+    let batch = batch::batch_of(&state.rt, job).await?.ok_or_else(missing)?;
+    let manifest = owned(state, caller, &batch.to_string())
+        .await
+        .map_err(|_| missing())?;
+    Ok((job, manifest))
+}
+
+/// A job's status and, once it has ended, its report.
+#[utoipa::path(
+    get, path = "/v1/jobs/{id}", tag = "jobs",
+    params(("id" = String, Path, description = "Job id")),
+    responses(
+        (status = 200, body = Job),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_job(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Job>, ApiError> {
+    let (job, manifest) = owned_job(&state, &caller, &id).await?;
+    let batch = manifest.batch_id;
+    let query = manifest
+        .jobs
+        .iter()
+        .find(|j| j.job_id == job)
+        .map(|j| j.query.clone())
+        .unwrap_or_default();
+    let status = state
+        .rt
+        .store
+        .batch_job_status(&batch.to_string(), &job.to_string())
+        .await?
+        .unwrap_or_else(|| PENDING.to_owned());
+    let report = state
+        .rt
+        .objects
+        .get(&paths::report(batch, job))
+        .await?
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let work_products = if report.is_some() {
+        state
+            .rt
+            .objects
+            .list_files(&paths::job_dir(batch, job))
+            .await?
+    } else {
+        Vec::new()
+    };
+    Ok(Json(Job {
+        job_id: job,
+        batch_id: batch,
+        query,
+        status,
+        report,
+        work_products,
+    }))
+}
+
+/// One work product of an ended job: `report.md`, `sources.json`, `search.json`, `job.json`,
+/// `docs/<n>.json` …
+#[utoipa::path(
+    get, path = "/v1/jobs/{id}/work-products/{name}", tag = "jobs",
+    params(
+        ("id" = String, Path, description = "Job id"),
+        ("name" = String, Path, description = "A name from the job's `work_products`"),
+    ),
+    responses(
+        (status = 200, description = "The file: text/markdown for .md, application/json for .json, application/x-ndjson for .jsonl", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn work_product(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let (job, manifest) = owned_job(&state, &caller, &id).await?;
+    let missing = || ApiError::not_found(format!("job {id} has no work product {name:?}"));
+    let safe = !name.is_empty()
+        && name
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+    if !safe {
+        return Err(missing());
+    }
+    let key = format!("{}/{name}", paths::job_dir(manifest.batch_id, job));
+    let bytes = state.rt.objects.get(&key).await?.ok_or_else(missing)?;
+    let content_type = match name.rsplit('.').next() {
+        Some("md") => "text/markdown; charset=utf-8",
+        Some("json") => "application/json",
+        Some("jsonl") => "application/x-ndjson",
+        _ => "application/octet-stream",
+    };
+    Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
+}
+
+/// A batch's progress as server-sent events: a `progress` event (a BatchStatus) whenever it
+/// changes, then `done` when every job has ended.
+#[utoipa::path(
+    get, path = "/v1/batches/{id}/events", tag = "batches",
+    params(("id" = String, Path, description = "Batch id")),
+    responses(
+        (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn events(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let manifest = owned(&state, &caller, &id).await?;
+    let stream = futures_util::stream::unfold(
+        (state, manifest, None::<String>, false),
+        |(state, manifest, last, ended)| async move {
+            if ended {
+                return None;
+            }
+            let mut last = last;
+            loop {
+                let status = match status_of(&state, &manifest).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let event = Event::default().event("error").data(e.message);
+                        return Some((Ok(event), (state, manifest, last, true)));
+                    }
+                };
+                let json = serde_json::to_string(&status).expect("serialisable");
+                if status.done {
+                    let event = Event::default().event("done").data(json);
+                    return Some((Ok(event), (state, manifest, last, true)));
+                }
+                if last.as_deref() != Some(json.as_str()) {
+                    let event = Event::default().event("progress").data(json.clone());
+                    last = Some(json);
+                    return Some((Ok(event), (state, manifest, last, false)));
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}

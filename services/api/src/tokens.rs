@@ -1,0 +1,113 @@
+//! API tokens: `trawl_` and 64 hex digits, shown once at creation. The store keeps only the
+//! SHA-256 of each token with its record, so a leaked store reveals no usable token.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use trawl_store::{Store, StoreError};
+
+const PREFIX: &str = "trawl_";
+
+/// What the store keeps for a token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenRecord {
+    /// Public id: names the token in listings, logs and batch ownership.
+    pub id: String,
+    pub name: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the system's random source failed: {0}")]
+    Random(String),
+    #[error("no token with id {0}")]
+    Unknown(String),
+}
+
+fn hash(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn random_hex(bytes: usize) -> Result<String, TokenError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| TokenError::Random(e.to_string()))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Creates a token named `name`; returns the token (to show once) and its record.
+pub async fn create(store: &dyn Store, name: &str) -> Result<(String, TokenRecord), TokenError> {
+    let token = format!("{PREFIX}{}", random_hex(32)?);
+    let record = TokenRecord {
+        id: random_hex(6)?,
+        name: name.to_owned(),
+        created_at: chrono::Utc::now(),
+    };
+    let json = serde_json::to_vec(&record).expect("a token record serialises");
+    store.token_put(&hash(&token), &json).await?;
+    Ok((token, record))
+}
+
+/// The record of a presented token, if it is one.
+pub async fn verify(store: &dyn Store, token: &str) -> Result<Option<TokenRecord>, StoreError> {
+    if !token.starts_with(PREFIX) || token.len() != PREFIX.len() + 64 {
+        return Ok(None);
+    }
+    Ok(store
+        .token_get(&hash(token))
+        .await?
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+}
+
+/// Every token's record, oldest first.
+pub async fn list(store: &dyn Store) -> Result<Vec<TokenRecord>, StoreError> {
+    let mut records: Vec<TokenRecord> = store
+        .tokens()
+        .await?
+        .values()
+        .filter_map(|bytes| serde_json::from_slice(bytes).ok())
+        .collect();
+    records.sort_by_key(|r| r.created_at);
+    Ok(records)
+}
+
+/// Revokes the token with public id `id`.
+pub async fn revoke(store: &dyn Store, id: &str) -> Result<(), TokenError> {
+    for (h, bytes) in store.tokens().await? {
+        if serde_json::from_slice::<TokenRecord>(&bytes).is_ok_and(|r| r.id == id) {
+            store.token_delete(&h).await?;
+            return Ok(());
+        }
+    }
+    Err(TokenError::Unknown(id.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trawl_store::MemoryStore;
+
+    #[tokio::test]
+    async fn tokens_verify_until_revoked_and_are_stored_hashed() {
+        let store = MemoryStore::new();
+        let (token, record) = create(&store, "ci").await.unwrap();
+        assert!(token.starts_with("trawl_") && token.len() == 70);
+        assert_eq!(verify(&store, &token).await.unwrap(), Some(record.clone()));
+        // Only the hash is a key, and the record holds no secret.
+        let stored = store.tokens().await.unwrap();
+        assert!(stored.contains_key(&hash(&token)));
+        assert!(!String::from_utf8_lossy(&stored[&hash(&token)]).contains(&token[6..]));
+        let other = format!("trawl_{}", "0".repeat(64));
+        assert_eq!(verify(&store, &other).await.unwrap(), None);
+        assert_eq!(verify(&store, "Bearer junk").await.unwrap(), None);
+        assert_eq!(list(&store).await.unwrap(), vec![record.clone()]);
+        revoke(&store, &record.id).await.unwrap();
+        assert_eq!(verify(&store, &token).await.unwrap(), None);
+        assert!(matches!(
+            revoke(&store, &record.id).await,
+            Err(TokenError::Unknown(_))
+        ));
+    }
+}
