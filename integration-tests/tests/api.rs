@@ -19,8 +19,9 @@ struct Api {
 }
 
 impl Api {
-    /// Starts `trawl serve` on a free port beside the fleet and creates a token.
-    async fn start(fleet: &mut Fleet) -> Api {
+    /// Starts `trawl serve` on a free port beside the fleet, allowing each token `rate`
+    /// requests per second, and creates a token.
+    async fn start(fleet: &mut Fleet, rate: u32) -> Api {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -33,7 +34,7 @@ impl Api {
             &[
                 ("TRAWL__API__MAX_BODY_BYTES", "65536".into()),
                 ("TRAWL__API__MAX_QUESTIONS", "50".into()),
-                ("TRAWL__API__RATE_PER_SEC", "1000".into()),
+                ("TRAWL__API__RATE_PER_SEC", rate.to_string()),
             ],
         );
         let out = fleet
@@ -91,7 +92,7 @@ async fn json_of(response: reqwest::Response) -> (u16, Value) {
 async fn a_batch_submitted_through_the_api_completes_and_is_read_back() {
     let mut fleet = Fleet::start().await;
     fleet.spawn_all();
-    let api = Api::start(&mut fleet).await;
+    let api = Api::start(&mut fleet, 1000).await;
     let questions: Vec<Value> = fleet
         .corpus
         .questions()
@@ -278,7 +279,7 @@ async fn a_batch_submitted_through_the_api_completes_and_is_read_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_a_clear_4xx_and_enqueue_nothing() {
     let mut fleet = Fleet::start().await;
-    let api = Api::start(&mut fleet).await;
+    let api = Api::start(&mut fleet, 1000).await;
     let url = format!("{}/v1/batches", api.base);
     let ok_body = json!({"questions": [{"query": "why is the sky blue"}]});
 
@@ -433,6 +434,26 @@ async fn bad_requests_get_a_clear_4xx_and_enqueue_nothing() {
         .unwrap();
     assert!(metrics.contains("route=\"/v1/batches\""), "{metrics}");
     assert!(!metrics.contains("0190c5a0"), "an id became a label");
+
+    // A token past its rate is told when to come back; every replica counts in the store.
+    let slow = Api::start(&mut fleet, 2).await;
+    let mut limited = None;
+    for _ in 0..5 {
+        let response = slow
+            .get("/v1/batches/0190c5a0-0000-7000-8000-000000000000")
+            .send()
+            .await
+            .unwrap();
+        if response.status().as_u16() == 429 {
+            limited = Some(response);
+            break;
+        }
+    }
+    let response =
+        limited.expect("5 requests in a row past a limit of 2 per second were all served");
+    assert_eq!(response.headers()["retry-after"], "1");
+    let (_, body) = json_of(response).await;
+    assert_eq!(body["error"]["code"], "rate_limited");
 
     assert_eq!(fleet.broker.depth(Queue::Search).await.unwrap(), 0);
     assert!(fleet.store.batches_open().await.unwrap().is_empty());

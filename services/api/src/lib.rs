@@ -167,11 +167,10 @@ pub enum ServeError {
     Connect(#[from] trawl_pipeline::runtime::ConnectError),
 }
 
-/// Serves the API on `api.addr` until `shutdown` resolves; calls `bound` with the address once
-/// listening (port 0 in tests).
+/// Serves the API on `api.addr` until SIGTERM, SIGINT or `/drain`; calls `bound` with the
+/// address once listening.
 pub async fn serve(
     config: Config,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     bound: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
     if config.broker.url.is_none() || config.store.url.is_none() {
@@ -195,13 +194,11 @@ pub async fn serve(
     // A preStop `/drain` stops taking connections; requests in progress finish through the
     // graceful shutdown, so the drain itself has nothing to wait for.
     let drain = Drain::default();
+    let shutdown = trawl_pipeline::serve::Shutdown::on_signals_or_drain(&drain);
     let stop = {
         let (drain, readiness) = (drain.clone(), readiness.clone());
         async move {
-            tokio::select! {
-                _ = shutdown => {}
-                _ = drain.requested() => {}
-            }
+            shutdown.wait().await;
             readiness.set(false);
             drain.finish();
         }

@@ -23,44 +23,6 @@ use uuid::Uuid;
 use crate::error::{ApiError, ErrorBody};
 use crate::{AppState, Caller};
 
-/// Options of a job; absent fields take the batch's, then the fleet's configured value.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobOptionsIn {
-    /// Most URLs to fetch for the job.
-    #[schema(minimum = 1)]
-    pub max_urls: Option<usize>,
-    /// Search results scoring below this (0 to 1) are not fetched.
-    #[schema(minimum = 0.0, maximum = 1.0)]
-    pub min_relevance: Option<f64>,
-    /// Highest fetch escalation level: 0–1 plain HTTP, 2–3 a real browser.
-    #[schema(minimum = 0, maximum = 3)]
-    pub max_level: Option<u8>,
-    /// Search providers to use, in order (searxng, duckduckgo, serper, serpapi, tavily, brave,
-    /// newsapi, bocha).
-    pub providers: Option<Vec<String>>,
-    /// Recency window: any, day, week, month or year.
-    pub freshness: Option<String>,
-    /// Seconds from submission until the job is written with what has arrived.
-    #[schema(minimum = 1)]
-    pub deadline_secs: Option<u64>,
-}
-
-impl JobOptionsIn {
-    /// These options, with `defaults` where these are silent.
-    fn over(self, defaults: &JobOptionsIn) -> JobOptions {
-        let d = defaults.clone();
-        JobOptions {
-            max_urls: self.max_urls.or(d.max_urls),
-            min_relevance: self.min_relevance.or(d.min_relevance),
-            max_level: self.max_level.or(d.max_level),
-            providers: self.providers.or(d.providers),
-            freshness: self.freshness.or(d.freshness),
-            deadline_secs: self.deadline_secs.or(d.deadline_secs),
-        }
-    }
-}
-
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuestionIn {
@@ -68,7 +30,7 @@ pub struct QuestionIn {
     #[schema(min_length = 1, max_length = 2000)]
     pub query: String,
     #[serde(default)]
-    pub options: JobOptionsIn,
+    pub options: JobOptions,
 }
 
 /// A batch to research.
@@ -79,7 +41,7 @@ pub struct BatchIn {
     pub questions: Vec<QuestionIn>,
     /// Defaults for every question's options.
     #[serde(default)]
-    pub options: JobOptionsIn,
+    pub options: JobOptions,
     /// Receives signed `job.completed` and `batch.completed` events.
     pub webhook: Option<String>,
     /// LLM spend allowed for the batch in dollars; past it, jobs are written without the LLM.
@@ -114,7 +76,7 @@ pub struct BatchStatus {
     pub cancelled: bool,
     /// True once every job has ended.
     pub done: bool,
-    /// LLM spend of the ended jobs, in dollars.
+    /// LLM spend so far, in dollars.
     pub cost_usd: f64,
     /// Sources the ended jobs could not use, by outcome (failed, blocked, robots_disallowed …).
     pub unused_sources: BTreeMap<String, u64>,
@@ -233,7 +195,7 @@ fn parse_batch_in(
     }
     let mut tasks = Vec::with_capacity(input.questions.len());
     for (i, q) in input.questions.into_iter().enumerate() {
-        let options = q.options.over(&input.options);
+        let options = q.options.or(&input.options);
         let task = batch::check_task(&q.query, options)
             .map_err(|reason| ApiError::invalid(format!("questions[{i}]: {reason}")))?;
         tasks.push(task);
@@ -390,7 +352,7 @@ async fn status_of(state: &AppState, manifest: &Manifest) -> Result<BatchStatus,
         .batch_counter(&id, trawl_pipeline::runtime::STARTED)
         .await?
         .max(0) as u64;
-    let usage = batch::usage(&state.rt, manifest).await?;
+    let usage = batch::usage(&state.rt, manifest.batch_id, &progress).await?;
     Ok(BatchStatus {
         batch_id: manifest.batch_id,
         created_at: manifest.created_at,

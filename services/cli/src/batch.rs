@@ -148,23 +148,21 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
         depths.push(format!("{} {}", q.label(), rt.broker.depth(q).await?));
     }
     println!("queues (all batches): {}", depths.join(", "));
-    if let Some(m) = manifest(&rt, args.batch).await? {
-        let usage = trawl_pipeline::batch::usage(&rt, &m).await?;
-        let unusable: Vec<String> = usage
-            .unused_sources
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        println!(
-            "cost so far: ${:.4}; sources not used: {}",
-            usage.cost_microdollars as f64 / 1e6,
-            if unusable.is_empty() {
-                "none".into()
-            } else {
-                unusable.join(", ")
-            }
-        );
-    }
+    let usage = trawl_pipeline::batch::usage(&rt, args.batch, &p).await?;
+    let unusable: Vec<String> = usage
+        .unused_sources
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    println!(
+        "cost so far: ${:.4}; sources not used: {}",
+        usage.cost_microdollars as f64 / 1e6,
+        if unusable.is_empty() {
+            "none".into()
+        } else {
+            unusable.join(", ")
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
 

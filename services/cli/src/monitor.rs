@@ -221,10 +221,7 @@ pub async fn run(config: Config, args: MonitorArgs) -> anyhow::Result<ExitCode> 
     init();
     let readiness = Readiness::default();
     let drain = Drain::default();
-    let shutdown = Shutdown::on_signals_or({
-        let drain = drain.clone();
-        async move { drain.requested().await }
-    });
+    let shutdown = Shutdown::on_signals_or_drain(&drain);
     let (addr, _) = trawl_telemetry::serve(
         &config.metrics.addr,
         readiness.clone(),
@@ -263,7 +260,7 @@ mod tests {
                 total,
                 finished: by_status.values().sum(),
                 by_status,
-                cancelled: false,
+                ..Default::default()
             },
             started,
             spent: 0,

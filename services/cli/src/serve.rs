@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use trawl_config::Config;
-use trawl_pipeline::serve::Shutdown;
 use trawl_pipeline::Runtime;
 
 #[derive(clap::Args)]
@@ -20,8 +19,7 @@ pub async fn serve(mut config: Config, args: ServeArgs) -> anyhow::Result<ExitCo
     if let Some(addr) = args.addr {
         config.api.addr = addr;
     }
-    let shutdown = Shutdown::on_signals_or(std::future::pending());
-    trawl_api::serve(config, shutdown.wait(), |addr| {
+    trawl_api::serve(config, |addr| {
         tracing::info!(%addr, "API listening");
         // Scripts (and the tests) read the bound address from here when they ask for port 0.
         eprintln!("listening on http://{addr}");

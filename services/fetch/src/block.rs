@@ -206,6 +206,28 @@ mod tests {
     }
 
     #[test]
+    fn every_block_detect_finds_is_among_the_kinds_metrics_start_with() {
+        let kinds = Block::all_kinds();
+        let mut found = Vec::new();
+        for status in BLOCK_STATUSES {
+            found.push(detect(status, no_headers, &article(300), false));
+        }
+        for &(name, needle, _) in CHALLENGE_HEADERS {
+            let value = if needle.is_empty() { "1" } else { needle };
+            found.push(detect(200, |h| (h == name).then_some(value), "", false));
+        }
+        for &(marker, _) in CHALLENGE_MARKERS {
+            let page = format!("<html><body><p>{marker}</p></body></html>");
+            found.push(detect(200, no_headers, &page, false));
+        }
+        found.push(Some(Block::ScriptShell));
+        for block in found {
+            let kind = block.expect("each signal is a block").kind();
+            assert!(kinds.contains(&kind), "{kind} is not in {kinds:?}");
+        }
+    }
+
+    #[test]
     fn statuses_block() {
         for status in [401, 403, 429, 503] {
             assert_eq!(

@@ -164,6 +164,8 @@ mod tests {
     fn metrics_are_exported_under_trawl_names() {
         deferred("rate", Duration::from_millis(120));
         METRICS.ssrf_refusals.inc();
+        response(1, Some(404));
+        response(2, None);
         let text = trawl_telemetry::render();
         for name in [
             "trawl_fetch_deferrals_total{limit=\"rate\"} ",
@@ -171,6 +173,19 @@ mod tests {
             "trawl_fetch_ssrf_refusals_total ",
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");
+        }
+        for series in [
+            "trawl_fetch_responses_total{level=\"1\",status_class=\"4xx\"} ",
+            "trawl_fetch_responses_total{level=\"2\",status_class=\"none\"} ",
+        ] {
+            let count = text
+                .lines()
+                .find_map(|l| l.strip_prefix(series))
+                .and_then(|n| n.parse::<u64>().ok());
+            assert!(
+                count.is_some_and(|n| n >= 1),
+                "{series} not counted in\n{text}"
+            );
         }
     }
 }

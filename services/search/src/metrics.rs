@@ -38,6 +38,4 @@ pub static METRICS: LazyLock<SearchMetrics> = LazyLock::new(|| SearchMetrics {
     ),
 });
 
-pub fn labels(pairs: &[(&'static str, &str)]) -> Labels {
-    pairs.iter().map(|&(k, v)| (k, v.to_owned())).collect()
-}
+pub use trawl_telemetry::labels;

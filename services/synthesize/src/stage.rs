@@ -373,7 +373,10 @@ async fn finish(
     // The other order could lose the notification for good.
     rt.publish(Queue::Results, &msg.follow(result)).await?;
     let (batch_s, job_s) = (batch.to_string(), job.to_string());
-    let first = rt.store.batch_finish(&batch_s, &job_s, &status).await?;
+    let first = rt
+        .store
+        .batch_finish(&batch_s, &job_s, &status, &record.outcomes)
+        .await?;
     info!(%status, cited, "job finished");
     if !first {
         // Another synthesis of this job was counted; its worker sends the events.

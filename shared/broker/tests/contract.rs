@@ -198,3 +198,24 @@ both! {
     delayed_publish_arrives_later(5),
     delivery_limit_dead_letters(2),
 }
+
+/// RabbitMQ publishes are counted by how the broker answered, and none stays unconfirmed.
+#[tokio::test]
+async fn rabbit_publishes_are_counted_as_confirmed() {
+    let broker = rabbit(5).await;
+    broker
+        .publish(Queue::Search, Message::new(b"m".to_vec()))
+        .await
+        .unwrap();
+    let metrics = trawl_telemetry::render();
+    let confirmed = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("trawl_broker_publishes_total{result=\"confirmed\"} "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(confirmed.is_some_and(|n| n >= 1), "{metrics}");
+    assert!(
+        metrics.contains("trawl_broker_unconfirmed_publishes 0"),
+        "{metrics}"
+    );
+    broker.delete_all().await.unwrap();
+}

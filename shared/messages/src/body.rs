@@ -6,16 +6,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::envelope::{Body, Kind};
 
-/// Per-job options a user may set in a JSONL batch line; absent fields take the configured value.
+/// Per-job options a user may set in a JSONL batch line or an API request; absent fields take
+/// the batch's, then the configured value.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct JobOptions {
+    /// Most URLs to fetch for the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub max_urls: Option<usize>,
+    /// Search results scoring below this (0 to 1) are not fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0.0, maximum = 1.0))]
     pub min_relevance: Option<f64>,
+    /// Highest fetch escalation level: 0–1 plain HTTP, 2–3 a real browser.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 3))]
     pub max_level: Option<u8>,
+    /// Search providers to use, in order (searxng, duckduckgo, serper, serpapi, tavily, brave,
+    /// newsapi, bocha).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub providers: Option<Vec<String>>,
     /// Recency window: any, day, week, month or year.
@@ -23,7 +33,23 @@ pub struct JobOptions {
     pub freshness: Option<String>,
     /// Seconds from submission until the job is synthesised with what has arrived.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub deadline_secs: Option<u64>,
+}
+
+impl JobOptions {
+    /// These options, with `defaults` where these are silent.
+    pub fn or(self, defaults: &JobOptions) -> JobOptions {
+        let d = defaults.clone();
+        JobOptions {
+            max_urls: self.max_urls.or(d.max_urls),
+            min_relevance: self.min_relevance.or(d.min_relevance),
+            max_level: self.max_level.or(d.max_level),
+            providers: self.providers.or(d.providers),
+            freshness: self.freshness.or(d.freshness),
+            deadline_secs: self.deadline_secs.or(d.deadline_secs),
+        }
+    }
 }
 
 /// Whether a URL is an HTML page or a downloadable file (PDF, DOCX, CSV …).
@@ -285,4 +311,28 @@ impl Body for SynthesizeTask {
 }
 impl Body for ResearchResult {
     const KIND: Kind = Kind::ResearchResult;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_options_win_over_the_batch_defaults_field_by_field() {
+        let defaults = JobOptions {
+            max_urls: Some(4),
+            freshness: Some("week".into()),
+            ..Default::default()
+        };
+        let own = JobOptions {
+            max_urls: Some(9),
+            max_level: Some(1),
+            ..Default::default()
+        };
+        let merged = own.or(&defaults);
+        assert_eq!(merged.max_urls, Some(9));
+        assert_eq!(merged.max_level, Some(1));
+        assert_eq!(merged.freshness.as_deref(), Some("week"));
+        assert_eq!(merged.deadline_secs, None);
+    }
 }

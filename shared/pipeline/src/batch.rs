@@ -214,7 +214,8 @@ pub async fn batch_of(rt: &Runtime, job: Uuid) -> Result<Option<Uuid>, StageErro
         .and_then(|s| Uuid::parse_str(s.trim()).ok()))
 }
 
-/// What a batch's ended jobs cost and which sources they could not use, from their records.
+/// What a batch has cost so far and which sources its ended jobs could not use, from the
+/// store's batch record (no job record is read).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
     pub cost_microdollars: i64,
@@ -222,25 +223,25 @@ pub struct Usage {
     pub unused_sources: BTreeMap<String, u64>,
 }
 
-pub async fn usage(rt: &Runtime, manifest: &Manifest) -> Result<Usage, StageError> {
-    let mut usage = Usage::default();
-    for job in &manifest.jobs {
-        let key = format!("{}/job.json", paths::job_dir(manifest.batch_id, job.job_id));
-        let Some(bytes) = rt.objects.get(&key).await? else {
-            continue;
-        };
-        let Ok(record) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-            continue;
-        };
-        usage.cost_microdollars += record["total_cost_microdollars"].as_i64().unwrap_or(0);
-        for (outcome, n) in record["outcomes"].as_object().into_iter().flatten() {
-            if outcome != "analysed" {
-                *usage.unused_sources.entry(outcome.clone()).or_default() +=
-                    n.as_u64().unwrap_or(0);
-            }
-        }
-    }
-    Ok(usage)
+pub async fn usage(
+    rt: &Runtime,
+    batch: Uuid,
+    progress: &trawl_store::BatchProgress,
+) -> Result<Usage, StageError> {
+    let cost_microdollars = rt
+        .store
+        .batch_counter(&batch.to_string(), crate::runtime::SPENT)
+        .await?;
+    let unused_sources = progress
+        .outcomes
+        .iter()
+        .filter(|(outcome, _)| *outcome != "analysed")
+        .map(|(outcome, &n)| (outcome.clone(), n))
+        .collect();
+    Ok(Usage {
+        cost_microdollars,
+        unused_sources,
+    })
 }
 
 /// What [`collect`] copied.

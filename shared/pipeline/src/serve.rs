@@ -77,12 +77,12 @@ pub enum WorkerError {
 pub struct Shutdown(watch::Receiver<bool>);
 
 impl Shutdown {
-    /// Fires on SIGTERM, SIGINT or when `other` resolves (a `/drain` request).
-    pub fn on_signals_or(
-        other: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> Shutdown {
+    /// Fires on SIGTERM, SIGINT or a `/drain` request.
+    pub fn on_signals_or_drain(drain: &Drain) -> Shutdown {
         let (tx, rx) = watch::channel(false);
+        let drain = drain.clone();
         tokio::spawn(async move {
+            let other = drain.requested();
             let ctrl_c = tokio::signal::ctrl_c();
             #[cfg(unix)]
             {
@@ -131,10 +131,7 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
     );
     let readiness = Readiness::default();
     let drain = Drain::default();
-    let shutdown = Shutdown::on_signals_or({
-        let drain = drain.clone();
-        async move { drain.requested().await }
-    });
+    let shutdown = Shutdown::on_signals_or_drain(&drain);
     let server = if config.metrics.addr.is_empty() {
         None
     } else {

@@ -23,6 +23,7 @@ enum Behaviour {
     LaterOnce,
     Panic,
     Slow,
+    Hang,
 }
 
 struct TestStage {
@@ -52,11 +53,16 @@ impl Stage for TestStage {
                 tokio::time::sleep(Duration::from_secs(2)).await;
                 Ok(Handled::Done)
             }
+            Behaviour::Hang => std::future::pending().await,
         }
     }
 }
 
 fn runtime() -> Runtime {
+    runtime_with(|_| {})
+}
+
+fn runtime_with(adjust: impl FnOnce(&mut Config)) -> Runtime {
     let mut config = Config::default();
     config.broker.max_attempts = 3;
     config.broker.retry_delays_secs = vec![1, 2];
@@ -66,6 +72,7 @@ fn runtime() -> Runtime {
         "file://{}",
         std::env::temp_dir().join("trawl-worker-test").display()
     );
+    adjust(&mut config);
     Runtime::embedded(config)
 }
 
@@ -119,6 +126,33 @@ async fn next_dead(rt: &Runtime) -> Delivery {
         .await
         .expect("nothing dead-lettered")
         .unwrap()
+}
+
+#[tokio::test]
+async fn a_hung_handler_is_abandoned_at_the_message_timeout_and_retried() {
+    let rt = runtime_with(|c| c.broker.message_timeout_secs = 1);
+    let (calls, _stop, _h) = start(&rt, Behaviour::Hang);
+    rt.broker
+        .publish(Queue::Search, Message::new(task()))
+        .await
+        .unwrap();
+    let d = next_dead(&rt).await;
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        3,
+        "each attempt was given up and retried"
+    );
+    assert!(
+        d.message.headers[HEADER_REASON]
+            .starts_with("exhausted: timeout: not handled within broker.message_timeout_secs (1s)"),
+        "{:?}",
+        d.message.headers
+    );
+    let metrics = trawl_telemetry::render();
+    assert!(
+        metrics.contains("trawl_retries_total{stage=\"search\",reason=\"timeout\"} 2"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

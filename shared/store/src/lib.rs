@@ -114,6 +114,9 @@ pub struct BatchProgress {
     pub total: u64,
     pub finished: u64,
     pub by_status: BTreeMap<String, u64>,
+    /// The ended jobs' sources by terminal outcome (`analysed`, `failed`, `blocked` …).
+    #[serde(default)]
+    pub outcomes: BTreeMap<String, u64>,
     pub cancelled: bool,
 }
 
@@ -222,8 +225,15 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates a batch record with every job pending. Batch records have no TTL.
     async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError>;
-    /// Ends `job` with `status`; true only the first time, so a job is never counted twice.
-    async fn batch_finish(&self, batch: &str, job: &str, status: &str) -> Result<bool, StoreError>;
+    /// Ends `job` with `status`, adding its sources' `outcomes` (outcome → count) to the
+    /// batch's; true only the first time, so a job is never counted twice.
+    async fn batch_finish(
+        &self,
+        batch: &str,
+        job: &str,
+        status: &str,
+        outcomes: &BTreeMap<String, u32>,
+    ) -> Result<bool, StoreError>;
     async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError>;
     async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError>;
     async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError>;

@@ -47,6 +47,7 @@ struct Batch {
     jobs: BTreeMap<String, String>,
     cancelled: bool,
     counters: BTreeMap<String, i64>,
+    outcomes: BTreeMap<String, u64>,
 }
 
 impl MemoryStore {
@@ -318,16 +319,28 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn batch_finish(&self, batch: &str, job: &str, status: &str) -> Result<bool, StoreError> {
-        self.with(
-            |s| match s.batches.get_mut(batch).and_then(|b| b.jobs.get_mut(job)) {
+    async fn batch_finish(
+        &self,
+        batch: &str,
+        job: &str,
+        status: &str,
+        outcomes: &BTreeMap<String, u32>,
+    ) -> Result<bool, StoreError> {
+        self.with(|s| {
+            let Some(b) = s.batches.get_mut(batch) else {
+                return false;
+            };
+            match b.jobs.get_mut(job) {
                 Some(current) if current == PENDING => {
                     *current = status.to_owned();
+                    for (outcome, &n) in outcomes {
+                        *b.outcomes.entry(outcome.clone()).or_default() += u64::from(n);
+                    }
                     true
                 }
                 _ => false,
-            },
-        )
+            }
+        })
     }
 
     async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError> {
@@ -349,6 +362,7 @@ impl Store for MemoryStore {
                 let mut p = BatchProgress {
                     total: b.jobs.len() as u64,
                     cancelled: b.cancelled,
+                    outcomes: b.outcomes.clone(),
                     ..Default::default()
                 };
                 for status in b.jobs.values().filter(|st| *st != PENDING) {

@@ -37,3 +37,36 @@ pub fn init() {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::{Cache, MemoryStore, Store};
+
+    #[tokio::test]
+    async fn every_cache_lookup_is_counted_by_result() {
+        let store = MemoryStore::new();
+        assert!(store
+            .cache_get(Cache::Idempotency, "k")
+            .await
+            .unwrap()
+            .is_none());
+        store
+            .cache_put(Cache::Idempotency, "k", b"v", Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert!(store
+            .cache_get(Cache::Idempotency, "k")
+            .await
+            .unwrap()
+            .is_some());
+        let text = trawl_telemetry::render();
+        for line in [
+            "trawl_cache_lookups_total{cache=\"idempotency\",result=\"hit\"} 1",
+            "trawl_cache_lookups_total{cache=\"idempotency\",result=\"miss\"} 1",
+        ] {
+            assert!(text.contains(line), "{line} missing from\n{text}");
+        }
+    }
+}

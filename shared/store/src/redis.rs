@@ -13,7 +13,7 @@
 //! | `p:job:<job>:outcomes` | hash idx → outcome, TTL | fetch, clean |
 //! | `p:job:<job>:counters` | hash counter → integer, TTL | every worker (timings, tokens, cost) |
 //! | `p:batch:<b>:jobs` | hash job → status | submit, synthesize, cancel |
-//! | `p:batch:<b>` | hash `finished`, `cancelled`, `status:<s>` per status, `c:<name>` counters | same, and LLM spend |
+//! | `p:batch:<b>` | hash `finished`, `cancelled`, `status:<s>` per status, `outcome:<o>` per source outcome, `c:<name>` counters | same, and LLM spend |
 //! | `p:batches:open` | set of batches with jobs not yet ended | submit adds; the last finish or cancel removes |
 //! | `p:tokens` | hash SHA-256 of an API token → its record; no TTL | `trawl token` |
 //!
@@ -126,6 +126,9 @@ local current = redis.call('HGET', KEYS[1], ARGV[1])
 if current ~= 'pending' then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'status:' .. ARGV[2], 1)
+for i = 4, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[2], 'outcome:' .. ARGV[i], ARGV[i + 1])
+end
 local finished = redis.call('HINCRBY', KEYS[2], 'finished', 1)
 if finished >= redis.call('HLEN', KEYS[1]) then redis.call('SREM', KEYS[3], ARGV[3]) end
 return 1
@@ -476,16 +479,25 @@ impl Store for RedisStore {
         pipe.query_async::<()>(&mut con).await.map_err(backend)
     }
 
-    async fn batch_finish(&self, batch: &str, job: &str, status: &str) -> Result<bool, StoreError> {
-        let won: u32 = self
-            .scripts
-            .batch_finish
+    async fn batch_finish(
+        &self,
+        batch: &str,
+        job: &str,
+        status: &str,
+        outcomes: &BTreeMap<String, u32>,
+    ) -> Result<bool, StoreError> {
+        let mut script = self.scripts.batch_finish.prepare_invoke();
+        script
             .key(self.key(&["batch", batch, "jobs"]))
             .key(self.key(&["batch", batch]))
             .key(self.key(&["batches", "open"]))
             .arg(job)
             .arg(status)
-            .arg(batch)
+            .arg(batch);
+        for (outcome, n) in outcomes {
+            script.arg(outcome).arg(n);
+        }
+        let won: u32 = script
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;
@@ -526,6 +538,10 @@ impl Store for RedisStore {
             by_status: fields
                 .iter()
                 .filter_map(|(k, &v)| k.strip_prefix("status:").map(|s| (s.to_owned(), v)))
+                .collect(),
+            outcomes: fields
+                .iter()
+                .filter_map(|(k, &v)| k.strip_prefix("outcome:").map(|s| (s.to_owned(), v)))
                 .collect(),
         }))
     }

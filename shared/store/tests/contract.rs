@@ -2,6 +2,7 @@
 //! (`TRAWL_TEST_REDIS_URL`, default `redis://127.0.0.1:6379/`). Each Redis case uses its own key
 //! prefix and deletes its keys at the end.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -284,19 +285,36 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     assert_eq!((p.total, p.finished, p.is_done()), (4, 0, false));
     assert!(store.batches_open().await.unwrap().contains(&batch));
 
-    assert!(store.batch_finish(&batch, "job-0", "done").await.unwrap());
-    assert!(
-        !store.batch_finish(&batch, "job-0", "done").await.unwrap(),
-        "finished twice"
-    );
+    let outcomes: BTreeMap<String, u32> = [("analysed".to_owned(), 2), ("failed".to_owned(), 1)]
+        .into_iter()
+        .collect();
+    let none = BTreeMap::new();
     assert!(store
-        .batch_finish(&batch, "job-1", "partial")
+        .batch_finish(&batch, "job-0", "done", &outcomes)
         .await
         .unwrap());
     assert!(
-        !store.batch_finish(&batch, "job-9", "done").await.unwrap(),
+        !store
+            .batch_finish(&batch, "job-0", "done", &outcomes)
+            .await
+            .unwrap(),
+        "finished twice"
+    );
+    assert!(store
+        .batch_finish(&batch, "job-1", "partial", &outcomes)
+        .await
+        .unwrap());
+    assert!(
+        !store
+            .batch_finish(&batch, "job-9", "done", &outcomes)
+            .await
+            .unwrap(),
         "unknown job"
     );
+    // Outcomes are counted with the job, once.
+    let p = store.batch_progress(&batch).await.unwrap().unwrap();
+    assert_eq!(p.outcomes.get("analysed"), Some(&4));
+    assert_eq!(p.outcomes.get("failed"), Some(&2));
     assert_eq!(
         store
             .batch_job_status(&batch, "job-0")
@@ -322,7 +340,10 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     assert_eq!(p.by_status.get("partial"), Some(&1));
     assert_eq!(p.by_status.get("cancelled"), Some(&2));
     assert!(
-        !store.batch_finish(&batch, "job-3", "done").await.unwrap(),
+        !store
+            .batch_finish(&batch, "job-3", "done", &none)
+            .await
+            .unwrap(),
         "finished after cancel"
     );
     assert_eq!(store.batch_jobs(&batch).await.unwrap().len(), 4);
@@ -337,7 +358,10 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     let single = uuid::Uuid::now_v7().to_string();
     store.batch_create(&single, &["only".into()]).await.unwrap();
     assert!(store.batches_open().await.unwrap().contains(&single));
-    assert!(store.batch_finish(&single, "only", "done").await.unwrap());
+    assert!(store
+        .batch_finish(&single, "only", "done", &none)
+        .await
+        .unwrap());
     assert!(!store.batches_open().await.unwrap().contains(&single));
     store.delete_all().await.unwrap();
 }
