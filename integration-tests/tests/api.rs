@@ -1,10 +1,12 @@
 //! The HTTP API over real HTTP, in front of the fleet on RabbitMQ and Redis: a batch submitted
 //! through the API completes and its results are read back through it; retried submissions
 //! with an Idempotency-Key create no second batch; bad requests get the right 4xx with a JSON
-//! error and enqueue nothing.
+//! error and enqueue nothing; the CLI's batch commands work through the API (`--server`).
 
 mod common;
 
+use std::collections::BTreeSet;
+use std::process::Output;
 use std::time::Duration;
 
 use common::Fleet;
@@ -457,5 +459,332 @@ async fn bad_requests_get_a_clear_4xx_and_enqueue_nothing() {
 
     assert_eq!(fleet.broker.depth(Queue::Search).await.unwrap(), 0);
     assert!(fleet.store.batches_open().await.unwrap().is_empty());
+    fleet.cleanup().await;
+}
+
+/// Runs the `trawl` CLI with the fleet's environment but without its broker and store URLs,
+/// so the fleet is reachable only through the API, plus `env`.
+async fn trawl_remote(fleet: &Fleet, args: &[&str], env: &[(&str, &str)]) -> Output {
+    tokio::process::Command::new(common::bin("trawl"))
+        .args(args)
+        .envs(fleet.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env_remove("TRAWL__BROKER__URL")
+        .env_remove("TRAWL__STORE__URL")
+        .env_remove("TRAWL_SERVER")
+        .env_remove("TRAWL_TOKEN")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Every file under `dir`, relative to it.
+fn files_under(dir: &std::path::Path) -> BTreeSet<String> {
+    let mut files = BTreeSet::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap();
+                files.insert(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    files
+}
+
+fn jsonl(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_drives_batches_through_the_api_with_server_and_token() {
+    let mut fleet = Fleet::start().await;
+    fleet.spawn_all();
+    let api = Api::start(&mut fleet, 1000).await;
+    let flags = ["--server", api.base.as_str(), "--token", api.token.as_str()];
+    let from_env = [
+        ("TRAWL_SERVER", api.base.as_str()),
+        ("TRAWL_TOKEN", api.token.as_str()),
+    ];
+    let lines: Vec<String> = fleet
+        .corpus
+        .questions()
+        .into_iter()
+        .take(3)
+        .map(|q| json!({"query": q.query, "options": {"max_urls": 4}}).to_string())
+        .collect();
+    let file = fleet.dir.path().join("remote.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let file = file.to_str().unwrap();
+
+    // Without a server or a fleet, the batch commands say how to get either.
+    let out = trawl_remote(&fleet, &["submit", file], &[]).await;
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--server URL --token T"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = trawl_remote(&fleet, &[&["submit", file][..], &flags].concat(), &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("enqueued 3 questions"),
+        "{}",
+        stderr(&out)
+    );
+    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    uuid::Uuid::parse_str(&batch).expect("submit prints the batch id");
+    assert_eq!(
+        fleet.store.batches_open().await.unwrap(),
+        vec![batch.clone()]
+    );
+
+    // The server and token may come from the environment instead of the arguments.
+    let waited = tokio::time::timeout(
+        Duration::from_secs(300),
+        trawl_remote(&fleet, &["status", &batch, "--wait"], &from_env),
+    )
+    .await;
+    let Ok(out) = waited else {
+        fleet.dump_logs();
+        panic!("trawl status --wait --server did not finish");
+    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.starts_with(&format!("batch {batch}: 3/3 jobs ended"))
+            && status.contains("cost so far: $"),
+        "{status}"
+    );
+
+    // Results through the API are the files the local command writes, but for the batch
+    // summary the API does not serve.
+    let remote_dir = fleet.dir.path().join("remote-md");
+    let out = trawl_remote(
+        &fleet,
+        &[
+            &["results", &batch, "--out", remote_dir.to_str().unwrap()][..],
+            &flags,
+        ]
+        .concat(),
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("wrote 3 reports"), "{}", stderr(&out));
+    let local_dir = fleet.dir.path().join("local-md");
+    let out = fleet
+        .trawl(&["results", &batch, "--out", local_dir.to_str().unwrap()])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let remote_files = files_under(&remote_dir);
+    let mut local_files = files_under(&local_dir);
+    local_files.remove("summary.jsonl");
+    local_files.remove("summary.md");
+    assert_eq!(remote_files, local_files);
+    let reports: Vec<&String> = remote_files
+        .iter()
+        .filter(|f| f.ends_with("/report.md"))
+        .collect();
+    assert_eq!(reports.len(), 3, "{remote_files:?}");
+    for file in remote_files {
+        let remote = std::fs::read(remote_dir.join(&file)).unwrap();
+        assert_eq!(
+            remote,
+            std::fs::read(local_dir.join(&file)).unwrap(),
+            "{file}"
+        );
+        if file.ends_with("report.md") {
+            assert!(!remote.is_empty(), "{file} is empty");
+        }
+    }
+
+    // A replica allowing the token 3 requests per second answers most of these with 429:
+    // the CLI waits as told and gets every file all the same.
+    let slow = Api::start(&mut fleet, 3).await;
+    let slow_dir = fleet.dir.path().join("slow-md");
+    let out = trawl_remote(
+        &fleet,
+        &[
+            "results",
+            &batch,
+            "--out",
+            slow_dir.to_str().unwrap(),
+            "--server",
+            &slow.base,
+            "--token",
+            &api.token,
+        ],
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(files_under(&slow_dir), files_under(&remote_dir));
+    let metrics = slow
+        .http
+        .get(format!("{}/metrics", slow.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let limited = metrics.lines().any(|l| {
+        l.contains("route=\"/v1/jobs/{id}")
+            && l.contains("status_class=\"4xx\"")
+            && !l.ends_with(" 0")
+    });
+    assert!(limited, "no request was rate-limited:\n{metrics}");
+
+    for format in ["jsonl", "json"] {
+        let dir = fleet.dir.path().join(format!("remote-{format}"));
+        let out = trawl_remote(
+            &fleet,
+            &[
+                "results",
+                &batch,
+                "--out",
+                dir.to_str().unwrap(),
+                "--format",
+                format,
+            ],
+            &from_env,
+        )
+        .await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let local = fleet.dir.path().join(format!("local-{format}"));
+        let out = fleet
+            .trawl(&[
+                "results",
+                &batch,
+                "--out",
+                local.to_str().unwrap(),
+                "--format",
+                format,
+            ])
+            .await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        if format == "jsonl" {
+            let records = jsonl(&dir.join("results.jsonl"));
+            assert_eq!(records.len(), 3);
+            assert!(
+                records
+                    .iter()
+                    .all(|r| r["status"].is_string() && r["job_id"].is_string()),
+                "{records:?}"
+            );
+            assert_eq!(records, jsonl(&local.join("results.jsonl")));
+        } else {
+            let read = |p: std::path::PathBuf| -> Value {
+                serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+            };
+            assert_eq!(
+                read(dir.join("results.json")),
+                read(local.join("results.json"))
+            );
+        }
+    }
+
+    // Cancelling another batch through the API.
+    let other = fleet.dir.path().join("other.txt");
+    std::fs::write(&other, "what is a quorum queue\nwho wrote RFC 9309\n").unwrap();
+    let out = trawl_remote(&fleet, &["submit", other.to_str().unwrap()], &from_env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let second = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let out = trawl_remote(&fleet, &[&["cancel", &second][..], &flags].concat(), &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("cancelled {second}\n")
+    );
+    let (_, state) = json_of(
+        api.get(&format!("/v1/batches/{second}"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(state["cancelled"], true, "{state}");
+    let out = trawl_remote(&fleet, &["status", &second], &from_env).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(", cancelled"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Failures are explained on stderr, with a non-zero exit, and never show the token.
+    let wrong = format!("trawl_{}", "0".repeat(64));
+    let unknown = "0190c5a0-0000-7000-8000-000000000000";
+    let too_many: String = (0..51).map(|i| format!("question {i}\n")).collect();
+    let big = fleet.dir.path().join("big.txt");
+    std::fs::write(&big, too_many).unwrap();
+    type Env<'a> = Vec<(&'a str, &'a str)>;
+    let cases: Vec<(Vec<&str>, Env, &str)> = vec![
+        (
+            vec!["status", &batch, "--server", &api.base, "--token", &wrong],
+            vec![],
+            "the server refused the token (401 unauthorized): unknown or revoked API token",
+        ),
+        (
+            vec!["cancel", &batch],
+            vec![("TRAWL_SERVER", &api.base), ("TRAWL_TOKEN", &wrong)],
+            "(401 unauthorized)",
+        ),
+        (
+            vec!["status", &batch, "--server", &api.base],
+            vec![],
+            "--server needs an API token",
+        ),
+        (
+            vec!["status", unknown],
+            from_env.to_vec(),
+            "not found on the server (404 not_found): no batch",
+        ),
+        (
+            vec!["submit", big.to_str().unwrap()],
+            from_env.to_vec(),
+            "(413 too_large): questions: 51 questions, more than the 50",
+        ),
+        (
+            vec![
+                "status",
+                &batch,
+                "--server",
+                "http://127.0.0.1:1",
+                "--token",
+                &api.token,
+            ],
+            vec![],
+            "is `trawl serve` running at http://127.0.0.1:1?",
+        ),
+    ];
+    for (args, env, needle) in cases {
+        let out = trawl_remote(&fleet, &args, &env).await;
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains(&api.token[6..]) && !err.contains(&wrong[6..]),
+            "{args:?} printed a token: {err}"
+        );
+    }
     fleet.cleanup().await;
 }

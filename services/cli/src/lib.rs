@@ -1,7 +1,9 @@
 //! Library side of the `trawl` command: what the CLI, the benchmarks and the tests share.
 //!
 //! - [`embedded`]: every stage in one process over the in-memory twins (`trawl run`).
+//! - [`mcp`]: trawl's tools for agents over MCP (`trawl mcp`).
 //! - [`monitor`]: the fleet's queue and batch gauges (`trawl monitor`).
 
 pub mod embedded;
+pub mod mcp;
 pub mod monitor;

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod batch;
 mod extract;
+mod remote;
 mod robots;
 mod run;
 mod serve;
@@ -45,6 +46,9 @@ enum Command {
     Robots(robots::RobotsArgs),
     /// Serve the HTTP API in front of the fleet (api.addr; documented at /openapi.json).
     Serve(serve::ServeArgs),
+    /// Serve trawl's research, search and extract tools to agents over MCP (stdio, or
+    /// streamable HTTP with --http).
+    Mcp(trawl_cli::mcp::McpArgs),
     /// Manage the API's tokens.
     Token(serve::TokenArgs),
     /// Export the fleet's queue depths and batch progress as Prometheus metrics (one per fleet).
@@ -66,6 +70,7 @@ fn main() -> std::process::ExitCode {
             Command::Extract(args) => extract::run(config, args).await,
             Command::Robots(args) => robots::run(config, args).await,
             Command::Serve(args) => serve::serve(config, args).await,
+            Command::Mcp(args) => trawl_cli::mcp::run(config, args).await,
             Command::Token(args) => serve::token(config, args).await,
             Command::Monitor(args) => trawl_cli::monitor::run(config, args).await,
         }

@@ -90,18 +90,33 @@ fn merge(
     }
 }
 
-#[async_trait]
-impl Stage for SearchStage {
-    type Input = SearchTask;
+/// What one search found: the analysis, every provider attempt and every scored result, with
+/// those worth fetching marked `selected`.
+pub struct Found {
+    pub analysis: QueryAnalysis,
+    pub attempts: Vec<Attempt>,
+    /// What the optional LLM steps did or why they fell back.
+    pub notes: Vec<String>,
+    /// Direct answers some providers write, by provider.
+    pub answers: Vec<(String, String)>,
+    /// Scored results, selected ones first.
+    pub results: Vec<Scored>,
+    /// Whether any provider answered (an empty answer counts).
+    pub answered: bool,
+    /// What the LLM steps spent.
+    pub spent: Option<trawl_llm::Spent>,
+}
 
-    async fn handle(&self, rt: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
-        let task = &msg.body;
+impl SearchStage {
+    /// Analyses the question, runs the provider chain for each sub-query, then scores and
+    /// selects. `use_llm` is false once a batch's LLM budget is spent: the heuristic analysis
+    /// and the formula then decide. The stage's handler and `trawl mcp`'s search tool share it.
+    pub async fn find(&self, rt: &Runtime, task: &SearchTask, use_llm: bool) -> Found {
         let cfg = &rt.config.search;
-        let budget_left = self.llm.is_none() || rt.budget_left(&msg.batch_id.to_string()).await?;
         let llm = self
             .llm
             .as_ref()
-            .filter(|_| budget_left)
+            .filter(|_| use_llm)
             .map(|l| l.with_store(rt.store.clone()));
         let analysis = analyse_with(llm.as_ref(), &task.query).await;
         let chain = match &task.options.providers {
@@ -140,6 +155,61 @@ impl Stage for SearchStage {
             answers.extend(found.answers);
             merge(&mut best, found.results, &analysis.terms);
         }
+
+        let min = task.options.min_relevance.unwrap_or(cfg.min_relevance);
+        let max = task.options.max_urls.unwrap_or(cfg.max_urls);
+        let mut candidates: Vec<Scored> = best.into_values().collect();
+        by_score(&mut candidates);
+        let mut notes = Vec::new();
+        if self.llm.is_some() && !use_llm {
+            notes.push(
+                "the batch's LLM budget is spent: heuristic analysis and score selection".into(),
+            );
+        }
+        let results = match &llm {
+            Some(llm) if !candidates.is_empty() => {
+                choose_with_llm(
+                    llm,
+                    rt,
+                    &analysis,
+                    &task.query,
+                    candidates,
+                    min,
+                    max,
+                    &mut notes,
+                )
+                .await
+            }
+            _ => select(candidates, min, max),
+        };
+        Found {
+            analysis,
+            attempts,
+            notes,
+            answers,
+            results,
+            answered,
+            spent: llm.map(|l| l.spent()),
+        }
+    }
+}
+
+#[async_trait]
+impl Stage for SearchStage {
+    type Input = SearchTask;
+
+    async fn handle(&self, rt: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
+        let task = &msg.body;
+        let budget_left = self.llm.is_none() || rt.budget_left(&msg.batch_id.to_string()).await?;
+        let Found {
+            analysis,
+            attempts,
+            notes,
+            answers,
+            results: scored,
+            answered,
+            spent,
+        } = self.find(rt, task, budget_left).await;
         // Every provider failed: retry, since an outage must not end the job with no sources.
         // On the last attempt, go on with none, so the job still ends (its report and
         // search.json say why) instead of waiting in the dead-letter queue.
@@ -154,33 +224,6 @@ impl Stage for SearchStage {
                 errors.join("; ")
             )));
         }
-
-        let min = task.options.min_relevance.unwrap_or(cfg.min_relevance);
-        let max = task.options.max_urls.unwrap_or(cfg.max_urls);
-        let mut candidates: Vec<Scored> = best.into_values().collect();
-        by_score(&mut candidates);
-        let mut notes = Vec::new();
-        if !budget_left {
-            notes.push(
-                "the batch's LLM budget is spent: heuristic analysis and score selection".into(),
-            );
-        }
-        let scored = match &llm {
-            Some(llm) => {
-                choose_with_llm(
-                    llm,
-                    rt,
-                    &analysis,
-                    &task.query,
-                    candidates,
-                    min,
-                    max,
-                    &mut notes,
-                )
-                .await
-            }
-            None => select(candidates, min, max),
-        };
         METRICS.results_per_question.observe(scored.len() as f64);
         let record = SearchRecord {
             query: &task.query,
@@ -221,13 +264,12 @@ impl Stage for SearchStage {
             data_points: analysis.target_data_points.clone(),
             is_news: analysis.is_news,
         };
-        if let Some(llm) = &llm {
-            let spent = llm.spent();
+        if let Some(spent) = &spent {
             rt.charge(
                 &msg.batch_id.to_string(),
                 &msg.job_id.to_string(),
                 "search",
-                spend(&spent),
+                spend(spent),
             )
             .await?;
         }

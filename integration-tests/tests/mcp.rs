@@ -1,0 +1,377 @@
+//! `trawl mcp` spoken to as an agent would: JSON-RPC over the real binary's stdin and stdout with
+//! every stage in its process, and streamable HTTP in front of the fleet on RabbitMQ and Redis,
+//! against simweb.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::Fleet;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use trawl_synthesize::tokens::Tokenizer;
+
+/// One `trawl mcp` session over stdio.
+struct StdioSession {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+    /// Notifications seen while waiting for responses.
+    notifications: Vec<Value>,
+}
+
+impl StdioSession {
+    async fn start(fleet: &Fleet, extra: &[(&str, &str)]) -> StdioSession {
+        let mut child = tokio::process::Command::new(common::bin("trawl"))
+            .arg("mcp")
+            .envs(fleet.env.clone()) // no broker or store URL: the stages run in the server
+            .envs(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .env("TRAWL__FETCH__MAX_LEVEL", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut session = StdioSession {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            notifications: Vec::new(),
+        };
+        let init = session
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "trawl-test", "version": "1"}
+                }),
+            )
+            .await;
+        assert_eq!(init["serverInfo"]["name"], "trawl", "{init}");
+        session
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        session
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Sends a request and returns its result, keeping the notifications that came before it.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        let read = async {
+            loop {
+                let line = self
+                    .lines
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("trawl mcp closed stdout");
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line}"));
+                if message["id"] == id {
+                    return message;
+                }
+                self.notifications.push(message);
+            }
+        };
+        let response = tokio::time::timeout(Duration::from_secs(240), read)
+            .await
+            .expect("no response from trawl mcp");
+        assert!(response.get("error").is_none(), "{response}");
+        response["result"].clone()
+    }
+
+    async fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+        let result = self
+            .request(
+                "tools/call",
+                json!({"name": tool, "arguments": arguments, "_meta": {"progressToken": tool}}),
+            )
+            .await;
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        (result["isError"] == true, text.to_owned())
+    }
+
+    /// Closing stdin ends the session; the server then stops its stages and exits.
+    async fn close(mut self) {
+        drop(self.stdin);
+        let status = tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("trawl mcp did not exit when its stdin closed")
+            .unwrap();
+        assert!(status.success(), "{status}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_tools_research_search_and_extract() {
+    let fleet = Fleet::start().await;
+    let question = fleet.corpus.questions().into_iter().next().unwrap();
+    let mut mcp = StdioSession::start(&fleet, &[]).await;
+
+    let tools = mcp.request("tools/list", json!({})).await;
+    let mut names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["extract", "research", "search"]);
+
+    // search: the answer pages come back scored, without being fetched.
+    let (failed, text) = mcp.call("search", json!({"query": question.query})).await;
+    assert!(!failed, "{text}");
+    let found: Value = serde_json::from_str(&text).unwrap();
+    let urls: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["url"].as_str().unwrap())
+        .collect();
+    assert!(
+        question
+            .answer_urls
+            .iter()
+            .any(|u| urls.contains(&u.as_str())),
+        "no answer page among {urls:?}"
+    );
+    assert!(found["results"][0]["score"].as_f64().unwrap() > 0.0);
+
+    // extract: one answer page's main content as markdown.
+    let page = question.answer_urls[0].as_str();
+    let (failed, text) = mcp.call("extract", json!({"url": page})).await;
+    assert!(!failed, "{text}");
+    assert!(text.starts_with("# "), "{text}");
+    assert!(text.ends_with(&format!("source: {page}")), "{text}");
+    // Bad input is the tool's error, told to the agent, not a broken session.
+    let (failed, text) = mcp
+        .call("extract", json!({"url": "ftp://example.test/x"}))
+        .await;
+    assert!(failed && text.contains("http(s)"), "{text}");
+    let (failed, text) = mcp.call("research", json!({"question": "  "})).await;
+    assert!(failed && text.contains("empty"), "{text}");
+
+    // research: the cited report, its work products, and progress along the way.
+    let (failed, text) = mcp
+        .call("research", json!({"question": question.query}))
+        .await;
+    assert!(!failed, "{text}");
+    assert!(text.starts_with(&format!("# {}", question.query)), "{text}");
+    assert!(
+        text.contains("[1]") && text.contains("## Sources"),
+        "{text}"
+    );
+    assert!(
+        question
+            .answer_urls
+            .iter()
+            .any(|u| text.contains(u.as_str())),
+        "no answer page cited:\n{text}"
+    );
+    assert!(
+        text.contains("work products in") && text.contains("report.md, "),
+        "{text}"
+    );
+    let progress: Vec<&Value> = mcp
+        .notifications
+        .iter()
+        .filter(|n| {
+            n["method"] == "notifications/progress" && n["params"]["progressToken"] == "research"
+        })
+        .collect();
+    assert!(!progress.is_empty(), "no progress notifications");
+    mcp.close().await;
+    fleet.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn research_results_keep_to_the_token_limit() {
+    let fleet = Fleet::start().await;
+    let question = fleet.corpus.questions().into_iter().next().unwrap();
+    let mut mcp = StdioSession::start(&fleet, &[("TRAWL__MCP__MAX_TOKENS", "400")]).await;
+    let (failed, text) = mcp
+        .call("research", json!({"question": question.query}))
+        .await;
+    assert!(!failed, "{text}");
+    let tokens = Tokenizer::approx().count(&text);
+    assert!(tokens <= 400, "{tokens} tokens:\n{text}");
+    assert!(
+        text.contains("[… cut to") && text.contains("report.md]"),
+        "{text}"
+    );
+    // The full report is where the note says.
+    let path = text.split("the whole is at ").nth(1).unwrap();
+    let path = path.split(']').next().unwrap();
+    let full = std::fs::read_to_string(path).unwrap();
+    assert!(Tokenizer::approx().count(&full) > tokens);
+    assert!(full.contains("## Sources"));
+    mcp.close().await;
+    fleet.cleanup().await;
+}
+
+/// One JSON-RPC message over streamable HTTP; the answer may come as JSON or as an SSE stream.
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (reqwest::StatusCode, Option<String>, Vec<Value>) {
+    let mut request = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18");
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let sse = response
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.to_str().unwrap().starts_with("text/event-stream"));
+    let text = response.text().await.unwrap();
+    let messages = if sse {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect()
+    } else {
+        serde_json::from_str(&text).into_iter().collect()
+    };
+    (status, session, messages)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_transport_needs_a_token_and_researches_on_the_fleet() {
+    let mut fleet = Fleet::start().await;
+    for worker in [
+        "trawl-search",
+        "trawl-fetch",
+        "trawl-clean",
+        "trawl-synthesize",
+    ] {
+        fleet.spawn(worker);
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    fleet.spawn_with(
+        "trawl",
+        &["mcp", "--http", &addr],
+        &[("TRAWL__FETCH__MAX_LEVEL", "1".into())],
+    );
+    let out = fleet.trawl(&["token", "create", "--name", "mcp"]).await;
+    assert!(out.status.success());
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let url = format!("http://{addr}/mcp");
+    let http = reqwest::Client::new();
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    });
+    let mut up = false;
+    for _ in 0..150 {
+        if http.get(&url).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if !up {
+        fleet.dump_logs();
+        panic!("trawl mcp --http did not start");
+    }
+
+    // No token, a wrong token: refused before any MCP is spoken.
+    let (status, _, messages) = post(&http, &url, None, None, init.clone()).await;
+    assert_eq!(status, 401);
+    assert!(messages[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("trawl token create"));
+    let (status, _, _) = post(&http, &url, Some("trawl_wrong"), None, init.clone()).await;
+    assert_eq!(status, 401);
+    // A browser page (any Origin) cannot drive the server, token or not.
+    let browser = http
+        .post(&url)
+        .bearer_auth(&token)
+        .header("origin", "http://evil.test")
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(browser.status(), 403);
+
+    let (status, session, messages) = post(&http, &url, Some(&token), None, init).await;
+    assert_eq!(status, 200, "{messages:?}");
+    assert_eq!(messages[0]["result"]["serverInfo"]["name"], "trawl");
+    let session = session.expect("a session id");
+    let (status, _, _) = post(
+        &http,
+        &url,
+        Some(&token),
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+
+    let question = fleet.corpus.questions().into_iter().nth(1).unwrap();
+    let (status, _, messages) = post(
+        &http,
+        &url,
+        Some(&token),
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "research", "arguments": {"question": question.query}}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let result = messages
+        .iter()
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no result among {messages:?}"));
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert_ne!(result["result"]["isError"], true, "{text}");
+    assert!(
+        text.contains("[1]") && text.contains("## Sources"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&fleet.out_dir().display().to_string()),
+        "work products are referenced where the fleet wrote them: {text}"
+    );
+    fleet.cleanup().await;
+}

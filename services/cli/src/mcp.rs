@@ -1,0 +1,680 @@
+//! `trawl mcp`: trawl's tools for agents over the Model Context Protocol, on the official Rust
+//! SDK (rmcp), over stdio or streamable HTTP.
+//!
+//! - `research`: a question → the cited report and its sources, kept within `mcp.max_tokens`;
+//!   the full work products are referenced by path.
+//! - `search`: a question → the search stage's analysis and scored results, without fetching.
+//! - `extract`: a URL → its main content as markdown (robots.txt, the SSRF guard, levels 0–1).
+//!
+//! With `broker.url` and `store.url` set, `research` goes to the fleet and HTTP callers need an
+//! API token (`trawl token create`); otherwise every stage runs in this process, as in
+//! `trawl run`, and the HTTP transport listens on loopback only.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock as Content, Implementation, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::Mutex;
+use trawl_config::Config;
+use trawl_fetch::http::{Fetched, Fetcher};
+use trawl_fetch::robots::{decide, rules_for, Rules};
+use trawl_messages::{paths, JobOptions};
+use trawl_pipeline::batch::{check_task, submit, BatchOptions};
+use trawl_pipeline::Runtime;
+use trawl_search::SearchStage;
+use trawl_synthesize::tokens::Tokenizer;
+use uuid::Uuid;
+
+use crate::embedded::{prepare_browser, Embedded};
+
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("failed to start the stages: {0}")]
+    Stages(String),
+    #[error(transparent)]
+    Connect(#[from] trawl_pipeline::runtime::ConnectError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("{0} is not a loopback address: without a shared store (store.url) there are no API tokens to check, so `trawl mcp --http` listens on 127.0.0.1 or ::1 only")]
+    NotLoopback(String),
+    #[error("the MCP session failed: {0}")]
+    Session(String),
+}
+
+/// `trawl mcp`'s arguments.
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// Serve streamable HTTP at /mcp instead of stdio, on mcp.addr or this address.
+    #[arg(long, value_name = "HOST:PORT", num_args = 0..=1, default_missing_value = "")]
+    pub http: Option<String>,
+}
+
+/// Runs `trawl mcp`: one stdio session, or HTTP until SIGTERM or SIGINT.
+pub async fn run(config: Config, args: McpArgs) -> anyhow::Result<std::process::ExitCode> {
+    // stdout may be the protocol channel: logs go to stderr.
+    trawl_telemetry::init_logs();
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let addr = match args.http.as_deref() {
+        Some("") | None => config.mcp.addr.clone(),
+        Some(addr) => addr.to_owned(),
+    };
+    let backend = Arc::new(Backend::start(config, &env).await?);
+    let served = match args.http {
+        None => serve_stdio(backend.clone()).await,
+        Some(_) => {
+            let drain = trawl_telemetry::Drain::default();
+            let shutdown = trawl_pipeline::serve::Shutdown::on_signals_or_drain(&drain);
+            serve_http(
+                backend.clone(),
+                &addr,
+                |local| eprintln!("MCP server listening on http://{local}/mcp"),
+                async move { shutdown.wait().await },
+            )
+            .await
+        }
+    };
+    backend.stop().await;
+    served?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// What every session shares: the runtime (fleet or in-process stages) and the tools' parts.
+pub struct Backend {
+    rt: Runtime,
+    /// The in-process stages when there is no fleet; stopped when the server ends.
+    embedded: Mutex<Option<Embedded>>,
+    search: SearchStage,
+    fetcher: Fetcher,
+    /// The reading model is unknown: the pessimistic estimate keeps results within the limit.
+    tokens: Tokenizer,
+}
+
+impl Backend {
+    /// Connects to the fleet when one is configured, else starts every stage in this process.
+    /// API keys are looked up in `env`.
+    pub async fn start(
+        mut config: Config,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Backend, McpError> {
+        let (rt, embedded) = if config.broker.url.is_some() && config.store.url.is_some() {
+            let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
+            (rt, None)
+        } else {
+            let webdriver = prepare_browser(&mut config).await;
+            let embedded = Embedded::start(config, env)
+                .map_err(McpError::Stages)?
+                .keep(webdriver);
+            (embedded.rt.clone(), Some(embedded))
+        };
+        let search = SearchStage::with_env(&rt.config, env).map_err(McpError::Stages)?;
+        let fetcher = Fetcher::new(&rt.config.fetch)
+            .map_err(|e| McpError::Stages(format!("HTTP client: {e}")))?;
+        Ok(Backend {
+            rt,
+            embedded: Mutex::new(embedded),
+            search,
+            fetcher,
+            tokens: Tokenizer::approx(),
+        })
+    }
+
+    /// Whether research goes to a fleet (and HTTP callers need a token).
+    pub fn is_fleet(&self) -> bool {
+        self.embedded.try_lock().is_ok_and(|e| e.is_none())
+    }
+
+    /// Stops the in-process stages, letting their work in hand finish.
+    pub async fn stop(&self) {
+        if let Some(embedded) = self.embedded.lock().await.take() {
+            embedded.stop().await;
+        }
+    }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct ResearchArgs {
+    /// The research question, in any language.
+    pub question: String,
+    /// Most web pages to read (default: the server's search.max_urls).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_urls: Option<usize>,
+    /// Highest fetch level: 0–1 plain HTTP, 2–3 a real browser.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 3))]
+    pub max_level: Option<u8>,
+    /// Search providers to try, in order (searxng, duckduckgo, serper, serpapi, tavily, brave,
+    /// newsapi, bocha).
+    #[serde(default)]
+    pub providers: Option<Vec<String>>,
+    /// Recency window: any, day, week, month or year.
+    #[serde(default)]
+    pub freshness: Option<String>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct SearchArgs {
+    /// The question or search query.
+    pub query: String,
+    /// Most results to return, best first (default 10).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_results: Option<usize>,
+    /// Search providers to try, in order.
+    #[serde(default)]
+    pub providers: Option<Vec<String>>,
+    /// Recency window: any, day, week, month or year.
+    #[serde(default)]
+    pub freshness: Option<String>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct ExtractArgs {
+    /// An http(s) URL.
+    pub url: String,
+}
+
+/// The MCP server: one per session, all sharing one [`Backend`].
+#[derive(Clone)]
+pub struct TrawlMcp {
+    backend: Arc<Backend>,
+    tool_router: ToolRouter<TrawlMcp>,
+}
+
+#[tool_router]
+impl TrawlMcp {
+    pub fn new(backend: Arc<Backend>) -> TrawlMcp {
+        TrawlMcp {
+            backend,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Research a question on the web: searches, reads the best sources and writes a report with numbered citations [n], a Sources list and noted conflicts between sources. Takes from seconds to minutes; sends progress notifications when asked. Long reports are cut to the server's token limit; the full report and every work product are referenced by path."
+    )]
+    async fn research(
+        &self,
+        Parameters(args): Parameters<ResearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let options = JobOptions {
+            max_urls: args.max_urls,
+            max_level: args.max_level,
+            providers: args.providers,
+            freshness: args.freshness,
+            ..JobOptions::default()
+        };
+        match self.run_research(&args.question, options, &ctx).await {
+            Ok(text) => CallToolResult::success(vec![Content::text(text)]),
+            Err(message) => CallToolResult::error(vec![Content::text(message)]),
+        }
+    }
+
+    #[tool(
+        description = "Search the web for a question without reading the pages: returns the query analysis (sub-queries, news or not, data points sought) and the results with their relevance scores (position 40% + title 30% + snippet 30%), those worth reading marked selected."
+    )]
+    async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
+        let options = JobOptions {
+            providers: args.providers,
+            freshness: args.freshness,
+            ..JobOptions::default()
+        };
+        let task = match check_task(&args.query, options) {
+            Ok(task) => task,
+            Err(e) => return CallToolResult::error(vec![Content::text(format!("bad query: {e}"))]),
+        };
+        let rt = &self.backend.rt;
+        let found = self.backend.search.find(rt, &task, true).await;
+        if !found.answered && !found.analysis.sub_queries.is_empty() {
+            let errors: Vec<String> = found
+                .attempts
+                .iter()
+                .map(|a| format!("{}: {}", a.provider, a.detail))
+                .collect();
+            return CallToolResult::error(vec![Content::text(format!(
+                "every search provider failed: {}",
+                errors.join("; ")
+            ))]);
+        }
+        let limit = args.max_results.unwrap_or(10).max(1);
+        let results: Vec<serde_json::Value> = found
+            .results
+            .iter()
+            .take(limit)
+            .map(|s| {
+                json!({
+                    "url": s.url,
+                    "title": s.result.title,
+                    "snippet": s.result.snippet,
+                    "provider": s.result.provider,
+                    "score": (s.score * 1000.0).round() / 1000.0,
+                    "selected": s.selected,
+                    "kind": s.kind,
+                    "file_type": s.file_type,
+                })
+            })
+            .collect();
+        let answers: Vec<serde_json::Value> = found
+            .answers
+            .iter()
+            .map(|(provider, answer)| json!({"provider": provider, "answer": answer}))
+            .collect();
+        let body = json!({
+            "query": task.query,
+            "sub_queries": found.analysis.sub_queries,
+            "is_news": found.analysis.is_news,
+            "data_points": found.analysis.target_data_points,
+            "answers": answers,
+            "results": results,
+            "total_results": found.results.len(),
+        });
+        let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+        CallToolResult::success(vec![Content::text(self.fit(&text, "", ""))])
+    }
+
+    #[tool(
+        description = "Read one web page or file (PDF, DOCX, CSV …) and return its main content as markdown: navigation, ads and boilerplate removed; code, tables and lists kept. Honours robots.txt; pages that need a real browser are reported as blocked."
+    )]
+    async fn extract(&self, Parameters(args): Parameters<ExtractArgs>) -> CallToolResult {
+        match self.run_extract(&args.url).await {
+            Ok(text) => CallToolResult::success(vec![Content::text(text)]),
+            Err(message) => CallToolResult::error(vec![Content::text(message)]),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TrawlMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("trawl", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "trawl researches questions on the web. Use `research` for a cited report, \
+                 `search` to see what the web offers for a query, and `extract` to read one page.",
+            )
+    }
+}
+
+/// How often `research` looks at its job while waiting.
+const POLL: Duration = Duration::from_millis(300);
+
+impl TrawlMcp {
+    async fn run_research(
+        &self,
+        question: &str,
+        options: JobOptions,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let rt = &self.backend.rt;
+        let task = check_task(question, options).map_err(|e| format!("bad question: {e}"))?;
+        let manifest = submit(rt, vec![task], BatchOptions::default(), |_| {})
+            .await
+            .map_err(|e| format!("could not enqueue the question: {e}"))?;
+        let (batch, job) = (manifest.batch_id, manifest.jobs[0].job_id);
+        let progress_token = ctx.meta.get_progress_token();
+        let deadline =
+            tokio::time::Instant::now() + Duration::from_secs(rt.config.mcp.research_timeout_secs);
+        let mut last = None;
+        loop {
+            if ctx.ct.is_cancelled() {
+                let _ = rt.store.batch_cancel(&batch.to_string()).await;
+                return Err(format!("cancelled; job {job} of batch {batch} was stopped"));
+            }
+            let progress = rt
+                .store
+                .batch_progress(&batch.to_string())
+                .await
+                .map_err(|e| format!("the store failed: {e}"))?;
+            if progress.as_ref().is_some_and(|p| p.is_done()) {
+                break;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "no report after {} s (mcp.research_timeout_secs); job {job} of batch {batch} is still running: `trawl status {batch}` follows it",
+                    rt.config.mcp.research_timeout_secs
+                ));
+            }
+            if let Some(token) = &progress_token {
+                let state = trawl_pipeline::fanin::job_state(rt, &job.to_string()).await;
+                let (done, total) = match &state {
+                    Ok(Some((meta, records))) => (records.len(), meta.sources.len()),
+                    _ => (0, 0),
+                };
+                if last != Some((done, total)) {
+                    last = Some((done, total));
+                    let mut p = ProgressNotificationParam::new(token.clone(), done as f64);
+                    if total > 0 {
+                        p.total = Some(total as f64);
+                        p.message = Some(format!("read {done} of {total} sources"));
+                    } else {
+                        p.message = Some("searching".into());
+                    }
+                    let _ = ctx.peer.notify_progress(p).await;
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                _ = ctx.ct.cancelled() => {}
+            }
+        }
+        self.research_result(batch, job).await
+    }
+
+    /// The report and its work products, within the token limit.
+    async fn research_result(&self, batch: Uuid, job: Uuid) -> Result<String, String> {
+        let rt = &self.backend.rt;
+        let read = |key: String| async move {
+            rt.objects
+                .get(&key)
+                .await
+                .map_err(|e| format!("could not read {key}: {e}"))
+        };
+        let dir = paths::job_dir(batch, job);
+        let record: serde_json::Value = read(format!("{dir}/job.json"))
+            .await?
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let report = read(paths::report(batch, job))
+            .await?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .ok_or_else(|| {
+                format!(
+                    "job {job} ended ({}) without a report",
+                    record["status"].as_str().unwrap_or("unknown")
+                )
+            })?;
+        // Names directly under the job's folder (`docs/` holds one file per source): a short
+        // footer leaves the token budget to the report.
+        let names = rt.objects.list(&dir).await.unwrap_or_default();
+        let root = rt.objects.root().join(&dir);
+        let report_path = root.join("report.md").display().to_string();
+        let mut footer = format!(
+            "\n\n---\njob {job} (batch {batch}): {}",
+            record["status"].as_str().unwrap_or("done")
+        );
+        if let Some(cost) = record["total_cost_microdollars"].as_i64() {
+            footer.push_str(&format!(", LLM cost ${:.4}", cost as f64 / 1e6));
+        }
+        footer.push_str(&format!(
+            "\nwork products in {}: {}",
+            root.display(),
+            names.join(", ")
+        ));
+        Ok(self.fit(&report, &footer, &report_path))
+    }
+
+    async fn run_extract(&self, url: &str) -> Result<String, String> {
+        let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err("only http(s) URLs can be read".into());
+        }
+        let (rt, fetcher) = (&self.backend.rt, &self.backend.fetcher);
+        // Another worker may be fetching this origin's robots.txt: wait for its answer.
+        let mut rules = None;
+        for _ in 0..50 {
+            rules = rules_for(rt, fetcher, &parsed)
+                .await
+                .map_err(|e| format!("robots.txt: {}", e.message))?;
+            if rules.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        match rules.unwrap_or(Rules::DisallowAll) {
+            Rules::Refused(reason) => return Err(format!("not fetched: {reason}")),
+            rules if !decide(&rules, &rt.config.fetch.user_agent, &parsed).allowed => {
+                return Err(format!(
+                    "robots.txt of {} disallows this URL",
+                    parsed.origin().ascii_serialization()
+                ));
+            }
+            _ => {}
+        }
+        let mut fetched = fetcher.get(&parsed, 0).await;
+        if matches!(fetched, Fetched::Blocked { .. }) {
+            fetched = fetcher.get(&parsed, 1).await;
+        }
+        let page = match fetched {
+            Fetched::Page(page) => page,
+            Fetched::Blocked { block, .. } => {
+                return Err(format!(
+                    "blocked ({block:?}); the page needs a real browser, which `research` uses when allowed"
+                ))
+            }
+            Fetched::Transient(reason) | Fetched::Failed(reason) => {
+                return Err(format!("could not fetch {url}: {reason}"))
+            }
+            Fetched::TooLarge => {
+                return Err(format!(
+                    "larger than fetch.max_bytes ({} bytes)",
+                    rt.config.fetch.max_bytes
+                ))
+            }
+            Fetched::Unsupported(mime) => return Err(format!("cannot read {mime} content")),
+        };
+        let text = if page.content_type == "text/html" {
+            let e = trawl_clean::extract::extract(&page.body, &page.final_url);
+            if e.title.is_empty() {
+                e.markdown
+            } else {
+                format!("# {}\n\n{}", e.title, e.markdown)
+            }
+        } else {
+            page.body
+        };
+        let footer = format!("\n\n---\nsource: {}", page.final_url);
+        Ok(self.fit(&text, &footer, &page.final_url))
+    }
+
+    /// `body` then `footer`, within `mcp.max_tokens`; a cut says where the whole is.
+    fn fit(&self, body: &str, footer: &str, whole_at: &str) -> String {
+        fit(
+            body,
+            footer,
+            whole_at,
+            self.backend.rt.config.mcp.max_tokens,
+            &self.backend.tokens,
+        )
+    }
+}
+
+/// `body` cut at the last paragraph (else line, else character) boundary that lets it, a note
+/// about the cut and `footer` hold at most `limit` tokens; `body` and `footer` as they are when
+/// they fit. A footer longer than half the limit gives way to the body.
+pub fn fit(body: &str, footer: &str, whole_at: &str, limit: usize, tokens: &Tokenizer) -> String {
+    if tokens.count(body) + tokens.count(footer) <= limit {
+        return format!("{body}{footer}");
+    }
+    let footer = if tokens.count(footer) <= limit / 2 {
+        footer
+    } else {
+        ""
+    };
+    let total = tokens.count(body);
+    let note = |kept: usize| {
+        if whole_at.is_empty() {
+            format!("\n\n[… cut to {kept} of {total} tokens]")
+        } else {
+            format!("\n\n[… cut to {kept} of {total} tokens; the whole is at {whole_at}]")
+        }
+    };
+    let budget = limit.saturating_sub(tokens.count(footer) + tokens.count(&note(total)));
+    let fits = |end: usize| tokens.count(&body[..end]) <= budget;
+    // Candidate ends, coarsest first: paragraphs, then lines, then characters.
+    let paragraphs: Vec<usize> = body.match_indices("\n\n").map(|(i, _)| i).collect();
+    let lines: Vec<usize> = body.match_indices('\n').map(|(i, _)| i).collect();
+    let chars: Vec<usize> = body.char_indices().map(|(i, _)| i).collect();
+    let end = [paragraphs, lines, chars]
+        .into_iter()
+        .find_map(|ends| {
+            // The last end that fits; `fits` is monotone in `end`.
+            let n = ends.partition_point(|&e| fits(e));
+            (n > 0).then(|| ends[n - 1])
+        })
+        .unwrap_or(0);
+    let kept = &body[..end];
+    format!("{kept}{}{footer}", note(tokens.count(kept)))
+}
+
+/// Serves one session on stdin/stdout until the client closes it.
+pub async fn serve_stdio(backend: Arc<Backend>) -> Result<(), McpError> {
+    let service = TrawlMcp::new(backend)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpError::Session(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| McpError::Session(e.to_string()))?;
+    Ok(())
+}
+
+/// Serves streamable HTTP at `/mcp` on `addr` until `shutdown` resolves; calls `bound` with the
+/// address once listening. Requests need an API token when the backend is a fleet; browsers'
+/// requests (any `Origin`) and unexpected `Host` names are refused either way.
+pub async fn serve_http(
+    backend: Arc<Backend>,
+    addr: &str,
+    bound: impl FnOnce(SocketAddr),
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), McpError> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let listen = |source| McpError::Listen {
+        addr: addr.to_owned(),
+        source,
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
+    let local = listener.local_addr().map_err(listen)?;
+    let fleet = backend.is_fleet();
+    if !fleet && !local.ip().is_loopback() {
+        return Err(McpError::NotLoopback(local.to_string()));
+    }
+    let hosts = &backend.rt.config.mcp.allowed_hosts;
+    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
+    if !hosts.is_empty() {
+        config = config.with_allowed_hosts(hosts.clone());
+    }
+    let cancel = config.cancellation_token.clone();
+    let service = StreamableHttpService::new(
+        {
+            let backend = backend.clone();
+            move || Ok(TrawlMcp::new(backend.clone()))
+        },
+        LocalSessionManager::default().into(),
+        config,
+    );
+    let mut app = axum::Router::new().nest_service("/mcp", service);
+    if fleet {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            backend.clone(),
+            authenticate,
+        ));
+    }
+    bound(local);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            cancel.cancel();
+        })
+        .await
+        .map_err(listen)
+}
+
+/// Lets a request through only with a valid API token (the same tokens as `trawl serve`).
+async fn authenticate(
+    axum::extract::State(backend): axum::extract::State<Arc<Backend>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    let refuse = |status: StatusCode, message: &str| {
+        (
+            status,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            axum::Json(json!({"error": {"code": "unauthorized", "message": message}})),
+        )
+            .into_response()
+    };
+    let Some(token) = token else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "send an API token as Authorization: Bearer <token> (create one with `trawl token create`)",
+        );
+    };
+    match trawl_api::tokens::verify(&*backend.rt.store, token).await {
+        Ok(Some(_)) => next.run(request).await,
+        Ok(None) => refuse(StatusCode::UNAUTHORIZED, "unknown or revoked API token"),
+        Err(e) => {
+            tracing::warn!(error = %e, "token check failed");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(json!({"error": {"code": "unavailable", "message": "the token store is unreachable; retry shortly"}})),
+            )
+                .into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_keeps_what_fits_and_cuts_at_a_paragraph() {
+        let tokens = Tokenizer::approx();
+        let footer = "\n\n---\nfooter";
+        let short = "one paragraph.\n\nanother.";
+        assert_eq!(
+            fit(short, footer, "/r.md", 1000, &tokens),
+            format!("{short}{footer}")
+        );
+        let para = "word ".repeat(200);
+        let long = format!("{para}\n\n{para}\n\n{para}");
+        let limit = tokens.count(&format!("{para}\n\n{para}")) + 60;
+        let out = fit(&long, footer, "/r.md", limit, &tokens);
+        assert!(
+            tokens.count(&out) <= limit,
+            "{} > {limit}",
+            tokens.count(&out)
+        );
+        assert!(out.ends_with(footer), "the footer stays: {out}");
+        assert!(out.contains("the whole is at /r.md"), "{out}");
+        // Cut at a paragraph: two paragraphs kept, not a broken third.
+        let kept = out.split("\n\n[…").next().unwrap();
+        assert_eq!(kept.trim_end().matches("\n\n").count(), 1, "{kept}");
+    }
+
+    #[test]
+    fn fit_cuts_inside_one_huge_line_on_a_char_boundary() {
+        let tokens = Tokenizer::approx();
+        let body = "é".repeat(10_000);
+        let out = fit(&body, "", "", 1000, &tokens);
+        assert!(tokens.count(&out) <= 1000);
+        assert!(out.starts_with("éé") && out.contains("[… cut to"), "{out}");
+    }
+}
