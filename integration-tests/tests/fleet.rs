@@ -9,7 +9,6 @@ use std::time::Duration;
 use common::Fleet;
 use trawl_broker::{Broker, Queue};
 use trawl_messages::{Envelope, ResearchResult};
-use trawl_store::Store;
 
 const BATCH: usize = 50;
 
@@ -232,113 +231,6 @@ async fn batch_through_the_fleet_cites_answer_pages() {
     for (name, clean) in fleet.terminate_all(Duration::from_secs(20)).await {
         assert!(clean, "{name} did not exit cleanly on SIGTERM");
     }
-    fleet.cleanup().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killed_workers_lose_no_job_and_duplicate_none() {
-    let mut fleet = Fleet::start().await;
-    fleet.spawn_all();
-    let qs = questions(&fleet);
-    let batch = fleet
-        .submit(&qs.iter().map(|q| q.query.clone()).collect::<Vec<_>>())
-        .await;
-
-    // Twice while the batch is under way, kill -9 one worker of each stage and start a new one.
-    for threshold in [3, BATCH as u64 / 2] {
-        let started = tokio::time::Instant::now();
-        let at_kill = loop {
-            let p = fleet.store.batch_progress(&batch).await.unwrap().unwrap();
-            if p.finished >= threshold || started.elapsed() > Duration::from_secs(120) {
-                break p;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
-        assert!(
-            at_kill.finished < BATCH as u64,
-            "the batch ended before the kill: {at_kill:?}"
-        );
-        for name in [
-            "trawl-search",
-            "trawl-fetch",
-            "trawl-clean",
-            "trawl-synthesize",
-        ] {
-            fleet.kill(name).await;
-            fleet.spawn(name);
-        }
-    }
-
-    let progress = fleet.wait_done(&batch, Duration::from_secs(300)).await;
-    assert_eq!(progress.finished, BATCH as u64);
-    assert_eq!(
-        progress.by_status.values().sum::<u64>(),
-        BATCH as u64,
-        "a job was counted twice: {progress:?}"
-    );
-    let jobs = manifest(&fleet, &batch);
-    for job in jobs.keys() {
-        let report = fleet
-            .out_dir()
-            .join("batches")
-            .join(&batch)
-            .join(job)
-            .join("report.md");
-        assert!(report.exists(), "job {job} has no report");
-    }
-    // Notifications are at-least-once; every job has one, and none is for an unknown job.
-    let notified: BTreeSet<String> = drain_results(&fleet).await.into_iter().collect();
-    assert_eq!(notified, jobs.keys().cloned().collect());
-    assert_eq!(
-        fleet.broker.depth(Queue::Dead).await.unwrap(),
-        0,
-        "messages were dead-lettered"
-    );
-    fleet.cleanup().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn poison_messages_are_dead_lettered_with_a_reason() {
-    use trawl_broker::{Message, HEADER_QUEUE, HEADER_REASON};
-    let mut fleet = Fleet::start().await;
-    fleet.spawn("trawl-fetch");
-    fleet
-        .broker
-        .publish(Queue::Fetch, Message::new(b"{not json".to_vec()))
-        .await
-        .unwrap();
-    let future = serde_json::json!({"v": 7, "kind": "fetch_task", "job_id": uuid::Uuid::now_v7(), "body": {}});
-    fleet
-        .broker
-        .publish(Queue::Fetch, Message::new(future.to_string().into_bytes()))
-        .await
-        .unwrap();
-
-    let mut dead = fleet.broker.consume(Queue::Dead, 2).await.unwrap();
-    let mut reasons = Vec::new();
-    for _ in 0..2 {
-        let d = tokio::time::timeout(Duration::from_secs(30), dead.next())
-            .await
-            .expect("not dead-lettered")
-            .unwrap();
-        assert_eq!(d.message.headers[HEADER_QUEUE], "fetch");
-        reasons.push(d.message.headers[HEADER_REASON].clone());
-        d.ack().await.unwrap();
-    }
-    reasons.sort();
-    assert!(
-        reasons[0].starts_with("undecodable: message is not a JSON envelope"),
-        "{reasons:?}"
-    );
-    assert!(
-        reasons[1].contains("unknown schema version 7"),
-        "{reasons:?}"
-    );
-    assert!(
-        fleet.running("trawl-fetch"),
-        "a poison message crashed the worker"
-    );
-    dead.cancel().await;
     fleet.cleanup().await;
 }
 

@@ -41,6 +41,9 @@ pub struct Fleet {
     pub env: Vec<(String, String)>,
     pub broker: RabbitBroker,
     pub store: RedisStore,
+    /// The broker and store URLs the fleet's processes use (a proxy's, in the chaos suite).
+    pub amqp: String,
+    pub redis: String,
     workers: Vec<(String, Child)>,
     spawned: usize,
 }
@@ -54,6 +57,13 @@ impl Fleet {
     /// guard lets through: on `127.0.0.2`, redirects to 127.0.0.1 are refused like any private
     /// address would be.
     pub async fn start_on(ip: &str) -> Fleet {
+        Fleet::start_using(ip, [AMQP, REDIS], [AMQP, REDIS]).await
+    }
+
+    /// A fleet whose processes reach RabbitMQ and Redis at `workers` (AMQP, Redis URLs) while
+    /// the test itself talks to them at `direct`: the chaos suite puts its own instances or a
+    /// proxy in between.
+    pub async fn start_using(ip: &str, workers: [&str; 2], direct: [&str; 2]) -> Fleet {
         let corpus = Arc::new(Corpus::generate());
         let simweb = Simweb::start(Arc::clone(&corpus), format!("{ip}:0").parse().unwrap())
             .await
@@ -88,13 +98,13 @@ impl Fleet {
         let env_map: std::collections::BTreeMap<String, String> = env.iter().cloned().collect();
         let config = trawl_config::Config::load(None, &env_map).expect("test config");
         let broker = RabbitBroker::connect(
-            AMQP,
+            direct[0],
             trawl_pipeline::runtime::broker_settings(&config),
             Duration::from_secs(10),
         )
         .await
         .expect("RabbitMQ must run (scripts/services-up)");
-        let store = RedisStore::connect(REDIS, &namespace, Duration::from_secs(5))
+        let store = RedisStore::connect(direct[1], &namespace, Duration::from_secs(5))
             .await
             .expect("Redis must run (scripts/services-up)");
         Fleet {
@@ -105,6 +115,8 @@ impl Fleet {
             env,
             broker,
             store,
+            amqp: workers[0].to_owned(),
+            redis: workers[1].to_owned(),
             workers: Vec::new(),
             spawned: 0,
         }
@@ -113,8 +125,8 @@ impl Fleet {
     /// The environment of the fleet's processes, with the broker and store URLs.
     pub fn fleet_env(&self) -> Vec<(String, String)> {
         let mut env = self.env.clone();
-        env.push(("TRAWL__BROKER__URL".into(), AMQP.into()));
-        env.push(("TRAWL__STORE__URL".into(), REDIS.into()));
+        env.push(("TRAWL__BROKER__URL".into(), self.amqp.clone()));
+        env.push(("TRAWL__STORE__URL".into(), self.redis.clone()));
         env
     }
 

@@ -1,0 +1,460 @@
+//! The chaos suite: the fleet under the faults production brings, each case settled by a
+//! ledger (submitted = completed + dead-lettered, none lost, none duplicated; see
+//! `chaos_kit::ledger`). Cases that kill or restart RabbitMQ or Redis run their own instances
+//! (`chaos_kit::services`); network faults go through a proxy of our own (`chaos_kit::proxy`).
+//! Everything is loopback and bounded in time. `scripts/chaos` runs the suite and prints the
+//! ledgers as one table.
+
+mod chaos_kit;
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use chaos_kit::ledger::Ledger;
+use chaos_kit::proxy::{Mode, Proxy};
+use chaos_kit::services::{OwnRabbit, OwnRedis};
+use common::{Fleet, AMQP, REDIS};
+use tokio::time::Instant;
+use trawl_store::Store;
+
+/// One case at a time under `cargo test` (nextest runs each in its own process, serialised by
+/// the `chaos` test group in .config/nextest.toml).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const STAGES: [&str; 4] = [
+    "trawl-search",
+    "trawl-fetch",
+    "trawl-clean",
+    "trawl-synthesize",
+];
+
+/// `n` jobs: the corpus questions over and over (each submission is its own job).
+fn questions(fleet: &Fleet, n: usize) -> Vec<String> {
+    let all: Vec<String> = fleet
+        .corpus
+        .questions()
+        .into_iter()
+        .map(|q| q.query)
+        .collect();
+    all.iter().cycle().take(n).cloned().collect()
+}
+
+/// The job ids `trawl submit` recorded for `batch`.
+fn jobs_of(fleet: &Fleet, batch: &str) -> BTreeSet<String> {
+    let path = fleet
+        .out_dir()
+        .join("batches")
+        .join(batch)
+        .join("batch.json");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    manifest["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Requests simweb served for pages (its `*.test` hosts), robots.txt included.
+fn page_requests(fleet: &Fleet) -> u64 {
+    fleet
+        .simweb
+        .stats()
+        .snapshot()
+        .iter()
+        .filter(|(host, _, _)| host.ends_with(".test"))
+        .map(|(_, _, n)| n)
+        .sum()
+}
+
+async fn finished(fleet: &Fleet, batch: &str) -> u64 {
+    match fleet.store.batch_progress(batch).await {
+        Ok(Some(p)) => p.finished,
+        _ => 0,
+    }
+}
+
+/// Waits until at least `n` jobs of `batch` have ended (the fault then strikes mid-batch).
+async fn until_finished(fleet: &Fleet, batch: &str, n: u64) {
+    let started = Instant::now();
+    while finished(fleet, batch).await < n {
+        if started.elapsed() > Duration::from_secs(180) {
+            fleet.dump_logs();
+            panic!("fewer than {n} jobs ended in 180 s");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Seconds until a job ends that had not ended when this is called (right after the fault
+/// ends); the store is read again until it answers, since a fault may have been its own.
+async fn recovery(fleet: &Fleet, batch: &str) -> f64 {
+    let since = Instant::now();
+    let progress = || async {
+        loop {
+            if let Ok(Some(p)) = fleet.store.batch_progress(batch).await {
+                return p;
+            }
+            if since.elapsed() > Duration::from_secs(60) {
+                panic!("the store did not answer for 60 s after the fault");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let before = progress().await.finished;
+    loop {
+        let now = progress().await;
+        if now.finished > before || now.is_done() {
+            return since.elapsed().as_secs_f64();
+        }
+        if since.elapsed() > Duration::from_secs(180) {
+            fleet.dump_logs();
+            panic!("no job ended in the 180 s after the fault");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// What a fault did: jobs ended while it lasted, and seconds to recover after it.
+#[derive(Default)]
+struct Effect {
+    ended_during: Option<u64>,
+    recovery_secs: Option<f64>,
+}
+
+/// Waits for the batch, then reads and settles the ledger.
+async fn settle(fleet: &Fleet, case: &str, batch: &str, started: Instant, effect: Effect) {
+    fleet.wait_done(batch, Duration::from_secs(300)).await;
+    let jobs = jobs_of(fleet, batch);
+    let mut ledger = Ledger::read(case, &fleet.broker, &fleet.store, batch, &jobs).await;
+    ledger.ended_during_fault = effect.ended_during;
+    ledger.recovery_secs = effect.recovery_secs;
+    ledger.wall_secs = started.elapsed().as_secs_f64();
+    ledger.settle();
+}
+
+/// Case 1: `kill -9` of random workers of every stage, again and again, during a 300-job batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_crashes() {
+    let _serial = SERIAL.lock().await;
+    let mut fleet = Fleet::start().await;
+    for _ in 0..2 {
+        fleet.spawn_all();
+    }
+    let started = Instant::now();
+    let batch = fleet.submit(&questions(&fleet, 300)).await;
+    // A fixed sequence of victims, so a failure can be replayed.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut kills = 0;
+    while finished(&fleet, &batch).await < 270 && kills < 40 {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let stage = STAGES[(seed % 4) as usize];
+        fleet.kill(stage).await;
+        fleet.spawn(stage);
+        kills += 1;
+    }
+    assert!(
+        kills >= 8,
+        "the batch ended before the crashes: {kills} kills"
+    );
+    settle(&fleet, "worker-crashes", &batch, started, Effect::default()).await;
+    fleet.cleanup().await;
+}
+
+/// Case 2a: the broker node restarts mid-batch; workers reconnect, consumers come back with
+/// their prefetch, publishes in flight are confirmed or republished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_restart() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut rabbit = OwnRabbit::start(dir.path()).await;
+    let url = rabbit.url();
+    let mut fleet = Fleet::start_using("127.0.0.1", [&url, REDIS], [&url, REDIS]).await;
+    fleet.spawn_all();
+    let started = Instant::now();
+    let batch = fleet.submit(&questions(&fleet, 100)).await;
+    until_finished(&fleet, &batch, 20).await;
+    rabbit.stop().await;
+    let at_fault = finished(&fleet, &batch).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let ended_during = finished(&fleet, &batch).await - at_fault;
+    rabbit.up().await;
+    let recovered = recovery(&fleet, &batch).await;
+    for stage in STAGES {
+        assert!(fleet.running(stage), "{stage} exited on the broker restart");
+    }
+    let effect = Effect {
+        ended_during: Some(ended_during),
+        recovery_secs: Some(recovered),
+    };
+    settle(&fleet, "broker-restart", &batch, started, effect).await;
+    fleet.cleanup().await;
+}
+
+/// Case 2b: a partition between the workers and the broker longer than twice the heartbeat:
+/// nothing moves, heartbeats lapse, connections are dropped and made again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_partition() {
+    let _serial = SERIAL.lock().await;
+    let proxy = Proxy::start("127.0.0.1:5672".parse().unwrap()).await;
+    let through = format!(
+        "amqp://guest:guest@{}/%2f?heartbeat=2&connection_timeout=5000",
+        proxy.addr
+    );
+    let mut fleet = Fleet::start_using("127.0.0.1", [&through, REDIS], [AMQP, REDIS]).await;
+    fleet.spawn_all();
+    let started = Instant::now();
+    let batch = fleet.submit(&questions(&fleet, 100)).await;
+    until_finished(&fleet, &batch, 20).await;
+    proxy.set(Mode::Blackhole);
+    // Jobs whose last step was already past the broker may still end; then nothing moves.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let at_fault = finished(&fleet, &batch).await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let ended_during = finished(&fleet, &batch).await - at_fault;
+    proxy.set(Mode::Pass);
+    let recovered = recovery(&fleet, &batch).await;
+    assert_eq!(ended_during, 0, "jobs ended across the partition");
+    let effect = Effect {
+        ended_during: Some(ended_during),
+        recovery_secs: Some(recovered),
+    };
+    settle(&fleet, "broker-partition", &batch, started, effect).await;
+    fleet.cleanup().await;
+}
+
+/// Case 3a: Redis restarts (with its append-only file, as a production Redis keeps its data);
+/// Lua scripts are loaded again and the batch completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_restart() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut redis = OwnRedis::start(dir.path()).await;
+    let url = redis.url();
+    let mut fleet = Fleet::start_using("127.0.0.1", [AMQP, &url], [AMQP, &url]).await;
+    fleet.spawn_all();
+    let started = Instant::now();
+    let batch = fleet.submit(&questions(&fleet, 100)).await;
+    until_finished(&fleet, &batch, 20).await;
+    redis.kill().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    redis.up().await;
+    let recovered = recovery(&fleet, &batch).await;
+    for stage in STAGES {
+        assert!(fleet.running(stage), "{stage} exited on the Redis restart");
+    }
+    let effect = Effect {
+        ended_during: None, // the store is down: nothing can be counted
+        recovery_secs: Some(recovered),
+    };
+    settle(&fleet, "redis-restart", &batch, started, effect).await;
+    fleet.cleanup().await;
+}
+
+/// Case 3b: Redis unreachable for a while (connections reset, new ones refused): no page is
+/// fetched without its politeness check, nothing fails for good, and work resumes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_outage() {
+    let _serial = SERIAL.lock().await;
+    let proxy = Proxy::start("127.0.0.1:6379".parse().unwrap()).await;
+    let through = format!("redis://{}/", proxy.addr);
+    let mut fleet = Fleet::start_using("127.0.0.1", [AMQP, &through], [AMQP, REDIS]).await;
+    fleet.spawn_all();
+    let started = Instant::now();
+    let batch = fleet.submit(&questions(&fleet, 100)).await;
+    until_finished(&fleet, &batch, 20).await;
+    proxy.set(Mode::Reset);
+    // Let requests already past their checks finish, then count what the web sees.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (served, at_fault) = (page_requests(&fleet), finished(&fleet, &batch).await);
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let during = page_requests(&fleet) - served;
+    let ended_during = finished(&fleet, &batch).await - at_fault;
+    proxy.set(Mode::Pass);
+    let recovered = recovery(&fleet, &batch).await;
+    assert_eq!(
+        during, 0,
+        "pages were fetched while Redis (rate limits, robots.txt) was unreachable"
+    );
+    let effect = Effect {
+        ended_during: Some(ended_during),
+        recovery_secs: Some(recovered),
+    };
+    settle(&fleet, "redis-outage", &batch, started, effect).await;
+    fleet.cleanup().await;
+}
+
+/// Case 7: SIGTERM to every worker mid-batch: each drains within its grace period and exits
+/// cleanly; a new fleet finishes the batch with nothing lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown() {
+    let _serial = SERIAL.lock().await;
+    let mut fleet = Fleet::start().await;
+    fleet.spawn_all();
+    let started = Instant::now();
+    let batch = fleet.submit(&questions(&fleet, 100)).await;
+    until_finished(&fleet, &batch, 20).await;
+    let exits = fleet.terminate_all(Duration::from_secs(10)).await;
+    for (name, clean) in &exits {
+        assert!(clean, "{name} did not exit cleanly within its grace period");
+    }
+    let before = finished(&fleet, &batch).await;
+    assert!(before < 100, "the batch ended before the shutdown");
+    fleet.spawn_all();
+    let recovered = recovery(&fleet, &batch).await;
+    let effect = Effect {
+        ended_during: None,
+        recovery_secs: Some(recovered),
+    };
+    settle(&fleet, "graceful-shutdown", &batch, started, effect).await;
+    fleet.cleanup().await;
+}
+
+/// Case 5: poison. Undecodable bodies and unknown message versions on every stage's queue, and
+/// jobs whose work always fails (their output folder is a file: every write fails), amid a
+/// healthy batch. The poison and the failing jobs end in `trawl.dead` with a reason — the
+/// failing ones after the configured attempts — and every other job completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poison_messages() {
+    let _serial = SERIAL.lock().await;
+    use trawl_broker::{Broker, Message, Queue};
+    let mut fleet = Fleet::start().await;
+    let started = Instant::now();
+    // Submitted before any worker runs, so the failing jobs can be set up first.
+    let batch = fleet.submit(&questions(&fleet, 40)).await;
+    let jobs = jobs_of(&fleet, &batch);
+    let failing: Vec<&String> = jobs.iter().take(3).collect();
+    for job in &failing {
+        std::fs::write(fleet.out_dir().join("batches").join(&batch).join(job), "").unwrap();
+    }
+    let future = serde_json::json!({"v": 99, "kind": "search_task", "job_id": uuid::Uuid::now_v7(), "body": {}});
+    for queue in [Queue::Search, Queue::Fetch, Queue::Clean, Queue::Synthesize] {
+        for body in [b"\xff{not json".to_vec(), future.to_string().into_bytes()] {
+            fleet
+                .broker
+                .publish(queue, Message::new(body))
+                .await
+                .unwrap();
+        }
+    }
+    fleet.spawn_all();
+    // The failing jobs never end in the batch record: they end in the dead-letter queue.
+    until_finished(&fleet, &batch, (jobs.len() - failing.len()) as u64).await;
+    let started_waiting = Instant::now();
+    while fleet.broker.depth(Queue::Dead).await.unwrap() < 8 + failing.len() as u64 {
+        assert!(
+            started_waiting.elapsed() < Duration::from_secs(60),
+            "the failing jobs were not dead-lettered"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut ledger = Ledger::read("poison", &fleet.broker, &fleet.store, &batch, &jobs).await;
+    ledger.wall_secs = started.elapsed().as_secs_f64();
+    let max_attempts = 4; // the default broker.max_attempts
+    for job in &failing {
+        let letter = ledger
+            .dead
+            .iter()
+            .find(|d| d.job.as_deref() == Some(job.as_str()))
+            .unwrap_or_else(|| panic!("job {job} was not dead-lettered: {:?}", ledger.dead));
+        assert_eq!(letter.attempts, max_attempts, "{letter:?}");
+        assert!(letter.reason.contains("object store I/O"), "{letter:?}");
+    }
+    let poison: Vec<_> = ledger.dead.iter().filter(|d| d.attempts <= 1).collect();
+    assert_eq!(poison.len(), 8, "{:?}", ledger.dead);
+    for queue in ["search", "fetch", "clean", "synthesize"] {
+        let on = |what: &str| {
+            poison
+                .iter()
+                .any(|d| d.queue.ends_with(queue) && d.reason.contains(what))
+        };
+        assert!(on("undecodable") || on("decode"), "{queue}: {poison:?}");
+        assert!(on("version"), "{queue}: {poison:?}");
+    }
+    assert_eq!(ledger.dead_lettered, 3);
+    ledger.settle();
+    fleet.cleanup().await;
+}
+
+/// Case 6: every task delivered twice, the second after the first was done (each stage runs on
+/// a queue the test doubled once the stage before it had finished): each job still ends once,
+/// with one report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_deliveries() {
+    let _serial = SERIAL.lock().await;
+    use trawl_broker::{Broker, Message, Queue};
+    let mut fleet = Fleet::start().await;
+    let started = Instant::now();
+    let batch = fleet.submit(&questions(&fleet, 30)).await;
+    let jobs = jobs_of(&fleet, &batch);
+    let stages = [
+        ("trawl-search", Queue::Search),
+        ("trawl-fetch", Queue::Fetch),
+        ("trawl-clean", Queue::Clean),
+        ("trawl-synthesize", Queue::Synthesize),
+    ];
+    let mut doubled = 0;
+    for (worker, queue) in stages {
+        // The stage's input is complete once the previous stage's queue is drained; copy
+        // every message so each is delivered again after its first delivery's work is done.
+        let mut copies = Vec::new();
+        let mut sub = fleet.broker.consume(queue, 500).await.unwrap();
+        while let Ok(Some(d)) = tokio::time::timeout(Duration::from_secs(2), sub.next()).await {
+            copies.push(d.message.clone());
+            d.ack().await.unwrap();
+        }
+        sub.cancel().await;
+        for message in &copies {
+            fleet.broker.publish(queue, message.clone()).await.unwrap();
+        }
+        fleet.spawn(worker);
+        // The copies wait until the originals' work is done.
+        quiet(&fleet, queue).await;
+        for message in copies {
+            fleet
+                .broker
+                .publish(queue, Message::new(message.body))
+                .await
+                .unwrap();
+            doubled += 1;
+        }
+        quiet(&fleet, queue).await;
+    }
+    assert!(doubled > jobs.len(), "{doubled} tasks doubled");
+    fleet.wait_done(&batch, Duration::from_secs(120)).await;
+    settle(
+        &fleet,
+        "duplicate-deliveries",
+        &batch,
+        started,
+        Effect::default(),
+    )
+    .await;
+    for job in &jobs {
+        let dir = fleet.out_dir().join("batches").join(&batch).join(job);
+        assert!(dir.join("report.md").exists(), "job {job} has no report");
+    }
+    fleet.cleanup().await;
+}
+
+/// Waits until `queue` and its delay tiers have been empty for a while.
+async fn quiet(fleet: &Fleet, queue: trawl_broker::Queue) {
+    use trawl_broker::Broker;
+    let mut empty_since = Instant::now();
+    let started = Instant::now();
+    while empty_since.elapsed() < Duration::from_secs(2) {
+        if fleet.broker.depth(queue).await.unwrap() > 0 {
+            empty_since = Instant::now();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{queue:?} never drained"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,208 @@
+//! A RabbitMQ node and a redis-server of the test's own, on their own ports and data
+//! directories, so a test may kill or restart them without touching the shared instances.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::process::{Child, Command};
+
+/// A free TCP port on loopback (the listener is closed again at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn wait_for_port(port: u16, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+pub struct OwnRedis {
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    pub async fn start(dir: &Path) -> OwnRedis {
+        let dir = dir.join(format!("redis-{}", free_port()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut redis = OwnRedis {
+            port: free_port(),
+            dir,
+            child: None,
+        };
+        redis.up().await;
+        redis
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Starts the server (again) on the same port and data directory.
+    pub async fn up(&mut self) {
+        assert!(self.child.is_none(), "redis already running");
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            // An append-only file, as a production Redis keeps its data over a restart.
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
+            .args(["--protected-mode", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server must be installed (scripts/services-up)");
+        self.child = Some(child);
+        assert!(
+            wait_for_port(self.port, Duration::from_secs(10)).await,
+            "redis-server did not listen on {}",
+            self.port
+        );
+    }
+
+    /// `kill -9`.
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+}
+
+/// A RabbitMQ node named `trawl-chaos-<port>@localhost`, run straight from the Erlang release
+/// (not the Debian wrapper, which would switch to the shared node's user and cookie), with its
+/// own ports, data directory and cookie (HOME).
+pub struct OwnRabbit {
+    pub port: u16,
+    node: String,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+const RABBIT_BIN: &str = "/usr/lib/rabbitmq/bin";
+
+impl OwnRabbit {
+    pub async fn start(dir: &Path) -> OwnRabbit {
+        let port = free_port();
+        let dir = dir.join(format!("rabbit-{port}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("enabled_plugins"), "[].\n").unwrap();
+        let mut rabbit = OwnRabbit {
+            port,
+            node: format!("trawl-chaos-{port}@localhost"),
+            dir,
+            child: None,
+        };
+        rabbit.up().await;
+        rabbit
+    }
+
+    pub fn url(&self) -> String {
+        format!("amqp://guest:guest@127.0.0.1:{}/%2f", self.port)
+    }
+
+    fn env(&self, command: &mut Command) {
+        let d = &self.dir;
+        command
+            .env("HOME", d)
+            .env("RABBITMQ_NODENAME", &self.node)
+            .env("RABBITMQ_NODE_IP_ADDRESS", "127.0.0.1")
+            .env("RABBITMQ_NODE_PORT", self.port.to_string())
+            // The distribution port must differ from every other node's: pick one per start.
+            .env("RABBITMQ_DIST_PORT", free_port().to_string())
+            .env("RABBITMQ_MNESIA_BASE", d.join("mnesia"))
+            .env("RABBITMQ_LOG_BASE", d.join("log"))
+            .env("RABBITMQ_ENABLED_PLUGINS_FILE", d.join("enabled_plugins"))
+            .env("RABBITMQ_PLUGINS_EXPAND_DIR", d.join("plugins"))
+            .env("RABBITMQ_CONFIG_FILE", d.join("rabbitmq"))
+            .env("RABBITMQ_ADVANCED_CONFIG_FILE", d.join("advanced.config"))
+            .env("RABBITMQ_PID_FILE", d.join("pid"));
+    }
+
+    /// Starts the node (again, on the same port and data: durable queues and their messages
+    /// come back, as after a real restart).
+    pub async fn up(&mut self) {
+        assert!(self.child.is_none(), "rabbit already running");
+        let mut command = Command::new(format!("{RABBIT_BIN}/rabbitmq-server"));
+        self.env(&mut command);
+        let log = std::fs::File::create(self.dir.join("server.log")).unwrap();
+        let child = command
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("RabbitMQ must be installed (scripts/services-up)");
+        self.child = Some(child);
+        if !wait_for_port(self.port, Duration::from_secs(90)).await {
+            let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+            panic!("RabbitMQ node {} did not start:\n{log}", self.node);
+        }
+    }
+
+    /// A clean stop (`rabbitmqctl shutdown`), as an operator's restart does.
+    pub async fn stop(&mut self) {
+        let mut command = Command::new(format!("{RABBIT_BIN}/rabbitmqctl"));
+        self.env(&mut command);
+        let _ = command
+            .args(["-n", &self.node, "shutdown"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await;
+        if let Some(mut child) = self.child.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+            let _ = child.start_kill();
+        }
+    }
+
+    /// `kill -9` of the node's processes (the wrapper script and the Erlang VM under it).
+    pub async fn kill(&mut self) {
+        let _ = Command::new("pkill")
+            .args(["-9", "-f", &format!("-sname {}", self.node)])
+            .status()
+            .await;
+        let _ = Command::new("pkill")
+            .args(["-9", "-f", &self.node])
+            .status()
+            .await;
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+}
+
+impl Drop for OwnRabbit {
+    fn drop(&mut self) {
+        // The VM outlives the wrapper script kill_on_drop ends: end the node by name.
+        let _ = std::process::Command::new("pkill")
+            .args(["-9", "-f", &self.node])
+            .status();
+    }
+}
