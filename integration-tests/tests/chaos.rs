@@ -458,3 +458,173 @@ async fn quiet(fleet: &Fleet, queue: trawl_broker::Queue) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Case 13: with a broker password, a Redis password, search and LLM API keys and a webhook
+/// secret set, none of them appears in anything the run produced: the workers' and the API's
+/// logs, their metrics, the work products, dead letters, and the CLI's errors when a password
+/// is wrong or a service unreachable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_stay_secret() {
+    let _serial = SERIAL.lock().await;
+    const AMQP_PW: &str = "amqp-pw-5b2d8e4f";
+    const REDIS_PW: &str = "redis-pw-7f3a9c1e";
+    const SERPER_KEY: &str = "serper-key-91c4d7";
+    const LLM_KEY: &str = "sk-llm-key-3e8f2a";
+    const WEBHOOK_SECRET: &str = "whsec-6a1b9d0c";
+    const WRONG_PW: &str = "wrong-pw-0d9e8f";
+    let secrets = [
+        AMQP_PW,
+        REDIS_PW,
+        SERPER_KEY,
+        LLM_KEY,
+        WEBHOOK_SECRET,
+        WRONG_PW,
+    ];
+
+    let dir = tempfile::tempdir().unwrap();
+    let rabbit = OwnRabbit::start(dir.path()).await;
+    rabbit.add_user("trawl", AMQP_PW).await;
+    let redis = OwnRedis::with_password(dir.path(), Some(REDIS_PW)).await;
+    let amqp = format!("amqp://trawl:{AMQP_PW}@127.0.0.1:{}/%2f", rabbit.port);
+    let mut fleet =
+        Fleet::start_using("127.0.0.1", [&amqp, &redis.url()], [&amqp, &redis.url()]).await;
+    let web = fleet.simweb.base_url();
+    let env = |port: u16| {
+        vec![
+            ("TRAWL__METRICS__ADDR", format!("127.0.0.1:{port}")),
+            (
+                "TRAWL__SEARCH__PROVIDERS",
+                "[\"serper\", \"searxng\"]".into(),
+            ),
+            (
+                "TRAWL__SEARCH__ENDPOINTS",
+                format!("{{ serper = \"{web}/serper\" }}"),
+            ),
+            ("SERPER_API_KEY", SERPER_KEY.into()),
+            ("TRAWL__LLM__BASE_URL", format!("{web}/v1")),
+            ("TRAWL__LLM__MODEL", "gpt-4o-mini".into()),
+            ("OPENAI_API_KEY", LLM_KEY.into()),
+            ("TRAWL_WEBHOOK_SECRET", WEBHOOK_SECRET.into()),
+            (
+                "RUST_LOG",
+                "debug,lapin=info,hyper=info,reqwest=info,h2=info".into(),
+            ),
+        ]
+    };
+    let mut ports = Vec::new();
+    for stage in STAGES {
+        let port = chaos_kit::services::free_port();
+        ports.push(port);
+        let vars = env(port);
+        let vars: Vec<(&str, String)> = vars.iter().map(|(k, v)| (*k, v.clone())).collect();
+        fleet.spawn_with(stage, &[], &vars);
+    }
+    let started = Instant::now();
+    let file = fleet.dir.path().join("batch.txt");
+    std::fs::write(&file, questions(&fleet, 10).join("\n")).unwrap();
+    let hook = format!("{web}/webhook");
+    let out = fleet
+        .trawl(&["submit", file.to_str().unwrap(), "--webhook", &hook])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    settle(&fleet, "secrets", &batch, started, Effect::default()).await;
+
+    // Everything the run produced, as text.
+    let mut produced = Vec::new();
+    let http = reqwest::Client::new();
+    for port in ports {
+        let metrics = http
+            .get(format!("http://127.0.0.1:{port}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(metrics.contains("trawl_"), "{metrics}");
+        produced.push((format!("metrics on {port}"), metrics));
+    }
+    // The CLI's errors: a wrong Redis password, an unreachable broker with a password.
+    let wrong_redis = format!("redis://:{WRONG_PW}@127.0.0.1:{}/", redis.port);
+    let unreachable = format!("amqp://trawl:{WRONG_PW}@127.0.0.1:1/%2f");
+    for (name, url_var, url) in [
+        (
+            "status with a wrong Redis password",
+            "TRAWL__STORE__URL",
+            wrong_redis,
+        ),
+        (
+            "submit to an unreachable broker",
+            "TRAWL__BROKER__URL",
+            unreachable,
+        ),
+    ] {
+        let args: Vec<&str> = if name.starts_with("status") {
+            vec!["status", &batch]
+        } else {
+            vec!["submit", file.to_str().unwrap()]
+        };
+        let out = tokio::process::Command::new(common::bin("trawl"))
+            .args(&args)
+            .envs(fleet.fleet_env())
+            .env(url_var, &url)
+            .output()
+            .await
+            .unwrap();
+        assert!(!out.status.success(), "{name} succeeded");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.trim().is_empty(), "{name}: no error message");
+        produced.push((name.to_owned(), text));
+    }
+    for root in [fleet.dir.path().join("logs"), fleet.out_dir()] {
+        for path in files_under(&root) {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            produced.push((path.display().to_string(), text));
+        }
+    }
+    assert!(
+        produced.len() > 20,
+        "too little to search: {}",
+        produced.len()
+    );
+    let logs: usize = produced
+        .iter()
+        .filter(|(name, _)| name.ends_with(".log"))
+        .map(|(_, text)| text.len())
+        .sum();
+    assert!(
+        logs > 10_000,
+        "the debug logs are nearly empty ({logs} bytes)"
+    );
+    for (name, text) in &produced {
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret:?} appears in {name}");
+        }
+    }
+    fleet.cleanup().await;
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}

@@ -32,16 +32,23 @@ async fn wait_for_port(port: u16, limit: Duration) -> bool {
 
 pub struct OwnRedis {
     pub port: u16,
+    password: Option<String>,
     dir: PathBuf,
     child: Option<Child>,
 }
 
 impl OwnRedis {
     pub async fn start(dir: &Path) -> OwnRedis {
+        OwnRedis::with_password(dir, None).await
+    }
+
+    /// A server that requires `password` (`requirepass`).
+    pub async fn with_password(dir: &Path, password: Option<&str>) -> OwnRedis {
         let dir = dir.join(format!("redis-{}", free_port()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut redis = OwnRedis {
             port: free_port(),
+            password: password.map(str::to_owned),
             dir,
             child: None,
         };
@@ -50,13 +57,20 @@ impl OwnRedis {
     }
 
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        match &self.password {
+            Some(p) => format!("redis://:{p}@127.0.0.1:{}/", self.port),
+            None => format!("redis://127.0.0.1:{}/", self.port),
+        }
     }
 
     /// Starts the server (again) on the same port and data directory.
     pub async fn up(&mut self) {
         assert!(self.child.is_none(), "redis already running");
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        if let Some(password) = &self.password {
+            command.args(["--requirepass", password]);
+        }
+        let child = command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             // An append-only file, as a production Redis keeps its data over a restart.
             .args([
@@ -163,6 +177,30 @@ impl OwnRabbit {
             let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
             panic!("RabbitMQ node {} did not start:\n{log}", self.node);
         }
+    }
+
+    /// Runs `rabbitmqctl ARGS` against this node; panics unless it succeeds.
+    pub async fn ctl(&self, args: &[&str]) {
+        let mut command = Command::new(format!("{RABBIT_BIN}/rabbitmqctl"));
+        self.env(&mut command);
+        let out = command
+            .args(["-q", "-n", &self.node])
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "rabbitmqctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A user `name` with `password` and every permission on the default vhost.
+    pub async fn add_user(&self, name: &str, password: &str) {
+        self.ctl(&["add_user", name, password]).await;
+        self.ctl(&["set_permissions", "-p", "/", name, ".*", ".*", ".*"])
+            .await;
     }
 
     /// A clean stop (`rabbitmqctl shutdown`), as an operator's restart does.
