@@ -8,7 +8,8 @@ structure of the CRD objects (ScaledObject, TriggerAuthentication, ServiceMonito
 here, and asserts what the chart promises operators: workers outlive their longest message on
 shutdown, each stage autoscales on its own queue counting unacknowledged messages, fetchers cannot
 reach cluster, private or metadata addresses, no secret lands in a ConfigMap, one dashboard
-ConfigMap per dashboard file, and the values schema rejects bad values.
+ConfigMap per dashboard file, the API (`trawl serve`) is reachable on its own port with /drain
+and the probes kept off it and out of the Ingress, and the values schema rejects bad values.
 
 Prints one line per check (PASS, FAIL or SKIP) and a closing `N passed, N failed, N skipped`;
 exits 1 when any check failed.
@@ -267,9 +268,11 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
 
     configmaps = {c["metadata"]["name"]: c for c in render.of_kind("ConfigMap")}
     deployments = {d["metadata"]["labels"].get("app.kubernetes.io/component"): d for d in render.of_kind("Deployment")}
+    api_on = values["api"]["enabled"]
+    components = STAGES + ["monitor"] + (["api"] if api_on else [])
     r.check(
-        sorted(deployments) == sorted(STAGES + ["monitor"]),
-        f"{tag} one Deployment per stage plus monitor",
+        sorted(deployments) == sorted(components),
+        f"{tag} one Deployment per stage plus monitor" + (" and api" if api_on else ""),
         f"got {sorted(deployments)}",
     )
 
@@ -282,7 +285,7 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
             r.check(False, f"{tag} {component}: a container named {component}", f"containers {[c['name'] for c in pod['containers']]}")
             continue
         env = container_env(main, configmaps)
-        expected_args = ["monitor"] if component == "monitor" else ["worker", component]
+        expected_args = {"monitor": ["monitor"], "api": ["serve"]}.get(component, ["worker", component])
         problems = []
         if main.get("args", [])[: len(expected_args)] != expected_args:
             problems.append(f"args {main.get('args')}")
@@ -328,6 +331,9 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
 
         if component == "monitor":
             r.check(dep["spec"].get("replicas") == 1, f"{tag} monitor: exactly one replica", f"replicas {dep['spec'].get('replicas')}")
+            continue
+        if component == "api":
+            check_api_pod(r, tag, dep, main, env, values)
             continue
 
         # -- graceful shutdown --------------------------------------------------------------------
@@ -417,16 +423,18 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
         not any(x["spec"]["scaleTargetRef"]["name"] == deployments["monitor"]["metadata"]["name"] for x in scaled + hpas),
         f"{tag} monitor is never autoscaled",
     )
+    if api_on:
+        check_api_objects(r, tag, render, deployments["api"], values)
 
     # -- PodDisruptionBudgets -------------------------------------------------------------------
     pdbs = render.of_kind("PodDisruptionBudget")
     problems = []
-    for stage in STAGES:
+    for stage in STAGES + (["api"] if api_on else []):
         labels = deployments[stage]["spec"]["template"]["metadata"]["labels"]
         pdb = [p for p in pdbs if selects(p["spec"]["selector"].get("matchLabels"), labels)]
         if len(pdb) != 1 or "maxUnavailable" not in pdb[0]["spec"]:
             problems.append(f"{stage}: {len(pdb)} PDBs")
-    r.check(not problems, f"{tag} one PodDisruptionBudget (maxUnavailable) per stage", "; ".join(problems))
+    r.check(not problems, f"{tag} one PodDisruptionBudget (maxUnavailable) per stage" + (" and the API" if api_on else ""), "; ".join(problems))
 
     # -- network policy ---------------------------------------------------------------------------
     check_network(r, tag, render, deployments, values)
@@ -475,7 +483,7 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
                 problems.append("endpoints need a port")
             services = [s for s in render.of_kind("Service") if selects(spec.get("selector", {}).get("matchLabels"), s["metadata"]["labels"])]
             covered = {s["metadata"]["labels"].get("app.kubernetes.io/component") for s in services}
-            if covered != set(STAGES + ["monitor"]):
+            if covered != set(components):
                 problems.append(f"selects Services of {sorted(c for c in covered if c)}")
             for s in services:
                 if not any(p.get("name") == e.get("port") for p in s["spec"]["ports"] for e in spec["endpoints"]):
@@ -528,6 +536,91 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
             elif json.loads(text) != json.loads(f.read_text()):
                 problems.append(f"{f.name} differs from the file")
         r.check(not problems, f"{tag} {len(dashboards)} dashboard ConfigMap(s) labelled {label}={label_value}, one per JSON file", "; ".join(problems))
+
+
+def check_api_pod(r: Report, tag: str, dep: dict, main: dict, env: dict, values: dict) -> None:
+    """`trawl serve`: its port and settings from api.*, probes and /drain on the metrics port."""
+    api = values["api"]
+    pod = dep["spec"]["template"]["spec"]
+    problems = []
+    ports = {p.get("name"): p.get("containerPort") for p in main.get("ports", [])}
+    if ports.get("http") != api["port"]:
+        problems.append(f"port http is {ports.get('http')}, want {api['port']}")
+    want = {
+        "TRAWL__API__ADDR": f"0.0.0.0:{api['port']}",
+        "TRAWL__API__RATE_PER_SEC": str(api["limits"]["ratePerSecond"]),
+        "TRAWL__API__MAX_BODY_BYTES": str(api["limits"]["maxBodyBytes"]),
+        "TRAWL__API__MAX_QUESTIONS": str(api["limits"]["maxQuestions"]),
+        "TRAWL__API__IDEMPOTENCY_TTL_SECS": str(api["limits"]["idempotencyTtlSeconds"]),
+    }
+    for key, value in want.items():
+        if env.get(key) != value:
+            problems.append(f"{key}={env.get(key)!r}, want {value!r}")
+    pre = ((main.get("lifecycle") or {}).get("preStop") or {}).get("httpGet") or {}
+    if pre.get("path") != "/drain" or pre.get("port") != "metrics":
+        problems.append(f"preStop {main.get('lifecycle')}: want GET /drain on port metrics (the API port has none)")
+    if pod.get("terminationGracePeriodSeconds") != api["terminationGracePeriodSeconds"]:
+        problems.append(f"terminationGracePeriodSeconds {pod.get('terminationGracePeriodSeconds')}")
+    if api["autoscaling"]["enabled"] == ("replicas" in dep["spec"]):
+        problems.append(f"replicas {dep['spec'].get('replicas')} with autoscaling {api['autoscaling']['enabled']}")
+    r.check(not problems, f"{tag} api: `serve` on port {api['port']} with api.limits, preStop /drain on metrics", "; ".join(problems))
+
+
+def check_api_objects(r: Report, tag: str, render: Render, dep: dict, values: dict) -> None:
+    """The API's Service, its HPA when asked for, and its Ingress: /v1 and /openapi.json only."""
+    api = values["api"]
+    name = dep["metadata"]["name"]
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    service = render.named("Service", name)
+    problems = []
+    if service is None:
+        problems.append(f"no Service {name}")
+    else:
+        spec = service["spec"]
+        if spec.get("clusterIP") == "None" or spec.get("publishNotReadyAddresses"):
+            problems.append("the clients' Service must balance over ready pods only")
+        if spec.get("type", "ClusterIP") != api["service"]["type"]:
+            problems.append(f"type {spec.get('type')}")
+        if not selects(spec.get("selector"), pod_labels):
+            problems.append("selects no API pod")
+        if spec.get("ports") != [{"name": "http", "port": api["service"]["port"], "targetPort": "http", "protocol": "TCP"}]:
+            problems.append(f"ports {spec.get('ports')}")
+    r.check(not problems, f"{tag} api: Service {name} on port {api['service']['port']} -> http", "; ".join(problems))
+
+    hpas = [h for h in render.of_kind("HorizontalPodAutoscaler") if h["spec"]["scaleTargetRef"]["name"] == name]
+    if api["autoscaling"]["enabled"]:
+        a = api["autoscaling"]
+        ok = len(hpas) == 1 and hpas[0]["spec"].get("minReplicas") == a["minReplicas"] and hpas[0]["spec"].get("maxReplicas") == a["maxReplicas"]
+        ok = ok and any(m.get("type") == "Resource" and m["resource"]["name"] == "cpu" for m in hpas[0]["spec"].get("metrics", []))
+        r.check(ok, f"{tag} api: a CPU HorizontalPodAutoscaler, {a['minReplicas']}..{a['maxReplicas']}", f"{hpas}")
+    else:
+        r.check(not hpas, f"{tag} api: no HorizontalPodAutoscaler when api.autoscaling is off")
+
+    ingresses = render.of_kind("Ingress")
+    if not api["ingress"]["enabled"]:
+        r.check(not ingresses, f"{tag} api: no Ingress unless api.ingress.enabled")
+        return
+    problems = []
+    if len(ingresses) != 1:
+        problems.append(f"{len(ingresses)} Ingresses")
+    else:
+        spec = ingresses[0]["spec"]
+        routed = set()
+        for rule in spec.get("rules", []):
+            if (rule.get("host") or "") != api["ingress"]["host"]:
+                problems.append(f"host {rule.get('host')!r}")
+            for path in (rule.get("http") or {}).get("paths", []):
+                backend = (path.get("backend") or {}).get("service") or {}
+                if backend.get("name") != name or backend.get("port") != {"name": "http"}:
+                    problems.append(f"{path.get('path')} goes to {backend}")
+                routed.add((path.get("path"), path.get("pathType")))
+        if routed != {("/v1", "Prefix"), ("/openapi.json", "Exact")}:
+            problems.append(f"routes {sorted(routed)}: want /v1 (Prefix) and /openapi.json (Exact) only, never /drain or the probes")
+        if spec.get("ingressClassName", "") != api["ingress"]["className"]:
+            problems.append(f"ingressClassName {spec.get('ingressClassName')!r}")
+        if spec.get("tls", []) != api["ingress"]["tls"]:
+            problems.append(f"tls {spec.get('tls')}")
+    r.check(not problems, f"{tag} api: Ingress routes /v1 and /openapi.json to the Service's http port, nothing else", "; ".join(problems))
 
 
 def check_keda(r: Report, tag: str, render: Render, values: dict, scaled: list, hpas: list, deployments: dict, broker_ns: str) -> None:
@@ -584,7 +677,9 @@ def check_keda(r: Report, tag: str, render: Render, values: dict, scaled: list, 
         if "replicas" in dep["spec"]:
             problems.append("Deployment sets replicas under an autoscaler")
         r.check(not problems, f"{tag} {stage}: rabbitmq trigger on {broker_ns}.{QUEUE_SUFFIX[stage]}, protocol http, unacked counted", "; ".join(problems))
-    r.check(len(scaled) == len(STAGES) and not hpas, f"{tag} KEDA: {len(STAGES)} ScaledObjects and no HPA", f"{len(scaled)} ScaledObjects, {len(hpas)} HPAs")
+    stage_names = {deployments[s]["metadata"]["name"] for s in STAGES}
+    stage_hpas = [h for h in hpas if h["spec"]["scaleTargetRef"]["name"] in stage_names]
+    r.check(len(scaled) == len(STAGES) and not stage_hpas, f"{tag} KEDA: {len(STAGES)} ScaledObjects and no HPA on a stage", f"{len(scaled)} ScaledObjects, {len(stage_hpas)} stage HPAs")
 
 
 def check_network(r: Report, tag: str, render: Render, deployments: dict, values: dict) -> None:
@@ -602,10 +697,19 @@ def check_network(r: Report, tag: str, render: Render, deployments: dict, values
         spec = mine[0]["spec"]
         if sorted(spec.get("policyTypes", [])) != ["Egress", "Ingress"]:
             problems.append(f"policyTypes {spec.get('policyTypes')}")
+        # The API's pods also take its calls, on port `http` (from api.networkPolicy.from).
+        allowed = ("metrics", 9464) + (("http", values["api"]["port"]) if component == "api" else ())
         for rule in spec.get("ingress", []):
             ports = rule.get("ports") or []
-            if not ports or any(p.get("port") not in ("metrics", 9464) for p in ports):
+            if not ports or any(p.get("port") not in allowed for p in ports):
                 problems.append(f"ingress beyond the metrics port: {ports or 'all ports'}")
+        if component == "api":
+            http = [rule for rule in spec.get("ingress", []) if any(p.get("port") == "http" for p in rule.get("ports") or [])]
+            want_from = values["api"]["networkPolicy"].get("from") or None
+            if len(http) != 1 or http[0].get("from") != want_from:
+                problems.append(f"port http is open to {[rule.get('from', 'anyone') for rule in http]}, want {want_from or 'anyone'}")
+            if any(cidrs_of(rule, "0.0.0.0/0")[0] or cidrs_of(rule, "::/0")[0] for rule in spec.get("egress", [])):
+                problems.append("the API reaches the internet; it talks to the broker and the store only")
         for rule in spec.get("egress", []):
             if not rule.get("to"):
                 problems.append("an egress rule without `to` allows everything")
@@ -635,6 +739,8 @@ def check_network(r: Report, tag: str, render: Render, deployments: dict, values
                     if cidr and cidr not in ("0.0.0.0/0", "::/0") and any(overlaps(cidr, b) for b in FETCH_BLOCKED_V4 + FETCH_BLOCKED_V6):
                         problems.append(f"extra ipBlock {cidr} reopens a blocked range")
             what = f"{tag} {component}: NetworkPolicy allows the internet but not 10/8, 172.16/12, 192.168/16, 169.254/16 (metadata), 127/8, fc00::/7"
+        elif component == "api":
+            what = f"{tag} api: NetworkPolicy admits the API's callers on port http, Prometheus on metrics, no internet egress"
         else:
             what = f"{tag} {component}: NetworkPolicy limits ingress to the metrics port, egress to named peers"
         r.check(not problems, what, "; ".join(problems))
@@ -678,6 +784,10 @@ REJECTED = [
     ("TRAWL__BROKER__URL in config (chart guard)", {"config": {"TRAWL__BROKER__URL": "amqp://rabbitmq/"}}, "Secret"),
     ("config overriding a computed key (chart guard)", {"config": {"TRAWL__METRICS__ADDR": "0.0.0.0:1"}}, "set by the chart"),
     ("secrets.* beside existingSecret (chart guard)", {"secrets": {"brokerUrl": "amqp://a:b@c/"}}, "existingSecret"),
+    ("api.port equal to metrics.port (chart guard)", {"api": {"port": 9464}}, "must differ"),
+    ("TRAWL__API__RATE_PER_SEC in config (chart guard)", {"config": {"TRAWL__API__RATE_PER_SEC": 5}}, "api.limits"),
+    ("api.limits.ratePerSecond: 0 (schema: minimum 1)", {"api": {"limits": {"ratePerSecond": 0}}}, "ratePerSecond"),
+    ("api.ingress.hosts (schema: unknown key; it is `host`)", {"api": {"ingress": {"hosts": ["trawl.example.com"]}}}, "hosts"),
     (
         "KEDA target below the stage's prefetch (chart guard)",
         {"autoscaling": {"engine": "keda"}, "stages": {"fetch": {"prefetch": 50}}},

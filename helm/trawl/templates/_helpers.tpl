@@ -168,6 +168,24 @@ strings: environment variables are strings, and the workers parse them as TOML.
 {{- toJson $out }}
 {{- end }}
 
+{{/*
+The API's settings (shared/config's [api]), from api.*: environment of the API's pods only, so a
+changed limit rolls the API and not the workers.
+*/}}
+{{- define "trawl.apiConfig" -}}
+{{- $a := .Values.api }}
+{{- if eq (int $a.port) (int .Values.metrics.port) }}
+{{- fail (printf "api.port (%v) must differ from metrics.port: the API and its /metrics, /healthz, /readyz and /drain listen on separate ports" $a.port) }}
+{{- end }}
+{{- $out := dict }}
+{{- $_ := set $out "TRAWL__API__ADDR" (printf "0.0.0.0:%v" $a.port) }}
+{{- $_ := set $out "TRAWL__API__RATE_PER_SEC" (toString (int64 $a.limits.ratePerSecond)) }}
+{{- $_ := set $out "TRAWL__API__MAX_BODY_BYTES" (toString (int64 $a.limits.maxBodyBytes)) }}
+{{- $_ := set $out "TRAWL__API__MAX_QUESTIONS" (toString (int64 $a.limits.maxQuestions)) }}
+{{- $_ := set $out "TRAWL__API__IDEMPOTENCY_TTL_SECS" (toString (int64 $a.limits.idempotencyTtlSeconds)) }}
+{{- toJson $out }}
+{{- end }}
+
 {{/* Pod-level security: no root, no privilege, the runtime's seccomp profile. */}}
 {{- define "trawl.podSecurityContext" -}}
 runAsNonRoot: true
@@ -210,14 +228,17 @@ seccompProfile:
 {{- end }}
 
 {{/*
-Refuses a non-secret environment entry (config.*, stages.*.env) that the chart computes itself or
-that looks like a credential: those never belong in a ConfigMap or a pod spec.
+Refuses a non-secret environment entry (config.*, stages.*.env, api.env) that the chart computes
+itself or that looks like a credential: those never belong in a ConfigMap or a pod spec.
 Call with (list $ "config" KEY VALUE computedDict); renders nothing.
 */}}
 {{- define "trawl.checkPlainEnv" -}}
 {{- $where := index . 1 }}{{ $key := index . 2 }}{{ $value := index . 3 }}{{ $computed := index . 4 }}
 {{- if hasKey $computed $key }}
 {{- fail (printf "%s.%s is set by the chart; use its own value instead (metrics.port, broker.namespace, broker.prefetch or stages.<name>.prefetch, worker.messageTimeoutSeconds, worker.drainMarginSeconds, output.mountPath, logs.level, logs.format)" $where $key) }}
+{{- end }}
+{{- if hasPrefix "TRAWL__API__" $key }}
+{{- fail (printf "%s.%s is set by the chart from api.port and api.limits.*; set those instead" $where $key) }}
 {{- end }}
 {{- if has $key (list "TRAWL__BROKER__URL" "TRAWL__STORE__URL" "TRAWL_RABBITMQ_MANAGEMENT_URL") }}
 {{- fail (printf "%s.%s belongs in the Secret: secrets.brokerUrl, secrets.storeUrl, secrets.rabbitmqManagementUrl or existingSecret" $where $key) }}

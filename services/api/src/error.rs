@@ -4,7 +4,7 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::{ToResponse, ToSchema};
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -23,11 +23,31 @@ pub struct ErrorBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// Stable, machine-readable: `unauthorized`, `not_found`, `invalid_request`, `too_large`,
-    /// `idempotency_conflict`, `rate_limited`, `unavailable` …
+    /// Stable, machine-readable: `unauthorized`, `not_found`, `method_not_allowed`,
+    /// `bad_request`, `invalid_request`, `too_large`, `unsupported_media_type`, `in_progress`,
+    /// `idempotency_conflict`, `rate_limited`, `unavailable`.
     pub code: String,
     pub message: String,
 }
+
+// The errors every `/v1` operation may answer, as shared responses of the document.
+
+/// The token is missing, not `Bearer <token>`, unknown or revoked.
+#[derive(ToResponse)]
+#[response(headers(("WWW-Authenticate" = String, description = "`Bearer realm=\"trawl\"`")))]
+#[allow(dead_code)] // documentation only: ApiError writes the response
+pub struct Unauthorized(ErrorBody);
+
+/// More than `api.rate_per_sec` requests in the last second with this token.
+#[derive(ToResponse)]
+#[response(headers(("Retry-After" = u64, description = "Seconds to wait before retrying")))]
+#[allow(dead_code)]
+pub struct RateLimited(ErrorBody);
+
+/// The fleet (store, broker or object store) did not answer; worth retrying.
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct Unavailable(ErrorBody);
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {

@@ -6,8 +6,11 @@
 //!   own batches, and is rate-limited fleet-wide through the store.
 //! - Errors are JSON (`{"error": {"code", "message"}}`, [`error`]).
 //! - The OpenAPI 3.1 document is generated from the handlers ([`openapi`]), served at
-//!   `/openapi.json`, and kept in the repository as `services/api/openapi.json`.
-//! - `/healthz`, `/readyz`, `/metrics` and `/drain` are served without a token.
+//!   `/openapi.json` with this server's limits, and kept in the repository (default limits) as
+//!   `services/api/openapi.json`. integration-tests/tests/api_schema.rs runs schemathesis
+//!   against the served one.
+//! - `/healthz`, `/readyz` and `/metrics` are served without a token, on the API's address and
+//!   on `metrics.addr`; `/drain` (it stops the server) only on `metrics.addr`, like a worker's.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -120,18 +123,14 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-async fn openapi_json() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        openapi::document(),
-    )
-        .into_response()
-}
-
-/// The whole API. `readiness` and `drain` back `/readyz` and `/drain`.
-pub fn router(state: AppState, readiness: Readiness, drain: Drain) -> Router {
+/// The whole API; `readiness` backs `/readyz`.
+pub fn router(state: AppState, readiness: Readiness) -> Router {
     use axum::routing::{delete, post};
     let limit = state.config.api.max_body_bytes;
+    let document = axum::body::Bytes::from(openapi::document_for(&state.config.api));
+    let openapi_json = move || async move {
+        ([(header::CONTENT_TYPE, "application/json")], document).into_response()
+    };
     let v1 = Router::new()
         .route("/v1/batches", post(routes::submit))
         .route(
@@ -150,7 +149,7 @@ pub fn router(state: AppState, readiness: Readiness, drain: Drain) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state);
-    v1.merge(trawl_telemetry::routes(readiness, drain))
+    v1.merge(trawl_telemetry::probes(readiness))
         .layer(axum::middleware::from_fn(observe))
 }
 
@@ -165,10 +164,13 @@ pub enum ServeError {
     },
     #[error(transparent)]
     Connect(#[from] trawl_pipeline::runtime::ConnectError),
+    #[error(transparent)]
+    Metrics(#[from] trawl_telemetry::ServeError),
 }
 
-/// Serves the API on `api.addr` until SIGTERM, SIGINT or `/drain`; calls `bound` with the
-/// address once listening.
+/// Serves the API on `api.addr`, and `/metrics`, `/healthz`, `/readyz` and `/drain` on
+/// `metrics.addr` (unless empty), until SIGTERM, SIGINT or `/drain`; calls `bound` with the
+/// API's address once listening.
 pub async fn serve(
     config: Config,
     bound: impl FnOnce(std::net::SocketAddr),
@@ -187,14 +189,28 @@ pub async fn serve(
         addr: addr.clone(),
         source,
     })?;
-    let rt = Runtime::connect(config.clone(), Duration::from_secs(30)).await?;
-    metrics::init();
     let readiness = Readiness::default();
-    readiness.set(true);
-    // A preStop `/drain` stops taking connections; requests in progress finish through the
-    // graceful shutdown, so the drain itself has nothing to wait for.
     let drain = Drain::default();
     let shutdown = trawl_pipeline::serve::Shutdown::on_signals_or_drain(&drain);
+    let ops = if config.metrics.addr.is_empty() {
+        None
+    } else {
+        let (ops_addr, task) = trawl_telemetry::serve(
+            &config.metrics.addr,
+            readiness.clone(),
+            drain.clone(),
+            shutdown.clone().wait(),
+        )
+        .await?;
+        tracing::info!(addr = %ops_addr, "metrics listening");
+        Some(task)
+    };
+    // Live (and not ready) while connecting, like a worker.
+    let rt = Runtime::connect(config.clone(), Duration::from_secs(30)).await?;
+    metrics::init();
+    readiness.set(true);
+    // A preStop `/drain` stops taking connections; requests in progress finish through the
+    // graceful shutdown (an event stream may outlast any drain), so the drain answers at once.
     let stop = {
         let (drain, readiness) = (drain.clone(), readiness.clone());
         async move {
@@ -207,10 +223,64 @@ pub async fn serve(
         rt,
         config: Arc::new(config),
     };
-    let app = router(state, readiness, drain);
+    let app = router(state, readiness);
     bound(local);
-    axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(stop)
         .await
-        .map_err(|source| ServeError::Listen { addr, source })
+        .map_err(|source| ServeError::Listen { addr, source });
+    // Answer a waiting preStop `/drain` before the process exits.
+    if let Some(task) = ops {
+        let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+    }
+    served
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    async fn get(addr: std::net::SocketAddr, path: &str) -> String {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        s.write_all(request.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    /// Whoever may call the API reaches the probes and the document, never `/drain`: it would
+    /// stop the server. `/drain` is on `metrics.addr` only.
+    #[tokio::test]
+    async fn the_api_address_serves_probes_and_the_document_but_not_drain() {
+        // Nothing here reads or writes the object store, so its default root is never touched.
+        let env = BTreeMap::from([("TRAWL__API__MAX_QUESTIONS".to_owned(), "7".to_owned())]);
+        let config = Config::load(None, &env).unwrap();
+        let state = AppState {
+            rt: Runtime::embedded(config.clone()),
+            config: Arc::new(config),
+        };
+        let readiness = Readiness::default();
+        readiness.set(true);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = router(state, readiness);
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+        for path in ["/healthz", "/readyz", "/metrics"] {
+            assert!(get(addr, path).await.starts_with("HTTP/1.1 200"), "{path}");
+        }
+        let drain = get(addr, "/drain").await;
+        assert!(drain.starts_with("HTTP/1.1 404"), "{drain}");
+        let doc = get(addr, "/openapi.json").await;
+        assert!(doc.starts_with("HTTP/1.1 200"), "{doc}");
+        assert!(
+            doc.contains("\"maxItems\": 7"),
+            "the served document states the limit"
+        );
+    }
 }

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -20,14 +20,20 @@ use trawl_store::{BatchProgress, Cache, PENDING};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, RateLimited, Unauthorized, Unavailable};
 use crate::{AppState, Caller};
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuestionIn {
-    /// The research question.
-    #[schema(min_length = 1, max_length = 2000)]
+    /// The research question: at most 2000 characters, not only whitespace.
+    // The pattern's class is what `str::trim` removes (Unicode White_Space), so the document
+    // refuses what `check_task` refuses; a test below holds the two together.
+    #[schema(
+        min_length = 1,
+        max_length = 2000,
+        pattern = r"[^\t\n\x0B\x0C\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub query: String,
     #[serde(default)]
     pub options: JobOptions,
@@ -37,12 +43,14 @@ pub struct QuestionIn {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchIn {
+    /// The questions: at most `maxItems`, this server's `api.max_questions`; more is a 413.
     #[schema(min_items = 1)]
     pub questions: Vec<QuestionIn>,
     /// Defaults for every question's options.
     #[serde(default)]
     pub options: JobOptions,
-    /// Receives signed `job.completed` and `batch.completed` events.
+    /// Receives signed `job.completed` and `batch.completed` events: an http(s) URL.
+    #[schema(pattern = r"^https?://[^/?#\x00-\x20\x7F]+([/?#][^\x00-\x20\x7F]*)?$")]
     pub webhook: Option<String>,
     /// LLM spend allowed for the batch in dollars; past it, jobs are written without the LLM.
     #[schema(exclusive_minimum = 0.0)]
@@ -100,9 +108,11 @@ pub struct JobPage {
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
-    /// From a previous page's `next_cursor`.
+    /// From a previous page's `next_cursor`; opaque, and only the values this API returned for
+    /// the batch are cursors (any other is a 400).
     pub cursor: Option<String>,
     /// Jobs per page, 1 to 500 (default 100).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<usize>,
 }
 
@@ -116,6 +126,52 @@ pub struct Job {
     pub report: Option<String>,
     /// Names to fetch from `/v1/jobs/{id}/work-products/{name}`.
     pub work_products: Vec<String>,
+}
+
+/// The path's parameters. A path axum cannot decode (percent-encoded bytes that are not UTF-8)
+/// names no batch or job, so it is a 404 like any unknown id.
+fn path_params<T>(path: Result<Path<T>, PathRejection>) -> Result<T, ApiError> {
+    path.map(|Path(params)| params)
+        .map_err(|_| ApiError::not_found("no such batch or job"))
+}
+
+/// The pattern `BatchIn.webhook` documents, in code: an http(s) URL with a host and no spaces
+/// or control characters.
+fn webhook_ok(url: &str) -> bool {
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let host_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    host_len > 0 && rest.chars().all(|c| c > ' ' && c != '\x7f')
+}
+
+/// The pattern the `Idempotency-Key` parameter documents, in code: 1 to 255 visible ASCII
+/// characters, no spaces.
+fn idempotency_key_ok(key: &[u8]) -> bool {
+    (1..=255).contains(&key.len()) && key.iter().all(|b| (b'!'..=b'~').contains(b))
+}
+
+/// One event of the stream, as an event-stream parser delivers it.
+// Only describes the stream: the handler writes events through axum's `Sse`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct BatchEvent {
+    pub event: BatchEventKind,
+    /// For `progress` and `done`, a BatchStatus as JSON; for `error`, what failed, as text.
+    pub data: String,
+}
+
+/// `progress` whenever the batch's status changes; then `done` once every job has ended, or
+/// `error` when the fleet could not answer. Either of those is the stream's last event.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BatchEventKind {
+    Progress,
+    Done,
+    Error,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -158,18 +214,44 @@ async fn owned(state: &AppState, caller: &Caller, id: &str) -> Result<Manifest, 
     }
 }
 
+/// serde builds a struct from a JSON array as readily as from an object (`["q"]` would be a
+/// question, its fields by position). The document says object, so an array where an object
+/// belongs is refused; any other wrong type is serde's to refuse.
+fn arrays_are_not_objects(batch: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    let options_ok =
+        |v: &serde_json::Map<String, Value>| !matches!(v.get("options"), Some(Value::Array(_)));
+    let Value::Object(batch) = batch else {
+        return Err("the body must be a JSON object".into());
+    };
+    if !options_ok(batch) {
+        return Err("options: must be an object".into());
+    }
+    let Some(Value::Array(questions)) = batch.get("questions") else {
+        return Ok(());
+    };
+    for (i, question) in questions.iter().enumerate() {
+        match question {
+            Value::Array(_) => return Err(format!("questions[{i}]: must be an object")),
+            Value::Object(q) if !options_ok(q) => {
+                return Err(format!("questions[{i}].options: must be an object"))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The batch in `body`, checked: its tasks and batch-wide options.
 fn parse_batch_in(
     body: &[u8],
     max_questions: usize,
 ) -> Result<(Vec<SearchTask>, BatchOptions), ApiError> {
-    let input: BatchIn = serde_json::from_slice(body).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
-            ApiError::bad_request(format!("the body is not valid JSON: {e}"))
-        } else {
-            ApiError::invalid(format!("the body is not a batch: {e}"))
-        }
-    })?;
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?;
+    arrays_are_not_objects(&value).map_err(ApiError::invalid)?;
+    let input: BatchIn = serde_json::from_value(value)
+        .map_err(|e| ApiError::invalid(format!("the body is not a batch: {e}")))?;
     if input.questions.is_empty() {
         return Err(ApiError::invalid("questions: the batch holds no questions"));
     }
@@ -183,10 +265,10 @@ fn parse_batch_in(
             ),
         ));
     }
-    if let Some(url) = &input.webhook {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(ApiError::invalid("webhook: must be an http(s) URL"));
-        }
+    if input.webhook.as_deref().is_some_and(|url| !webhook_ok(url)) {
+        return Err(ApiError::invalid(
+            "webhook: must be an http(s) URL with a host and no spaces or control characters",
+        ));
     }
     if input.budget_usd.is_some_and(|b| !b.is_finite() || b <= 0.0) {
         return Err(ApiError::invalid(
@@ -215,17 +297,25 @@ fn parse_batch_in(
 #[utoipa::path(
     post, path = "/v1/batches", tag = "batches",
     request_body = BatchIn,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe: the same key and body return the first batch")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = r"^[!-~]{1,255}$",
+        description = "Makes retries safe: the same key and body return the first batch. 1 to 255 visible ASCII characters, no spaces")),
     responses(
-        (status = 201, description = "Batch enqueued", body = BatchCreated),
-        (status = 200, description = "Replayed: this key already created the batch", body = BatchCreated),
-        (status = 400, description = "Not JSON", body = ErrorBody),
-        (status = 401, description = "Missing or unknown token", body = ErrorBody),
-        (status = 409, description = "A request with this key is still being handled", body = ErrorBody),
-        (status = 413, description = "Body or batch too large", body = ErrorBody),
-        (status = 415, description = "Not application/json", body = ErrorBody),
-        (status = 422, description = "Invalid batch, or the key was used with another body", body = ErrorBody),
-        (status = 429, description = "Rate limited", body = ErrorBody),
+        (status = 201, description = "Batch enqueued", body = BatchCreated, links(
+            ("status" = (operation_id = "get_batch", parameters(("id" = "$response.body#/batch_id")))),
+            ("jobs" = (operation_id = "list_jobs", parameters(("id" = "$response.body#/batch_id")))),
+            ("first_job" = (operation_id = "get_job", parameters(("id" = "$response.body#/jobs/0/job_id")))),
+            ("cancel" = (operation_id = "cancel_batch", parameters(("id" = "$response.body#/batch_id")))),
+        )),
+        (status = 200, description = "Replayed: this key already created the batch", body = BatchCreated,
+            headers(("Idempotent-Replayed" = String, description = "`true`"))),
+        (status = 400, description = "The body is not JSON, or the Idempotency-Key is malformed", body = ErrorBody),
+        (status = 401, response = Unauthorized),
+        (status = 409, description = "A request with this Idempotency-Key is still being handled", body = ErrorBody),
+        (status = 413, description = "The body is over api.max_body_bytes, or the batch over api.max_questions", body = ErrorBody),
+        (status = 415, description = "The body is not application/json", body = ErrorBody),
+        (status = 422, description = "Not a valid batch, or the Idempotency-Key was used with another body", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
 )]
@@ -261,14 +351,16 @@ pub async fn submit(
 
     let key = match headers.get("idempotency-key") {
         None => None,
-        Some(v) => match v.to_str() {
-            Ok(k) if !k.is_empty() && k.len() <= 255 => Some(format!("{}:{k}", caller.0.id)),
-            _ => {
-                return Err(ApiError::bad_request(
-                    "Idempotency-Key: must be 1 to 255 visible ASCII characters",
-                ))
-            }
-        },
+        Some(v) if idempotency_key_ok(v.as_bytes()) => Some(format!(
+            "{}:{}",
+            caller.0.id,
+            String::from_utf8_lossy(v.as_bytes())
+        )),
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "Idempotency-Key: must be 1 to 255 visible ASCII characters, without spaces",
+            ))
+        }
     };
     let Some(key) = key else {
         let manifest = batch::submit(&state.rt, tasks, options, |_| {}).await?;
@@ -370,37 +462,51 @@ async fn status_of(state: &AppState, manifest: &Manifest) -> Result<BatchStatus,
 /// A batch's progress, cost and unusable sources.
 #[utoipa::path(
     get, path = "/v1/batches/{id}", tag = "batches",
-    params(("id" = String, Path, description = "Batch id")),
+    params(("id" = String, Path, format = Uuid, description = "Batch id")),
     responses(
-        (status = 200, body = BatchStatus),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 200, description = "The batch's status", body = BatchStatus),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
 )]
 pub async fn get_batch(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<BatchStatus>, ApiError> {
+    let id = path_params(path)?;
     let manifest = owned(&state, &caller, &id).await?;
     Ok(Json(status_of(&state, &manifest).await?))
 }
 
 /// Cancel a batch: its pending jobs end as `cancelled` and workers skip their messages.
+///
+/// The batch is not removed: its status, its jobs and the reports of jobs that ended before the
+/// cancellation stay readable. Cancelling again changes nothing.
 #[utoipa::path(
     delete, path = "/v1/batches/{id}", tag = "batches",
-    params(("id" = String, Path, description = "Batch id")),
+    params(("id" = String, Path, format = Uuid, description = "Batch id")),
     responses(
-        (status = 200, description = "Cancelled; the batch's status after it", body = BatchStatus),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 200, description = "Cancelled; the batch's status after it", body = BatchStatus, links(
+            ("events" = (operation_id = "events", parameters(("id" = "$response.body#/batch_id")),
+                description = "Once the jobs in progress have ended, the stream sends `done` and closes")),
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
 )]
 pub async fn cancel_batch(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<BatchStatus>, ApiError> {
+    let id = path_params(path)?;
     let manifest = owned(&state, &caller, &id).await?;
     state.rt.store.batch_cancel(&id).await?;
     Ok(Json(status_of(&state, &manifest).await?))
@@ -411,20 +517,28 @@ const PAGE_MAX: usize = 500;
 /// A batch's jobs in submission order, a page at a time.
 #[utoipa::path(
     get, path = "/v1/batches/{id}/jobs", tag = "batches",
-    params(("id" = String, Path, description = "Batch id"), PageQuery),
+    params(("id" = String, Path, format = Uuid, description = "Batch id"), PageQuery),
     responses(
-        (status = 200, body = JobPage),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 200, description = "A page of jobs", body = JobPage, links(
+            ("job" = (operation_id = "get_job", parameters(("id" = "$response.body#/jobs/0/job_id")))),
+            ("next_page" = (operation_id = "list_jobs", parameters(
+                ("id" = "$request.path.id"), ("cursor" = "$response.body#/next_cursor")))),
+        )),
+        (status = 400, description = "`limit` is not 1 to 500, or `cursor` is not one this API returned", body = ErrorBody),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
 )]
 pub async fn list_jobs(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    path: Result<Path<String>, PathRejection>,
     query: Result<Query<PageQuery>, QueryRejection>,
 ) -> Result<Json<JobPage>, ApiError> {
+    let id = path_params(path)?;
     let Query(page) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let manifest = owned(&state, &caller, &id).await?;
     let start = match page.cursor.as_deref() {
@@ -478,18 +592,25 @@ async fn owned_job(
 /// A job's status and, once it has ended, its report.
 #[utoipa::path(
     get, path = "/v1/jobs/{id}", tag = "jobs",
-    params(("id" = String, Path, description = "Job id")),
+    params(("id" = String, Path, format = Uuid, description = "Job id")),
     responses(
-        (status = 200, body = Job),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 200, description = "The job", body = Job, links(
+            ("work_product" = (operation_id = "work_product", parameters(
+                ("id" = "$response.body#/job_id"), ("name" = "$response.body#/work_products/0")))),
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No job with this id in a batch submitted with this token", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
 )]
 pub async fn get_job(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Job>, ApiError> {
+    let id = path_params(path)?;
     let (job, manifest) = owned_job(&state, &caller, &id).await?;
     let batch = manifest.batch_id;
     let query = manifest
@@ -534,20 +655,30 @@ pub async fn get_job(
 #[utoipa::path(
     get, path = "/v1/jobs/{id}/work-products/{name}", tag = "jobs",
     params(
-        ("id" = String, Path, description = "Job id"),
+        ("id" = String, Path, format = Uuid, description = "Job id"),
         ("name" = String, Path, description = "A name from the job's `work_products`"),
     ),
     responses(
-        (status = 200, description = "The file: text/markdown for .md, application/json for .json, application/x-ndjson for .jsonl", content_type = "application/octet-stream", body = Vec<u8>),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 200, description = "The file, typed by its extension: .md, .json, .jsonl, anything else as bytes", content(
+            (String = "text/markdown"),
+            (serde_json::Value = "application/json"),
+            (String = "application/x-ndjson"),
+            // OpenAPI 3.1 describes raw bytes by leaving out the schema.
+            ("application/octet-stream"),
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No such job for this token, or the job has no work product of that name", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
 )]
 pub async fn work_product(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, name)): Path<(String, String)>,
+    path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let (id, name) = path_params(path)?;
     let (job, manifest) = owned_job(&state, &caller, &id).await?;
     let missing = || ApiError::not_found(format!("job {id} has no work product {name:?}"));
     let safe = !name.is_empty()
@@ -572,18 +703,22 @@ pub async fn work_product(
 /// changes, then `done` when every job has ended.
 #[utoipa::path(
     get, path = "/v1/batches/{id}/events", tag = "batches",
-    params(("id" = String, Path, description = "Batch id")),
+    params(("id" = String, Path, format = Uuid, description = "Batch id")),
     responses(
-        (status = 200, description = "An event stream", content_type = "text/event-stream", body = String),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody),
+        (status = 200, description = "An event stream; `schema` describes one event (OpenAPI 3.1 has no item schema)", content_type = "text/event-stream", body = BatchEvent),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
 )]
 pub async fn events(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    path: Result<Path<String>, PathRejection>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let id = path_params(path)?;
     let manifest = owned(&state, &caller, &id).await?;
     let stream = futures_util::stream::unfold(
         (state, manifest, None::<String>, false),
@@ -615,4 +750,130 @@ pub async fn events(
         },
     );
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pattern the served document gives at `pointer`, compiled as a client would.
+    fn documented(pointer: &str) -> regex::Regex {
+        let doc: serde_json::Value = serde_json::from_str(&crate::openapi::document()).unwrap();
+        let pattern = doc
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_else(|| panic!("no pattern at {pointer}"));
+        regex::Regex::new(pattern).unwrap()
+    }
+
+    #[test]
+    fn the_webhook_rule_is_the_documented_pattern() {
+        let pattern = documented("/components/schemas/BatchIn/properties/webhook/pattern");
+        for (url, ok) in [
+            ("https://hooks.example/trawl?sig=1#x", true),
+            ("http://10.0.0.1:8080", true),
+            ("http://bücher.example/ä", true),
+            ("http://h?", true),
+            ("", false),
+            ("https://", false),
+            ("http:///path", false),
+            ("ftp://h/", false),
+            ("HTTP://h", false),
+            ("http://h /x", false),
+            ("http://h/x\n", false),
+            ("http://h/\u{7f}", false),
+        ] {
+            assert_eq!(webhook_ok(url), ok, "{url:?}");
+            assert_eq!(pattern.is_match(url), ok, "{url:?} against the document");
+        }
+    }
+
+    #[test]
+    fn the_idempotency_key_rule_is_the_documented_pattern() {
+        let pattern = documented("/paths/~1v1~1batches/post/parameters/0/schema/pattern");
+        let longest = "k".repeat(255);
+        let too_long = "k".repeat(256);
+        for (key, ok) in [
+            ("run-42", true),
+            ("!~", true),
+            (longest.as_str(), true),
+            ("", false),
+            (too_long.as_str(), false),
+            ("two words", false),
+            ("tab\t", false),
+            ("clé", false),
+        ] {
+            assert_eq!(idempotency_key_ok(key.as_bytes()), ok, "{key:?}");
+            assert_eq!(pattern.is_match(key), ok, "{key:?} against the document");
+        }
+    }
+
+    /// `check_task` trims Unicode White_Space; the query's pattern must call blank exactly those
+    /// characters, or the document would promise queries the API refuses (or the reverse).
+    #[test]
+    fn a_blank_query_is_what_the_document_calls_blank() {
+        let pattern = documented("/components/schemas/QuestionIn/properties/query/pattern");
+        for c in (0..=0x3000u32)
+            .filter_map(char::from_u32)
+            .chain(['\u{feff}'])
+        {
+            let query = format!(" {c}\t");
+            let accepted = batch::check_task(&query, JobOptions::default()).is_ok();
+            assert_eq!(pattern.is_match(&query), accepted, "U+{:04X}", c as u32);
+        }
+        let doc: serde_json::Value = serde_json::from_str(&crate::openapi::document()).unwrap();
+        let max = &doc["components"]["schemas"]["QuestionIn"]["properties"]["query"]["maxLength"];
+        assert_eq!(max.as_u64(), Some(batch::MAX_QUERY_CHARS as u64));
+        let longest = "q".repeat(batch::MAX_QUERY_CHARS);
+        assert!(batch::check_task(&longest, JobOptions::default()).is_ok());
+        assert!(batch::check_task(&format!("{longest} "), JobOptions::default()).is_err());
+    }
+
+    #[test]
+    fn arrays_where_objects_belong_are_refused() {
+        for (body, needle) in [
+            (r#"[[{"query": "q"}]]"#, "JSON object"),
+            (
+                r#"{"questions": [["q"]]}"#,
+                "questions[0]: must be an object",
+            ),
+            (
+                r#"{"questions": [{"query": "q", "options": [5]}]}"#,
+                "questions[0].options",
+            ),
+            (
+                r#"{"questions": [{"query": "q"}], "options": [null]}"#,
+                "options: must",
+            ),
+        ] {
+            let err = parse_batch_in(body.as_bytes(), 10).expect_err(body);
+            assert_eq!(
+                (err.status, err.code),
+                (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request")
+            );
+            assert!(err.message.contains(needle), "{body}: {}", err.message);
+        }
+        let (tasks, _) = parse_batch_in(
+            br#"{"questions": [{"query": "q", "options": {"max_level": 1.0}}]}"#,
+            10,
+        )
+        .unwrap();
+        assert_eq!(tasks[0].options.max_level, Some(1));
+        let err = parse_batch_in(b"{\"questions\": [", 10).unwrap_err();
+        assert_eq!(err.status, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn job_option_bounds_are_the_documented_ones() {
+        let doc: serde_json::Value = serde_json::from_str(&crate::openapi::document()).unwrap();
+        let options = &doc["components"]["schemas"]["JobOptions"]["properties"];
+        assert_eq!(
+            options["max_urls"]["maximum"].as_u64(),
+            Some(trawl_messages::MAX_URLS as u64)
+        );
+        assert_eq!(
+            options["deadline_secs"]["maximum"].as_u64(),
+            Some(trawl_messages::MAX_DEADLINE_SECS)
+        );
+    }
 }

@@ -6,22 +6,37 @@ use serde::{Deserialize, Serialize};
 
 use crate::envelope::{Body, Kind};
 
+/// Most URLs one job may fetch (`max_urls`): already far more sources than a report can cite.
+pub const MAX_URLS: usize = 1000;
+
+/// Longest deadline a job may ask for (`deadline_secs`), 30 days: a bound keeps the deadline's
+/// timestamp representable, and a batch still waiting after a month is better resubmitted.
+pub const MAX_DEADLINE_SECS: u64 = 30 * 24 * 3600;
+
 /// Per-job options a user may set in a JSONL batch line or an API request; absent fields take
 /// the batch's, then the configured value.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct JobOptions {
-    /// Most URLs to fetch for the job.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    /// Most URLs to fetch for the job, 1 to 1000 ([`MAX_URLS`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option"
+    )]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
     pub max_urls: Option<usize>,
     /// Search results scoring below this (0 to 1) are not fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 0.0, maximum = 1.0))]
     pub min_relevance: Option<f64>,
     /// Highest fetch escalation level: 0–1 plain HTTP, 2–3 a real browser.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 3))]
     pub max_level: Option<u8>,
     /// Search providers to use, in order (searxng, duckduckgo, serper, serpapi, tavily, brave,
@@ -30,10 +45,16 @@ pub struct JobOptions {
     pub providers: Option<Vec<String>>,
     /// Recency window: any, day, week, month or year.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^(any|day|week|month|year)$"))]
     pub freshness: Option<String>,
-    /// Seconds from submission until the job is synthesised with what has arrived.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    /// Seconds from submission until the job is synthesised with what has arrived, at most 30
+    /// days ([`MAX_DEADLINE_SECS`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option"
+    )]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 2592000))]
     pub deadline_secs: Option<u64>,
 }
 

@@ -7,6 +7,7 @@
 //! - [`outcome`]: the terminal outcome every selected URL ends in.
 //! - [`queue`]: queue names, one per stage, under a configurable namespace.
 //! - [`paths`]: where a job's results and work products live in the object store.
+//! - [`whole`]: whole numbers as JSON Schema counts them (`3.0` too), for the options' counts.
 //!
 //! Nothing here does I/O; every stage and both broker twins depend on it.
 
@@ -15,6 +16,7 @@ pub mod envelope;
 pub mod outcome;
 pub mod paths;
 pub mod queue;
+pub mod whole;
 
 pub use body::*;
 pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use trawl_broker::Queue;
-use trawl_messages::{paths, Envelope, JobOptions, SearchTask};
+use trawl_messages::{paths, Envelope, JobOptions, SearchTask, MAX_DEADLINE_SECS, MAX_URLS};
 use uuid::Uuid;
 
 use crate::{Runtime, StageError};
@@ -31,12 +31,13 @@ struct JsonLine {
 
 /// Checks one question and its options; the reason names the problem.
 pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String> {
+    // Counted before trimming, as the API's document counts `maxLength`.
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(format!("query longer than {MAX_QUERY_CHARS} characters"));
+    }
     let query = query.trim().to_owned();
     if query.is_empty() {
         return Err("empty query".into());
-    }
-    if query.chars().count() > MAX_QUERY_CHARS {
-        return Err(format!("query longer than {MAX_QUERY_CHARS} characters"));
     }
     if options
         .min_relevance
@@ -44,8 +45,17 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
     {
         return Err("min_relevance must be 0 to 1".into());
     }
-    if options.max_urls == Some(0) {
-        return Err("max_urls must be at least 1".into());
+    if options
+        .max_urls
+        .is_some_and(|n| !(1..=MAX_URLS).contains(&n))
+    {
+        return Err(format!("max_urls must be 1 to {MAX_URLS}"));
+    }
+    if options
+        .deadline_secs
+        .is_some_and(|s| !(1..=MAX_DEADLINE_SECS).contains(&s))
+    {
+        return Err(format!("deadline_secs must be 1 to {MAX_DEADLINE_SECS}"));
     }
     if options
         .freshness
@@ -324,6 +334,22 @@ mod tests {
                 "{\"query\": \"q\", \"options\": {\"max_level\": 7}}",
                 1,
                 "max_level",
+            ),
+            (
+                "{\"query\": \"q\", \"options\": {\"max_urls\": 1001}}",
+                1,
+                "max_urls",
+            ),
+            // Past 30 days the deadline's timestamp could overflow.
+            (
+                "{\"query\": \"q\", \"options\": {\"deadline_secs\": 18446744073709551615}}",
+                1,
+                "deadline_secs",
+            ),
+            (
+                "{\"query\": \"q\", \"options\": {\"deadline_secs\": 0}}",
+                1,
+                "deadline_secs",
             ),
         ] {
             let err = parse_batch(text).unwrap_err();

@@ -180,9 +180,23 @@ impl Drain {
     }
 }
 
-/// `/metrics`, `/healthz`, `/readyz` and `/drain`, for [`serve`] and for servers (the API)
-/// that expose them beside their own routes.
+/// `/metrics`, `/healthz`, `/readyz` and `/drain`, for [`serve`].
 pub fn routes(readiness: Readiness, drain: Drain) -> Router {
+    probes(readiness.clone()).route(
+        "/drain",
+        get(move || async move {
+            readiness.set(false);
+            drain.request();
+            drain.finished().await;
+            "drained"
+        }),
+    )
+}
+
+/// `/metrics`, `/healthz` and `/readyz` without `/drain`, for servers (the API) that expose
+/// them beside their own routes: whoever reaches those routes must not be able to stop the
+/// process.
+pub fn probes(readiness: Readiness) -> Router {
     Router::new()
         .route(
             "/metrics",
@@ -196,18 +210,6 @@ pub fn routes(readiness: Readiness, drain: Drain) -> Router {
             }),
         )
         .route("/healthz", get(|| async { "ok" }))
-        .route(
-            "/drain",
-            get({
-                let readiness = readiness.clone();
-                move || async move {
-                    readiness.set(false);
-                    drain.request();
-                    drain.finished().await;
-                    "drained"
-                }
-            }),
-        )
         .route(
             "/readyz",
             get(move || async move {
