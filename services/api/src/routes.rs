@@ -310,7 +310,8 @@ fn parse_batch_in(
             headers(("Idempotent-Replayed" = String, description = "`true`"))),
         (status = 400, description = "The body is not JSON, or the Idempotency-Key is malformed", body = ErrorBody),
         (status = 401, response = Unauthorized),
-        (status = 409, description = "A request with this Idempotency-Key is still being handled", body = ErrorBody),
+        (status = 409, description = "A request with this Idempotency-Key is still being handled", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait before retrying"))),
         (status = 413, description = "The body is over api.max_body_bytes, or the batch over api.max_questions", body = ErrorBody),
         (status = 415, description = "The body is not application/json", body = ErrorBody),
         (status = 422, description = "Not a valid batch, or the Idempotency-Key was used with another body", body = ErrorBody),
@@ -325,15 +326,16 @@ pub async fn submit(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(|e| {
-        ApiError::new(
+    let body = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "too_large",
             format!(
-                "{e} (api.max_body_bytes is {})",
+                "the request body is larger than api.max_body_bytes ({} bytes); split the batch into several requests",
                 state.config.api.max_body_bytes
             ),
-        )
+        ),
+        _ => ApiError::bad_request(format!("the request body could not be read: {e}")),
     })?;
     let json = headers
         .get(header::CONTENT_TYPE)
@@ -374,11 +376,13 @@ pub async fn submit(
         return replay(&state, &done, &fingerprint).await;
     }
     if !store.try_lock(&lock, Duration::from_secs(60)).await? {
-        return Err(ApiError::new(
+        let mut e = ApiError::new(
             StatusCode::CONFLICT,
             "in_progress",
-            "a request with this Idempotency-Key is still being handled; retry shortly",
-        ));
+            "a request with this Idempotency-Key is still being handled; retry after the Retry-After header",
+        );
+        e.retry_after = Some(1);
+        return Err(e);
     }
     // The first request may have finished between the lookup and the lock.
     let result = match store.cache_get(Cache::Idempotency, &key).await {
