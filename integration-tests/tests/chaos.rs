@@ -125,7 +125,13 @@ struct Effect {
 }
 
 /// Waits for the batch, then reads and settles the ledger.
-async fn settle(fleet: &Fleet, case: &str, batch: &str, started: Instant, effect: Effect) {
+async fn settle(
+    fleet: &Fleet,
+    case: &str,
+    batch: &str,
+    started: Instant,
+    effect: Effect,
+) -> Ledger {
     fleet.wait_done(batch, Duration::from_secs(300)).await;
     let jobs = jobs_of(fleet, batch);
     let mut ledger = Ledger::read(case, &fleet.broker, &fleet.store, batch, &jobs).await;
@@ -133,6 +139,7 @@ async fn settle(fleet: &Fleet, case: &str, batch: &str, started: Instant, effect
     ledger.recovery_secs = effect.recovery_secs;
     ledger.wall_secs = started.elapsed().as_secs_f64();
     ledger.settle();
+    ledger
 }
 
 /// Case 1: `kill -9` of random workers of every stage, again and again, during a 300-job batch.
@@ -256,8 +263,9 @@ async fn redis_restart() {
     fleet.cleanup().await;
 }
 
-/// Case 3b: Redis unreachable for a while (connections reset, new ones refused): no page is
-/// fetched without its politeness check, nothing fails for good, and work resumes.
+/// Case 3b: Redis unreachable for longer than the retry schedule (connections reset, new ones
+/// refused): no page is fetched without its politeness check, no message spends its attempts
+/// on the outage or is dead-lettered, and work resumes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_outage() {
     let _serial = SERIAL.lock().await;
@@ -272,7 +280,8 @@ async fn redis_outage() {
     // Let requests already past their checks finish, then count what the web sees.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (served, at_fault) = (page_requests(&fleet), finished(&fleet, &batch).await);
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // Longer than the whole retry schedule (1 + 2 + 5 s): an outage spends no attempts.
+    tokio::time::sleep(Duration::from_secs(12)).await;
     let during = page_requests(&fleet) - served;
     let ended_during = finished(&fleet, &batch).await - at_fault;
     proxy.set(Mode::Pass);
@@ -285,7 +294,8 @@ async fn redis_outage() {
         ended_during: Some(ended_during),
         recovery_secs: Some(recovered),
     };
-    settle(&fleet, "redis-outage", &batch, started, effect).await;
+    let ledger = settle(&fleet, "redis-outage", &batch, started, effect).await;
+    assert_eq!(ledger.dead_lettered, 0, "the outage dead-lettered work");
     fleet.cleanup().await;
 }
 

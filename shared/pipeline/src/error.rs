@@ -10,6 +10,10 @@ pub enum ErrorClass {
     Retryable,
     /// Will fail the same way every time (bad input): dead-letter now.
     Permanent,
+    /// A service the stage needs is down (the store unreachable): retried at the longest delay
+    /// for as long as the outage lasts, without spending the message's attempts, so an outage
+    /// longer than the retry schedule dead-letters nothing.
+    Unavailable,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +56,15 @@ impl From<BrokerError> for StageError {
 
 impl From<StoreError> for StageError {
     fn from(e: StoreError) -> Self {
-        StageError::retryable(e.to_string()).with_origin("store")
+        let class = match e {
+            StoreError::Unreachable { .. } => ErrorClass::Unavailable,
+            StoreError::Backend(_) => ErrorClass::Retryable,
+        };
+        StageError {
+            class,
+            message: e.to_string(),
+            origin: "store",
+        }
     }
 }
 

@@ -149,8 +149,17 @@ redis.call('SREM', KEYS[3], ARGV[1])
 return 1
 ";
 
+/// A connection failure is an outage (retried until Redis is back); anything else, a script or
+/// type error, is the operation's own failure.
 fn backend(e: ::redis::RedisError) -> StoreError {
-    StoreError::Backend(e.to_string())
+    if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout() {
+        StoreError::Unreachable {
+            url: "Redis".into(),
+            reason: e.to_string(),
+        }
+    } else {
+        StoreError::Backend(e.to_string())
+    }
 }
 
 fn ms(d: Duration) -> u64 {
