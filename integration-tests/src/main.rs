@@ -6,10 +6,11 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
-use trawl_integration_tests::simweb::{Corpus, Simweb};
+use trawl_integration_tests::simweb::{fleet, Corpus, Options, Simweb};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -23,6 +24,13 @@ struct Args {
     /// Write the corpus questions to FILE (one per line) and FILE.json (full records).
     #[arg(long, value_name = "FILE")]
     questions: Option<PathBuf>,
+    /// With --questions: write fleet-benchmark questions 0..N instead (one per line; each
+    /// finds ten 10–40 KB pages on the bench-<n>.test hosts).
+    #[arg(long, value_name = "N", requires = "questions")]
+    fleet_questions: Option<usize>,
+    /// Delay every LLM answer by this many milliseconds, as a hosted model's latency.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    llm_latency_ms: u64,
 }
 
 #[tokio::main]
@@ -33,10 +41,23 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let args = Args::parse();
     let corpus = Arc::new(Corpus::generate());
-    if let Some(path) = &args.questions {
-        write_questions(&corpus, path)?;
+    match (&args.questions, args.fleet_questions) {
+        (Some(path), Some(n)) => {
+            anyhow::ensure!(
+                n <= fleet::MAX_QUESTIONS,
+                "--fleet-questions is at most {}",
+                fleet::MAX_QUESTIONS
+            );
+            let text: String = fleet::questions(n).into_iter().map(|q| q + "\n").collect();
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+        (Some(path), None) => write_questions(&corpus, path)?,
+        (None, _) => {}
     }
-    let web = Simweb::start(corpus, args.addr)
+    let options = Options {
+        llm_latency: Duration::from_millis(args.llm_latency_ms),
+    };
+    let web = Simweb::start_with(corpus, args.addr, options)
         .await
         .with_context(|| format!("binding {}", args.addr))?;
     let mut out = std::io::stdout().lock();

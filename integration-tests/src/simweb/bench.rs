@@ -7,6 +7,8 @@
 //! rendered per request rather than stored, so any number of hosts costs no memory; rendering
 //! one takes well under a millisecond, small beside what the clients under test spend on it.
 //!
+//! The same hosts serve the fleet benchmark's sources at `/q/<k>/<i>` ([`fleet`]).
+//!
 //! `bench-stats.test` reports how politely the last client behaved: `/gaps` gives the spacing
 //! between consecutive page requests to each bench host as they arrived (JSON: count, min,
 //! 1st percentile and median in milliseconds), `/reset` starts over.
@@ -20,7 +22,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 
 use super::content::{generic_doc, generic_subject};
-use super::render::{render, simple_page, Block, Frame, Layout};
+use super::fleet;
+use super::render::{render, simple_page, Block, Doc, Frame, Layout};
 use super::rng::Rng;
 use super::words::{thousands, Namer, MONTHS};
 
@@ -90,14 +93,26 @@ pub fn handle(host: &str, path: &str) -> Option<Response> {
                 .into_response(),
         );
     }
-    match path.strip_prefix("/page/").and_then(canonical_number) {
-        Some(k) if k < MAX_PAGES => {
+    let at = Instant::now();
+    let html = match path.strip_prefix("/q/") {
+        Some(rest) => rest
+            .split_once('/')
+            .and_then(|(k, i)| Some((canonical_number(k)?, canonical_number(i)?)))
+            .and_then(|(k, i)| fleet::page(n, k, i)),
+        None => path
+            .strip_prefix("/page/")
+            .and_then(canonical_number)
+            .filter(|&k| k < MAX_PAGES)
+            .map(|k| page(n, k)),
+    };
+    match html {
+        Some(html) => {
             GAPS.lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .arrived(n, Instant::now());
-            Some(Html(page(n, k)).into_response())
+                .arrived(n, at);
+            Some(Html(html).into_response())
         }
-        _ => {
+        None => {
             let body = simple_page("404 Not Found", "<p>No such page.</p>");
             Some((StatusCode::NOT_FOUND, Html(body)).into_response())
         }
@@ -137,12 +152,21 @@ impl Gaps {
 
 static GAPS: LazyLock<Mutex<Gaps>> = LazyLock::new(Mutex::default);
 
+/// How the page requests to bench hosts were spaced since the last reset: the JSON of
+/// `bench-stats.test/gaps`, for a benchmark that runs simweb in its own process.
+pub fn gaps() -> serde_json::Value {
+    GAPS.lock().unwrap_or_else(|e| e.into_inner()).summary()
+}
+
+pub fn reset_gaps() {
+    *GAPS.lock().unwrap_or_else(|e| e.into_inner()) = Gaps::default();
+}
+
 fn stats(path: &str) -> Response {
-    let mut gaps = GAPS.lock().unwrap_or_else(|e| e.into_inner());
     match path {
-        "/gaps" => Json(gaps.summary()).into_response(),
+        "/gaps" => Json(gaps()).into_response(),
         "/reset" => {
-            *gaps = Gaps::default();
+            reset_gaps();
             "reset\n".into_response()
         }
         _ => StatusCode::NOT_FOUND.into_response(),
@@ -155,7 +179,7 @@ fn host_number(host: &str) -> Option<usize> {
 }
 
 /// Decimal digits without leading zeros, so each page has exactly one URL.
-fn canonical_number(s: &str) -> Option<usize> {
+pub(super) fn canonical_number(s: &str) -> Option<usize> {
     if s.is_empty() || (s.len() > 1 && s.starts_with('0')) || !s.bytes().all(|b| b.is_ascii_digit())
     {
         return None;
@@ -170,13 +194,23 @@ pub fn page(n: usize, k: usize) -> String {
     let subject = generic_subject(&mut rng);
     let mut doc = generic_doc(&mut rng, subject);
     doc.title = format!("{} (part {})", doc.title, k + 1);
-
-    // Generic articles are a few KB; grow this one to its drawn size with sections of
-    // sentences naming people and places of its own, so no two pages share their text.
     let target = rng.range(8_000, 34_000) as usize;
     let mut namer = Namer::default();
     let people: Vec<String> = (0..4).map(|_| namer.person(&mut rng)).collect();
     let places: Vec<String> = (0..4).map(|_| namer.word(&mut rng)).collect();
+    grow(&mut doc, &mut rng, target, &people, &places);
+    dress(&host, k, subject, &doc, &mut rng)
+}
+
+/// Generic articles are a few KB; grows `doc` to about `target` bytes of text with sections of
+/// sentences naming `people` and `places`, so no two pages share their text.
+pub(super) fn grow(
+    doc: &mut Doc,
+    rng: &mut Rng,
+    target: usize,
+    people: &[String],
+    places: &[String],
+) {
     let mut size: usize = doc.plain_text().len();
     while size < target {
         let heading = rng.pick(SECTIONS).to_owned();
@@ -201,7 +235,11 @@ pub fn page(n: usize, k: usize) -> String {
             doc.blocks.push(Block::P(p));
         }
     }
+}
 
+/// `doc` in a full article page on `host` (navigation, sidebar linking to pages near `k`,
+/// comments, footer).
+pub(super) fn dress(host: &str, k: usize, subject: &str, doc: &Doc, rng: &mut Rng) -> String {
     let nav: Vec<(String, String)> = [("/", "Home"), ("/page/0", "Latest"), ("/about", "About")]
         .iter()
         .map(|(h, t)| (h.to_string(), t.to_string()))
@@ -216,12 +254,12 @@ pub fn page(n: usize, k: usize) -> String {
         })
         .collect();
     let frame = Frame {
-        host: &host,
+        host,
         layout: Layout::Article,
         nav: &nav,
         related: &related,
     };
-    render(&frame, &doc, &mut rng)
+    render(&frame, doc, rng)
 }
 
 #[cfg(test)]

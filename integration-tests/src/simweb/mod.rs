@@ -4,7 +4,10 @@
 //! * [`serve`] / [`Simweb::start`] run one HTTP server that routes `*.test` hosts by the
 //!   Host header and answers, on any host: SearXNG (`GET /search?format=json`), the other
 //!   search providers' formats under their own prefixes ([`providers`]), and a scripted LLM
-//!   ([`llm`]): OpenAI chat completions, Anthropic messages and embeddings.
+//!   ([`llm`]): OpenAI chat completions, Anthropic messages and embeddings, answered after
+//!   [`Options::llm_latency`] (zero unless asked).
+//! * `bench-<n>.test` hosts serve generated articles for benchmarks ([`bench`]), and
+//!   [`fleet`] questions (any number of them) whose search results point there.
 //! * `hostile.test` serves misbehaving pages (see [`hostile::PATHS`]).
 //! * `guarded.test` has pages that need browser headers, JavaScript or a stealth browser,
 //!   or that always challenge, rate-limit or redirect into private addresses;
@@ -18,6 +21,7 @@ mod content;
 mod corpus;
 pub mod docs;
 pub mod files;
+pub mod fleet;
 pub mod guarded;
 mod gzip_bomb;
 pub mod hostile;
@@ -35,5 +39,5 @@ mod words;
 pub use corpus::{Corpus, Host, Page, PageKind, Question, Robots};
 pub use gzip_bomb::INFLATED_LEN as GZIP_BOMB_INFLATED_LEN;
 pub use render::Layout;
-pub use server::{serve, Simweb, Stats};
+pub use server::{serve, Options, Simweb, Stats};
 pub use topics::Topic;

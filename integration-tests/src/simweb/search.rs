@@ -149,27 +149,53 @@ pub fn searxng_json(corpus: &Corpus, index: &SearchIndex, query: &str, pageno: u
         .take(PAGE_SIZE)
         .filter_map(|(rank, hit)| {
             let page = corpus.pages().get(hit.page)?;
-            Some(json!({
-                "url": page.url,
-                "title": page.title,
-                "content": index.snippet(&page.text, query),
-                "engine": "simweb",
-                "engines": ["simweb"],
-                "template": "default.html",
-                "parsed_url": ["http", page.host, page.path, "", "", ""],
-                "img_src": "",
-                "thumbnail": "",
-                "priority": "",
-                "positions": [rank + 1],
-                "score": (hit.score * 1000.0).round() / 1000.0,
-                "category": "general",
-                "publishedDate": null,
-            }))
+            Some(result_json(
+                &page.url,
+                &page.host,
+                &page.path,
+                &page.title,
+                &index.snippet(&page.text, query),
+                rank,
+                hit.score,
+            ))
         })
         .collect();
+    searxng_response(query, hits.len(), results)
+}
+
+/// One entry of SearXNG's `results`; `rank` counts from 0.
+pub(crate) fn result_json(
+    url: &str,
+    host: &str,
+    path: &str,
+    title: &str,
+    content: &str,
+    rank: usize,
+    score: f64,
+) -> Value {
+    json!({
+        "url": url,
+        "title": title,
+        "content": content,
+        "engine": "simweb",
+        "engines": ["simweb"],
+        "template": "default.html",
+        "parsed_url": ["http", host, path, "", "", ""],
+        "img_src": "",
+        "thumbnail": "",
+        "priority": "",
+        "positions": [rank + 1],
+        "score": (score * 1000.0).round() / 1000.0,
+        "category": "general",
+        "publishedDate": null,
+    })
+}
+
+/// SearXNG's whole `format=json` body around one page of `results`.
+pub(crate) fn searxng_response(query: &str, total: usize, results: Vec<Value>) -> Value {
     json!({
         "query": query,
-        "number_of_results": hits.len(),
+        "number_of_results": total,
         "results": results,
         "answers": [],
         "corrections": [],

@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 use super::corpus::Corpus;
 use super::render::{escape, simple_page};
 use super::search::{results_html, searxng_json, SearchIndex};
-use super::{bench, docs, files, guarded, hostile, llm};
+use super::{bench, docs, files, fleet, guarded, hostile, llm};
 
 /// Every request's host, path and arrival time, shared with tests; counts are taken from it.
 #[derive(Debug, Default)]
@@ -98,6 +98,15 @@ pub(crate) struct AppState {
     pub(crate) corpus: Arc<Corpus>,
     pub(crate) index: SearchIndex,
     pub(crate) stats: Arc<Stats>,
+    pub(crate) options: Options,
+}
+
+/// How a simweb behaves beyond its corpus; the default is what every test gets.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Added to every LLM request (chat, messages, embeddings) before it is answered, so a
+    /// benchmark sees a model's latency without a model's cost; zero by default.
+    pub llm_latency: Duration,
 }
 
 /// A running simweb; the server stops when this is dropped.
@@ -111,7 +120,16 @@ pub struct Simweb {
 impl Simweb {
     /// Binds `addr` (port 0 picks a free port) and starts serving.
     pub async fn start(corpus: Arc<Corpus>, addr: SocketAddr) -> std::io::Result<Simweb> {
-        let (addr, stats, handle) = start(corpus, addr).await?;
+        Simweb::start_with(corpus, addr, Options::default()).await
+    }
+
+    /// [`Simweb::start`] with non-default [`Options`].
+    pub async fn start_with(
+        corpus: Arc<Corpus>,
+        addr: SocketAddr,
+        options: Options,
+    ) -> std::io::Result<Simweb> {
+        let (addr, stats, handle) = start(corpus, addr, options).await?;
         Ok(Simweb {
             addr,
             stats,
@@ -161,13 +179,14 @@ pub async fn serve(
     corpus: Arc<Corpus>,
     addr: SocketAddr,
 ) -> std::io::Result<(SocketAddr, JoinHandle<()>)> {
-    let (addr, _stats, handle) = start(corpus, addr).await?;
+    let (addr, _stats, handle) = start(corpus, addr, Options::default()).await?;
     Ok((addr, handle))
 }
 
 async fn start(
     corpus: Arc<Corpus>,
     addr: SocketAddr,
+    options: Options,
 ) -> std::io::Result<(SocketAddr, Arc<Stats>, JoinHandle<()>)> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
@@ -176,6 +195,7 @@ async fn start(
         index: SearchIndex::build(&corpus),
         corpus,
         stats: stats.clone(),
+        options,
     });
     let app = router(state);
     let handle = tokio::spawn(async move {
@@ -187,12 +207,15 @@ async fn start(
 }
 
 fn router(state: Arc<AppState>) -> Router {
-    Router::new()
-        .route("/search", get(search))
+    let llm = Router::new()
         .route("/v1/chat/completions", post(llm::chat_completions))
         .route("/v1/messages", post(llm::messages))
         .route("/v1/embeddings", post(llm::embeddings))
         .route("/v1/models", get(llm::models))
+        .layer(middleware::from_fn_with_state(state.clone(), llm_latency));
+    Router::new()
+        .route("/search", get(search))
+        .merge(llm)
         .route("/healthz", get(|| async { "ok" }))
         .merge(super::providers::routes())
         .fallback(site)
@@ -213,6 +236,13 @@ fn host_of(headers: &HeaderMap, uri: &Uri) -> String {
         _ => raw.as_str(),
     };
     without_port.trim_end_matches('.').to_ascii_lowercase()
+}
+
+async fn llm_latency(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if !state.options.llm_latency.is_zero() {
+        tokio::time::sleep(state.options.llm_latency).await;
+    }
+    next.run(req).await
 }
 
 async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
@@ -239,6 +269,9 @@ async fn search(
     if params.get("format").map(String::as_str) == Some("json") {
         if q.contains("simweb:empty") {
             return Json(json!({"query": q, "number_of_results": 0, "results": [], "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []})).into_response();
+        }
+        if let Some(body) = fleet::searxng_json(q, pageno) {
+            return Json(body).into_response();
         }
         Json(searxng_json(&state.corpus, &state.index, q, pageno)).into_response()
     } else {
@@ -392,6 +425,44 @@ mod tests {
         assert!(text
             .to_ascii_lowercase()
             .contains("location: http://hostile.test/redirect-loop"));
+    }
+
+    #[tokio::test]
+    async fn fleet_questions_and_llm_latency() {
+        let latency = Duration::from_millis(300);
+        let web = Simweb::start_with(
+            Arc::new(Corpus::generate()),
+            "127.0.0.1:0".parse().expect("addr"),
+            Options {
+                llm_latency: latency,
+            },
+        )
+        .await
+        .expect("start");
+        let addr = web.addr();
+
+        let q = fleet::question(3);
+        let path = format!(
+            "/search?q={}&format=json",
+            q.replace(' ', "+").replace('?', "%3F")
+        );
+        let (status, text) = raw(addr, "GET", "127.0.0.1", &path, "").await;
+        assert_eq!(status, 200);
+        assert!(text.contains(&fleet::source_url(3, 0)), "{text}");
+        let host = format!("bench-{}.test", fleet::host_of(3, 0));
+        let (status, text) = raw(addr, "GET", &host, "/q/3/0", "").await;
+        assert_eq!(status, 200);
+        assert!(text.contains("survey 3"));
+        assert_eq!(
+            raw(addr, "GET", "bench-10000.test", "/q/3/0", "").await.0,
+            404
+        );
+
+        let started = Instant::now();
+        let body = r#"{"model":"m","messages":[{"role":"user","content":"hello"}]}"#;
+        let (status, _) = raw(addr, "POST", "127.0.0.1", "/v1/chat/completions", body).await;
+        assert_eq!(status, 200);
+        assert!(started.elapsed() >= latency, "{:?}", started.elapsed());
     }
 
     #[test]

@@ -1,0 +1,238 @@
+//! The driver of `scripts/bench-fleet`: trawl as a fleet, measured end to end.
+//!
+//! One run starts simweb in this process (with a simulated LLM latency), N release worker
+//! processes per stage on the local RabbitMQ and Redis under a namespace of their own, submits
+//! a batch of simweb's fleet questions (each finds ten 10–40 KB pages spread over a thousand
+//! hosts, fetched under the default per-host politeness), and samples every half second until
+//! the batch ends: messages ready in each stage's queue, and each worker's CPU time and memory
+//! from the kernel's own accounting (`/proc/PID/stat`, `/proc/PID/status`). The jobs'
+//! `job.json` give their latencies. A second run with one stage's workers doubled (by default
+//! the stage that bounded the first) shows what adding workers buys.
+//!
+//! Modules: [`fleet`] starts and stops one run's workers; [`measure`] submits the batch and
+//! samples it to its end into a [`run::Run`]; [`procfs`] reads the kernel's accounting;
+//! [`report`] turns runs into the printed summary, and [`files`] into `results.json`,
+//! `results.md` and an SVG of queue depth over time.
+
+mod files;
+mod fleet;
+mod measure;
+mod procfs;
+mod report;
+mod run;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use clap::Parser;
+use trawl_integration_tests::simweb::{fleet as questions, Corpus, Options, Simweb};
+use trawl_messages::Queue;
+
+/// A stage of the pipeline as the benchmark sees it: a binary and the queue it consumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    Search,
+    Fetch,
+    Clean,
+    Synthesize,
+}
+
+impl Stage {
+    /// In pipeline order.
+    pub const ALL: [Stage; 4] = [Stage::Search, Stage::Fetch, Stage::Clean, Stage::Synthesize];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Search => "search",
+            Stage::Fetch => "fetch",
+            Stage::Clean => "clean",
+            Stage::Synthesize => "synthesize",
+        }
+    }
+
+    pub fn binary(self) -> String {
+        format!("trawl-{}", self.name())
+    }
+
+    pub fn queue(self) -> Queue {
+        match self {
+            Stage::Search => Queue::Search,
+            Stage::Fetch => Queue::Fetch,
+            Stage::Clean => Queue::Clean,
+            Stage::Synthesize => Queue::Synthesize,
+        }
+    }
+
+    fn parse(s: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|st| st.name() == s)
+    }
+}
+
+/// Workers per stage.
+pub type Workers = BTreeMap<Stage, usize>;
+
+#[derive(Parser, Debug)]
+#[command(about = "trawl's throughput as a fleet: jobs/minute, latency, CPU and memory per stage")]
+pub struct Args {
+    /// Questions in the batch (simweb fleet questions 0..N).
+    #[arg(long, default_value_t = 1000)]
+    pub questions: usize,
+    /// Worker processes per stage.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    /// After the first run, run again with this stage's workers doubled: search, fetch, clean,
+    /// synthesize, `auto` (the stage that bounded the first run) or `none`.
+    #[arg(long, default_value = "auto")]
+    pub double: String,
+    /// Latency simweb adds to every LLM request.
+    #[arg(long, default_value_t = 200)]
+    pub llm_latency_ms: u64,
+    /// Run without `[llm]`: every stage takes its non-LLM path.
+    #[arg(long)]
+    pub no_llm: bool,
+    /// Where results.json, results.md, the queue-depth SVGs and the workers' logs go.
+    #[arg(long, default_value = "target/bench-fleet")]
+    pub out: PathBuf,
+    /// Directory holding the release worker binaries (default: this example's target dir).
+    #[arg(long)]
+    pub bins: Option<PathBuf>,
+    /// Milliseconds between two samples.
+    #[arg(long, default_value_t = 500)]
+    pub sample_ms: u64,
+    /// Give up on a run after this long.
+    #[arg(long, default_value_t = 3600)]
+    pub timeout_secs: u64,
+    /// Keep each run's work products (reports, job.json …) under OUT/objects-<run>.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+impl Args {
+    fn bins(&self) -> anyhow::Result<PathBuf> {
+        if let Some(dir) = &self.bins {
+            return Ok(dir.clone());
+        }
+        // target/release/examples/bench_fleet → target/release
+        let exe = std::env::current_exe().context("failed to find this executable")?;
+        exe.parent()
+            .and_then(|p| p.parent())
+            .map(PathBuf::from)
+            .context("odd executable path; give --bins")
+    }
+}
+
+/// Ctrl-C: the run stopped its workers and removed its queues and keys; not a failure to
+/// explain with a backtrace.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<ExitCode> {
+    match bench(Args::parse()).await {
+        Err(e) if e.is::<Interrupted>() => {
+            eprintln!("bench-fleet: interrupted; the run's workers, queues and keys are gone");
+            Ok(ExitCode::from(130))
+        }
+        other => other.map(|()| ExitCode::SUCCESS),
+    }
+}
+
+async fn bench(args: Args) -> anyhow::Result<()> {
+    if args.questions == 0 || args.questions > questions::MAX_QUESTIONS {
+        bail!("--questions must be 1 to {}", questions::MAX_QUESTIONS);
+    }
+    if args.workers == 0 {
+        bail!("--workers must be at least 1");
+    }
+    let double = match args.double.as_str() {
+        "none" => None,
+        "auto" => Some(None),
+        s => Some(Some(Stage::parse(s).with_context(|| {
+            format!("--double takes search, fetch, clean, synthesize, auto or none, not {s:?}")
+        })?)),
+    };
+    let bins = args.bins()?;
+    for stage in Stage::ALL {
+        let path = bins.join(stage.binary());
+        if !path.exists() {
+            bail!(
+                "{} is missing: build the workers first (cargo build --release --workspace --bins)",
+                path.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("failed to create {}", args.out.display()))?;
+
+    let options = Options {
+        llm_latency: Duration::from_millis(args.llm_latency_ms),
+    };
+    let web = Simweb::start_with(
+        Arc::new(Corpus::generate()),
+        "127.0.0.1:0".parse()?,
+        options,
+    )
+    .await
+    .context("failed to start simweb")?;
+    let batch = questions::questions(args.questions);
+    let machine = report::Machine::read();
+    eprintln!("{}", machine.line());
+    eprintln!(
+        "bench-fleet: {} questions × {} sources over {} hosts, {} worker(s) per stage, LLM {}",
+        args.questions,
+        questions::SOURCES,
+        questions::HOSTS,
+        args.workers,
+        if args.no_llm {
+            "off".to_owned()
+        } else {
+            format!("simulated, {} ms a request", args.llm_latency_ms)
+        }
+    );
+
+    let base: Workers = Stage::ALL.iter().map(|&s| (s, args.workers)).collect();
+    let first = fleet::run(&args, &bins, &web, "base", &base, &batch).await?;
+    println!("{}", report::run_text(&first));
+    let mut runs = vec![first];
+    if let Some(choice) = double {
+        let stage = choice.unwrap_or(runs[0].bottleneck);
+        let mut doubled = base.clone();
+        doubled.insert(stage, args.workers * 2);
+        let label = format!("{}x2", stage.name());
+        let second = fleet::run(&args, &bins, &web, &label, &doubled, &batch).await?;
+        println!("{}", report::run_text(&second));
+        runs.push(second);
+    }
+    let scaling = (runs.len() == 2).then(|| report::Scaling::of(&runs[0], &runs[1]));
+    if let Some(s) = &scaling {
+        println!("{}", s.text());
+    }
+    let results = report::Results {
+        machine,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        questions: args.questions,
+        llm_latency_ms: (!args.no_llm).then_some(args.llm_latency_ms),
+        runs,
+        scaling,
+    };
+    println!("{}", report::targets_text(&results));
+    files::write(&args.out, &results)?;
+    eprintln!(
+        "bench-fleet: wrote {}/results.json, results.md and queue-depth-*.svg",
+        args.out.display()
+    );
+    Ok(())
+}
