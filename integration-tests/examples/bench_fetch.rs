@@ -17,6 +17,7 @@ use anyhow::{bail, Context as _};
 use clap::Parser;
 use serde_json::json;
 use trawl_config::Config;
+use trawl_integration_tests::procfs;
 use trawl_integration_tests::simweb::bench;
 use trawl_messages::{Envelope, FetchTask, JobOptions, Queue, SearchTask, Source, SourceKind};
 use trawl_pipeline::fanin::{open_job, JobMeta, OutcomeRecord};
@@ -54,42 +55,6 @@ struct Args {
     /// Give up waiting after this long.
     #[arg(long, default_value_t = 120)]
     timeout_secs: u64,
-}
-
-/// User plus system CPU seconds of process `pid` ("self" for this one), all threads: utime and
-/// stime of /proc/PID/stat, in clock ticks of 1/100 s on Linux.
-fn cpu_secs(pid: &str) -> anyhow::Result<f64> {
-    let path = format!("/proc/{pid}/stat");
-    let stat = std::fs::read_to_string(&path).with_context(|| format!("failed to read {path}"))?;
-    // Fields after the parenthesised command name, which may itself hold spaces.
-    let rest = stat.rsplit_once(')').context("odd /proc/PID/stat")?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| -> anyhow::Result<f64> {
-        Ok(fields
-            .get(i)
-            .context("short /proc/PID/stat")?
-            .parse::<f64>()?)
-    };
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    Ok((ticks(11)? + ticks(12)?) / 100.0)
-}
-
-/// CPU seconds so far of the local RabbitMQ (`beam.smp`) and Redis (`redis-server`): the work
-/// trawl hands to its broker and store, which a crawler keeping its queue in memory does not
-/// have. Other clients of the same servers during the run are counted too.
-fn services_cpu_secs() -> f64 {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0.0;
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| matches!(c.trim(), "beam.smp" | "redis-server"))
-        })
-        .filter_map(|pid| cpu_secs(&pid).ok())
-        .sum()
 }
 
 fn write_urls(args: &Args, path: &Path) -> anyhow::Result<()> {
@@ -269,7 +234,10 @@ async fn measure(
 
     let job_id = job.job_id.to_string();
     let (stop, shutdown) = Shutdown::manual();
-    let (cpu0, services0) = (cpu_secs("self")?, services_cpu_secs());
+    // The RabbitMQ and Redis this run uses (found by their ports), not other brokers here.
+    let services = procfs::services();
+    let cpu_self = || procfs::cpu_secs("self").context("cannot read /proc/self/stat");
+    let (cpu0, services0) = (cpu_self()?, procfs::services_cpu(&services));
     let started = Instant::now();
     let worker = tokio::spawn(run_worker(
         Arc::new(stage),
@@ -292,8 +260,8 @@ async fn measure(
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
     let secs = started.elapsed().as_secs_f64();
-    let cpu = cpu_secs("self")? - cpu0;
-    let services = services_cpu_secs() - services0;
+    let cpu = cpu_self()? - cpu0;
+    let services = procfs::services_cpu_between(&services0, &procfs::services_cpu(&services));
     let _ = stop.send(true);
     worker.await??;
     if started.elapsed() > limit {

@@ -24,12 +24,7 @@ impl Api {
     /// Starts `trawl serve` on a free port beside the fleet, allowing each token `rate`
     /// requests per second, and creates a token.
     async fn start(fleet: &mut Fleet, rate: u32) -> Api {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+        let addr = format!("127.0.0.1:{}", common::free_port());
         fleet.spawn_with(
             "trawl",
             &["serve", "--addr", &addr],
@@ -39,34 +34,16 @@ impl Api {
                 ("TRAWL__API__RATE_PER_SEC", rate.to_string()),
             ],
         );
-        let out = fleet
-            .trawl(&["token", "create", "--name", "api-test"])
-            .await;
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
         let api = Api {
             base: format!("http://{addr}"),
-            token,
+            token: fleet.create_token("api-test").await,
             http: reqwest::Client::new(),
         };
-        for _ in 0..100 {
-            if api
-                .http
-                .get(format!("{}/readyz", api.base))
-                .send()
-                .await
-                .is_ok()
-            {
-                return api;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        fleet.dump_logs();
-        panic!("trawl serve did not start");
+        let ready = format!("{}/readyz", api.base);
+        fleet
+            .wait_answering(&ready, Duration::from_secs(10), "trawl serve")
+            .await;
+        api
     }
 
     fn get(&self, path: &str) -> reqwest::RequestBuilder {
@@ -79,6 +56,16 @@ impl Api {
         self.http
             .post(format!("{}{path}", self.base))
             .bearer_auth(&self.token)
+    }
+
+    /// GET `path` with the token: (status, JSON body).
+    async fn get_json(&self, path: &str) -> (u16, Value) {
+        json_of(self.get(path).send().await.unwrap()).await
+    }
+
+    /// The server's `/metrics` exposition (no token needed).
+    async fn metrics(&self) -> String {
+        common::get_text(&format!("{}/metrics", self.base)).await
     }
 }
 
@@ -164,13 +151,7 @@ async fn a_batch_submitted_through_the_api_completes_and_is_read_back() {
     }
     assert!(seen.contains("event: progress"), "{seen}");
 
-    let (status, state) = json_of(
-        api.get(&format!("/v1/batches/{batch}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, state) = api.get_json(&format!("/v1/batches/{batch}")).await;
     assert_eq!(status, 200);
     assert_eq!(
         (state["done"].as_bool(), state["finished"].as_u64()),
@@ -179,30 +160,18 @@ async fn a_batch_submitted_through_the_api_completes_and_is_read_back() {
     );
 
     // Pages of two: the cursor walks the jobs in submission order.
-    let (_, first) = json_of(
-        api.get(&format!("/v1/batches/{batch}/jobs?limit=2"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, first) = api
+        .get_json(&format!("/v1/batches/{batch}/jobs?limit=2"))
+        .await;
     let cursor = first["next_cursor"].as_str().unwrap().to_owned();
-    let (_, second) = json_of(
-        api.get(&format!("/v1/batches/{batch}/jobs?limit=2&cursor={cursor}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, second) = api
+        .get_json(&format!("/v1/batches/{batch}/jobs?limit=2&cursor={cursor}"))
+        .await;
     assert!(second["next_cursor"].is_null());
     for bad in ["cursor=zzz", "cursor=99", "limit=0", "limit=many"] {
-        let (status, body) = json_of(
-            api.get(&format!("/v1/batches/{batch}/jobs?{bad}"))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (status, body) = api
+            .get_json(&format!("/v1/batches/{batch}/jobs?{bad}"))
+            .await;
         assert_eq!(
             (status, body["error"]["code"].as_str()),
             (400, Some("bad_request")),
@@ -232,7 +201,7 @@ async fn a_batch_submitted_through_the_api_completes_and_is_read_back() {
         .find(|j| j["status"] == "done")
         .expect("a job with sources");
     let job = cited["job_id"].as_str().unwrap();
-    let (status, detail) = json_of(api.get(&format!("/v1/jobs/{job}")).send().await.unwrap()).await;
+    let (status, detail) = api.get_json(&format!("/v1/jobs/{job}")).await;
     assert_eq!(status, 200);
     assert!(
         detail["report"].as_str().unwrap().contains("[1]"),
@@ -253,20 +222,15 @@ async fn a_batch_submitted_through_the_api_completes_and_is_read_back() {
     assert_eq!(sources.headers()["content-type"], "application/json");
     let sources: Value = sources.json().await.unwrap();
     assert!(sources.is_array() || sources.is_object());
-    let (status, _) = json_of(
-        api.get(&format!(
+    let (status, _) = api
+        .get_json(&format!(
             "/v1/jobs/{job}/work-products/..%2F..%2Fbatch.json"
         ))
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
+        .await;
     assert_eq!(status, 404);
 
     // Another token sees none of it.
-    let out = fleet.trawl(&["token", "create", "--name", "other"]).await;
-    let other = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let other = fleet.create_token("other").await;
     let response = api
         .http
         .get(format!("{}/v1/batches/{batch}", api.base))
@@ -425,15 +389,7 @@ async fn bad_requests_get_a_clear_4xx_and_enqueue_nothing() {
             .unwrap();
         assert_eq!(response.status().as_u16(), 200, "{path}");
     }
-    let metrics = api
-        .http
-        .get(format!("{}/metrics", api.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = api.metrics().await;
     assert!(metrics.contains("route=\"/v1/batches\""), "{metrics}");
     assert!(!metrics.contains("0190c5a0"), "an id became a label");
 
@@ -465,9 +421,9 @@ async fn bad_requests_get_a_clear_4xx_and_enqueue_nothing() {
 /// Runs the `trawl` CLI with the fleet's environment but without its broker and store URLs,
 /// so the fleet is reachable only through the API, plus `env`.
 async fn trawl_remote(fleet: &Fleet, args: &[&str], env: &[(&str, &str)]) -> Output {
-    tokio::process::Command::new(common::bin("trawl"))
+    fleet
+        .trawl_alone()
         .args(args)
-        .envs(fleet.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env_remove("TRAWL__BROKER__URL")
         .env_remove("TRAWL__STORE__URL")
         .env_remove("TRAWL_SERVER")
@@ -486,20 +442,13 @@ fn stderr(out: &Output) -> String {
 
 /// Every file under `dir`, relative to it.
 fn files_under(dir: &std::path::Path) -> BTreeSet<String> {
-    let mut files = BTreeSet::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for entry in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                let rel = path.strip_prefix(dir).unwrap();
-                files.insert(rel.to_string_lossy().into_owned());
-            }
-        }
-    }
-    files
+    common::files_under(dir)
+        .iter()
+        .map(|path| {
+            let rel = path.strip_prefix(dir).unwrap();
+            rel.to_string_lossy().into_owned()
+        })
+        .collect()
 }
 
 fn jsonl(path: &std::path::Path) -> Vec<Value> {
@@ -635,15 +584,7 @@ async fn the_cli_drives_batches_through_the_api_with_server_and_token() {
     .await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(files_under(&slow_dir), files_under(&remote_dir));
-    let metrics = slow
-        .http
-        .get(format!("{}/metrics", slow.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = slow.metrics().await;
     let limited = metrics.lines().any(|l| {
         l.contains("route=\"/v1/jobs/{id}")
             && l.contains("status_class=\"4xx\"")
@@ -712,13 +653,7 @@ async fn the_cli_drives_batches_through_the_api_with_server_and_token() {
         String::from_utf8_lossy(&out.stdout),
         format!("cancelled {second}\n")
     );
-    let (_, state) = json_of(
-        api.get(&format!("/v1/batches/{second}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, state) = api.get_json(&format!("/v1/batches/{second}")).await;
     assert_eq!(state["cancelled"], true, "{state}");
     let out = trawl_remote(&fleet, &["status", &second], &from_env).await;
     assert!(

@@ -49,42 +49,11 @@ async fn schemathesis() -> PathBuf {
     bin
 }
 
-fn free_addr() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("127.0.0.1:{port}")
-}
-
-async fn create_token(fleet: &Fleet, name: &str) -> String {
-    let out = fleet.trawl(&["token", "create", "--name", name]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-async fn wait_ready(fleet: &Fleet, base: &str) {
-    let http = reqwest::Client::new();
-    for _ in 0..100 {
-        if http.get(format!("{base}/readyz")).send().await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    fleet.dump_logs();
-    panic!("trawl serve did not start");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_keeps_the_promises_of_its_openapi_document() {
     let schemathesis = schemathesis().await;
     let mut fleet = Fleet::start().await;
-    let addr = free_addr();
+    let addr = format!("127.0.0.1:{}", common::free_port());
     fleet.spawn_with(
         "trawl",
         &["serve", "--addr", &addr],
@@ -97,15 +66,21 @@ async fn the_api_keeps_the_promises_of_its_openapi_document() {
     );
     let base = format!("http://{addr}");
     // Two tokens so schemathesis can check that one never reads the other's batches.
-    let alice = create_token(&fleet, "schemathesis-alice").await;
-    let bob = create_token(&fleet, "schemathesis-bob").await;
+    let alice = fleet.create_token("schemathesis-alice").await;
+    let bob = fleet.create_token("schemathesis-bob").await;
     let auth = serde_json::json!({"auth": [
         {"name": "alice", "fixedHeaders": [{"name": "Authorization", "value": format!("Bearer {alice}")}]},
         {"name": "bob", "fixedHeaders": [{"name": "Authorization", "value": format!("Bearer {bob}")}]},
     ]});
     let auth_file = fleet.dir.path().join("wfc-auth.json");
     std::fs::write(&auth_file, auth.to_string()).unwrap();
-    wait_ready(&fleet, &base).await;
+    fleet
+        .wait_answering(
+            &format!("{base}/readyz"),
+            Duration::from_secs(10),
+            "trawl serve",
+        )
+        .await;
 
     let config = repo_root().join("integration-tests/schemathesis");
     let run = Command::new(&schemathesis)

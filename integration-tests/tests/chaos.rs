@@ -14,20 +14,13 @@ use std::time::Duration;
 use chaos_kit::ledger::Ledger;
 use chaos_kit::proxy::{Mode, Proxy};
 use chaos_kit::services::{OwnRabbit, OwnRedis};
-use common::{Fleet, AMQP, REDIS};
+use common::{Fleet, AMQP, REDIS, STAGES};
 use tokio::time::Instant;
 use trawl_store::Store;
 
 /// One case at a time under `cargo test` (nextest runs each in its own process, serialised by
 /// the `chaos` test group in .config/nextest.toml).
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-const STAGES: [&str; 4] = [
-    "trawl-search",
-    "trawl-fetch",
-    "trawl-clean",
-    "trawl-synthesize",
-];
 
 /// `n` jobs: the corpus questions over and over (each submission is its own job).
 fn questions(fleet: &Fleet, n: usize) -> Vec<String> {
@@ -523,43 +516,28 @@ async fn secrets_stay_secret() {
     };
     let mut ports = Vec::new();
     for stage in STAGES {
-        let port = chaos_kit::services::free_port();
+        let port = common::free_port();
         ports.push(port);
         let vars = env(port);
         let vars: Vec<(&str, String)> = vars.iter().map(|(k, v)| (*k, v.clone())).collect();
         fleet.spawn_with(stage, &[], &vars);
     }
     let started = Instant::now();
-    let file = fleet.dir.path().join("batch.txt");
-    std::fs::write(&file, questions(&fleet, 10).join("\n")).unwrap();
     let hook = format!("{web}/webhook");
-    let out = fleet
-        .trawl(&["submit", file.to_str().unwrap(), "--webhook", &hook])
+    let batch = fleet
+        .submit_with(&questions(&fleet, 10), &["--webhook", &hook])
         .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     settle(&fleet, "secrets", &batch, started, Effect::default()).await;
 
     // Everything the run produced, as text.
     let mut produced = Vec::new();
-    let http = reqwest::Client::new();
     for port in ports {
-        let metrics = http
-            .get(format!("http://127.0.0.1:{port}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = common::get_text(&format!("http://127.0.0.1:{port}/metrics")).await;
         assert!(metrics.contains("trawl_"), "{metrics}");
         produced.push((format!("metrics on {port}"), metrics));
     }
     // The CLI's errors: a wrong Redis password, an unreachable broker with a password.
+    let file = fleet.batch_file(&questions(&fleet, 10));
     let wrong_redis = format!("redis://:{WRONG_PW}@127.0.0.1:{}/", redis.port);
     let unreachable = format!("amqp://trawl:{WRONG_PW}@127.0.0.1:1/%2f");
     for (name, url_var, url) in [
@@ -596,7 +574,7 @@ async fn secrets_stay_secret() {
         produced.push((name.to_owned(), text));
     }
     for root in [fleet.dir.path().join("logs"), fleet.out_dir()] {
-        for path in files_under(&root) {
+        for path in common::files_under(&root) {
             let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
             produced.push((path.display().to_string(), text));
         }
@@ -621,20 +599,4 @@ async fn secrets_stay_secret() {
         }
     }
     fleet.cleanup().await;
-}
-
-fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files
 }

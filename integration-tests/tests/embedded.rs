@@ -10,9 +10,9 @@ use common::Fleet;
 async fn trawl_run_answers_with_citations() {
     let fleet = Fleet::start().await;
     let question = fleet.corpus.questions().into_iter().next().unwrap();
-    let out = tokio::process::Command::new(common::bin("trawl"))
+    let out = fleet
+        .trawl_alone() // no broker or store URL: embedded
         .args(["run", &question.query])
-        .envs(fleet.env.clone()) // no broker or store URL: embedded
         .stdin(Stdio::null())
         .output()
         .await
@@ -23,21 +23,7 @@ async fn trawl_run_answers_with_citations() {
         "{}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        stdout.starts_with(&format!("# {}", question.query)),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("[1]") && stdout.contains("## Sources"),
-        "{stdout}"
-    );
-    assert!(
-        question
-            .answer_urls
-            .iter()
-            .any(|u| stdout.contains(u.as_str())),
-        "no answer page cited:\n{stdout}"
-    );
+    common::assert_cites_answer(&stdout, &question);
     fleet.cleanup().await;
 }
 
@@ -74,13 +60,12 @@ async fn unreachable_services_fail_fast_with_a_clear_error() {
     let fleet = Fleet::start().await;
     let file = fleet.dir.path().join("ok.txt");
     std::fs::write(&file, "What is zorbium?\n").unwrap();
-    let out = tokio::process::Command::new(common::bin("trawl"))
+    let mut submit = fleet.trawl_alone();
+    submit
         .args(["submit", file.to_str().unwrap()])
-        .envs(fleet.env.clone())
         .env("TRAWL__BROKER__URL", "amqp://guest:guest@127.0.0.1:1/%2f")
-        .env("TRAWL__STORE__URL", common::REDIS)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(60), out)
+        .env("TRAWL__STORE__URL", common::REDIS);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), submit.output())
         .await
         .expect("hung")
         .unwrap();
@@ -96,9 +81,9 @@ async fn unreachable_services_fail_fast_with_a_clear_error() {
 #[tokio::test]
 async fn trawl_run_says_why_search_found_nothing() {
     let fleet = Fleet::start().await;
-    let out = tokio::process::Command::new(common::bin("trawl"))
+    let out = fleet
+        .trawl_alone()
         .args(["run", "What is zorbium?"])
-        .envs(fleet.env.clone())
         .env("TRAWL__SEARCH__SEARXNG_URL", "http://127.0.0.1:1")
         .env("TRAWL__SEARCH__PROVIDERS", "[\"searxng\"]")
         .env("TRAWL__BROKER__MAX_ATTEMPTS", "1")

@@ -486,11 +486,7 @@ async fn several_fetch_processes_keep_each_hosts_interval() {
 #[tokio::test]
 async fn a_missing_browser_requeues_the_task_until_one_answers() {
     let mut h = Harness::start(false, &[]).await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     h.fleet.env.push((
         "TRAWL__FETCH__WEBDRIVER_URL".into(),
         format!("http://127.0.0.1:{port}"),

@@ -312,22 +312,12 @@ async fn webhooks_announce_jobs_and_the_batch_signed() {
         .env
         .push(("TRAWL_WEBHOOK_SECRET".into(), "whsec-test".into()));
     fleet.spawn_all();
-    let file = fleet.dir.path().join("two.txt");
     let qs: Vec<String> = questions(&fleet)
         .iter()
         .take(2)
         .map(|q| q.query.clone())
         .collect();
-    std::fs::write(&file, qs.join("\n")).unwrap();
-    let out = fleet
-        .trawl(&["submit", file.to_str().unwrap(), "--webhook", &hook])
-        .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let batch = fleet.submit_with(&qs, &["--webhook", &hook]).await;
     fleet.wait_done(&batch, Duration::from_secs(120)).await;
 
     let started = tokio::time::Instant::now();

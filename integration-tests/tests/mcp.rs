@@ -25,9 +25,9 @@ struct StdioSession {
 
 impl StdioSession {
     async fn start(fleet: &Fleet, extra: &[(&str, &str)]) -> StdioSession {
-        let mut child = tokio::process::Command::new(common::bin("trawl"))
+        let mut child = fleet
+            .trawl_alone() // no broker or store URL: the stages run in the server
             .arg("mcp")
-            .envs(fleet.env.clone()) // no broker or store URL: the stages run in the server
             .envs(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
             .env("TRAWL__FETCH__MAX_LEVEL", "1")
             .stdin(Stdio::piped())
@@ -174,18 +174,7 @@ async fn stdio_tools_research_search_and_extract() {
         .call("research", json!({"question": question.query}))
         .await;
     assert!(!failed, "{text}");
-    assert!(text.starts_with(&format!("# {}", question.query)), "{text}");
-    assert!(
-        text.contains("[1]") && text.contains("## Sources"),
-        "{text}"
-    );
-    assert!(
-        question
-            .answer_urls
-            .iter()
-            .any(|u| text.contains(u.as_str())),
-        "no answer page cited:\n{text}"
-    );
+    common::assert_cites_answer(&text, &question);
     assert!(
         text.contains("work products in") && text.contains("report.md, "),
         "{text}"
@@ -272,46 +261,23 @@ async fn post(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_transport_needs_a_token_and_researches_on_the_fleet() {
     let mut fleet = Fleet::start().await;
-    for worker in [
-        "trawl-search",
-        "trawl-fetch",
-        "trawl-clean",
-        "trawl-synthesize",
-    ] {
-        fleet.spawn(worker);
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    fleet.spawn_all();
+    let addr = format!("127.0.0.1:{}", common::free_port());
     fleet.spawn_with(
         "trawl",
         &["mcp", "--http", &addr],
         &[("TRAWL__FETCH__MAX_LEVEL", "1".into())],
     );
-    let out = fleet.trawl(&["token", "create", "--name", "mcp"]).await;
-    assert!(out.status.success());
-    let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let token = fleet.create_token("mcp").await;
     let url = format!("http://{addr}/mcp");
     let http = reqwest::Client::new();
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     });
-    let mut up = false;
-    for _ in 0..150 {
-        if http.get(&url).send().await.is_ok() {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    if !up {
-        fleet.dump_logs();
-        panic!("trawl mcp --http did not start");
-    }
+    fleet
+        .wait_answering(&url, Duration::from_secs(15), "trawl mcp --http")
+        .await;
 
     // No token, a wrong token: refused before any MCP is spoken.
     let (status, _, messages) = post(&http, &url, None, None, init.clone()).await;
@@ -333,6 +299,18 @@ async fn http_transport_needs_a_token_and_researches_on_the_fleet() {
         .await
         .unwrap();
     assert_eq!(browser.status(), 403);
+    // Nor can a page whose own name resolves to loopback (DNS rebinding): rmcp refuses a
+    // `Host` outside mcp.allowed_hosts (by default localhost, 127.0.0.1, ::1).
+    let rebound = http
+        .post(&url)
+        .bearer_auth(&token)
+        .header("host", "evil.test")
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
 
     let (status, session, messages) = post(&http, &url, Some(&token), None, init).await;
     assert_eq!(status, 200, "{messages:?}");
@@ -373,5 +351,23 @@ async fn http_transport_needs_a_token_and_researches_on_the_fleet() {
         text.contains(&fleet.out_dir().display().to_string()),
         "work products are referenced where the fleet wrote them: {text}"
     );
+    fleet.cleanup().await;
+}
+
+#[tokio::test]
+async fn http_without_a_fleet_refuses_a_non_loopback_address() {
+    let fleet = Fleet::start().await;
+    // No broker or store URL: no API tokens to check, so only loopback may listen.
+    let mut mcp = fleet.trawl_alone();
+    mcp.args(["mcp", "--http", "0.0.0.0:0"])
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(60), mcp.output())
+        .await
+        .expect("trawl mcp --http 0.0.0.0:0 still running after 60 s")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("loopback"), "{stderr}");
     fleet.cleanup().await;
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::Fleet;
+use common::{free_port, Fleet};
 use serde_json::Value;
 use tokio::process::{Child, Command};
 
@@ -27,14 +27,6 @@ const PROCESSES: [(&str, &[&str], &str); 6] = [
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn tool(name: &str) -> PathBuf {
@@ -295,16 +287,8 @@ async fn every_dashboard_panel_and_alert_evaluates_against_a_real_prometheus() {
     }
     assert!(rule_count >= 8, "alert rules not loaded: {rules}");
 
-    let http = reqwest::Client::new();
     for (component, port) in &ports {
-        let text = http
-            .get(format!("http://127.0.0.1:{port}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = common::get_text(&format!("http://127.0.0.1:{port}/metrics")).await;
         if let Err(e) = promtool_check_metrics(&text).await {
             problems.push(format!("promtool check metrics ({component}): {e}"));
         }

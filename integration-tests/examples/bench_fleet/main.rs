@@ -10,14 +10,13 @@
 //! the stage that bounded the first) shows what adding workers buys.
 //!
 //! Modules: [`fleet`] starts and stops one run's workers; [`measure`] submits the batch and
-//! samples it to its end into a [`run::Run`]; [`procfs`] reads the kernel's accounting;
+//! samples it to its end into a [`run::Run`]; `trawl_integration_tests::procfs` reads the kernel's accounting;
 //! [`report`] turns runs into the printed summary, and [`files`] into `results.json`,
 //! `results.md` and an SVG of queue depth over time.
 
 mod files;
 mod fleet;
 mod measure;
-mod procfs;
 mod report;
 mod run;
 

@@ -14,11 +14,11 @@ use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
 
 use crate::fleet::{log_tail, Process};
-use crate::procfs::{
-    cpu_secs, machine_jiffies, services, services_cpu, services_cpu_between, status_mb,
-};
 use crate::run::{Run, Sample, StageStats, WorkerStats};
 use crate::{Args, Interrupted, Stage, Workers};
+use trawl_integration_tests::procfs::{
+    cpu_secs, machine_jiffies, services, services_cpu, services_cpu_between, status_mb,
+};
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {

@@ -7,14 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::process::{Child, Command};
 
-/// A free TCP port on loopback (the listener is closed again at once).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use crate::common::free_port;
 
 async fn wait_for_port(port: u16, limit: Duration) -> bool {
     let started = Instant::now();

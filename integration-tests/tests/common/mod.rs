@@ -11,11 +11,19 @@ use std::time::Duration;
 
 use tokio::process::{Child, Command};
 use trawl_broker::{Broker, RabbitBroker};
-use trawl_integration_tests::simweb::{Corpus, Simweb};
+use trawl_integration_tests::simweb::{Corpus, Question, Simweb};
 use trawl_store::{RedisStore, Store};
 
 pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const REDIS: &str = "redis://127.0.0.1:6379/";
+
+/// The four stage workers, in pipeline order: what [`Fleet::spawn_all`] starts.
+pub const STAGES: [&str; 4] = [
+    "trawl-search",
+    "trawl-fetch",
+    "trawl-clean",
+    "trawl-synthesize",
+];
 
 /// A binary of this workspace, built by `cargo build --workspace --bins` (scripts/test).
 pub fn bin(name: &str) -> PathBuf {
@@ -31,6 +39,58 @@ pub fn bin(name: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// A free TCP port on loopback (the listener is closed again at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The body of a GET of `url` as text, whatever its status: a `/metrics` scrape.
+pub async fn get_text(url: &str) -> String {
+    reqwest::get(url).await.unwrap().text().await.unwrap()
+}
+
+/// Every file under `dir`, in sorted order; panics if `dir` cannot be read.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A report answering `question`: titled with it, citing sources, one of them an answer page.
+pub fn assert_cites_answer(report: &str, question: &Question) {
+    assert!(
+        report.starts_with(&format!("# {}", question.query)),
+        "{report}"
+    );
+    assert!(
+        report.contains("[1]") && report.contains("## Sources"),
+        "{report}"
+    );
+    assert!(
+        question
+            .answer_urls
+            .iter()
+            .any(|u| report.contains(u.as_str())),
+        "no answer page cited:\n{report}"
+    );
 }
 
 pub struct Fleet {
@@ -159,12 +219,7 @@ impl Fleet {
     }
 
     pub fn spawn_all(&mut self) {
-        for name in [
-            "trawl-search",
-            "trawl-fetch",
-            "trawl-clean",
-            "trawl-synthesize",
-        ] {
+        for name in STAGES {
             self.spawn(name);
         }
     }
@@ -205,6 +260,14 @@ impl Fleet {
         exits
     }
 
+    /// The `trawl` CLI with the fleet's environment but no broker or store URL: embedded mode,
+    /// or a client that reaches the fleet only through `trawl serve`.
+    pub fn trawl_alone(&self) -> Command {
+        let mut command = Command::new(bin("trawl"));
+        command.envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        command
+    }
+
     /// Runs the `trawl` CLI with the fleet's environment.
     pub async fn trawl(&self, args: &[&str]) -> std::process::Output {
         Command::new(bin("trawl"))
@@ -216,17 +279,55 @@ impl Fleet {
             .unwrap()
     }
 
-    /// Writes `questions` as a batch file and submits it; returns the batch id.
-    pub async fn submit(&self, questions: &[String]) -> String {
+    /// Writes `questions`, one a line, to `<tempdir>/batch.txt`; returns its path.
+    pub fn batch_file(&self, questions: &[String]) -> PathBuf {
         let file = self.dir.path().join("batch.txt");
         std::fs::write(&file, questions.join("\n")).unwrap();
-        let out = self.trawl(&["submit", file.to_str().unwrap()]).await;
+        file
+    }
+
+    /// Writes `questions` as a batch file and submits it; returns the batch id.
+    pub async fn submit(&self, questions: &[String]) -> String {
+        self.submit_with(questions, &[]).await
+    }
+
+    /// Like [`Fleet::submit`], with `args` (such as `--webhook URL`) after the file.
+    pub async fn submit_with(&self, questions: &[String], args: &[&str]) -> String {
+        let file = self.batch_file(questions);
+        let out = self
+            .trawl(&[&["submit", file.to_str().unwrap()][..], args].concat())
+            .await;
         assert!(
             out.status.success(),
             "submit failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// Creates an API token named `name` with `trawl token create`; returns the token.
+    pub async fn create_token(&self, name: &str) -> String {
+        let out = self.trawl(&["token", "create", "--name", name]).await;
+        assert!(
+            out.status.success(),
+            "token create failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// Polls `url` until a server answers it (any status), or panics with the workers' logs
+    /// after `limit`: `what` is the server, for the message.
+    pub async fn wait_answering(&self, url: &str, limit: Duration, what: &str) {
+        let http = reqwest::Client::new();
+        for _ in 0..limit.as_millis() / 100 {
+            if http.get(url).send().await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.dump_logs();
+        panic!("{what} did not start");
     }
 
     /// Polls the batch record until every job ended, or panics with the workers' logs.

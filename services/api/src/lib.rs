@@ -24,7 +24,7 @@ use axum::routing::get;
 use axum::Router;
 use trawl_config::Config;
 use trawl_pipeline::Runtime;
-use trawl_telemetry::{Drain, Readiness};
+use trawl_telemetry::Readiness;
 
 pub mod error;
 mod metrics;
@@ -189,30 +189,16 @@ pub async fn serve(
         addr: addr.clone(),
         source,
     })?;
-    let readiness = Readiness::default();
-    let drain = Drain::default();
-    let shutdown = trawl_pipeline::serve::Shutdown::on_signals_or_drain(&drain);
-    let ops = if config.metrics.addr.is_empty() {
-        None
-    } else {
-        let (ops_addr, task) = trawl_telemetry::serve(
-            &config.metrics.addr,
-            readiness.clone(),
-            drain.clone(),
-            shutdown.clone().wait(),
-        )
-        .await?;
-        tracing::info!(addr = %ops_addr, "metrics listening");
-        Some(task)
-    };
+    let ops = trawl_pipeline::serve::Ops::start(&config.metrics.addr).await?;
     // Live (and not ready) while connecting, like a worker.
     let rt = Runtime::connect(config.clone(), Duration::from_secs(30)).await?;
     metrics::init();
-    readiness.set(true);
+    ops.readiness.set(true);
     // A preStop `/drain` stops taking connections; requests in progress finish through the
     // graceful shutdown (an event stream may outlast any drain), so the drain answers at once.
     let stop = {
-        let (drain, readiness) = (drain.clone(), readiness.clone());
+        let (drain, readiness) = (ops.drain.clone(), ops.readiness.clone());
+        let shutdown = ops.shutdown.clone();
         async move {
             shutdown.wait().await;
             readiness.set(false);
@@ -223,16 +209,13 @@ pub async fn serve(
         rt,
         config: Arc::new(config),
     };
-    let app = router(state, readiness);
+    let app = router(state, ops.readiness.clone());
     bound(local);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(stop)
         .await
         .map_err(|source| ServeError::Listen { addr, source });
-    // Answer a waiting preStop `/drain` before the process exits.
-    if let Some(task) = ops {
-        let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
-    }
+    ops.finish().await;
     served
 }
 

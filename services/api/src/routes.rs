@@ -57,20 +57,20 @@ pub struct BatchIn {
     pub budget_usd: Option<f64>,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct JobRef {
     pub job_id: Uuid,
     pub query: String,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct BatchCreated {
     pub batch_id: Uuid,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub jobs: Vec<JobRef>,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct BatchStatus {
     pub batch_id: Uuid,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -90,7 +90,7 @@ pub struct BatchStatus {
     pub unused_sources: BTreeMap<String, u64>,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct JobSummary {
     pub job_id: Uuid,
     pub query: String,
@@ -98,7 +98,7 @@ pub struct JobSummary {
     pub status: String,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct JobPage {
     pub jobs: Vec<JobSummary>,
     /// Pass as `cursor` for the next page; absent on the last.
@@ -116,7 +116,7 @@ pub struct PageQuery {
     pub limit: Option<usize>,
 }
 
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 pub struct Job {
     pub job_id: Uuid,
     pub batch_id: Uuid,

@@ -241,14 +241,18 @@ async fn status_remote(remote: &Remote, args: StatusArgs) -> anyhow::Result<Exit
         let progress = bar(s.total, "jobs");
         while !s.done {
             progress.set_position(s.finished);
-            progress.set_message(describe(&s.progress()));
+            progress.set_message(describe(&crate::remote::progress(&s)));
             // Slower than the local poll: every request counts against the token's rate.
             tokio::time::sleep(Duration::from_secs(1)).await;
             s = get().await?;
         }
         progress.finish_and_clear();
     }
-    println!("batch {}: {}", args.batch, describe(&s.progress()));
+    println!(
+        "batch {}: {}",
+        args.batch,
+        describe(&crate::remote::progress(&s))
+    );
     println!("{}", cost_line(s.cost_usd, &s.unused_sources));
     Ok(ExitCode::SUCCESS)
 }

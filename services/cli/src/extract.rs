@@ -70,8 +70,15 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
         let bytes = std::fs::read(path).with_context(|| format!("failed to read {input}"))?;
         (html_of(&bytes)?, file_url(path), None)
     };
-    // A file fetched from a URL (PDF, DOCX …) already is text: print it as it came.
-    let extracted = match content_type.as_deref() {
+    let extracted = of_fetched(body, &url, content_type.as_deref());
+    println!("{}", render(&extracted, &url, args.format, true));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The main content of a page; a file fetched from a URL (PDF, DOCX …, any `content_type` but
+/// HTML) already is text and is kept as it came.
+pub fn of_fetched(body: String, url: &str, content_type: Option<&str>) -> Extracted {
+    match content_type {
         Some(ct) if ct != "text/html" => Extracted {
             title: String::new(),
             text_chars: body.chars().count(),
@@ -82,10 +89,8 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
             byline: None,
             published: None,
         },
-        _ => extract(&body, &url),
-    };
-    println!("{}", render(&extracted, &url, args.format, true));
-    Ok(ExitCode::SUCCESS)
+        _ => extract(&body, url),
+    }
 }
 
 /// The page as text: gunzipped when it is gzip, decoded by its `<meta>` charset or as UTF-8.
@@ -109,7 +114,8 @@ fn file_url(path: &Path) -> String {
         .unwrap_or_else(|()| format!("file://{}", path.display()))
 }
 
-fn render(e: &Extracted, url: &str, format: Format, with_title: bool) -> String {
+/// `e` in `format`; `with_title` puts the title first (as a heading in markdown).
+pub fn render(e: &Extracted, url: &str, format: Format, with_title: bool) -> String {
     let title = with_title && !e.title.is_empty();
     match format {
         Format::Markdown if title => format!("# {}\n\n{}", e.title, e.markdown),

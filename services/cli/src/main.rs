@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use trawl_cli::extract;
 
 mod batch;
-mod extract;
 mod remote;
 mod robots;
 mod run;

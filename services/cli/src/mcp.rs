@@ -25,18 +25,21 @@ use rmcp::service::RequestContext;
 use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::json;
+use tokio::net::TcpListener;
 use tokio::sync::Mutex;
 use trawl_config::Config;
 use trawl_fetch::http::{Fetched, Fetcher};
 use trawl_fetch::robots::{decide, rules_for, Rules};
 use trawl_messages::{paths, JobOptions};
 use trawl_pipeline::batch::{check_task, submit, BatchOptions};
+use trawl_pipeline::serve::Shutdown;
 use trawl_pipeline::Runtime;
 use trawl_search::SearchStage;
 use trawl_synthesize::tokens::Tokenizer;
 use uuid::Uuid;
 
 use crate::embedded::{prepare_browser, Embedded};
+use crate::extract::{of_fetched, render, Format};
 
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
@@ -68,21 +71,28 @@ pub async fn run(config: Config, args: McpArgs) -> anyhow::Result<std::process::
     // stdout may be the protocol channel: logs go to stderr.
     trawl_telemetry::init_logs();
     let env: BTreeMap<String, String> = std::env::vars().collect();
-    let addr = match args.http.as_deref() {
-        Some("") | None => config.mcp.addr.clone(),
-        Some(addr) => addr.to_owned(),
+    // Bound before the stages start, so a taken port or a refused address fails at once.
+    let listener = match args.http.as_deref() {
+        None => None,
+        Some(addr) => {
+            let addr = if addr.is_empty() {
+                &config.mcp.addr
+            } else {
+                addr
+            };
+            Some(listen(addr, has_fleet(&config)).await?)
+        }
     };
     let backend = Arc::new(Backend::start(config, &env).await?);
-    let served = match args.http {
+    let served = match listener {
         None => serve_stdio(backend.clone()).await,
-        Some(_) => {
-            let drain = trawl_telemetry::Drain::default();
-            let shutdown = trawl_pipeline::serve::Shutdown::on_signals_or_drain(&drain);
+        Some(listener) => {
+            let shutdown = Shutdown::on_signals_or_drain(&trawl_telemetry::Drain::default());
             serve_http(
                 backend.clone(),
-                &addr,
+                listener,
                 |local| eprintln!("MCP server listening on http://{local}/mcp"),
-                async move { shutdown.wait().await },
+                shutdown.wait(),
             )
             .await
         }
@@ -97,6 +107,8 @@ pub struct Backend {
     rt: Runtime,
     /// The in-process stages when there is no fleet; stopped when the server ends.
     embedded: Mutex<Option<Embedded>>,
+    /// Research goes to a fleet, whose store holds the API tokens HTTP callers must show.
+    fleet: bool,
     search: SearchStage,
     fetcher: Fetcher,
     /// The reading model is unknown: the pessimistic estimate keeps results within the limit.
@@ -110,7 +122,8 @@ impl Backend {
         mut config: Config,
         env: &BTreeMap<String, String>,
     ) -> Result<Backend, McpError> {
-        let (rt, embedded) = if config.broker.url.is_some() && config.store.url.is_some() {
+        let fleet = has_fleet(&config);
+        let (rt, embedded) = if fleet {
             let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
             (rt, None)
         } else {
@@ -126,15 +139,11 @@ impl Backend {
         Ok(Backend {
             rt,
             embedded: Mutex::new(embedded),
+            fleet,
             search,
             fetcher,
             tokens: Tokenizer::approx(),
         })
-    }
-
-    /// Whether research goes to a fleet (and HTTP callers need a token).
-    pub fn is_fleet(&self) -> bool {
-        self.embedded.try_lock().is_ok_and(|e| e.is_none())
     }
 
     /// Stops the in-process stages, letting their work in hand finish.
@@ -467,16 +476,8 @@ impl TrawlMcp {
             }
             Fetched::Unsupported(mime) => return Err(format!("cannot read {mime} content")),
         };
-        let text = if page.content_type == "text/html" {
-            let e = trawl_clean::extract::extract(&page.body, &page.final_url);
-            if e.title.is_empty() {
-                e.markdown
-            } else {
-                format!("# {}\n\n{}", e.title, e.markdown)
-            }
-        } else {
-            page.body
-        };
+        let extracted = of_fetched(page.body, &page.final_url, Some(&page.content_type));
+        let text = render(&extracted, &page.final_url, Format::Markdown, true);
         let footer = format!("\n\n---\nsource: {}", page.final_url);
         Ok(self.fit(&text, &footer, &page.final_url))
     }
@@ -544,12 +545,12 @@ pub async fn serve_stdio(backend: Arc<Backend>) -> Result<(), McpError> {
     Ok(())
 }
 
-/// Serves streamable HTTP at `/mcp` on `addr` until `shutdown` resolves; calls `bound` with the
-/// address once listening. Requests need an API token when the backend is a fleet; browsers'
+/// Serves streamable HTTP at `/mcp` on `listener` (from [`listen`]) until `shutdown` resolves;
+/// calls `bound` with its address first. Requests need an API token when the backend is a fleet; browsers'
 /// requests (any `Origin`) and unexpected `Host` names are refused either way.
 pub async fn serve_http(
     backend: Arc<Backend>,
-    addr: &str,
+    listener: TcpListener,
     bound: impl FnOnce(SocketAddr),
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), McpError> {
@@ -557,16 +558,11 @@ pub async fn serve_http(
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
-    let listen = |source| McpError::Listen {
-        addr: addr.to_owned(),
+    let local = listener.local_addr().map_err(|source| McpError::Listen {
+        addr: "the MCP socket".into(),
         source,
-    };
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
-    let local = listener.local_addr().map_err(listen)?;
-    let fleet = backend.is_fleet();
-    if !fleet && !local.ip().is_loopback() {
-        return Err(McpError::NotLoopback(local.to_string()));
-    }
+    })?;
+    let fleet = backend.fleet;
     let hosts = &backend.rt.config.mcp.allowed_hosts;
     let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
     if !hosts.is_empty() {
@@ -595,7 +591,30 @@ pub async fn serve_http(
             cancel.cancel();
         })
         .await
-        .map_err(listen)
+        .map_err(|source| McpError::Listen {
+            addr: local.to_string(),
+            source,
+        })
+}
+
+/// Whether the config names a fleet (broker and store).
+fn has_fleet(config: &Config) -> bool {
+    config.broker.url.is_some() && config.store.url.is_some()
+}
+
+/// Binds the HTTP transport; without a fleet there is no token store to check callers
+/// against, so only a loopback address is allowed.
+pub async fn listen(addr: &str, fleet: bool) -> Result<TcpListener, McpError> {
+    let listen = |source| McpError::Listen {
+        addr: addr.to_owned(),
+        source,
+    };
+    let listener = TcpListener::bind(addr).await.map_err(listen)?;
+    let local = listener.local_addr().map_err(listen)?;
+    if !fleet && !local.ip().is_loopback() {
+        return Err(McpError::NotLoopback(local.to_string()));
+    }
+    Ok(listener)
 }
 
 /// Lets a request through only with a valid API token (the same tokens as `trawl serve`).

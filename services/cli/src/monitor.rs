@@ -15,12 +15,12 @@ use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_messages::Queue;
 use trawl_pipeline::runtime::{BUDGET, SPENT, STARTED};
-use trawl_pipeline::serve::Shutdown;
+use trawl_pipeline::serve::Ops;
 use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
 use trawl_telemetry::prometheus_client::metrics::family::Family;
 use trawl_telemetry::prometheus_client::metrics::gauge::Gauge;
-use trawl_telemetry::{init_series, labels, register, Drain, Labels, Readiness};
+use trawl_telemetry::{init_series, labels, register, Labels};
 
 #[derive(clap::Args)]
 pub struct MonitorArgs {
@@ -218,25 +218,19 @@ pub async fn run(config: Config, args: MonitorArgs) -> anyhow::Result<ExitCode> 
             "the monitor samples a fleet: set broker.url and store.url (TRAWL__BROKER__URL, TRAWL__STORE__URL)"
         );
     }
+    if config.metrics.addr.is_empty() {
+        anyhow::bail!("the monitor exports metrics: set metrics.addr (TRAWL__METRICS__ADDR)");
+    }
     init();
-    let readiness = Readiness::default();
-    let drain = Drain::default();
-    let shutdown = Shutdown::on_signals_or_drain(&drain);
-    let (addr, _) = trawl_telemetry::serve(
-        &config.metrics.addr,
-        readiness.clone(),
-        drain.clone(),
-        shutdown.clone().wait(),
-    )
-    .await?;
-    info!(%addr, interval_secs = args.interval, "monitor listening");
+    let ops = Ops::start(&config.metrics.addr).await?;
+    info!(interval_secs = args.interval, "monitor sampling");
     let rt = Runtime::connect(config, Duration::from_secs(30))
         .await
         .context("the monitor cannot reach the fleet")?;
-    readiness.set(true);
+    ops.readiness.set(true);
     let mut tick = tokio::time::interval(Duration::from_secs(args.interval));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let stop = shutdown.wait();
+    let stop = ops.shutdown.clone().wait();
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -244,7 +238,7 @@ pub async fn run(config: Config, args: MonitorArgs) -> anyhow::Result<ExitCode> 
             _ = tick.tick() => sample(&rt).await,
         }
     }
-    drain.finish();
+    ops.finish().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,6 +14,7 @@ use std::time::Duration;
 use reqwest::{Method, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use trawl_api::routes::{BatchCreated, BatchStatus, Job, JobPage, JobSummary};
 use trawl_messages::SearchTask;
 use trawl_store::BatchProgress;
 use url::Url;
@@ -156,54 +157,15 @@ struct BatchIn<'a> {
     budget_usd: Option<f64>,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct BatchCreated {
-    pub batch_id: Uuid,
-    /// Counted only: the jobs are listed later, with their status, by [`Remote::jobs`].
-    pub jobs: Vec<serde::de::IgnoredAny>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct BatchStatus {
-    pub total: u64,
-    pub finished: u64,
-    pub by_status: BTreeMap<String, u64>,
-    pub cancelled: bool,
-    pub done: bool,
-    pub cost_usd: f64,
-    pub unused_sources: BTreeMap<String, u64>,
-}
-
-impl BatchStatus {
-    /// The same figures as the store's record, so both modes describe a batch alike.
-    pub fn progress(&self) -> BatchProgress {
-        BatchProgress {
-            total: self.total,
-            finished: self.finished,
-            by_status: self.by_status.clone(),
-            outcomes: BTreeMap::new(),
-            cancelled: self.cancelled,
-        }
+/// The store's record as the API reports it, so both modes describe a batch alike.
+pub fn progress(status: &BatchStatus) -> BatchProgress {
+    BatchProgress {
+        total: status.total,
+        finished: status.finished,
+        by_status: status.by_status.clone(),
+        outcomes: BTreeMap::new(),
+        cancelled: status.cancelled,
     }
-}
-
-#[derive(Debug, Deserialize)]
-pub struct JobSummary {
-    pub job_id: Uuid,
-    pub query: String,
-}
-
-#[derive(Deserialize)]
-struct JobPage {
-    jobs: Vec<JobSummary>,
-    next_cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Job {
-    pub status: String,
-    pub report: Option<String>,
-    pub work_products: Vec<String>,
 }
 
 /// One `trawl serve`, reached with one token.

@@ -72,6 +72,52 @@ pub enum WorkerError {
     Stage(#[from] StageError),
 }
 
+/// A long-running process's operations side: readiness, the `/drain` request, the shutdown
+/// that SIGTERM, SIGINT or a drain fires, and `/metrics`, `/healthz`, `/readyz` and `/drain`
+/// on `metrics.addr` (not served when it is empty). Workers, the API and the monitor share it.
+pub struct Ops {
+    pub readiness: Readiness,
+    pub drain: Drain,
+    pub shutdown: Shutdown,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Ops {
+    pub async fn start(metrics_addr: &str) -> Result<Ops, trawl_telemetry::ServeError> {
+        let readiness = Readiness::default();
+        let drain = Drain::default();
+        let shutdown = Shutdown::on_signals_or_drain(&drain);
+        let server = if metrics_addr.is_empty() {
+            None
+        } else {
+            let (addr, task) = trawl_telemetry::serve(
+                metrics_addr,
+                readiness.clone(),
+                drain.clone(),
+                shutdown.clone().wait(),
+            )
+            .await?;
+            info!(%addr, "metrics listening");
+            Some(task)
+        };
+        Ok(Ops {
+            readiness,
+            drain,
+            shutdown,
+            server,
+        })
+    }
+
+    /// Answers a waiting preStop `/drain`, then lets the metrics server finish (2 s at most)
+    /// before the process exits.
+    pub async fn finish(self) {
+        self.drain.finish();
+        if let Some(task) = self.server {
+            let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+        }
+    }
+}
+
 /// A shutdown signal that any number of tasks can wait for.
 #[derive(Clone)]
 pub struct Shutdown(watch::Receiver<bool>);
@@ -129,30 +175,18 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
         store = %redact_url(config.store.url.as_deref().unwrap_or_default()),
         "starting worker"
     );
-    let readiness = Readiness::default();
-    let drain = Drain::default();
-    let shutdown = Shutdown::on_signals_or_drain(&drain);
-    let server = if config.metrics.addr.is_empty() {
-        None
-    } else {
-        let (addr, task) = trawl_telemetry::serve(
-            &config.metrics.addr,
-            readiness.clone(),
-            drain.clone(),
-            shutdown.clone().wait(),
-        )
-        .await?;
-        info!(%addr, "metrics listening");
-        Some(task)
-    };
+    let ops = Ops::start(&config.metrics.addr).await?;
     let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
     crate::metrics::init(queue, rt.config.broker.prefetch);
-    let result = run_worker(Arc::new(stage), rt, queue, shutdown.wait(), readiness).await;
-    // Answer a waiting preStop `/drain` before the process exits.
-    drain.finish();
-    if let Some(task) = server {
-        let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
-    }
+    let result = run_worker(
+        Arc::new(stage),
+        rt,
+        queue,
+        ops.shutdown.clone().wait(),
+        ops.readiness.clone(),
+    )
+    .await;
+    ops.finish().await;
     result?;
     Ok(())
 }

@@ -235,21 +235,12 @@ async fn retry_or_dead(
         )
         .await;
     }
-    if error.class == ErrorClass::Unavailable {
-        // The attempt is not spent: the message goes back unchanged, at the longest delay.
-        METRICS
-            .retries
-            .get_or_create(&labels(&[
-                ("stage", queue.label()),
-                ("reason", error.origin),
-            ]))
-            .inc();
-        let delays = &rt.config.broker.retry_delays_secs;
-        let delay = delays[delays.len() - 1];
-        warn!(queue = %queue, delay_secs = delay, error = %error, "a service is unavailable; retrying later without spending an attempt");
-        return schedule(rt, queue, delivery, body.to_vec(), delay).await;
-    }
-    if attempts_made >= max_attempts {
+    let delays = &rt.config.broker.retry_delays_secs;
+    let (retried, delay) = if error.class == ErrorClass::Unavailable {
+        // An outage spends no attempt: the message goes back unchanged, at the longest delay,
+        // for as long as the outage lasts.
+        (body.to_vec(), delays[delays.len() - 1])
+    } else if attempts_made >= max_attempts {
         warn!(queue = %queue, attempts_made, error = %error, "attempts exhausted; dead-lettering");
         return dead_letter(
             rt,
@@ -260,32 +251,15 @@ async fn retry_or_dead(
             attempts_made,
         )
         .await;
-    }
-    METRICS
-        .retries
-        .get_or_create(&labels(&[
-            ("stage", queue.label()),
-            ("reason", error.origin),
-        ]))
-        .inc();
-    let delays = &rt.config.broker.retry_delays_secs;
-    let delay = delays[(attempt as usize).min(delays.len() - 1)];
-    let retried = with_attempt(body, attempts_made).unwrap_or_else(|| body.to_vec());
+    } else {
+        let retried = with_attempt(body, attempts_made).unwrap_or_else(|| body.to_vec());
+        (retried, delays[(attempt as usize).min(delays.len() - 1)])
+    };
+    count_retry(queue, &error);
     warn!(queue = %queue, attempts_made, delay_secs = delay, error = %error, "retrying later");
-    schedule(rt, queue, delivery, retried, delay).await
-}
-
-/// Publishes `body` to `queue`'s delay tier for `delay_secs`, then settles the delivery.
-async fn schedule(
-    rt: &Runtime,
-    queue: Queue,
-    delivery: Delivery,
-    body: Vec<u8>,
-    delay_secs: u64,
-) -> &'static str {
     match rt
         .broker
-        .publish_delayed(queue, Message::new(body), Duration::from_secs(delay_secs))
+        .publish_delayed(queue, Message::new(retried), Duration::from_secs(delay))
         .await
     {
         Ok(()) => settle(delivery.ack().await, queue),
@@ -295,6 +269,16 @@ async fn schedule(
         }
     }
     "retry"
+}
+
+fn count_retry(queue: Queue, error: &StageError) {
+    METRICS
+        .retries
+        .get_or_create(&labels(&[
+            ("stage", queue.label()),
+            ("reason", error.origin),
+        ]))
+        .inc();
 }
 
 async fn dead_letter(

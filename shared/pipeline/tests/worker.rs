@@ -24,6 +24,8 @@ enum Behaviour {
     Panic,
     Slow,
     Hang,
+    /// The store unreachable for the first `n` calls, more than `max_attempts`.
+    StoreDownFor(u32),
 }
 
 struct TestStage {
@@ -54,6 +56,18 @@ impl Stage for TestStage {
                 Ok(Handled::Done)
             }
             Behaviour::Hang => std::future::pending().await,
+            Behaviour::StoreDownFor(down) => {
+                assert_eq!(msg.attempt, 0, "an outage must not spend attempts");
+                if n < down {
+                    Err(trawl_store::StoreError::Unreachable {
+                        url: "Redis".into(),
+                        reason: "Connection refused".into(),
+                    }
+                    .into())
+                } else {
+                    Ok(Handled::Done)
+                }
+            }
         }
     }
 }
@@ -120,6 +134,13 @@ fn start(
     (calls, stop, handle)
 }
 
+async fn publish(rt: &Runtime, body: Vec<u8>) {
+    rt.broker
+        .publish(Queue::Search, Message::new(body))
+        .await
+        .unwrap();
+}
+
 async fn next_dead(rt: &Runtime) -> Delivery {
     let mut dead = rt.broker.consume(Queue::Dead, 1).await.unwrap();
     tokio::time::timeout(Duration::from_secs(120), dead.next())
@@ -132,10 +153,7 @@ async fn next_dead(rt: &Runtime) -> Delivery {
 async fn a_hung_handler_is_abandoned_at_the_message_timeout_and_retried() {
     let rt = runtime_with(|c| c.broker.message_timeout_secs = 1);
     let (calls, _stop, _h) = start(&rt, Behaviour::Hang);
-    rt.broker
-        .publish(Queue::Search, Message::new(task()))
-        .await
-        .unwrap();
+    publish(&rt, task()).await;
     let d = next_dead(&rt).await;
     assert_eq!(
         calls.load(Ordering::SeqCst),
@@ -159,10 +177,7 @@ async fn a_hung_handler_is_abandoned_at_the_message_timeout_and_retried() {
 async fn retryable_errors_retry_then_dead_letter_with_attempts() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::AlwaysRetryable);
-    rt.broker
-        .publish(Queue::Search, Message::new(task()))
-        .await
-        .unwrap();
+    publish(&rt, task()).await;
     let d = next_dead(&rt).await;
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     assert_eq!(d.message.headers[HEADER_ATTEMPTS], "3");
@@ -178,10 +193,7 @@ async fn retryable_errors_retry_then_dead_letter_with_attempts() {
 async fn permanent_errors_dead_letter_at_once() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::Permanent);
-    rt.broker
-        .publish(Queue::Search, Message::new(task()))
-        .await
-        .unwrap();
+    publish(&rt, task()).await;
     let d = next_dead(&rt).await;
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(d.message.headers[HEADER_REASON], "permanent: bad input");
@@ -191,20 +203,11 @@ async fn permanent_errors_dead_letter_at_once() {
 async fn undecodable_and_unknown_versions_dead_letter_and_the_worker_goes_on() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::Ok);
-    rt.broker
-        .publish(Queue::Search, Message::new(b"\x00garbage".to_vec()))
-        .await
-        .unwrap();
+    publish(&rt, b"\x00garbage".to_vec()).await;
     let mut future: serde_json::Value = serde_json::from_slice(&task()).unwrap();
     future["v"] = 99.into();
-    rt.broker
-        .publish(Queue::Search, Message::new(future.to_string().into_bytes()))
-        .await
-        .unwrap();
-    rt.broker
-        .publish(Queue::Search, Message::new(task()))
-        .await
-        .unwrap();
+    publish(&rt, future.to_string().into_bytes()).await;
+    publish(&rt, task()).await;
 
     let mut dead = rt.broker.consume(Queue::Dead, 2).await.unwrap();
     let mut reasons = Vec::new();
@@ -231,10 +234,7 @@ async fn undecodable_and_unknown_versions_dead_letter_and_the_worker_goes_on() {
 async fn deferral_comes_back_without_using_an_attempt() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::LaterOnce);
-    rt.broker
-        .publish(Queue::Search, Message::new(task()))
-        .await
-        .unwrap();
+    publish(&rt, task()).await;
     tokio::time::timeout(Duration::from_secs(30), async {
         while calls.load(Ordering::SeqCst) < 2 {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -246,13 +246,25 @@ async fn deferral_comes_back_without_using_an_attempt() {
 }
 
 #[tokio::test]
+async fn a_store_outage_longer_than_the_retries_dead_letters_nothing() {
+    let rt = runtime_with(|c| c.broker.retry_delays_secs = vec![1]);
+    let (calls, _stop, _h) = start(&rt, Behaviour::StoreDownFor(4));
+    publish(&rt, task()).await;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while calls.load(Ordering::SeqCst) < 5 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the task did not come back after the outage");
+    assert_eq!(rt.broker.depth(Queue::Dead).await.unwrap(), 0);
+}
+
+#[tokio::test]
 async fn a_panicking_handler_ends_in_the_dead_letter_queue_by_delivery_limit() {
     let rt = runtime();
     let (calls, _stop, _h) = start(&rt, Behaviour::Panic);
-    rt.broker
-        .publish(Queue::Search, Message::new(task()))
-        .await
-        .unwrap();
+    publish(&rt, task()).await;
     let d = next_dead(&rt).await;
     assert_eq!(
         d.message.headers[trawl_broker::HEADER_DEATH_REASON],
@@ -276,10 +288,7 @@ async fn messages_of_ended_jobs_are_skipped() {
         .await
         .unwrap();
     rt.store.batch_cancel(&batch).await.unwrap();
-    rt.broker
-        .publish(Queue::Search, Message::new(env.encode()))
-        .await
-        .unwrap();
+    publish(&rt, env.encode()).await;
     tokio::time::timeout(Duration::from_secs(10), async {
         while rt.broker.depth(Queue::Search).await.unwrap() > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -300,10 +309,7 @@ async fn shutdown_drains_in_flight_work() {
     let rt = runtime();
     let (calls, stop, handle) = start(&rt, Behaviour::Slow);
     for _ in 0..3 {
-        rt.broker
-            .publish(Queue::Search, Message::new(task()))
-            .await
-            .unwrap();
+        publish(&rt, task()).await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await; // all three taken (prefetch 8)
     stop.send(true).unwrap();
