@@ -8,132 +8,14 @@
 mod chaos_kit;
 mod common;
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chaos_kit::ledger::Ledger;
 use chaos_kit::proxy::{Mode, Proxy};
+use chaos_kit::run::*;
 use chaos_kit::services::{OwnRabbit, OwnRedis};
 use common::{Fleet, AMQP, REDIS, STAGES};
 use tokio::time::Instant;
-use trawl_store::Store;
-
-/// One case at a time under `cargo test` (nextest runs each in its own process, serialised by
-/// the `chaos` test group in .config/nextest.toml).
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// `n` jobs: the corpus questions over and over (each submission is its own job).
-fn questions(fleet: &Fleet, n: usize) -> Vec<String> {
-    let all: Vec<String> = fleet
-        .corpus
-        .questions()
-        .into_iter()
-        .map(|q| q.query)
-        .collect();
-    all.iter().cycle().take(n).cloned().collect()
-}
-
-/// The job ids `trawl submit` recorded for `batch`.
-fn jobs_of(fleet: &Fleet, batch: &str) -> BTreeSet<String> {
-    let path = fleet
-        .out_dir()
-        .join("batches")
-        .join(batch)
-        .join("batch.json");
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    manifest["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["job_id"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Requests simweb served for pages (its `*.test` hosts), robots.txt included.
-fn page_requests(fleet: &Fleet) -> u64 {
-    fleet
-        .simweb
-        .stats()
-        .snapshot()
-        .iter()
-        .filter(|(host, _, _)| host.ends_with(".test"))
-        .map(|(_, _, n)| n)
-        .sum()
-}
-
-async fn finished(fleet: &Fleet, batch: &str) -> u64 {
-    match fleet.store.batch_progress(batch).await {
-        Ok(Some(p)) => p.finished,
-        _ => 0,
-    }
-}
-
-/// Waits until at least `n` jobs of `batch` have ended (the fault then strikes mid-batch).
-async fn until_finished(fleet: &Fleet, batch: &str, n: u64) {
-    let started = Instant::now();
-    while finished(fleet, batch).await < n {
-        if started.elapsed() > Duration::from_secs(180) {
-            fleet.dump_logs();
-            panic!("fewer than {n} jobs ended in 180 s");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Seconds until a job ends that had not ended when this is called (right after the fault
-/// ends); the store is read again until it answers, since a fault may have been its own.
-async fn recovery(fleet: &Fleet, batch: &str) -> f64 {
-    let since = Instant::now();
-    let progress = || async {
-        loop {
-            if let Ok(Some(p)) = fleet.store.batch_progress(batch).await {
-                return p;
-            }
-            if since.elapsed() > Duration::from_secs(60) {
-                panic!("the store did not answer for 60 s after the fault");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    };
-    let before = progress().await.finished;
-    loop {
-        let now = progress().await;
-        if now.finished > before || now.is_done() {
-            return since.elapsed().as_secs_f64();
-        }
-        if since.elapsed() > Duration::from_secs(180) {
-            fleet.dump_logs();
-            panic!("no job ended in the 180 s after the fault");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// What a fault did: jobs ended while it lasted, and seconds to recover after it.
-#[derive(Default)]
-struct Effect {
-    ended_during: Option<u64>,
-    recovery_secs: Option<f64>,
-}
-
-/// Waits for the batch, then reads and settles the ledger.
-async fn settle(
-    fleet: &Fleet,
-    case: &str,
-    batch: &str,
-    started: Instant,
-    effect: Effect,
-) -> Ledger {
-    fleet.wait_done(batch, Duration::from_secs(300)).await;
-    let jobs = jobs_of(fleet, batch);
-    let mut ledger = Ledger::read(case, &fleet.broker, &fleet.store, batch, &jobs).await;
-    ledger.ended_during_fault = effect.ended_during;
-    ledger.recovery_secs = effect.recovery_secs;
-    ledger.wall_secs = started.elapsed().as_secs_f64();
-    ledger.settle();
-    ledger
-}
 
 /// Case 1: `kill -9` of random workers of every stage, again and again, during a 300-job batch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,4 +5,5 @@
 
 pub mod ledger;
 pub mod proxy;
+pub mod run;
 pub mod services;
