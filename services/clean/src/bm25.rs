@@ -10,6 +10,8 @@
 //! score of an ideal passage of average length holding every query term once, so 1 means "says
 //! everything the question asks about" and 0 "says none of it".
 
+use std::collections::HashMap;
+
 use trawl_pipeline::text::terms;
 
 /// Term-frequency saturation and length normalisation, the usual values.
@@ -83,6 +85,24 @@ impl Ranking {
 /// Ranks `passages` against `query`.
 pub fn rank(query: &Query, passages: &[String]) -> Ranking {
     let words: Vec<Vec<String>> = passages.iter().map(|p| terms(p)).collect();
+    // Each distinct word of the page is matched against each query term once, and passages
+    // count their words' matches by index: matching every word of every passage again for each
+    // term (stems included) was a fifth of the clean stage's CPU.
+    let mut vocabulary: Vec<&str> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let ids: Vec<Vec<usize>> = words
+        .iter()
+        .map(|ws| {
+            ws.iter()
+                .map(|w| {
+                    *index.entry(w.as_str()).or_insert_with(|| {
+                        vocabulary.push(w.as_str());
+                        vocabulary.len() - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
     let lengths: Vec<f64> = passages
         .iter()
         .map(|p| p.split_whitespace().count().max(1) as f64)
@@ -96,9 +116,10 @@ pub fn rank(query: &Query, passages: &[String]) -> Ranking {
     let mut scores = vec![0.0; passages.len()];
     let (mut ideal, mut found) = (0.0, Vec::new());
     for (term, weight) in &query.terms {
-        let tf: Vec<f64> = words
+        let matches: Vec<bool> = vocabulary.iter().map(|w| same_term(term, w)).collect();
+        let tf: Vec<f64> = ids
             .iter()
-            .map(|ws| ws.iter().filter(|w| same_term(term, w)).count() as f64)
+            .map(|ws| ws.iter().filter(|&&id| matches[id]).count() as f64)
             .collect();
         let df = tf.iter().filter(|&&f| f > 0.0).count() as f64;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
