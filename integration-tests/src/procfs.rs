@@ -104,3 +104,45 @@ pub fn services_cpu_between(before: &BTreeMap<String, f64>, after: &BTreeMap<Str
         .filter_map(|(pid, a)| before.get(pid).map(|b| (a - b).max(0.0)))
         .sum()
 }
+
+/// A `kB` line of `/proc/PID/status` (`VmRSS`, `VmHWM`), in KiB.
+pub fn status_kib(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| {
+        let v = l.strip_prefix(key)?.strip_prefix(':')?;
+        v.trim().trim_end_matches("kB").trim().parse().ok()
+    })
+}
+
+/// The live child processes of `parent`, as (pid, program): the file name of each one's
+/// first argument (`/proc/PID/comm` would cut `trawl-synthesize` to 15 bytes).
+pub fn children(parent: u32) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // After the parenthesised name: state, then the parent's pid.
+            let ppid: u32 = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            if ppid != parent {
+                return None;
+            }
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let argv0 = cmdline.split(|&b| b == 0).next()?;
+            let name = std::path::Path::new(std::str::from_utf8(argv0).ok()?)
+                .file_name()?
+                .to_str()?
+                .to_owned();
+            Some((pid, name))
+        })
+        .collect()
+}

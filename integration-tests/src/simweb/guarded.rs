@@ -7,6 +7,8 @@
 //! * One host per robots.txt edge case (slow, redirected, looping, cross-host, huge) and
 //!   `crawl-delay.test`; their pages are small articles marked by [`page_marker`].
 //! * `polite.test`: a hundred small articles for politeness tests with several fetchers.
+//! * `ssrf.test`, `ssrf-browser.test`, `rebind.test` and a SearXNG answer pointing at them:
+//!   redirects, links, sub-resources and navigations into private addresses (see [`ssrf`]).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -173,6 +175,8 @@ pub async fn handle(host: &str, uri: &Uri, headers: &HeaderMap) -> Option<Respon
         CRAWL_DELAY_HOST if path == "/robots.txt" => robots("User-agent: *\nCrawl-delay: 2\n"),
         ROBOTS_SLOW_HOST | ROBOTS_REDIRECT_HOST | ROBOTS_LOOP_HOST | ROBOTS_CROSS_HOST
         | ROBOTS_HUGE_HOST | CRAWL_DELAY_HOST | POLITE_HOST => small_site(host, path),
+        ssrf::HOST | ssrf::BROWSER_HOST | ssrf::REBIND_HOST => ssrf::page(host, path, uri.query()),
+        _ if path.starts_with(ssrf::SEARCH_PREFIX) => ssrf::search(path, uri.query()),
         _ => return None,
     })
 }
@@ -427,6 +431,279 @@ fn query_param(query: Option<&str>, name: &str) -> Option<String> {
     url::form_urlencoded::parse(query?.as_bytes())
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
+}
+
+/// The SSRF chaos case's web: redirects, links, sub-resources, script navigations and a name
+/// that changes its answer, each into an address fetch must refuse, and a SearXNG answer that
+/// makes them a job's sources. Pages take the canary's port as `?canary=PORT`: the test runs a
+/// server there (on loopback addresses outside the allow-list) that must never be reached.
+pub mod ssrf {
+    use super::*;
+    use crate::simweb::search::{result_json, searxng_response};
+
+    /// Plain-HTTP pages: `/redirect/<target>` (a 302 to it) and `/links` (an article linking
+    /// to every target).
+    pub const HOST: &str = "ssrf.test";
+    /// Pages that need a browser (empty until their script runs) and reach for the targets
+    /// from it: [`SUBRESOURCES_PATH`], [`SCRIPT_REDIRECT_PATH`], [`META_REFRESH_PATH`].
+    pub const BROWSER_HOST: &str = "ssrf-browser.test";
+    /// The rebinding test's host: `/page`, an article whose script, image and data come from
+    /// its own host.
+    pub const REBIND_HOST: &str = "rebind.test";
+    /// The name the test maps to the canary in `fetch.resolve`: a name with a private address.
+    pub const CANARY_NAME: &str = "canary.example";
+    /// On any host, `/ssrf-searxng/<canary port>/search`: SearXNG's JSON for the questions
+    /// that name [`REDIRECTS_WORD`], [`LINKS_WORD`] or [`BROWSER_WORD`].
+    pub const SEARCH_PREFIX: &str = "/ssrf-searxng/";
+    pub const REDIRECTS_WORD: &str = "ssrfredirects";
+    pub const LINKS_WORD: &str = "ssrflinks";
+    pub const BROWSER_WORD: &str = "ssrfbrowser";
+    /// What the canary answers, so a leak would show in whatever carried it.
+    pub const CANARY_SECRET: &str = "canary-secret-7d1f0e93";
+
+    /// Where redirects and links point, by name; `{port}` is the canary's.
+    pub const TARGETS: &[(&str, &str)] = &[
+        ("loopback", "http://127.0.0.1:{port}/admin"),
+        ("other-loopback", "http://127.0.0.3:{port}/"),
+        ("ipv6-loopback", "http://[::1]:{port}/"),
+        ("ipv4-mapped", "http://[::ffff:127.0.0.1]:{port}/"),
+        ("metadata", "http://169.254.169.254/latest/meta-data/"),
+        ("ten", "http://10.0.0.1/"),
+        ("decimal", "http://2130706435:{port}/"),
+        ("octal", "http://0177.0.0.3:{port}/"),
+        ("hex", "http://0x7f000003:{port}/"),
+        ("localhost", "http://localhost:{port}/"),
+        ("private-name", "http://canary.example:{port}/"),
+    ];
+
+    /// Loads its article from its own host, and meanwhile asks for refused addresses in every
+    /// way a page can: stylesheet, script, images, frames, `fetch`, XHR and a WebSocket,
+    /// writing whatever comes back into the page.
+    pub const SUBRESOURCES_PATH: &str = "/subresources";
+    /// Requests the sub-resources page makes to refused addresses, each to its own URL.
+    pub const SUBRESOURCE_REQUESTS: usize = 11;
+    /// Navigates, from its script, to the cloud metadata address.
+    pub const SCRIPT_REDIRECT_PATH: &str = "/script-redirect";
+    /// Refreshes to a redirect that ends on the canary.
+    pub const META_REFRESH_PATH: &str = "/meta-refresh";
+    pub const ARTICLE_MARKER: &str =
+        "The harbour master's ledger gives the spring tide at Fennick Quay as 5.2 metres above datum.";
+    pub const REBIND_MARKER: &str =
+        "The Oakridge ferry logbook notes 312 crossings in the month the new pier opened.";
+
+    pub fn target(url: &str, port: u16) -> String {
+        url.replace("{port}", &port.to_string())
+    }
+
+    /// The sources SearXNG lists for a question naming `word`, with the canary on `port`.
+    pub fn sources(word: &str, port: u16) -> Vec<String> {
+        match word {
+            REDIRECTS_WORD => (TARGETS.iter())
+                .map(|(name, _)| format!("http://{HOST}/redirect/{name}?canary={port}"))
+                .collect(),
+            LINKS_WORD => vec![format!("http://{HOST}/links?canary={port}")],
+            BROWSER_WORD => [SUBRESOURCES_PATH, SCRIPT_REDIRECT_PATH, META_REFRESH_PATH]
+                .iter()
+                .map(|path| format!("http://{BROWSER_HOST}{path}?canary={port}"))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub(super) fn search(path: &str, query: Option<&str>) -> Response {
+        let port = path
+            .strip_prefix(SEARCH_PREFIX)
+            .and_then(|rest| rest.strip_suffix("/search"))
+            .and_then(|port| port.parse::<u16>().ok());
+        let Some(port) = port else {
+            return not_found(path);
+        };
+        let q = query_param(query, "q").unwrap_or_default().to_lowercase();
+        let first_page = query_param(query, "pageno").is_none_or(|p| p == "1");
+        let urls: Vec<String> = [REDIRECTS_WORD, LINKS_WORD, BROWSER_WORD]
+            .iter()
+            .filter(|word| first_page && q.contains(*word))
+            .flat_map(|word| sources(word, port))
+            .collect();
+        let results = (urls.iter().enumerate())
+            .map(|(rank, url)| {
+                let (host, path) = url
+                    .strip_prefix("http://")
+                    .and_then(|u| u.split_once('/'))
+                    .unwrap_or_default();
+                let title = format!("SSRF survey source {rank} on {host}");
+                let snippet = format!("What the {q} survey found at /{path}.");
+                result_json(url, host, path, &title, &snippet, rank, 1.0)
+            })
+            .collect();
+        Json(searxng_response(&q, urls.len(), results)).into_response()
+    }
+
+    pub(super) fn page(host: &str, path: &str, query: Option<&str>) -> Response {
+        if path == "/robots.txt" {
+            return robots(ALLOW_ALL);
+        }
+        let port: u16 = query_param(query, "canary")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(9);
+        let html = |body: String| Html(body).into_response();
+        match (host, path) {
+            (HOST, "/links") => html(links(port)),
+            (HOST, _) => match path
+                .strip_prefix("/redirect/")
+                .and_then(|name| TARGETS.iter().find(|(n, _)| *n == name))
+            {
+                Some((_, url)) => redirect(StatusCode::FOUND, &target(url, port)),
+                None => not_found(path),
+            },
+            (BROWSER_HOST, SUBRESOURCES_PATH) => html(subresources(port)),
+            (BROWSER_HOST, SCRIPT_REDIRECT_PATH) => html(SCRIPT_REDIRECT_HTML.to_owned()),
+            (BROWSER_HOST, META_REFRESH_PATH) => html(META_REFRESH_HTML.replace(
+                "__TARGET__",
+                &format!("http://{HOST}/redirect/other-loopback?canary={port}"),
+            )),
+            (BROWSER_HOST, "/api/article.json") => Json(json!({
+                "title": "Reading Harbour Tide Tables",
+                "paragraphs": [
+                    "Tide tables give the times and heights of high and low water for each day, computed from the harmonic constants of a port. Sailors read them with the chart datum in mind, since every height is measured from it.",
+                    "Spring tides follow new and full moons, when the sun and moon pull together; neap tides fall between them. Local weather can add or take away half a metre, which no table predicts.",
+                    format!("Harbour masters keep their own records against the published figures. {ARTICLE_MARKER}"),
+                ],
+            }))
+            .into_response(),
+            (REBIND_HOST, "/page") => html(REBIND_HTML.replace("__MARKER__", REBIND_MARKER)),
+            (REBIND_HOST, "/api/rebind.json") => Json(json!({"note": REBIND_MARKER})).into_response(),
+            _ => not_found(path),
+        }
+    }
+
+    fn links(port: u16) -> String {
+        let items: String = TARGETS
+            .iter()
+            .map(|(name, url)| {
+                format!(
+                    "<li><a href=\"{}\">The {name} archive</a></li>\n",
+                    escape(&target(url, port))
+                )
+            })
+            .collect();
+        simple_page(
+            "Survey Archives Around the Bay",
+            &format!(
+                "<main>\n<p>The bay's survey archives are kept by several offices, each with its own reading room and opening hours. Most of them let visitors consult the older volumes by appointment.</p>\n<p>The list below gives the archives that hold copies of the coastal surveys, with the years they cover.</p>\n<ul>\n{items}</ul>\n</main>"
+            ),
+        )
+    }
+
+    fn subresources(port: u16) -> String {
+        SUBRESOURCES_HTML
+            .replace("__PORT__", &port.to_string())
+            .replace("__CANARY_NAME__", CANARY_NAME)
+    }
+
+    const SUBRESOURCES_HTML: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Harbour Tide Tables</title>
+<link rel="stylesheet" href="http://[::1]:__PORT__/style.css">
+<script src="http://127.0.0.3:__PORT__/tracker.js"></script>
+</head>
+<body>
+<div id="app"></div>
+<img src="http://169.254.169.254/latest/meta-data/iam/security-credentials/" alt="">
+<img src="http://127.0.0.1:__PORT__/pixel.gif" alt="">
+<iframe src="http://__CANARY_NAME__:__PORT__/frame"></iframe>
+<iframe src="http://169.254.169.254/latest/user-data"></iframe>
+<script>
+(function () {
+  function leak(text) {
+    var pre = document.createElement('pre');
+    pre.className = 'leak';
+    pre.textContent = text;
+    document.body.appendChild(pre);
+  }
+  function grab(url) {
+    fetch(url).then(function (r) { return r.text(); }).then(leak, function () {});
+  }
+  grab('http://127.0.0.3:__PORT__/fetch');
+  grab('http://169.254.169.254/latest/meta-data/hostname');
+  grab('http://localhost:__PORT__/fetch');
+  var xhr = new XMLHttpRequest();
+  xhr.open('GET', 'http://[::ffff:127.0.0.1]:__PORT__/xhr');
+  xhr.onload = function () { leak(xhr.responseText); };
+  xhr.send();
+  try {
+    var ws = new WebSocket('ws://127.0.0.3:__PORT__/ws');
+    ws.onmessage = function (m) { leak(String(m.data)); };
+  } catch (e) {}
+  fetch('/api/article.json').then(function (r) { return r.json(); }).then(function (a) {
+    var article = document.createElement('article');
+    var h1 = document.createElement('h1');
+    h1.textContent = a.title;
+    article.appendChild(h1);
+    a.paragraphs.forEach(function (text) {
+      var p = document.createElement('p');
+      p.textContent = text;
+      article.appendChild(p);
+    });
+    document.getElementById('app').appendChild(article);
+  });
+})();
+</script>
+</body>
+</html>
+"#;
+
+    const SCRIPT_REDIRECT_HTML: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Moved</title>
+<script>location.replace('http://169.254.169.254/latest/meta-data/');</script>
+</head>
+<body><div id="app"></div></body>
+</html>
+"#;
+
+    const META_REFRESH_HTML: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Moved</title>
+<meta http-equiv="refresh" content="0; url=__TARGET__">
+<script>window.moved = true;</script>
+</head>
+<body><div id="app"></div></body>
+</html>
+"#;
+
+    const REBIND_HTML: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>The Oakridge Ferry</title>
+<script src="/app.js"></script>
+</head>
+<body>
+<main>
+<article>
+<h1>The Oakridge Ferry</h1>
+<p>The ferry across the Oakridge narrows ran for ninety years before the bridge was built, carrying carts, cattle and the post twice a day in every season but the worst of winter.</p>
+<p>__MARKER__</p>
+<img src="/pixel.gif" alt="">
+</article>
+</main>
+<script>
+fetch('/api/rebind.json').then(function (r) { return r.text(); }).then(function (t) {
+  var pre = document.createElement('pre');
+  pre.textContent = t;
+  document.body.appendChild(pre);
+});
+</script>
+</body>
+</html>
+"#;
 }
 
 #[cfg(test)]
@@ -729,5 +1006,58 @@ mod tests {
         assert!(stats.min_gap(POLITE_HOST, true) >= stats.min_gap(POLITE_HOST, false));
         assert_eq!(stats.log(CRAWL_DELAY_HOST).len(), 1);
         assert_eq!(stats.min_gap(CRAWL_DELAY_HOST, false), None);
+    }
+
+    #[tokio::test]
+    async fn ssrf_pages_point_at_the_canary_and_search_lists_them() {
+        let web = Simweb::for_tests().await;
+        for (name, url) in ssrf::TARGETS {
+            let r = get(
+                web.addr(),
+                ssrf::HOST,
+                &format!("/redirect/{name}?canary=4321"),
+                &[],
+            )
+            .await;
+            assert_eq!(r.status, 302, "{name}");
+            assert_eq!(r.header("location"), Some(ssrf::target(url, 4321).as_str()));
+        }
+        let links = get(web.addr(), ssrf::HOST, "/links?canary=4321", &[]).await;
+        assert!(
+            links.body.contains("href=\"http://0177.0.0.3:4321/\""),
+            "{}",
+            links.body
+        );
+        let page = get(
+            web.addr(),
+            ssrf::BROWSER_HOST,
+            "/subresources?canary=4321",
+            &[],
+        )
+        .await;
+        assert!(page.body.contains("'http://127.0.0.3:4321/fetch'") && !page.body.contains("__"));
+        assert!(!page.body.contains(ssrf::ARTICLE_MARKER));
+        let article = get(web.addr(), ssrf::BROWSER_HOST, "/api/article.json", &[]).await;
+        assert!(article.body.contains(ssrf::ARTICLE_MARKER));
+
+        let path = format!(
+            "{}4321/search?q=which+{}+and+{}&format=json",
+            ssrf::SEARCH_PREFIX,
+            ssrf::LINKS_WORD,
+            ssrf::BROWSER_WORD
+        );
+        let found = get(web.addr(), "127.0.0.1", &path, &[]).await;
+        let body: serde_json::Value = serde_json::from_str(&found.body).unwrap();
+        let urls: Vec<&str> = body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["url"].as_str().unwrap())
+            .collect();
+        let mut expected = ssrf::sources(ssrf::LINKS_WORD, 4321);
+        expected.extend(ssrf::sources(ssrf::BROWSER_WORD, 4321));
+        assert_eq!(urls, expected);
+        let next = get(web.addr(), "127.0.0.1", &format!("{path}&pageno=2"), &[]).await;
+        assert!(next.body.contains("\"results\":[]"), "{}", next.body);
     }
 }

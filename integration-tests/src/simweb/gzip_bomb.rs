@@ -2,6 +2,9 @@
 //! crate is needed because the deflate stream is trivial: one dynamic-Huffman block whose
 //! only back-reference ("repeat 258 bytes at distance 1") and its distance both get
 //! 1-bit codes of value 0, so the body of the stream is literally zero bytes.
+//!
+//! The same deflate stream, as the `word/document.xml` of a zip, is a DOCX bomb
+//! ([`docx_bomb`]).
 
 use std::sync::OnceLock;
 
@@ -143,34 +146,115 @@ pub fn gzip_bomb() -> &'static [u8] {
     BOMB.get_or_init(build)
 }
 
+/// A Word document whose `word/document.xml` inflates to [`INFLATED_LEN`] zeros: a stored
+/// `[Content_Types].xml`, then the gzip bomb's deflate stream as a deflated entry, with true
+/// sizes and CRC in both directories, so only the inflated size gives it away.
+pub fn docx_bomb() -> &'static [u8] {
+    static BOMB: OnceLock<Vec<u8>> = OnceLock::new();
+    BOMB.get_or_init(|| {
+        let gz = gzip_bomb();
+        let deflate = &gz[10..gz.len() - 8];
+        let types: &[u8] = br#"<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#;
+        let entries = [
+            ("[Content_Types].xml", 0u16, types, crc32(types), types.len() as u32),
+            (
+                "word/document.xml",
+                8,
+                deflate,
+                crc32_of_zeros(INFLATED_LEN),
+                INFLATED_LEN as u32,
+            ),
+        ];
+        let mut zip = Vec::new();
+        let mut central = Vec::new();
+        for (name, method, data, crc, size) in entries {
+            let offset = zip.len() as u32;
+            let common = |out: &mut Vec<u8>| {
+                out.extend_from_slice(&20u16.to_le_bytes()); // version needed: 2.0
+                out.extend_from_slice(&0u16.to_le_bytes()); // flags
+                out.extend_from_slice(&method.to_le_bytes());
+                out.extend_from_slice(&0u16.to_le_bytes()); // time
+                out.extend_from_slice(&0x21u16.to_le_bytes()); // date: 1980-01-01
+                out.extend_from_slice(&crc.to_le_bytes());
+                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+                out.extend_from_slice(&size.to_le_bytes());
+                out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+                out.extend_from_slice(&0u16.to_le_bytes()); // extra field length
+            };
+            zip.extend_from_slice(b"PK\x03\x04");
+            common(&mut zip);
+            zip.extend_from_slice(name.as_bytes());
+            zip.extend_from_slice(data);
+
+            central.extend_from_slice(b"PK\x01\x02");
+            central.extend_from_slice(&20u16.to_le_bytes()); // version made by
+            common(&mut central);
+            central.extend_from_slice(&[0; 6]); // comment length, disk, internal attributes
+            central.extend_from_slice(&0u32.to_le_bytes()); // external attributes
+            central.extend_from_slice(&offset.to_le_bytes());
+            central.extend_from_slice(name.as_bytes());
+        }
+        let (at, len) = (zip.len() as u32, central.len() as u32);
+        zip.extend_from_slice(&central);
+        zip.extend_from_slice(b"PK\x05\x06");
+        zip.extend_from_slice(&[0; 4]); // this disk, the directory's disk
+        zip.extend_from_slice(&2u16.to_le_bytes());
+        zip.extend_from_slice(&2u16.to_le_bytes());
+        zip.extend_from_slice(&len.to_le_bytes());
+        zip.extend_from_slice(&at.to_le_bytes());
+        zip.extend_from_slice(&0u16.to_le_bytes()); // comment length
+        zip
+    })
+}
+
+/// CRC-32 (IEEE) of `data`, bit by bit: only a few hundred bytes go through it.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::io::Read;
 
-    fn crc32_naive(data: &[u8]) -> u32 {
-        let mut crc = 0xFFFF_FFFFu32;
-        for &b in data {
-            crc ^= u32::from(b);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xEDB8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    }
+    use super::*;
 
     #[test]
     fn crc_of_zeros_matches_naive() {
         for len in [0u64, 1, 7, 1000, 4097] {
             assert_eq!(
                 crc32_of_zeros(len),
-                crc32_naive(&vec![0; len as usize]),
+                crc32(&vec![0; len as usize]),
                 "len {len}"
             );
         }
+    }
+
+    #[test]
+    fn the_docx_bomb_is_a_zip_whose_document_inflates_to_zeros() {
+        let bomb = docx_bomb();
+        assert!(bomb.len() < 1_200_000, "{}", bomb.len());
+        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bomb)).expect("a zip");
+        assert_eq!(zip.len(), 2);
+        let document = zip.by_name("word/document.xml").expect("the body part");
+        assert_eq!(document.size(), INFLATED_LEN);
+        let mut head = Vec::new();
+        document
+            .take(1 << 20)
+            .read_to_end(&mut head)
+            .expect("inflates");
+        assert_eq!(head.len(), 1 << 20);
+        assert!(head.iter().all(|&b| b == 0));
     }
 
     #[test]

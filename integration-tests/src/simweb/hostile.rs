@@ -1,5 +1,10 @@
 //! `hostile.test`: pages that misbehave, so fetch limits (size, time, redirects,
-//! decompression, charset, content type) can be tested against a real socket.
+//! decompression, charset, content type) can be tested against a real socket, and pages and
+//! files built to hurt what comes after the fetch (nesting, element floods, one huge line, NUL
+//! bytes, zip bombs, truncated or lopsided files).
+//!
+//! SearXNG answers [`question`]`(path)` with that one page (see [`searxng_json`]), so a job
+//! can be made of any of them and go through every stage.
 
 use std::convert::Infallible;
 use std::sync::OnceLock;
@@ -9,8 +14,10 @@ use axum::body::{Body, Bytes};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
+use serde_json::Value;
 
 use super::render::simple_page;
+use super::search::{result_json, searxng_response};
 
 pub const HOST: &str = "hostile.test";
 pub const HUGE_LEN: usize = 30 * 1024 * 1024;
@@ -25,6 +32,28 @@ pub const BR_BOMB_INFLATED_LEN: u64 = BR_META_BLOCKS * BR_META_BLOCK_LEN;
 const CHUNK: usize = 64 * 1024;
 static FILL: [u8; CHUNK] = [b'x'; CHUNK];
 
+/// Nesting of `/deep-nesting`: far past any parser's or renderer's recursion budget.
+pub const DEEP_NESTING: usize = 100_000;
+/// The text at the bottom of `/deep-nesting`.
+pub const DEEP_TEXT: &str =
+    "Deep under a hundred thousand elements, the kestrel count was 412 breeding pairs.";
+/// `/invalid-utf8` is UTF-8, as declared, with stray bytes between these sentences.
+pub const INVALID_UTF8_TEXT: [&str; 2] = [
+    "The naïve façade of the kestrel tower held 38 nests.",
+    "Observers counted them from the señora's garden.",
+];
+/// What `/wrong-charset` (windows-1252 served as UTF-8) and `/unknown-charset` (ISO-8859-1
+/// under a label nobody knows) say, once decoded by their `<meta>`.
+pub const CHARSET_TEXT: &str = "Café crème à la carte: the kestrel survey’s count was 212 pairs.";
+/// The words of `/nul-bytes`, each followed by a NUL byte in the page.
+pub const NUL_TEXT: &str =
+    "Kestrel counts between NUL bytes still read as words, and the survey found 38 nests on the moor this spring";
+/// `/tiny-elements` is this many `<b>w</b>` (about 9.6 MB).
+pub const TINY_ELEMENTS: usize = 1_200_000;
+/// `/huge-line` is one line of about 8 MB, without a line break or a full stop.
+pub const HUGE_LINE_LEN: usize = 8 << 20;
+const HUGE_LINE_WORDS: &str = "kestrel counts rose on the moor again ";
+
 pub const PATHS: &[&str] = &[
     "/huge",
     "/slow",
@@ -36,7 +65,47 @@ pub const PATHS: &[&str] = &[
     "/deflate-bomb",
     "/br-bomb",
     "/empty-200",
+    "/deep-nesting",
+    "/invalid-utf8",
+    "/wrong-charset",
+    "/unknown-charset",
+    "/nul-bytes",
+    "/huge-line",
+    "/tiny-elements",
+    "/endless",
+    "/redirect-cookies",
+    "/bomb.docx",
+    "/truncated.pdf",
+    "/unbalanced.csv",
+    "/wide.csv",
 ];
+
+const DOCX_MIME: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+
+/// A question whose search (SearXNG's JSON endpoint) finds exactly `path` on hostile.test.
+pub fn question(path: &str) -> String {
+    format!("What does the hostile page {path} say about kestrel counts?")
+}
+
+/// SearXNG's `format=json` answer for a [`question`]: the page on top of page 1, nothing after.
+pub fn searxng_json(query: &str, pageno: usize) -> Option<Value> {
+    let at = query.find("hostile page /")? + "hostile page ".len();
+    let path = query[at..].split_whitespace().next()?;
+    let results = if pageno <= 1 {
+        vec![result_json(
+            &format!("http://{HOST}{path}"),
+            HOST,
+            path,
+            &format!("Kestrel counts on the hostile page {path}"),
+            &format!("What the hostile page {path} says about kestrel counts, and how."),
+            0,
+            1.0,
+        )]
+    } else {
+        Vec::new()
+    };
+    Some(searxng_response(query, 1, results))
+}
 
 /// Serves `path` on hostile.test; `None` means 404.
 pub fn handle(path: &str) -> Option<Response> {
@@ -106,7 +175,7 @@ pub fn handle(path: &str) -> Option<Response> {
         "/empty-200" => (html, "").into_response(),
         "/latin1" => {
             // "Café crème à la carte" in ISO-8859-1: bytes 0xE9, 0xE8, 0xE0 are invalid UTF-8.
-            let mut body = b"<!DOCTYPE html><html><head><title>Caf\xe9</title></head><body><article><h1>Caf\xe9 cr\xe8me</h1><p>Caf\xe9 cr\xe8me \xe0 la carte, pr\xe9par\xe9 \xe0 la fran\xe7aise.</p></article></body></html>".to_vec();
+            let mut body = b"<!DOCTYPE html><html><head><title>Caf\xe9</title></head><body><article><h1>Caf\xe9 cr\xe8me</h1><p>Caf\xe9 cr\xe8me \xe0 la carte, pr\xe9par\xe9 \xe0 la fran\xe7aise. The kestrel survey counted the same pairs on the moor as the year before.</p></article></body></html>".to_vec();
             body.push(b'\n');
             ([(header::CONTENT_TYPE, "text/html; charset=iso-8859-1")], body).into_response()
         }
@@ -115,8 +184,163 @@ pub fn handle(path: &str) -> Option<Response> {
             &b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"[..],
         )
             .into_response(),
-        _ => return None,
+        "/endless" => {
+            // Chunks for as long as the client reads: only its total time limit ends this.
+            let drip = stream::unfold((), |()| async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Some((Ok::<_, Infallible>(Bytes::from_static(&FILL[..1024])), ()))
+            });
+            (html, Body::from_stream(drip)).into_response()
+        }
+        "/redirect-cookies" => redirect_cookies(),
+        "/bomb.docx" => (
+            [(header::CONTENT_TYPE, DOCX_MIME)],
+            Bytes::from_static(super::gzip_bomb::docx_bomb()),
+        )
+            .into_response(),
+        "/truncated.pdf" => {
+            let (_, pdf) = super::files::fixture("/report.pdf").expect("the report fixture");
+            ([(header::CONTENT_TYPE, "application/pdf")], &pdf[..pdf.len() / 2]).into_response()
+        }
+        _ => return built(path),
     })
+}
+
+/// The pages and files built at first use (megabytes each), with their content types.
+fn built(path: &str) -> Option<Response> {
+    static PAGES: OnceLock<Vec<(&'static str, &'static str, Vec<u8>)>> = OnceLock::new();
+    let pages = PAGES.get_or_init(|| {
+        let utf8 = "text/html; charset=utf-8";
+        vec![
+            ("/deep-nesting", utf8, deep_nesting()),
+            ("/invalid-utf8", utf8, invalid_utf8()),
+            ("/wrong-charset", utf8, latin_page(b"windows-1252")),
+            (
+                "/unknown-charset",
+                "text/html; charset=x-unknown-9",
+                latin_page(b"iso-8859-1"),
+            ),
+            ("/nul-bytes", utf8, nul_bytes()),
+            ("/huge-line", utf8, huge_line()),
+            ("/tiny-elements", utf8, tiny_elements()),
+            ("/unbalanced.csv", "text/csv", unbalanced_csv()),
+            ("/wide.csv", "text/csv", wide_csv()),
+        ]
+    });
+    let (_, content_type, body) = pages.iter().find(|(p, _, _)| *p == path)?;
+    Some(
+        (
+            [(header::CONTENT_TYPE, *content_type)],
+            Bytes::from_static(body),
+        )
+            .into_response(),
+    )
+}
+
+fn article(title: &str, body: &str) -> String {
+    format!("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head><body><article><h1>{title}</h1>{body}</article></body></html>\n")
+}
+
+fn deep_nesting() -> Vec<u8> {
+    let body = format!(
+        "<p>Kestrel counts on a page nested far too deep.</p>{}<p>{DEEP_TEXT}</p>{}",
+        "<div>".repeat(DEEP_NESTING),
+        "</div>".repeat(DEEP_NESTING)
+    );
+    article("Deep nesting", &body).into_bytes()
+}
+
+fn invalid_utf8() -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend_from_slice(b"<p>");
+    body.extend_from_slice(INVALID_UTF8_TEXT[0].as_bytes());
+    // A lone continuation byte, a truncated sequence, bytes that never occur in UTF-8.
+    body.extend_from_slice(b" \x80 \xc3 \xff\xfe ");
+    body.extend_from_slice(INVALID_UTF8_TEXT[1].as_bytes());
+    body.extend_from_slice(b"</p>");
+    let page = article("Invalid UTF-8", "@");
+    let (head, tail) = page.split_once('@').expect("the placeholder");
+    [head.as_bytes(), &body, tail.as_bytes()].concat()
+}
+
+/// [`CHARSET_TEXT`] in windows-1252 (a superset of ISO-8859-1 but for the quote), declared by
+/// a `<meta>` naming `charset`.
+fn latin_page(charset: &[u8]) -> Vec<u8> {
+    let text: Vec<u8> = CHARSET_TEXT
+        .chars()
+        .map(|c| match c {
+            '’' => 0x92,
+            c => u8::try_from(u32::from(c)).expect("a Latin-1 character"),
+        })
+        .collect();
+    let mut page = b"<!DOCTYPE html><html><head><meta charset=\"".to_vec();
+    page.extend_from_slice(charset);
+    page.extend_from_slice(b"\"><title>Kestrels</title></head><body><article><h1>Kestrels</h1><p>");
+    page.extend_from_slice(&text);
+    page.extend_from_slice(
+        b" The survey is repeated every spring on the same moor.</p></article></body></html>\n",
+    );
+    page
+}
+
+fn nul_bytes() -> Vec<u8> {
+    let mut text = Vec::new();
+    for word in NUL_TEXT.split(' ') {
+        text.extend_from_slice(word.as_bytes());
+        text.extend_from_slice(b"\0 ");
+    }
+    let mut page = b"<!DOCTYPE html><html><head><title>N\0UL</title></head><body><article><h1>NUL bytes</h1><p>".to_vec();
+    page.extend_from_slice(&text);
+    page.extend_from_slice(b"</p><p>");
+    // A megabyte of NULs: six times that once escaped in JSON.
+    page.resize(page.len() + (1 << 20), 0);
+    page.extend_from_slice(b"</p></article></body></html>\n");
+    page
+}
+
+fn huge_line() -> Vec<u8> {
+    let words = HUGE_LINE_WORDS.repeat(HUGE_LINE_LEN / HUGE_LINE_WORDS.len());
+    article("One huge line", &format!("<p>{words}</p>"))
+        .trim_end()
+        .as_bytes()
+        .to_vec()
+}
+
+fn tiny_elements() -> Vec<u8> {
+    article("Tiny elements", &"<b>w</b>".repeat(TINY_ELEMENTS)).into_bytes()
+}
+
+/// A quote opened on the second row and never closed: the rest of the file is one field.
+fn unbalanced_csv() -> Vec<u8> {
+    let mut csv = b"site,kestrel pairs\n\"North,210\n".to_vec();
+    csv.extend_from_slice(&b"East,202\n".repeat(200_000));
+    csv
+}
+
+/// Rows of 400 000 columns each, 9.6 MB in all.
+fn wide_csv() -> Vec<u8> {
+    b"k,"
+        .repeat(400_000)
+        .into_iter()
+        .chain(*b"\n")
+        .collect::<Vec<u8>>()
+        .repeat(12)
+}
+
+/// A redirect to itself that sets a new 4 KB cookie on every hop.
+fn redirect_cookies() -> Response {
+    static HOP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = HOP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let cookie = format!("hop{n}={}; Path=/", "c".repeat(4000));
+    (
+        StatusCode::FOUND,
+        [
+            (header::LOCATION, format!("http://{HOST}/redirect-cookies")),
+            (header::SET_COOKIE, cookie),
+        ],
+        "",
+    )
+        .into_response()
 }
 
 /// Content-Encoding `deflate` means zlib (RFC 1950): the gzip bomb's deflate stream between

@@ -8,6 +8,8 @@
 //!   [`Options::llm_latency`] (zero unless asked).
 //! * `bench-<n>.test` hosts serve generated articles for benchmarks ([`bench`]), and
 //!   [`fleet`] questions (any number of them) whose search results point there.
+//! * [`soak`] questions (any number of them), each answered by one tiny page on a
+//!   `soak-<n>.test` host: the least work every stage can do, for the chaos suite's soak.
 //! * `hostile.test` serves misbehaving pages (see [`hostile::PATHS`]).
 //! * `guarded.test` has pages that need browser headers, JavaScript or a stealth browser,
 //!   or that always challenge, rate-limit or redirect into private addresses;
@@ -33,6 +35,7 @@ mod render;
 mod rng;
 pub mod search;
 mod server;
+pub mod soak;
 mod topics;
 mod words;
 

@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 use super::corpus::Corpus;
 use super::render::{escape, simple_page};
 use super::search::{results_html, searxng_json, SearchIndex};
-use super::{bench, docs, files, fleet, guarded, hostile, llm};
+use super::{bench, docs, files, fleet, guarded, hostile, llm, soak};
 
 /// Every request's host, path and arrival time, shared with tests; counts are taken from it.
 #[derive(Debug, Default)]
@@ -273,6 +273,12 @@ async fn search(
         if let Some(body) = fleet::searxng_json(q, pageno) {
             return Json(body).into_response();
         }
+        if let Some(body) = hostile::searxng_json(q, pageno) {
+            return Json(body).into_response();
+        }
+        if let Some(body) = soak::searxng_json(q, pageno) {
+            return Json(body).into_response();
+        }
         Json(searxng_json(&state.corpus, &state.index, q, pageno)).into_response()
     } else {
         Html(results_html(&state.corpus, &state.index, q, pageno)).into_response()
@@ -303,6 +309,9 @@ async fn site(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) 
         return response;
     }
     if let Some(response) = bench::handle(&host, path) {
+        return response;
+    }
+    if let Some(response) = soak::handle(&host, path) {
         return response;
     }
     let Some(info) = state.corpus.host(&host) else {

@@ -35,6 +35,9 @@ pub struct Ledger {
     /// Dead-letter reasons, counted.
     pub reasons: BTreeMap<String, u64>,
     pub wall_secs: f64,
+    /// What else the case measured or checked (refusals counted, RSS slope, …), one line each;
+    /// `scripts/chaos` prints them under the table.
+    pub notes: Vec<String>,
     /// Every dead letter, for the cases that check them one by one.
     #[serde(skip)]
     pub dead: Vec<DeadLetter>,
@@ -133,6 +136,7 @@ impl Ledger {
             recovery_secs: None,
             reasons,
             wall_secs: 0.0,
+            notes: Vec::new(),
             dead: letters,
         }
     }
@@ -155,6 +159,9 @@ impl Ledger {
             self.wall_secs,
             self.reasons
         );
+        for note in &self.notes {
+            eprintln!("ledger {}: {note}", self.case);
+        }
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("chaos");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(

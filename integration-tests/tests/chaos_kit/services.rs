@@ -114,10 +114,35 @@ const RABBIT_BIN: &str = "/usr/lib/rabbitmq/bin";
 
 impl OwnRabbit {
     pub async fn start(dir: &Path) -> OwnRabbit {
+        OwnRabbit::start_configured(dir, "", "").await
+    }
+
+    /// A node that closes a channel holding a delivery unacknowledged for longer than
+    /// `timeout` (`consumer_timeout`). RabbitMQ 3.10 checks that on each channel's tick,
+    /// every `channel_tick_interval` (60 s by default), so the check runs every `tick` here:
+    /// a breach is acted on within `tick` instead of within a minute.
+    pub async fn with_consumer_timeout(dir: &Path, timeout: Duration, tick: Duration) -> OwnRabbit {
+        let conf = format!("consumer_timeout = {}\n", timeout.as_millis());
+        let advanced = format!(
+            "[{{rabbit, [{{channel_tick_interval, {}}}]}}].\n",
+            tick.as_millis()
+        );
+        OwnRabbit::start_configured(dir, &conf, &advanced).await
+    }
+
+    /// A node with `conf` as its rabbitmq.conf and `advanced` as its advanced.config (each
+    /// left out when empty).
+    async fn start_configured(dir: &Path, conf: &str, advanced: &str) -> OwnRabbit {
         let port = free_port();
         let dir = dir.join(format!("rabbit-{port}"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("enabled_plugins"), "[].\n").unwrap();
+        if !conf.is_empty() {
+            std::fs::write(dir.join("rabbitmq.conf"), conf).unwrap();
+        }
+        if !advanced.is_empty() {
+            std::fs::write(dir.join("advanced.config"), advanced).unwrap();
+        }
         let mut rabbit = OwnRabbit {
             port,
             node: format!("trawl-chaos-{port}@localhost"),
@@ -170,6 +195,19 @@ impl OwnRabbit {
             let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
             panic!("RabbitMQ node {} did not start:\n{log}", self.node);
         }
+    }
+
+    /// The node's own log so far (what it says about connections, channels and consumers).
+    pub fn log(&self) -> String {
+        let mut text = String::new();
+        for entry in std::fs::read_dir(self.dir.join("log"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            text.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+        text
     }
 
     /// Runs `rabbitmqctl ARGS` against this node; panics unless it succeeds.

@@ -247,6 +247,8 @@ fn parse_batch_in(
     body: &[u8],
     max_questions: usize,
 ) -> Result<(Vec<SearchTask>, BatchOptions), ApiError> {
+    // RFC 8259 lets a parser ignore a byte order mark, and editors on Windows write one.
+    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?;
     arrays_are_not_objects(&value).map_err(ApiError::invalid)?;
@@ -279,6 +281,7 @@ fn parse_batch_in(
     for (i, q) in input.questions.into_iter().enumerate() {
         let options = q.options.or(&input.options);
         let task = batch::check_task(&q.query, options)
+            .and_then(|task| task.options.check_providers().map(|()| task))
             .map_err(|reason| ApiError::invalid(format!("questions[{i}]: {reason}")))?;
         tasks.push(task);
     }
@@ -865,6 +868,51 @@ mod tests {
         assert_eq!(tasks[0].options.max_level, Some(1));
         let err = parse_batch_in(b"{\"questions\": [", 10).unwrap_err();
         assert_eq!(err.status, StatusCode::BAD_REQUEST);
+    }
+
+    /// A wrong option names its field; a provider must be one the document lists; a byte
+    /// order mark before the JSON is ignored.
+    #[test]
+    fn bad_options_name_their_field_and_providers_are_the_documented_ones() {
+        for body in [
+            r#"{"questions": [{"query": "q", "options": {"max_urls": -1}}]}"#,
+            r#"{"questions": [{"query": "q"}], "options": {"max_urls": 1e30}}"#,
+        ] {
+            let err = parse_batch_in(body.as_bytes(), 10).expect_err(body);
+            assert_eq!(err.status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert!(err.message.contains("max_urls"), "{body}: {}", err.message);
+        }
+        let doc: serde_json::Value = serde_json::from_str(&crate::openapi::document()).unwrap();
+        let names: Vec<&str> = doc["components"]["schemas"]["ProviderName"]["enum"]
+            .as_array()
+            .expect("an enumeration of provider names")
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .collect();
+        assert_eq!(names, trawl_messages::PROVIDERS);
+        for name in names {
+            let body = format!(
+                r#"{{"questions": [{{"query": "q", "options": {{"providers": ["{name}"]}}}}]}}"#
+            );
+            assert!(parse_batch_in(body.as_bytes(), 10).is_ok(), "{name}");
+        }
+        for (providers, needle) in [
+            (r#"["searxng", "nope"]"#, "unknown provider \"nope\""),
+            ("[]", "at least one"),
+        ] {
+            let body = format!(
+                r#"{{"questions": [{{"query": "q", "options": {{"providers": {providers}}}}}]}}"#
+            );
+            let err = parse_batch_in(body.as_bytes(), 10).unwrap_err();
+            assert!(
+                err.message.starts_with("questions[0]: providers: ")
+                    && err.message.contains(needle),
+                "{}",
+                err.message
+            );
+        }
+        let bom = b"\xef\xbb\xbf{\"questions\": [{\"query\": \"q\"}]}";
+        assert_eq!(parse_batch_in(bom, 10).unwrap().0[0].query, "q");
     }
 
     #[test]

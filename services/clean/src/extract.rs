@@ -46,7 +46,21 @@ pub struct Extracted {
 
 /// Extract the main content of `html`, resolving links against `base_url`.
 pub fn extract(html: &str, base_url: &str) -> Extracted {
-    let doc = Html::parse_document(&prepare::prepare(html, prepare::MAX_NESTING));
+    from_prepared(prepare::prepare(html, prepare::MAX_NESTING), base_url)
+}
+
+/// [`extract`], letting go of `html` once it is prepared: the page is not held beside its
+/// parsed tree (a worker's peak memory on a page of megabytes).
+pub fn extract_owned(html: String, base_url: &str) -> Extracted {
+    let prepared = prepare::prepare(&html, prepare::MAX_NESTING);
+    drop(html);
+    from_prepared(prepared, base_url)
+}
+
+fn from_prepared(prepared: String, base_url: &str) -> Extracted {
+    // The parser copies what it keeps into the tree.
+    let doc = Html::parse_document(&prepared);
+    drop(prepared);
     let dom = Dom::new(doc.root_element());
     let meta = Meta::new(&dom);
     let page_url = Url::parse(base_url).ok();

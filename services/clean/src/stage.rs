@@ -23,12 +23,17 @@ use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_store::Cache;
 
 use crate::analysis::Context;
-use crate::extract::extract;
+use crate::extract::extract_owned;
 use crate::metrics::step;
 use crate::steps::{process, LlmUse, Processed};
 
 /// Fewer characters of main content than this is not a source worth analysing.
 const MIN_CONTENT_CHARS: usize = 80;
+
+/// Megabytes of HTML being extracted at once. Extraction holds several times its page (the
+/// prepared copy, the parsed tree, the markdown), so two 10 MB pages side by side took a worker
+/// past 160 MB; a page over the budget runs alone, small pages run beside each other.
+const EXTRACTION_BUDGET_MB: u32 = 12;
 
 /// The clean stage. Build it with [`CleanStage::new`] (or [`CleanStage::with_env`] in tests);
 /// the value `trawl_clean::CleanStage` builds its LLM client from the runtime's config on first
@@ -36,6 +41,8 @@ const MIN_CONTENT_CHARS: usize = 80;
 pub struct CleanStage {
     /// The `[llm]` client; `None` runs the non-LLM steps only.
     llm: Option<Llm>,
+    /// [`EXTRACTION_BUDGET_MB`] permits, a page taking one per megabyte.
+    extracting: tokio::sync::Semaphore,
 }
 
 impl CleanStage {
@@ -50,7 +57,10 @@ impl CleanStage {
             Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
             None => None,
         };
-        Ok(CleanStage { llm })
+        Ok(CleanStage {
+            llm,
+            extracting: tokio::sync::Semaphore::new(EXTRACTION_BUDGET_MB as usize),
+        })
     }
 
     /// Judge, clean and analyse one source (or take the result from the analysis cache), and
@@ -103,15 +113,23 @@ fn is_html(content_type: &str) -> bool {
     matches!(content_type, "text/html" | "application/xhtml+xml") || content_type.is_empty()
 }
 
-/// Cuts `text` to at most `max` characters at a line break, never inside a character.
+/// Cuts `text` to at most `max` bytes at a line break, never inside a character, and lets go of
+/// the rest of its memory: the page it came from may have been megabytes. A break that
+/// would throw away more than half of what fits gives way to the last whitespace, then to any
+/// character boundary: a page that is one huge line (or a title and one) keeps its text
+/// instead of being cut down to its title.
 fn cap(mut text: String, max: usize) -> String {
     if text.len() > max {
         let mut cut = max;
         while !text.is_char_boundary(cut) {
             cut -= 1;
         }
-        let cut = text[..cut].rfind('\n').unwrap_or(cut);
+        let near = |at: &usize| *at >= cut / 2;
+        let cut = (text[..cut].rfind('\n').filter(near))
+            .or_else(|| text[..cut].rfind(char::is_whitespace).filter(near))
+            .unwrap_or(cut);
         text.truncate(cut);
+        text.shrink_to_fit();
     }
     text
 }
@@ -195,19 +213,35 @@ async fn store_cached(rt: &Runtime, key: &str, processed: &Processed) {
 impl Stage for CleanStage {
     type Input = FetchedDoc;
 
-    async fn handle(&self, rt: &Runtime, msg: Envelope<FetchedDoc>) -> Result<Handled, StageError> {
+    async fn handle(
+        &self,
+        rt: &Runtime,
+        mut msg: Envelope<FetchedDoc>,
+    ) -> Result<Handled, StageError> {
+        // Taken, not copied: nothing after extraction reads the page itself.
+        let body = std::mem::take(&mut msg.body.body);
         let doc = &msg.body;
+        let max_chars = rt.config.clean.max_chars;
         let (title, markdown) = if is_html(&doc.content_type) {
-            // Parsing is CPU work: keep it off the threads that drive I/O.
-            let (body, url) = (doc.body.clone(), doc.final_url.clone());
-            let extracted = tokio::task::spawn_blocking(move || extract(&body, &url))
+            let megabytes = u32::try_from(body.len() >> 20)
+                .unwrap_or(u32::MAX)
+                .clamp(1, EXTRACTION_BUDGET_MB);
+            let _turn = self
+                .extracting
+                .acquire_many(megabytes)
                 .await
-                .map_err(|e| StageError::permanent(format!("extraction panicked: {e}")))?;
-            (extracted.title, extracted.markdown)
+                .expect("the semaphore is never closed");
+            // Parsing is CPU work: keep it off the threads that drive I/O.
+            let url = doc.final_url.clone();
+            tokio::task::spawn_blocking(move || {
+                let extracted = extract_owned(body, &url);
+                (extracted.title, cap(extracted.markdown, max_chars))
+            })
+            .await
+            .map_err(|e| StageError::permanent(format!("extraction panicked: {e}")))?
         } else {
-            (doc.source.title.clone(), doc.body.clone())
+            (doc.source.title.clone(), cap(body, max_chars))
         };
-        let markdown = cap(markdown, rt.config.clean.max_chars);
         let mut record = OutcomeRecord {
             idx: doc.source.idx,
             url: doc.source.url.clone(),
@@ -269,6 +303,19 @@ mod tests {
         assert_eq!(cap("ab\ncdé".into(), 6), "ab");
         assert_eq!(cap("short".into(), 100), "short");
         assert_eq!(cap("ééé".into(), 3), "é");
+    }
+
+    #[test]
+    fn one_huge_line_is_cut_at_a_space_not_dropped() {
+        let words = "word ".repeat(100);
+        assert_eq!(cap(words.clone(), 52), words[..49]);
+        let page = format!("# Title\n\n{}", "w ".repeat(1000));
+        let capped = cap(page, 100);
+        assert!(
+            capped.starts_with("# Title\n\nw w") && capped.len() >= 98,
+            "{capped}"
+        );
+        assert_eq!(cap("x".repeat(10), 4), "xxxx");
     }
 
     #[test]

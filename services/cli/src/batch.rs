@@ -9,9 +9,7 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::Queue;
-use trawl_pipeline::batch::{
-    collect, manifest, parse_batch, submit as enqueue, BatchOptions, Manifest,
-};
+use trawl_pipeline::batch::{collect, manifest, submit as enqueue, BatchOptions, Manifest};
 use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
 use uuid::Uuid;
@@ -116,9 +114,9 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 }
 
 pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.file)
+    let bytes = std::fs::read(&args.file)
         .with_context(|| format!("failed to read {}", args.file.display()))?;
-    let tasks = parse_batch(&text)
+    let tasks = crate::batch_file::parse(&bytes)
         .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
     if let Some(url) = &args.webhook {
         let parsed =

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use trawl_cli::extract;
 
 mod batch;
+mod batch_file;
 mod remote;
 mod robots;
 mod run;

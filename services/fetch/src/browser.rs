@@ -8,15 +8,30 @@
 //! it has fetched stay the same over two polls.
 //!
 //! Sessions are pooled per level (starting Chromium costs far more than a page) and recycled
-//! after a number of pages. Every path closes them: a session that errs is closed before the
-//! error is returned, and a session dropped without being closed (a cancelled task, a panic,
-//! the worker shutting down with idle sessions) is deleted by a blocking WebDriver call from
-//! its `Drop`, so no Chromium outlives its worker. Only a SIGKILLed worker leaves sessions
-//! behind; chromedriver and Selenium reap those by their own idle timeouts.
+//! after a number of pages. A worker never holds more than `fetch.browser_sessions` of them,
+//! busy and idle together: an idle session of the other level is closed to make room. Every
+//! path closes them: a session that errs is closed before the error is returned, and a session
+//! dropped without being closed (a cancelled task, a panic, the worker shutting down with idle
+//! sessions) is deleted by a blocking WebDriver call from its `Drop`, so no Chromium outlives
+//! its worker. Only a SIGKILLed worker leaves sessions behind; Selenium reaps those by its
+//! session timeout, a bare chromedriver keeps them until it stops.
 //!
-//! The SSRF guard cannot sit inside Chromium's resolver, so the URL is checked before
-//! navigating (literal addresses, and the host resolved through the guard) and the final URL
-//! again after; configured overrides reach Chromium as `--host-resolver-rules`.
+//! The WebDriver can die too (a Selenium pod killed, chromedriver OOM-killed or restarted).
+//! Chromium talks to it over a pipe (`--remote-debugging-pipe`) rather than a port, so it quits
+//! with the WebDriver that launched it instead of living on as an orphan nobody can reach or
+//! close. A page whose WebDriver stopped answering ends in [`BrowserError::Unreachable`], an
+//! outage the stage retries without spending the task's attempts. A page that needs a new
+//! session while the WebDriver is down waits a little for it to come back (a restart takes
+//! about a second) before it goes back to the queue, and a pooled session is checked before
+//! reuse, so one that died while idle (its WebDriver restarted) costs no page anything.
+//!
+//! The SSRF guard cannot sit inside Chromium's resolver, so Chromium resolves nothing: every
+//! request it makes (the page, its sub-resources and scripts' requests, redirects, script
+//! navigations) goes through the pool's [`BrowserProxy`], which resolves through the guard and
+//! connects to the address it checked (`--proxy-server`, with `--proxy-bypass-list=<-loopback>`
+//! so loopback is no exception; configured overrides apply there). The URL is also checked
+//! before navigating and the final URL after, and a page whose own host the proxy refused while
+//! it rendered (a name that answered differently once Chromium asked) ends refused.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -32,6 +47,7 @@ use tracing::{debug, warn};
 use trawl_config::FetchConfig;
 use url::Url;
 
+use crate::browser_proxy::BrowserProxy;
 use crate::metrics::{labels, METRICS};
 use crate::ssrf::{Guard, GuardedResolver};
 
@@ -43,6 +59,10 @@ const PAGES_PER_SESSION: u32 = 50;
 /// Sessions idle longer than this are closed rather than reused.
 const MAX_IDLE: Duration = Duration::from_secs(120);
 const POLL: Duration = Duration::from_millis(250);
+/// How long a page waits for its WebDriver to answer again before it goes back to the queue: a
+/// chromedriver restart takes about a second, and the whole backlog should not cycle through
+/// the retry tier for it.
+const OUTAGE_WAIT: Duration = Duration::from_secs(10);
 
 /// A rendered page.
 #[derive(Debug)]
@@ -55,10 +75,15 @@ pub struct Rendered {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
-    /// No session could be had (WebDriver down, Chromium would not start): try again later.
+    /// No session could be had (Chromium would not start, or took too long): try again later.
     #[error("browser unavailable: {0}")]
     Unavailable(String),
-    /// The session died under the page (crash, lost connection): try again later.
+    /// The WebDriver did not answer at all (down, killed, restarting): an outage of the
+    /// browser service, whatever the page.
+    #[error("browser unreachable: {0}")]
+    Unreachable(String),
+    /// The session died under the page while its WebDriver still answers (Chromium or its tab
+    /// crashed or was killed): try again later, an attempt spent, as the page may be the cause.
     #[error("browser crashed: {0}")]
     Crashed(String),
     #[error("browser timed out after {0} s")]
@@ -74,7 +99,7 @@ impl BrowserError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            BrowserError::Unavailable(_) | BrowserError::Crashed(_)
+            BrowserError::Unavailable(_) | BrowserError::Unreachable(_) | BrowserError::Crashed(_)
         )
     }
 }
@@ -89,6 +114,16 @@ struct Session {
 }
 
 impl Session {
+    fn client(&self) -> &Client {
+        self.client.as_ref().expect("an open session")
+    }
+
+    /// One cheap round trip: a pooled session may have died while it sat idle.
+    async fn alive(&self) -> bool {
+        let probe = tokio::time::timeout(Duration::from_secs(5), self.client().current_url());
+        probe.await.is_ok_and(|r| r.is_ok())
+    }
+
     async fn close(mut self) {
         if let Some(client) = self.client.take() {
             if let Err(e) = tokio::time::timeout(Duration::from_secs(10), client.close()).await {
@@ -179,10 +214,34 @@ pub struct BrowserPool {
     args: Vec<String>,
     guard: Guard,
     resolver: GuardedResolver,
+    /// Chromium's only way out; it stops with the pool.
+    proxy: BrowserProxy,
 }
 
+/// Switches that would take Chromium past the proxy, refused in `fetch.browser_args`.
+const PROXY_SWITCHES: [&str; 6] = [
+    "--proxy-server",
+    "--proxy-bypass-list",
+    "--proxy-pac-url",
+    "--proxy-auto-detect",
+    "--no-proxy-server",
+    "--host-resolver-rules",
+];
+
 impl BrowserPool {
+    /// A pool whose browsers resolve names through the guard and the configured overrides.
+    /// Starts the pool's proxy, so it must be called inside a tokio runtime.
     pub fn new(config: &FetchConfig) -> Result<BrowserPool, String> {
+        let guard = Guard::new(&config.allow_networks);
+        BrowserPool::with_resolver(config, GuardedResolver::new(guard, &config.resolve))
+    }
+
+    /// A pool whose browsers reach the web through `resolver` (tests give it a scripted
+    /// lookup).
+    pub fn with_resolver(
+        config: &FetchConfig,
+        resolver: GuardedResolver,
+    ) -> Result<BrowserPool, String> {
         let webdriver = Url::parse(&config.webdriver_url)
             .map_err(|e| format!("fetch.webdriver_url {:?}: {e}", config.webdriver_url))?;
         if webdriver.scheme() != "http" {
@@ -191,8 +250,36 @@ impl BrowserPool {
                 webdriver.scheme()
             ));
         }
-        let guard = Guard::new(&config.allow_networks);
-        let resolver = GuardedResolver::new(guard.clone(), &config.resolve);
+        let bypass = |a: &&String| PROXY_SWITCHES.iter().any(|s| a.starts_with(s));
+        if let Some(arg) = config.browser_args.iter().find(bypass) {
+            return Err(format!(
+                "fetch.browser_args: {arg} would take the browser past the SSRF proxy"
+            ));
+        }
+        let local_webdriver = match webdriver.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            None => false,
+        };
+        if !local_webdriver && config.browser_proxy_advertise.is_empty() {
+            return Err(format!(
+                "fetch.webdriver_url {webdriver} is not on this machine, so its browser cannot reach this worker's SSRF proxy at fetch.browser_proxy_listen ({}): listen where it can (such as 0.0.0.0:9470) and set fetch.browser_proxy_advertise to this worker's host:port as the browser sees it",
+                config.browser_proxy_listen
+            ));
+        }
+        let guard = resolver.guard().clone();
+        let listen = (config.browser_proxy_listen.parse())
+            .map_err(|e| format!("fetch.browser_proxy_listen: {e}"))?;
+        let proxy = BrowserProxy::start(listen, resolver.clone())
+            .map_err(|e| format!("browser proxy: {e}"))?;
+        let advertised = match config.browser_proxy_advertise.as_str() {
+            "" if proxy.addr().ip().is_unspecified() => {
+                format!("127.0.0.1:{}", proxy.addr().port())
+            }
+            "" => proxy.addr().to_string(),
+            configured => configured.to_owned(),
+        };
         let mut args: Vec<String> = [
             "--headless=new",
             // Containers run as root without user namespaces; the pod is the sandbox.
@@ -206,12 +293,21 @@ impl BrowserPool {
             "--no-first-run",
             "--mute-audio",
             "--window-size=1366,900",
+            // DevTools over a pipe from the WebDriver, not a port: when the WebDriver dies
+            // (SIGKILL, OOM), the pipe closes and Chromium quits instead of living on orphaned.
+            "--remote-debugging-pipe",
         ]
         .map(String::from)
         .to_vec();
-        if let Some(rules) = resolver.chromium_rules() {
-            args.push(format!("--host-resolver-rules={rules}"));
-        }
+        args.extend([
+            format!("--proxy-server=http://{advertised}"),
+            // Chromium sends loopback around a proxy unless told not to.
+            "--proxy-bypass-list=<-loopback>".into(),
+            // WebRTC would otherwise open UDP to any address a page names.
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
+            // QUIC is UDP: it cannot go through the proxy.
+            "--disable-quic".into(),
+        ]);
         args.extend(config.browser_args.iter().cloned());
         METRICS
             .browser_sessions_max
@@ -225,6 +321,7 @@ impl BrowserPool {
             args,
             guard,
             resolver,
+            proxy,
         })
     }
 
@@ -257,7 +354,26 @@ impl BrowserPool {
         }
     }
 
+    /// A new session. While the WebDriver does not answer, the page waits for it (at most
+    /// [`OUTAGE_WAIT`]) and holds its permit, so the worker's other pages wait their turn
+    /// instead of failing one after another.
     async fn open(&self, stealth: bool) -> Result<Session, BrowserError> {
+        match self.start_session(stealth).await {
+            Err(BrowserError::Unreachable(reason)) => {
+                let until = Instant::now() + OUTAGE_WAIT;
+                while !webdriver_ready(self.webdriver.as_str()).await {
+                    if Instant::now() >= until {
+                        return Err(BrowserError::Unreachable(reason));
+                    }
+                    tokio::time::sleep(POLL).await;
+                }
+                self.start_session(stealth).await
+            }
+            started => started,
+        }
+    }
+
+    async fn start_session(&self, stealth: bool) -> Result<Session, BrowserError> {
         let mut builder =
             ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
         builder.capabilities(self.capabilities(stealth));
@@ -265,7 +381,7 @@ impl BrowserPool {
         let client = tokio::time::timeout(self.timeout, connect)
             .await
             .map_err(|_| BrowserError::Unavailable("starting a session timed out".into()))?
-            .map_err(|e| BrowserError::Unavailable(new_session_error(&e)))?;
+            .map_err(|e| new_session_error(&e))?;
         let id = client.session_id().await.ok().flatten().unwrap_or_default();
         let session = Session {
             client: Some(client),
@@ -279,31 +395,47 @@ impl BrowserPool {
             TimeoutConfiguration::new(Some(self.timeout), Some(self.timeout), Some(Duration::ZERO));
         let client = session.client.as_ref().expect("just opened");
         if let Err(e) = client.update_timeouts(timeouts).await {
-            let reason = e.to_string();
+            let error = match cmd_error(&e, self.timeout.as_secs()) {
+                unreachable @ BrowserError::Unreachable(_) => unreachable,
+                other => BrowserError::Unavailable(other.to_string()),
+            };
             session.close().await;
-            return Err(BrowserError::Unavailable(reason));
+            return Err(error);
         }
         Ok(session)
     }
 
-    /// A pooled session for the level, or a new one.
+    /// A pooled session for the level, or a new one. The caller holds a permit; before it
+    /// opens a session, idle ones beyond the permits nobody holds are closed, longest idle
+    /// first, so busy and idle sessions together stay within the pool's bound.
     async fn take(&self, stealth: bool) -> Result<Session, BrowserError> {
-        let (reuse, stale) = {
+        let (reuse, retired) = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            let (stale, fresh): (Vec<Session>, Vec<Session>) = idle
+            let (mut retired, fresh): (Vec<Session>, Vec<Session>) = idle
                 .drain(..)
                 .partition(|s| s.idle_since.elapsed() > MAX_IDLE);
             *idle = fresh;
             let at = idle.iter().position(|s| s.stealth == stealth);
-            let reuse = at.map(|i| idle.swap_remove(i));
+            let reuse = at.map(|i| idle.remove(i));
+            if reuse.is_none() {
+                let over = surplus(idle.len(), self.permits.available_permits());
+                retired.extend(idle.drain(..over));
+            }
             set_idle(idle.len());
-            (reuse, stale)
+            (reuse, retired)
         };
-        for s in stale {
+        for s in retired {
             s.close().await;
         }
         match reuse {
-            Some(s) => Ok(s),
+            Some(s) if s.alive().await => Ok(s),
+            Some(dead) => {
+                // Died while idle (its WebDriver restarted, its Chromium was killed): no fault
+                // of the page about to use it.
+                debug!(session = %dead.id, "pooled browser session is gone; opening another");
+                dead.close().await;
+                self.open(stealth).await
+            }
             None => self.open(stealth).await,
         }
     }
@@ -345,17 +477,15 @@ impl BrowserPool {
             }
         };
         let _busy = Busy::start();
-        let session = self.take(level >= 3).await?;
-        let client = session.client.as_ref().expect("open session");
-        match self.visit(client, url, level >= 3).await {
+        let stealth = level >= 3;
+        let session = self.take(stealth).await?;
+        let since = Instant::now();
+        let visited = self.visit(session.client(), url, stealth).await;
+        let visited = visited.map_err(|e| self.refused_during(url, since, e));
+        match visited {
             Ok(page) => {
                 self.give_back(session).await;
-                match Url::parse(&page.final_url) {
-                    Ok(final_url) if final_url.as_str() != url.as_str() => {
-                        self.check(&final_url).await?
-                    }
-                    _ => {}
-                }
+                self.check_rendered(url, &page, since).await?;
                 Ok(page)
             }
             Err(e) => {
@@ -365,7 +495,43 @@ impl BrowserPool {
         }
     }
 
-    /// The SSRF guard, before Chromium resolves the host itself.
+    /// The proxy the pool's browsers go through.
+    pub fn proxy(&self) -> &BrowserProxy {
+        &self.proxy
+    }
+
+    /// A failed navigation of `url` whose host the proxy refused meanwhile was refused.
+    fn refused_during(&self, url: &Url, since: Instant, e: BrowserError) -> BrowserError {
+        let refused = match &e {
+            BrowserError::Navigation(_) => url
+                .host_str()
+                .and_then(|host| self.proxy.refused_since(host, since)),
+            _ => None,
+        };
+        refused.map_or(e, BrowserError::Navigation)
+    }
+
+    /// Where the page ended must pass the guard too, and its host must not have been refused
+    /// by the proxy while it rendered: then what Chromium shows is the proxy's refusal, or a
+    /// page whose name turned private halfway.
+    async fn check_rendered(
+        &self,
+        url: &Url,
+        page: &Rendered,
+        since: Instant,
+    ) -> Result<(), BrowserError> {
+        let final_url = Url::parse(&page.final_url).unwrap_or_else(|_| url.clone());
+        if final_url.as_str() != url.as_str() {
+            self.check(&final_url).await?;
+        }
+        let host = final_url.host_str().unwrap_or_default();
+        match self.proxy.refused_since(host, since) {
+            Some(reason) => Err(BrowserError::Navigation(reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// The SSRF guard, before the browser is asked: a clear refusal without a round trip.
     async fn check(&self, url: &Url) -> Result<(), BrowserError> {
         self.guard
             .check_url(url)
@@ -465,13 +631,19 @@ async fn script(client: &Client, js: &str, secs: u64) -> Result<Value, BrowserEr
         .map_err(|e| cmd_error(&e, secs))
 }
 
-fn new_session_error(e: &NewSessionError) -> String {
+fn new_session_error(e: &NewSessionError) -> BrowserError {
     match e {
         NewSessionError::Failed(_) | NewSessionError::FailedC(_) | NewSessionError::Lost(_) => {
-            format!("no WebDriver answering ({e}); start chromedriver or a Selenium pod at fetch.webdriver_url, or set fetch.max_level = 1")
+            BrowserError::Unreachable(format!("no WebDriver answering ({e}); start chromedriver or a Selenium pod at fetch.webdriver_url, or set fetch.max_level = 1"))
         }
-        _ => e.to_string(),
+        _ => BrowserError::Unavailable(e.to_string()),
     }
+}
+
+/// How many of `idle` sessions to close before opening one more, when `free` permits are held
+/// by nobody: each of those may yet want a session of its own.
+fn surplus(idle: usize, free: usize) -> usize {
+    idle.saturating_sub(free)
 }
 
 fn cmd_error(e: &CmdError, secs: u64) -> BrowserError {
@@ -490,6 +662,10 @@ fn cmd_error(e: &CmdError, secs: u64) -> BrowserError {
                 // Invalid session, "chrome not reachable", "tab crashed" …: the session is gone.
                 BrowserError::Crashed(message.lines().next().unwrap_or_default().to_owned())
             }
+        }
+        // No answer at all: the WebDriver died or is restarting, whatever the page.
+        CmdError::Failed(_) | CmdError::FailedC(_) | CmdError::Lost(_) => {
+            BrowserError::Unreachable(e.to_string())
         }
         other => BrowserError::Crashed(other.to_string()),
     }
@@ -565,5 +741,49 @@ impl Drop for LocalWebDriver {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fantoccini::error::WebDriver;
+
+    use super::*;
+
+    #[test]
+    fn a_webdriver_that_does_not_answer_is_an_outage_not_a_crash() {
+        let lost = CmdError::Lost(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "connection reset by peer",
+        ));
+        assert!(matches!(cmd_error(&lost, 30), BrowserError::Unreachable(_)));
+        let gone = CmdError::Standard(WebDriver::new(
+            ErrorStatus::InvalidSessionId,
+            "invalid session id: session deleted as the browser has closed the connection",
+        ));
+        assert!(matches!(cmd_error(&gone, 30), BrowserError::Crashed(_)));
+        let refused = CmdError::Standard(WebDriver::new(
+            ErrorStatus::UnknownError,
+            "unknown error: net::ERR_CONNECTION_REFUSED",
+        ));
+        assert!(matches!(
+            cmd_error(&refused, 30),
+            BrowserError::Navigation(m) if m == "browser: net::ERR_CONNECTION_REFUSED"
+        ));
+        for e in [
+            BrowserError::Unreachable(String::new()),
+            BrowserError::Crashed(String::new()),
+        ] {
+            assert!(e.is_transient(), "{e}");
+        }
+    }
+
+    #[test]
+    fn idle_sessions_make_room_for_every_permit_not_yet_served() {
+        // Two permits free, three idle of the other level: one must go.
+        assert_eq!(surplus(3, 2), 1);
+        assert_eq!(surplus(1, 2), 0);
+        // Every permit held: each holder has a session or is opening one; no idle one may stay.
+        assert_eq!(surplus(2, 0), 2);
     }
 }

@@ -61,9 +61,13 @@ pub enum FileError {
     /// A format we do not read (the mime type).
     #[error("unsupported file type {0}")]
     Unsupported(String),
-    /// The bytes are not what they claim, or are hostile (bombs, cycles, no text).
+    /// The bytes are not what they claim, or are hostile (cycles, no text).
     #[error("unreadable file: {0}")]
     Corrupt(String),
+    /// Fine on the wire, too big once inflated (zip and compression bombs): like a body over
+    /// `fetch.max_bytes`, the URL ends as `too_large`.
+    #[error("too large: {0}")]
+    TooLarge(String),
 }
 
 const DOCX_MIME: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
@@ -193,11 +197,17 @@ pub fn convert(kind: &Kind, bytes: &[u8], content_type: &str) -> Result<Converte
     }
 }
 
-/// Decoded per the charset, without BOM, with `\n` line ends.
+/// Decoded per the charset, without BOM, with `\n` line ends; copied again only when a line
+/// end needs rewriting (a 10 MB file would otherwise exist four times over).
 fn text_of(bytes: &[u8], content_type: &str) -> String {
-    let text = crate::http::decode(bytes, content_type);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    text.replace("\r\n", "\n").replace('\r', "\n")
+    let mut text = crate::http::decode(bytes, content_type);
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    if text.contains('\r') {
+        text = text.replace("\r\n", "\n").replace('\r', "\n");
+    }
+    text
 }
 
 fn plain(mut text: String, mime: &str, title: Option<String>) -> Converted {

@@ -5,7 +5,8 @@
 //! it, a referrer on redirects). Both are bounded: a total time limit (slow drips end there), an
 //! idle limit between reads (stalls end there), at most `max_redirects` hops each re-checked by
 //! the SSRF guard, and at most `max_bytes` of body after decompression (so a compression bomb
-//! stops at the cap, it is never inflated whole). Environment proxies are ignored: they would
+//! stops at the cap, it is never inflated whole; a file whose parts inflate past the converter's
+//! caps, a zip bomb, ends `too_large` the same way). Environment proxies are ignored: they would
 //! bypass the guard. Every response goes through [`block::detect`]; bodies that are not HTML
 //! are told apart by [`files::sniff`] and converted to text by [`files::convert`].
 
@@ -173,6 +174,8 @@ impl Fetcher {
         match kind {
             Kind::Html => {
                 let body = decode(&bytes, &content_type);
+                // Up to `max_bytes` that the page will not need again.
+                drop(bytes);
                 match block::detect(status.as_u16(), header, &body, false) {
                     Some(block) => Fetched::Blocked { block, retry_after },
                     None => page("text/html".into(), body),
@@ -187,6 +190,7 @@ impl Fetcher {
                 match converted {
                     Ok(Ok(c)) => page(c.mime, c.text),
                     Ok(Err(files::FileError::Unsupported(mime))) => Fetched::Unsupported(mime),
+                    Ok(Err(files::FileError::TooLarge(_))) => Fetched::TooLarge,
                     Ok(Err(e)) => Fetched::Failed(e.to_string()),
                     Err(e) => Fetched::Failed(format!("file conversion panicked: {e}")),
                 }
@@ -248,23 +252,48 @@ fn classify_error(e: &reqwest::Error) -> Fetched {
     }
 }
 
-/// Decodes with the charset of the header, else of a `<meta>` in the first 1 KiB, else a BOM,
-/// else UTF-8; undecodable bytes become U+FFFD rather than failing the page.
+/// Decodes with a BOM's encoding, else the header's charset, else a `<meta>` charset in the
+/// first 1 KiB, else UTF-8; undecodable bytes become U+FFFD rather than failing the page.
+///
+/// Two departures from taking the header at its word, both for pages that would otherwise come
+/// out as replacement characters: a label no encoding answers to is passed over, and a header
+/// saying UTF-8 over bytes that are not UTF-8 (a server-wide default over an old page) gives way
+/// to the page's own `<meta>`. A `<meta>` naming UTF-16 means UTF-8, as in browsers: the bytes
+/// were readable enough to find it.
+///
+/// NUL and the other C0 controls an HTML parser never shows (all but tab, line feed, form feed
+/// and carriage return) are removed: each would cost six bytes once the page travels as JSON.
 pub fn decode(bytes: &[u8], content_type: &str) -> String {
-    let label = charset_param(content_type).or_else(|| {
+    use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8};
+    let known = |label: String| Encoding::for_label(label.trim().as_bytes());
+    let meta = || {
         let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).to_ascii_lowercase();
         let at = head.find("charset=")?;
         let rest = head[at + 8..].trim_start_matches(['"', '\'']);
         let end = rest
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
             .unwrap_or(rest.len());
-        Some(rest[..end].to_owned())
-    });
-    let encoding = label
-        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
-        .unwrap_or(encoding_rs::UTF_8);
+        known(rest[..end].to_owned()).map(|e| {
+            if e == UTF_16LE || e == UTF_16BE {
+                UTF_8
+            } else {
+                e
+            }
+        })
+    };
+    let encoding = match charset_param(content_type).and_then(known) {
+        Some(e) if e == UTF_8 && std::str::from_utf8(bytes).is_err() => meta().unwrap_or(UTF_8),
+        Some(e) => e,
+        None => meta().unwrap_or(UTF_8),
+    };
+    // `decode` looks for a BOM first and drops it.
     let (text, _, _) = encoding.decode(bytes);
-    text.into_owned()
+    let hidden = |c: char| matches!(c, '\0'..='\x08' | '\x0b' | '\x0e'..='\x1f' | '\x7f');
+    if text.contains(hidden) {
+        text.chars().filter(|&c| !hidden(c)).collect()
+    } else {
+        text.into_owned()
+    }
 }
 
 fn charset_param(content_type: &str) -> Option<String> {
@@ -289,6 +318,43 @@ mod tests {
         assert_eq!(
             decode(b"bad \xff byte", "text/html; charset=utf-8"),
             "bad \u{fffd} byte"
+        );
+    }
+
+    #[test]
+    fn a_wrong_or_unknown_header_charset_gives_way_to_the_meta() {
+        let latin = b"<meta charset=\"windows-1252\">caf\xe9 \x93quoted\x94";
+        let read = "<meta charset=\"windows-1252\">café “quoted”";
+        assert_eq!(decode(latin, "text/html; charset=utf-8"), read);
+        assert_eq!(decode(latin, "text/html; charset=x-klingon"), read);
+        // A header naming another encoding is still taken at its word.
+        assert_eq!(
+            decode(
+                b"<meta charset=utf-8>caf\xe9",
+                "text/html; charset=iso-8859-1"
+            ),
+            "<meta charset=utf-8>café"
+        );
+        // A page that is UTF-8 but for a stray byte stays UTF-8.
+        assert_eq!(
+            decode("naïve \u{2014} ".as_bytes(), "text/html; charset=utf-8"),
+            "naïve \u{2014} "
+        );
+        assert_eq!(
+            decode(b"<meta charset=utf-16>caf\xc3\xa9", "text/html"),
+            "<meta charset=utf-16>café"
+        );
+        assert_eq!(
+            decode(b"\xef\xbb\xbfcaf\xc3\xa9", "text/html; charset=iso-8859-1"),
+            "café"
+        );
+    }
+
+    #[test]
+    fn controls_a_parser_never_shows_are_removed() {
+        assert_eq!(
+            decode(b"a\0b\x01\x7f c\td\r\n\x0ce", "text/html"),
+            "ab c\td\r\n\x0ce"
         );
     }
 

@@ -9,6 +9,8 @@
 //!   JavaScript-only shell standing in for it.
 //! - [`browser`]: levels 2 and 3, Chromium over WebDriver (fantoccini), pooled sessions that are
 //!   always closed.
+//! - [`browser_proxy`]: the forward proxy that is Chromium's only way out, resolving and
+//!   connecting through the SSRF guard.
 //! - [`crawl`]: the optional shallow crawl, the links of a page worth following.
 //! - [`files`]: downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown): what they
 //!   are from magic bytes, type and extension, and their text as markdown, bounded on hostile input.
@@ -19,6 +21,7 @@
 
 pub mod block;
 pub mod browser;
+pub mod browser_proxy;
 pub mod crawl;
 pub mod files;
 pub mod http;

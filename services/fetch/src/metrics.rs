@@ -21,7 +21,8 @@ pub struct FetchMetrics {
     pub escalations: Family<Labels, Counter>,
     /// robots.txt decisions (`allowed`, `disallowed`).
     pub robots: Family<Labels, Counter>,
-    /// URLs the SSRF guard refused before any request.
+    /// What the SSRF guard refused before connecting: a task's URL, a redirect hop, and each
+    /// request of a browser page that the browser's proxy refused.
     pub ssrf_refusals: Counter,
     /// Tasks deferred because their host was busy, by `limit` (`rate`, `slot`, `retry_after`,
     /// `robots`: another worker is fetching the host's robots.txt),
@@ -64,7 +65,7 @@ pub static METRICS: LazyLock<FetchMetrics> = LazyLock::new(|| FetchMetrics {
     ),
     ssrf_refusals: register(
         "fetch_ssrf_refusals",
-        "URLs refused by the SSRF guard before any request",
+        "URLs and browser requests refused by the SSRF guard before any connection",
         Counter::default(),
     ),
     deferrals: register(

@@ -23,6 +23,11 @@ use crate::http::{Fetched, Fetcher};
 /// At most this much of a robots.txt is parsed (RFC 9309 asks for at least 500 KiB).
 const MAX_ROBOTS_BYTES: usize = 500 * 1024;
 
+/// The longest Crawl-delay honoured; a site asking for more is fetched at this pace (as
+/// Heritrix caps it). More would outlast any job's deadline, and a delay such as `1e30` seconds
+/// is no `Duration` at all.
+pub const MAX_CRAWL_DELAY: Duration = Duration::from_secs(300);
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "rules", content = "body", rename_all = "snake_case")]
 pub enum Rules {
@@ -63,7 +68,11 @@ pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
                 crawl_delay: robot
                     .delay
                     .filter(|d| d.is_finite() && *d > 0.0)
-                    .map(Duration::from_secs_f32),
+                    .map(|d| {
+                        Duration::try_from_secs_f32(d)
+                            .map_or(MAX_CRAWL_DELAY, |d| d.min(MAX_CRAWL_DELAY))
+                    })
+                    .filter(|d| !d.is_zero()),
             },
             // A file that cannot be parsed says nothing we could honour.
             Err(_) => Decision {
@@ -168,6 +177,23 @@ mod tests {
         assert!(d.allowed && d.crawl_delay == Some(Duration::from_secs(2)));
         assert!(!decide(&rules, "trawl", &url("http://a.test/public")).allowed);
         assert!(decide(&rules, "trawl", &url("http://a.test/robots.txt")).allowed);
+    }
+
+    /// Found writing the robots fuzz target (fuzz/corpus/robots/regress_huge_crawl_delay): a
+    /// Crawl-delay past what a `Duration` holds panicked the fetch stage on every page of the
+    /// site.
+    #[test]
+    fn crawl_delay_is_capped_and_never_zero() {
+        let delay = |value: &str| {
+            let rules = Rules::Parsed(format!("User-agent: *\nCrawl-delay: {value}\n"));
+            decide(&rules, "trawl", &url("http://a.test/x")).crawl_delay
+        };
+        assert_eq!(delay("1e30"), Some(MAX_CRAWL_DELAY));
+        assert_eq!(delay("86400"), Some(MAX_CRAWL_DELAY));
+        assert_eq!(delay("2.5"), Some(Duration::from_millis(2500)));
+        for none in ["0", "1e-30", "-3", "inf", "NaN", "soon"] {
+            assert_eq!(delay(none), None, "{none}");
+        }
     }
 
     #[test]

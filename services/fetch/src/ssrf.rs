@@ -2,12 +2,18 @@
 //! 169.254.169.254), CGNAT, unique-local, multicast, broadcast, documentation and unspecified
 //! addresses are refused, IPv4-mapped IPv6 included, unless an allow-listed network holds them.
 //!
-//! Names are resolved inside [`GuardedResolver`], so the address checked is the address
-//! connected to (no window for DNS rebinding), and every redirect hop goes through it again.
-//! Literal IPs in any encoding (decimal, octal, hex) are normalised by the URL parser first and
-//! checked by [`Guard::check_url`].
+//! Names are resolved inside [`GuardedResolver`], once per connection, so the address checked
+//! is the address connected to: a name that answers differently on its next resolution (DNS
+//! rebinding) gains nothing, since that next resolution is checked again before its own
+//! connection. Every redirect hop goes through it again. Literal IPs in any encoding (decimal,
+//! octal, hex) are normalised by the URL parser first and checked by [`Guard::check_url`].
+//!
+//! The browser levels use the same resolver: Chromium reaches the web only through the
+//! fetch worker's [`crate::browser_proxy`], which resolves and connects here.
 
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -108,21 +114,63 @@ impl Guard {
     }
 }
 
-/// Resolves with the configured overrides first, then the system resolver, and drops every
-/// address the guard refuses.
+/// The answers for one name, as a resolver would give them.
+pub type Answers = Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>;
+
+/// The step that turns a name into addresses when no override matches: the system resolver
+/// ([`SystemLookup`]) in the product, a scripted one in tests (a name whose answers change
+/// between lookups, as a rebinding attacker's would).
+pub trait Lookup: Send + Sync {
+    fn lookup(&self, host: &str) -> Answers;
+}
+
+/// The system resolver (`getaddrinfo`, through tokio).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemLookup;
+
+impl Lookup for SystemLookup {
+    fn lookup(&self, host: &str) -> Answers {
+        let host = host.to_owned();
+        Box::pin(async move {
+            let addrs = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            Ok(addrs.map(|a| a.ip()).collect())
+        })
+    }
+}
+
+/// Resolves with the configured overrides first, then the [`Lookup`] (the system resolver by
+/// default), and drops every address the guard refuses.
 #[derive(Clone)]
 pub struct GuardedResolver {
     guard: Guard,
     overrides: Arc<[(String, SocketAddr)]>,
+    lookup: Arc<dyn Lookup>,
 }
 
 impl GuardedResolver {
     pub fn new(guard: Guard, overrides: &std::collections::BTreeMap<String, String>) -> Self {
+        GuardedResolver::with_lookup(guard, overrides, Arc::new(SystemLookup))
+    }
+
+    /// Like [`GuardedResolver::new`], with names that no override matches resolved by `lookup`.
+    pub fn with_lookup(
+        guard: Guard,
+        overrides: &std::collections::BTreeMap<String, String>,
+        lookup: Arc<dyn Lookup>,
+    ) -> Self {
         let overrides = overrides
             .iter()
             .filter_map(|(pattern, addr)| Some((pattern.to_ascii_lowercase(), addr.parse().ok()?)))
             .collect();
-        GuardedResolver { guard, overrides }
+        GuardedResolver {
+            guard,
+            overrides,
+            lookup,
+        }
+    }
+
+    pub fn guard(&self) -> &Guard {
+        &self.guard
     }
 
     fn lookup_override(&self, host: &str) -> Option<SocketAddr> {
@@ -138,13 +186,16 @@ impl GuardedResolver {
 }
 
 impl GuardedResolver {
-    /// The addresses of `host` the guard allows; an error when there are none.
+    /// The addresses of `host` the guard allows; an error when there are none. An override's
+    /// address carries its port; a looked-up address has port 0 (the caller's port applies).
+    /// Each call resolves afresh: connect to what it returned, never to a later answer.
     pub async fn lookup(&self, host: &str) -> Result<Vec<SocketAddr>, String> {
         let candidates: Vec<SocketAddr> = match self.lookup_override(host) {
             Some(addr) => vec![addr],
-            None => tokio::net::lookup_host((host, 0))
-                .await
+            None => (self.lookup.lookup(host).await)
                 .map_err(|e| format!("{host} did not resolve: {e}"))?
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, 0))
                 .collect(),
         };
         let allowed: Vec<SocketAddr> = candidates
@@ -159,15 +210,6 @@ impl GuardedResolver {
                 "refused: {host} resolves only to private or reserved addresses"
             )),
         }
-    }
-
-    /// The overrides as Chromium's `--host-resolver-rules`, so the browser levels reach the
-    /// same addresses as plain HTTP.
-    pub fn chromium_rules(&self) -> Option<String> {
-        let rules: Vec<String> = (self.overrides.iter())
-            .map(|(pattern, addr)| format!("MAP {pattern} {addr}"))
-            .collect();
-        (!rules.is_empty()).then(|| rules.join(", "))
     }
 }
 
@@ -272,5 +314,68 @@ mod tests {
             .unwrap();
         assert!(err.to_string().contains("refused"), "{err}");
         assert!(closed.resolve("localhost".parse().unwrap()).await.is_err());
+    }
+
+    /// Answers `first` once, then `later` for ever: a rebinding name.
+    struct Rebinding {
+        calls: std::sync::atomic::AtomicUsize,
+        first: IpAddr,
+        later: IpAddr,
+    }
+
+    impl Lookup for Rebinding {
+        fn lookup(&self, _host: &str) -> Answers {
+            let n = (self.calls).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let ip = if n == 0 { self.first } else { self.later };
+            Box::pin(async move { Ok(vec![ip]) })
+        }
+    }
+
+    #[tokio::test]
+    async fn every_lookup_is_checked_so_a_changed_answer_is_refused() {
+        let lookup = Arc::new(Rebinding {
+            calls: Default::default(),
+            first: "127.0.0.2".parse().unwrap(),
+            later: "127.0.0.3".parse().unwrap(),
+        });
+        let resolver = GuardedResolver::with_lookup(
+            Guard::new(&["127.0.0.2/32".into()]),
+            &Default::default(),
+            lookup.clone(),
+        );
+        assert_eq!(
+            resolver.lookup("rebind.example").await,
+            Ok(vec!["127.0.0.2:0".parse().unwrap()])
+        );
+        let second = resolver
+            .resolve("rebind.example".parse().unwrap())
+            .await
+            .err()
+            .unwrap();
+        assert!(second.to_string().starts_with("refused:"), "{second}");
+        assert_eq!(lookup.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn overrides_come_before_the_lookup() {
+        let lookup = Arc::new(Rebinding {
+            calls: Default::default(),
+            first: "10.0.0.1".parse().unwrap(),
+            later: "10.0.0.1".parse().unwrap(),
+        });
+        let overrides = [("a.test".to_string(), "127.0.0.2:9000".to_string())]
+            .into_iter()
+            .collect();
+        let resolver = GuardedResolver::with_lookup(
+            Guard::new(&["127.0.0.2/32".into()]),
+            &overrides,
+            lookup.clone(),
+        );
+        assert_eq!(
+            resolver.lookup("A.test").await,
+            Ok(vec!["127.0.0.2:9000".parse().unwrap()])
+        );
+        assert_eq!(lookup.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert!(resolver.lookup("b.example").await.is_err());
     }
 }

@@ -5,7 +5,9 @@
 //! block moves the task one level up, onto `trawl.fetch.browser` from level 2, where workers
 //! with a browser pool take it; a 429/503 with Retry-After holds the whole host for that long
 //! and retries at the same level first. Whatever cannot go now comes back later through a delay
-//! tier; a worker never sleeps on a delivery.
+//! tier; a worker never sleeps on a delivery. A browser task whose WebDriver stopped answering
+//! goes back like a task of a store outage, spending none of its attempts: a browser service
+//! that dies and restarts fails no page.
 
 use std::time::Duration;
 
@@ -14,7 +16,7 @@ use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::{extend_job, record_outcome, JobMeta, OutcomeRecord};
-use trawl_pipeline::{Handled, Runtime, Stage, StageError};
+use trawl_pipeline::{ErrorClass, Handled, Runtime, Stage, StageError};
 use trawl_store::Cache;
 use url::Url;
 
@@ -180,6 +182,8 @@ enum Attempt {
         retry_after: Option<Duration>,
     },
     Transient(String),
+    /// The browser service is down: no fault of the page, no attempt spent.
+    Outage(String),
     Ended(Outcome),
 }
 
@@ -226,6 +230,7 @@ impl FetchStage {
                     }),
                 }
             }
+            Err(e @ BrowserError::Unreachable(_)) => Attempt::Outage(e.to_string()),
             Err(e) if e.is_transient() => Attempt::Transient(e.to_string()),
             Err(BrowserError::TooLarge(_)) => Attempt::Ended(Outcome::TooLarge),
             Err(e) => Attempt::Ended(Outcome::Failed {
@@ -257,7 +262,7 @@ impl FetchStage {
                     .inc();
                 "blocked"
             }
-            Attempt::Transient(_) => "retry",
+            Attempt::Transient(_) | Attempt::Outage(_) => "retry",
             Attempt::Ended(Outcome::Failed { reason }) if reason.contains("refused:") => {
                 // A redirect hop or a resolved address the guard refused.
                 METRICS.ssrf_refusals.inc();
@@ -329,6 +334,11 @@ impl FetchStage {
                 Err(StageError::retryable(reason))
             }
             Attempt::Transient(reason) => end(rt, msg, level, Outcome::Failed { reason }).await,
+            Attempt::Outage(message) => Err(StageError {
+                class: ErrorClass::Unavailable,
+                message,
+                origin: "stage",
+            }),
             Attempt::Ended(outcome) => end(rt, msg, level, outcome).await,
         }
     }

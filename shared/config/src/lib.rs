@@ -66,10 +66,18 @@ pub struct BrokerConfig {
     pub delivery_limit: u32,
     /// How long a worker may take to finish in-flight work after SIGTERM.
     pub shutdown_grace_secs: u64,
-    /// The most one message may take before its worker abandons it and retries it later. Kept
-    /// well under RabbitMQ's consumer timeout (30 min by default), so a hung handler never holds
-    /// a delivery until the broker closes the channel.
+    /// The most one message may take before its worker abandons it and retries it later. Must
+    /// stay below `consumer_timeout_secs`, so a hung handler never holds a delivery until the
+    /// broker closes the channel.
     pub message_timeout_secs: u64,
+    /// The broker's consumer timeout, in seconds: RabbitMQ's `consumer_timeout` (rabbitmq.conf,
+    /// in milliseconds there; 30 min by default). RabbitMQ closes a channel that holds a delivery
+    /// unacknowledged for longer, and every delivery in flight on it goes back to the queue.
+    /// trawl cannot read it from the broker: set it when the broker's differs from the default,
+    /// so validation keeps `message_timeout_secs` below it. Leave a margin of a minute or so:
+    /// settling a message after its handler (the job-status read, the retry publish) comes on
+    /// top and can take tens of seconds while Redis or RabbitMQ struggle.
+    pub consumer_timeout_secs: u64,
 }
 
 impl Default for BrokerConfig {
@@ -84,6 +92,7 @@ impl Default for BrokerConfig {
             delivery_limit: 5,
             shutdown_grace_secs: 30,
             message_timeout_secs: 300,
+            consumer_timeout_secs: 1800,
         }
     }
 }
@@ -214,6 +223,15 @@ pub struct FetchConfig {
     pub browser_timeout_secs: u64,
     /// Extra Chromium command-line switches (a Selenium grid's own image may need some).
     pub browser_args: Vec<String>,
+    /// Where the browser worker's SSRF proxy listens: Chromium reaches the web only through it.
+    /// The default suits a browser on the same machine or in the same pod (a sidecar). Whatever
+    /// can reach it can fetch through it (within the guard): keep it reachable by the browser
+    /// alone.
+    pub browser_proxy_listen: String,
+    /// The proxy's `host:port` as the browser sees it, when the browser runs elsewhere (a
+    /// Selenium container: this worker's service name and a fixed `browser_proxy_listen`
+    /// port). Empty: the address the proxy bound.
+    pub browser_proxy_advertise: String,
     /// Product token matched against robots.txt groups, and sent in the User-Agent header.
     pub user_agent: String,
     /// Total time for one plain-HTTP fetch, body included (a slow drip ends here).
@@ -248,6 +266,8 @@ impl Default for FetchConfig {
             browser_sessions: 2,
             browser_timeout_secs: 45,
             browser_args: Vec::new(),
+            browser_proxy_listen: "127.0.0.1:0".into(),
+            browser_proxy_advertise: String::new(),
             timeout_secs: 20,
             idle_timeout_secs: 10,
             max_bytes: 10 * 1024 * 1024,
@@ -521,6 +541,15 @@ impl Config {
         if self.broker.message_timeout_secs == 0 {
             problems.push("broker.message_timeout_secs must be at least 1".into());
         }
+        if self.broker.message_timeout_secs >= self.broker.consumer_timeout_secs {
+            problems.push(format!(
+                "broker.message_timeout_secs ({}) must be below broker.consumer_timeout_secs ({}), \
+                 the broker's consumer_timeout: past it RabbitMQ closes the worker's channel and \
+                 redelivers everything in flight on it (raise consumer_timeout in rabbitmq.conf \
+                 and set broker.consumer_timeout_secs to match, or lower the message timeout)",
+                self.broker.message_timeout_secs, self.broker.consumer_timeout_secs
+            ));
+        }
         if self.broker.defer_delays_ms.contains(&0) {
             problems.push("broker.defer_delays_ms must list delays of at least 1 ms".into());
         }
@@ -615,6 +644,25 @@ impl Config {
         }
         if self.fetch.user_agent.trim().is_empty() {
             problems.push("fetch.user_agent must not be empty".into());
+        }
+        if (self.fetch.browser_proxy_listen)
+            .parse::<std::net::SocketAddr>()
+            .is_err()
+        {
+            problems.push(format!(
+                "fetch.browser_proxy_listen must be ip:port (got {:?})",
+                self.fetch.browser_proxy_listen
+            ));
+        }
+        let advertise = &self.fetch.browser_proxy_advertise;
+        if !advertise.is_empty()
+            && !advertise.rsplit_once(':').is_some_and(|(host, port)| {
+                !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
+            })
+        {
+            problems.push(format!(
+                "fetch.browser_proxy_advertise must be host:port or empty (got {advertise:?})"
+            ));
         }
         if let Some(llm) = &self.llm {
             if !matches!(llm.provider.as_str(), "openai" | "anthropic") {
@@ -789,6 +837,8 @@ mod tests {
             &env(&[
                 ("TRAWL__SEARCH__MIN_RELEVANCE", "2.0"),
                 ("TRAWL__FETCH__MAX_LEVEL", "9"),
+                ("TRAWL__FETCH__BROWSER_PROXY_LISTEN", "fetch-browser:9470"),
+                ("TRAWL__FETCH__BROWSER_PROXY_ADVERTISE", "fetch-browser"),
             ]),
         )
         .unwrap_err();
@@ -797,6 +847,33 @@ mod tests {
             text.contains("min_relevance") && text.contains("max_level"),
             "{text}"
         );
+        assert!(
+            text.contains("browser_proxy_listen") && text.contains("browser_proxy_advertise"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn message_timeout_must_stay_below_the_consumer_timeout() {
+        let err = Config::load(
+            None,
+            &env(&[("TRAWL__BROKER__MESSAGE_TIMEOUT_SECS", "1800")]),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("broker.consumer_timeout_secs (1800)"),
+            "{err}"
+        );
+        let c = Config::load(
+            None,
+            &env(&[
+                ("TRAWL__BROKER__MESSAGE_TIMEOUT_SECS", "1800"),
+                ("TRAWL__BROKER__CONSUMER_TIMEOUT_SECS", "3600"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.broker.message_timeout_secs, 1800);
     }
 
     #[test]

@@ -6,6 +6,35 @@ use serde::{Deserialize, Serialize};
 
 use crate::envelope::{Body, Kind};
 
+/// The search providers a job's `providers` option may name.
+pub const PROVIDERS: [&str; 8] = [
+    "searxng",
+    "duckduckgo",
+    "serper",
+    "serpapi",
+    "tavily",
+    "brave",
+    "newsapi",
+    "bocha",
+];
+
+// PROVIDERS again, as the API document's enumeration of the `providers` option's items.
+/// A search provider.
+#[cfg(feature = "openapi")]
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // documentation only: the option holds the names as strings
+pub enum ProviderName {
+    Searxng,
+    Duckduckgo,
+    Serper,
+    Serpapi,
+    Tavily,
+    Brave,
+    Newsapi,
+    Bocha,
+}
+
 /// Most URLs one job may fetch (`max_urls`): already far more sources than a report can cite.
 pub const MAX_URLS: usize = 1000;
 
@@ -17,34 +46,53 @@ pub const MAX_DEADLINE_SECS: u64 = 30 * 24 * 3600;
 /// the batch's, then the configured value.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "options to be an object such as {\"max_urls\": 5}"
+)]
 pub struct JobOptions {
     /// Most URLs to fetch for the job, 1 to 1000 ([`MAX_URLS`]).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::whole::option"
+        deserialize_with = "crate::whole::max_urls"
     )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
     pub max_urls: Option<usize>,
     /// Search results scoring below this (0 to 1) are not fetched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::min_relevance"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0.0, maximum = 1.0))]
     pub min_relevance: Option<f64>,
     /// Highest fetch escalation level: 0–1 plain HTTP, 2–3 a real browser.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::whole::option"
+        deserialize_with = "crate::whole::max_level"
     )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 3))]
     pub max_level: Option<u8>,
     /// Search providers to use, in order (searxng, duckduckgo, serper, serpapi, tavily, brave,
     /// newsapi, bocha).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::providers"
+    )]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<Vec<ProviderName>>, min_items = 1)
+    )]
     pub providers: Option<Vec<String>>,
     /// Recency window: any, day, week, month or year.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::freshness"
+    )]
     #[cfg_attr(feature = "openapi", schema(pattern = "^(any|day|week|month|year)$"))]
     pub freshness: Option<String>,
     /// Seconds from submission until the job is synthesised with what has arrived, at most 30
@@ -52,13 +100,32 @@ pub struct JobOptions {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::whole::option"
+        deserialize_with = "crate::whole::deadline_secs"
     )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 2592000))]
     pub deadline_secs: Option<u64>,
 }
 
 impl JobOptions {
+    /// What `check_task` leaves to the search stage, refused at submission instead: provider
+    /// names must be known ([`PROVIDERS`]), and at least one. A job naming only unknown
+    /// providers would search nothing and end without sources.
+    pub fn check_providers(&self) -> Result<(), String> {
+        let Some(names) = &self.providers else {
+            return Ok(());
+        };
+        if names.is_empty() {
+            return Err("providers: name at least one provider, or leave the option out".into());
+        }
+        match names.iter().find(|n| !PROVIDERS.contains(&n.as_str())) {
+            Some(name) => Err(format!(
+                "providers: unknown provider {name:?} (known: {})",
+                PROVIDERS.join(", ")
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// These options, with `defaults` where these are silent.
     pub fn or(self, defaults: &JobOptions) -> JobOptions {
         let d = defaults.clone();
@@ -337,6 +404,26 @@ impl Body for ResearchResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn providers_must_be_known_and_present() {
+        let with = |names: &[&str]| JobOptions {
+            providers: Some(names.iter().map(|n| n.to_string()).collect()),
+            ..Default::default()
+        };
+        assert_eq!(JobOptions::default().check_providers(), Ok(()));
+        assert_eq!(with(&["searxng", "bocha"]).check_providers(), Ok(()));
+        for (names, needle) in [
+            (&[][..], "at least one"),
+            (&["searxng", "nope"], "unknown provider \"nope\""),
+        ] {
+            let err = with(names).check_providers().unwrap_err();
+            assert!(
+                err.starts_with("providers: ") && err.contains(needle),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn a_jobs_options_win_over_the_batch_defaults_field_by_field() {

@@ -4,9 +4,12 @@
 //! can dead-letter a message whose body it cannot read while still naming its job), then
 //! [`Envelope::decode`] checks the version and kind and decodes the body.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
 /// The schema version this build writes and accepts.
@@ -122,18 +125,25 @@ impl<B: Body> Envelope<B> {
                 found: kind.unwrap_or_else(|| "(none)".into()),
             });
         }
-        serde_json::from_slice(bytes).map_err(|e| DecodeError::BadBody {
+        serde_json::from_str(utf8(bytes)?).map_err(|e| DecodeError::BadBody {
             kind: B::KIND.as_str(),
             reason: e.to_string(),
         })
     }
 }
 
+/// JSON is UTF-8 (RFC 8259). serde_json checks that only in the strings it keeps, so without
+/// this a message with bad bytes in a field it skips would decode, yet [`with_attempt`] could
+/// not rewrite it, and its retries would never count.
+fn utf8(bytes: &[u8]) -> Result<&str, DecodeError> {
+    std::str::from_utf8(bytes).map_err(|e| DecodeError::NotAnEnvelope(format!("not UTF-8: {e}")))
+}
+
 impl Envelope<()> {
     /// Reads and checks the header fields only.
     pub fn peek(bytes: &[u8]) -> Result<Header, DecodeError> {
-        let header: Header =
-            serde_json::from_slice(bytes).map_err(|e| DecodeError::NotAnEnvelope(e.to_string()))?;
+        let header: Header = serde_json::from_str(utf8(bytes)?)
+            .map_err(|e| DecodeError::NotAnEnvelope(e.to_string()))?;
         if header.v != SCHEMA_VERSION {
             return Err(DecodeError::UnknownVersion { found: header.v });
         }
@@ -143,12 +153,16 @@ impl Envelope<()> {
 
 /// Raises the `attempt` field of an encoded envelope without decoding its body, so a retry keeps
 /// every field a newer producer may have added.
+///
+/// Every field but `attempt` is kept as the bytes it came as, not parsed into values: `decode`
+/// skips fields it does not know without reading them (a `"\udc00"` escape alone, say, which no
+/// `serde_json::Value` holds), and whatever it accepted must take an attempt too, or the
+/// message's retries would never count.
 pub fn with_attempt(bytes: &[u8], attempt: u32) -> Option<Vec<u8>> {
-    let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    value
-        .as_object_mut()?
-        .insert("attempt".into(), attempt.into());
-    serde_json::to_vec(&value).ok()
+    let mut fields: BTreeMap<String, Box<RawValue>> = serde_json::from_slice(bytes).ok()?;
+    let attempt = RawValue::from_string(attempt.to_string()).ok()?;
+    fields.insert("attempt".into(), attempt);
+    serde_json::to_vec(&fields).ok()
 }
 
 #[cfg(test)]
@@ -200,6 +214,41 @@ mod tests {
         value["body"] = serde_json::json!({"no_query": true});
         let err = Envelope::<SearchTask>::decode(value.to_string().as_bytes()).unwrap_err();
         assert!(matches!(err, DecodeError::BadBody { .. }), "{err}");
+    }
+
+    /// Found by fuzzing (fuzz/corpus/envelope/regress_bad_utf8_in_unknown_field): bad bytes in
+    /// a field the body does not have decoded, but `with_attempt` refused the message, so the
+    /// worker retried it unchanged, forever, at attempt 0.
+    #[test]
+    fn bytes_that_are_not_utf8_are_not_an_envelope_anywhere() {
+        let mut bytes = task().encode();
+        bytes.truncate(bytes.len() - 2);
+        bytes.extend_from_slice(b",\"unknown\":\"\x86\"}}");
+        assert!(serde_json::from_slice::<serde_json::Value>(&bytes).is_err());
+        for err in [
+            Envelope::<SearchTask>::decode(&bytes).unwrap_err(),
+            Envelope::<()>::peek(&bytes).unwrap_err(),
+        ] {
+            assert!(matches!(err, DecodeError::NotAnEnvelope(_)), "{err}");
+            assert!(err.to_string().contains("not UTF-8"), "{err}");
+        }
+    }
+
+    /// Found by fuzzing (fuzz/corpus/envelope/regress_lone_surrogate_in_unknown_field): the
+    /// message decoded (the unknown field is skipped unread) but `with_attempt` parsed every
+    /// field and refused it, so its retries never counted.
+    #[test]
+    fn with_attempt_takes_whatever_decodes() {
+        let mut bytes = task().encode();
+        bytes.truncate(bytes.len() - 2);
+        bytes.extend_from_slice(br#","unknown":{"\udccc":["\ud800"]}}}"#);
+        let env = Envelope::<SearchTask>::decode(&bytes).unwrap();
+        let bumped = with_attempt(&bytes, 4).expect("a decodable message takes an attempt");
+        let back = Envelope::<SearchTask>::decode(&bumped).unwrap();
+        assert_eq!(back, Envelope { attempt: 4, ..env });
+        assert!(String::from_utf8(bumped)
+            .unwrap()
+            .contains(r#"{"\udccc":["\ud800"]}"#));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - [`outcome`]: the terminal outcome every selected URL ends in.
 //! - [`queue`]: queue names, one per stage, under a configurable namespace.
 //! - [`paths`]: where a job's results and work products live in the object store.
-//! - [`whole`]: whole numbers as JSON Schema counts them (`3.0` too), for the options' counts.
+//! - [`whole`]: how the job options are read: errors that name the field, whole numbers as
+//!   JSON Schema counts them (`3.0` too).
 //!
 //! Nothing here does I/O; every stage and both broker twins depend on it.
 

@@ -1,29 +1,72 @@
-//! Whole numbers as JSON Schema counts them: `3` and `3.0` alike. The API documents
-//! [`JobOptions`](crate::JobOptions)' counts as `integer`, which admits `3.0`, and some JSON
-//! encoders write every number with a fraction; serde's integer types alone refuse it.
+//! How [`JobOptions`](crate::JobOptions)' fields are read: each refuses a wrong value by
+//! naming the field and what it takes ("expected max_urls to be a whole number from 1 to
+//! 1000"), since a batch line or request body may set several, and serde's own words ("expected
+//! usize") name neither.
+//!
+//! Counts are whole numbers as JSON Schema counts them: `3` and `3.0` alike. The API documents
+//! them as `integer`, which admits `3.0`, and some JSON encoders write every number with a
+//! fraction; serde's integer types alone refuse it. Ranges are checked here only as far as the
+//! type goes (`max_level` is a `u8`); whether a value is in the option's range is
+//! `check_task`'s call, so both report the same range.
 
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{Deserializer, Error, Unexpected, Visitor};
+use serde::de::{Deserializer, Error, SeqAccess, Unexpected, Visitor};
 
-/// `deserialize_with` for an `Option` of an unsigned integer type: `null`, or a whole number
-/// in the type's range, written with or without `.0`.
-pub fn option<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+/// `deserialize_with` for `max_urls`.
+pub fn max_urls<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    whole(d, "max_urls to be a whole number from 1 to 1000")
+}
+
+/// `deserialize_with` for `max_level`.
+pub fn max_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    whole(d, "max_level to be a whole number from 0 to 3")
+}
+
+/// `deserialize_with` for `deadline_secs`.
+pub fn deadline_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    whole(
+        d,
+        "deadline_secs to be a whole number of seconds from 1 to 2592000",
+    )
+}
+
+/// `deserialize_with` for `min_relevance`: any JSON number.
+pub fn min_relevance<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    d.deserialize_option(NumberVisitor("min_relevance to be a number from 0 to 1"))
+}
+
+/// `deserialize_with` for `freshness`.
+pub fn freshness<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    d.deserialize_option(TextVisitor(
+        "freshness to be one of any, day, week, month or year",
+    ))
+}
+
+/// `deserialize_with` for `providers`: a list of names.
+pub fn providers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    d.deserialize_option(ListVisitor(
+        "providers to be a list of provider names, such as [\"searxng\"]",
+    ))
+}
+
+/// A whole number of type `T`, `null` or absent; `expected` says what the field takes.
+fn whole<'de, D, T>(d: D, expected: &'static str) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: TryFrom<u64>,
 {
-    deserializer.deserialize_option(WholeVisitor(PhantomData))
+    d.deserialize_option(WholeVisitor(expected, PhantomData))
 }
 
-struct WholeVisitor<T>(PhantomData<T>);
+struct WholeVisitor<T>(&'static str, PhantomData<T>);
 
 impl<'de, T: TryFrom<u64>> Visitor<'de> for WholeVisitor<T> {
     type Value = Option<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a whole number in the option's range")
+        f.write_str(self.0)
     }
 
     fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
@@ -61,56 +104,193 @@ impl<'de, T: TryFrom<u64>> Visitor<'de> for WholeVisitor<T> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use serde::Deserialize;
+struct NumberVisitor(&'static str);
 
-    #[derive(Debug, Deserialize)]
-    struct Counts {
-        #[serde(default, deserialize_with = "super::option")]
-        level: Option<u8>,
-        #[serde(default, deserialize_with = "super::option")]
-        secs: Option<u64>,
+impl<'de> Visitor<'de> for NumberVisitor {
+    type Value = Option<f64>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
     }
 
-    fn parse(json: &str) -> Result<(Option<u8>, Option<u64>), String> {
-        serde_json::from_str::<Counts>(json)
-            .map(|c| (c.level, c.secs))
-            .map_err(|e| e.to_string())
+    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_u64<E: Error>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(Some(n as f64))
+    }
+
+    fn visit_i64<E: Error>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(Some(n as f64))
+    }
+
+    fn visit_f64<E: Error>(self, x: f64) -> Result<Self::Value, E> {
+        Ok(Some(x))
+    }
+}
+
+struct TextVisitor(&'static str);
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_str<E: Error>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Some(s.to_owned()))
+    }
+}
+
+struct ListVisitor(&'static str);
+
+impl<'de> Visitor<'de> for ListVisitor {
+    type Value = Option<Vec<String>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut names = Vec::new();
+        while let Some(name) = seq.next_element_seed(NameSeed(self.0))? {
+            names.push(name);
+        }
+        Ok(Some(names))
+    }
+}
+
+/// One provider name: a string, or the list's own error.
+struct NameSeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for NameSeed {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NameSeed {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_str<E: Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::JobOptions;
+
+    fn parse(json: &str) -> Result<JobOptions, String> {
+        serde_json::from_str::<JobOptions>(json).map_err(|e| e.to_string())
     }
 
     #[test]
     fn whole_numbers_with_or_without_a_fraction() {
-        assert_eq!(parse("{}"), Ok((None, None)));
-        assert_eq!(parse(r#"{"level": null, "secs": null}"#), Ok((None, None)));
+        assert_eq!(parse("{}"), Ok(JobOptions::default()));
+        let nulls = r#"{"max_urls": null, "max_level": null, "deadline_secs": null,
+            "min_relevance": null, "freshness": null, "providers": null}"#;
+        assert_eq!(parse(nulls), Ok(JobOptions::default()));
+        let o = parse(r#"{"max_level": 3, "deadline_secs": 600, "max_urls": 5}"#).unwrap();
         assert_eq!(
-            parse(r#"{"level": 3, "secs": 600}"#),
-            Ok((Some(3), Some(600)))
+            (o.max_level, o.deadline_secs, o.max_urls),
+            (Some(3), Some(600), Some(5))
         );
-        assert_eq!(
-            parse(r#"{"level": 3.0, "secs": 6e2}"#),
-            Ok((Some(3), Some(600)))
-        );
-        assert_eq!(
-            parse(r#"{"secs": 18446744073709551615}"#),
-            Ok((None, Some(u64::MAX)))
-        );
+        let o = parse(r#"{"max_level": 3.0, "deadline_secs": 6e2}"#).unwrap();
+        assert_eq!((o.max_level, o.deadline_secs), (Some(3), Some(600)));
+        let o = parse(r#"{"deadline_secs": 18446744073709551615}"#).unwrap();
+        assert_eq!(o.deadline_secs, Some(u64::MAX));
     }
 
     #[test]
-    fn anything_else_is_refused() {
-        for (json, needle) in [
-            (r#"{"level": 2.5}"#, "floating point `2.5`"),
+    fn other_fields_take_their_types() {
+        let o = parse(
+            r#"{"min_relevance": 1, "freshness": "week", "providers": ["searxng", "brave"]}"#,
+        )
+        .unwrap();
+        assert_eq!(o.min_relevance, Some(1.0));
+        assert_eq!(o.freshness.as_deref(), Some("week"));
+        assert_eq!(o.providers, Some(vec!["searxng".into(), "brave".into()]));
+    }
+
+    #[test]
+    fn a_wrong_value_names_its_field() {
+        for (json, needles) in [
             (
-                r#"{"level": 256}"#,
-                "integer `256`, expected a whole number",
+                r#"{"max_level": 2.5}"#,
+                &["floating point `2.5`", "max_level"][..],
             ),
-            (r#"{"level": -1}"#, "integer `-1`"),
-            (r#"{"level": "3"}"#, "string \"3\""),
-            (r#"{"secs": 1e20}"#, "floating point `1e+20`"),
+            (
+                r#"{"max_level": 256}"#,
+                &["integer `256`", "max_level to be"],
+            ),
+            (r#"{"max_urls": -1}"#, &["integer `-1`", "max_urls to be"]),
+            (r#"{"max_urls": 1e23}"#, &["1e+23", "max_urls to be"]),
+            (
+                r#"{"max_level": "3"}"#,
+                &["string \"3\"", "max_level to be"],
+            ),
+            (
+                r#"{"deadline_secs": 1e20}"#,
+                &["1e+20", "deadline_secs to be"],
+            ),
+            (
+                r#"{"min_relevance": "high"}"#,
+                &["string \"high\"", "min_relevance"],
+            ),
+            (r#"{"freshness": 7}"#, &["integer `7`", "freshness to be"]),
+            (
+                r#"{"providers": "searxng"}"#,
+                &["string \"searxng\"", "providers to be"],
+            ),
+            (r#"{"providers": [1]}"#, &["integer `1`", "providers to be"]),
+            ("null", &["options to be an object"]),
+            ("7", &["options to be an object"]),
         ] {
             let err = parse(json).unwrap_err();
-            assert!(err.contains(needle), "{json}: {err}");
+            for needle in needles {
+                assert!(err.contains(needle), "{json}: {err}");
+            }
         }
     }
 }

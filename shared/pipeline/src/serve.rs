@@ -40,12 +40,12 @@ where
         .version(env!("CARGO_PKG_VERSION"))
         .get_matches();
     let args = WorkerArgs::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let outcome = tokio::runtime::Runtime::new()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-        .and_then(|rt| {
+    let outcome = Config::from_process(args.config.as_deref())
+        .map_err(|e| e.to_string())
+        .and_then(|config| {
+            let rt = worker_runtime(&config)
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
             rt.block_on(async {
-                let config =
-                    Config::from_process(args.config.as_deref()).map_err(|e| e.to_string())?;
                 let stage = build(&config)
                     .map_err(|e| format!("cannot build the {} stage: {e}", queue.label()))?;
                 run(config, queue, stage).await.map_err(|e| e.to_string())
@@ -58,6 +58,24 @@ where
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Blocking threads a worker may run beyond one per message it holds (a handler awaits its
+/// file and parser work one step at a time): room for parsers that outlive their message,
+/// since a handler abandoned at the message timeout cannot cancel a blocking task it started.
+const SPARE_BLOCKING_THREADS: usize = 8;
+
+/// The worker's async runtime. Its blocking pool (file I/O, DNS lookups, parsers) is capped at
+/// what the messages in flight can use, `broker.prefetch` plus a few: tokio's default of 512
+/// lets the pool grow at every moment all its threads happen to be busy (a CPU-starved
+/// machine makes that common) and never shrink while steady work keeps each thread in use by
+/// turns, so a long-running worker's memory grew with every thread it added, each with its
+/// stack and allocator arena. The chaos suite's soak (`chaos_load.rs`) found it.
+pub fn worker_runtime(config: &Config) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(usize::from(config.broker.prefetch) + SPARE_BLOCKING_THREADS)
+        .build()
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -189,4 +207,39 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
     ops.finish().await;
     result?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn the_blocking_pool_stays_within_prefetch_and_spares() {
+        let mut config = Config::default();
+        config.broker.prefetch = 2;
+        let cap = 2 + SPARE_BLOCKING_THREADS;
+        let rt = worker_runtime(&config).unwrap();
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        rt.block_on(async {
+            let tasks: Vec<_> = (0..3 * cap)
+                .map(|_| {
+                    let (running, most) = (Arc::clone(&running), Arc::clone(&most));
+                    tokio::task::spawn_blocking(move || {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(20));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= cap, "{most} blocking tasks ran at once");
+    }
 }

@@ -15,7 +15,9 @@
 //! * Markers in the prompt: `simweb:badjson` (prose until a later user message contains
 //!   `not valid JSON`), `simweb:badjson-always`, `simweb:fenced`, `simweb:think`,
 //!   `simweb:llm-429` (first request per prompt, process-wide), `simweb:llm-500`,
-//!   `simweb:llm-slow` (30 s), `simweb:no-json-mode` (OpenAI 400 on `response_format`).
+//!   `simweb:llm-slow` (30 s), `simweb:no-json-mode` (OpenAI 400 on `response_format`),
+//!   `simweb:llm-hang` (never answers) and `simweb:llm-hang-once` (the first request per
+//!   prompt never answers; [`script::hangs`] counts them).
 //! * Requests need a key: OpenAI `Authorization: Bearer <key>`, Anthropic `x-api-key` plus
 //!   `anthropic-version`.
 //!

@@ -2,6 +2,7 @@
 //! it with [`super::tasks`], and applies the `simweb:*` markers found in the prompt.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
@@ -48,6 +49,38 @@ pub enum Outcome {
 /// servers and APIs in one test binary; tests should use distinct prompts).
 static SEEN_429: LazyLock<Mutex<HashMap<u64, u32>>> = LazyLock::new(Default::default);
 
+/// Requests seen per prompt hash, for `simweb:llm-hang-once` (process-wide, like `SEEN_429`).
+static SEEN_HANG: LazyLock<Mutex<HashMap<u64, u32>>> = LazyLock::new(Default::default);
+/// Hung requests so far, and those still hanging (their client has not gone away).
+static HANGS_STARTED: AtomicU64 = AtomicU64::new(0);
+static HANGING: AtomicU64 = AtomicU64::new(0);
+
+/// `simweb:llm-hang` and `simweb:llm-hang-once` requests of this process: (started, still
+/// hanging). A hung request ends only when its client closes the connection.
+pub fn hangs() -> (u64, u64) {
+    (
+        HANGS_STARTED.load(Ordering::SeqCst),
+        HANGING.load(Ordering::SeqCst),
+    )
+}
+
+/// Counts one hung request for as long as the server still holds it.
+struct Hanging;
+
+impl Hanging {
+    fn start() -> Hanging {
+        HANGS_STARTED.fetch_add(1, Ordering::SeqCst);
+        HANGING.fetch_add(1, Ordering::SeqCst);
+        Hanging
+    }
+}
+
+impl Drop for Hanging {
+    fn drop(&mut self) {
+        HANGING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// FNV-1a, 64 bit.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -59,7 +92,11 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// Counts a request for `prompt`; true only for the first one in this process.
 fn first_request(prompt: &str) -> bool {
-    let mut seen = SEEN_429.lock().unwrap_or_else(|e| e.into_inner());
+    first_in(&SEEN_429, prompt)
+}
+
+fn first_in(seen: &Mutex<HashMap<u64, u32>>, prompt: &str) -> bool {
+    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
     let n = seen.entry(fnv1a(prompt.as_bytes())).or_insert(0);
     *n = n.saturating_add(1);
     *n == 1
@@ -136,10 +173,19 @@ impl Chat {
         text
     }
 
-    /// Applies the markers in order: `llm-500`, `llm-429` (first request only),
-    /// `no-json-mode` (only with JSON mode), `llm-slow` (sleeps, then answers).
+    /// Applies the markers in order: `llm-hang` (never answers), `llm-hang-once` (the first
+    /// request for the prompt never answers), `llm-500`, `llm-429` (first request only),
+    /// `no-json-mode` (only with JSON mode), `llm-slow` (sleeps, then answers). A hung request
+    /// stands for a model that accepted the call and went silent: only the client's own
+    /// timeout, or dropping the call, ends it.
     pub async fn respond(&self) -> Outcome {
         let prompt = self.prompt();
+        if prompt.contains("simweb:llm-hang")
+            && (!prompt.contains("simweb:llm-hang-once") || first_in(&SEEN_HANG, prompt))
+        {
+            let _hanging = Hanging::start();
+            std::future::pending::<()>().await;
+        }
         if prompt.contains("simweb:llm-500") {
             return Outcome::ServerError;
         }
@@ -274,5 +320,21 @@ mod tests {
         let slow = chat("select", &["simweb:llm-slow script"]);
         let r = tokio::time::timeout(Duration::from_millis(300), slow.respond()).await;
         assert!(r.is_err(), "slow marker answered early");
+    }
+
+    #[tokio::test]
+    async fn hang_markers() {
+        let (started, _) = hangs();
+        let hang = chat("select", &["simweb:llm-hang script-hang"]);
+        for _ in 0..2 {
+            let r = tokio::time::timeout(Duration::from_millis(100), hang.respond()).await;
+            assert!(r.is_err(), "hang marker answered");
+        }
+        let once = chat("select", &["simweb:llm-hang-once script-hang-once"]);
+        let r = tokio::time::timeout(Duration::from_millis(100), once.respond()).await;
+        assert!(r.is_err(), "hang-once marker answered its first request");
+        assert!(matches!(once.respond().await, Outcome::Reply(_)));
+        // Other tests of this binary may hang too: count at least ours.
+        assert!(hangs().0 >= started + 3);
     }
 }

@@ -14,6 +14,10 @@
 //!   nothing while the stack is deep. Formatting elements and attributes per tag get caps of
 //!   their own (see [`MAX_FORMATTING`], [`MAX_ATTRIBUTES`]). Where the simulation is unsure it
 //!   counts an element as still open, so the caps bite early on broken pages, never late.
+//! - **The tree's size is bounded.** Each parsed node costs a few hundred bytes, so a 10 MB page
+//!   of a million `<b>w</b>` took 520 MB and 8 s to extract. After [`MAX_ELEMENTS`] start tags,
+//!   later tags become spaces (their text stays, words stay apart), except end tags that close
+//!   an element still open, so the tree keeps its shape.
 
 /// Far deeper than real pages (the 181 benchmark news pages nest at most 48 counted elements,
 /// half of them 14 or fewer), shallow enough that the parser's stack scans stay cheap.
@@ -29,13 +33,23 @@ const MAX_ATTRIBUTES: usize = 128;
 /// only emphasis is lost, never text.
 const MAX_FORMATTING: usize = 8;
 
+/// Start tags kept per page: ten times a long encyclopedia article (about 40 000 elements),
+/// a tenth of what made a 10 MB page of tiny elements cost half a gigabyte.
+pub(crate) const MAX_ELEMENTS: usize = 100_000;
+
 /// An end tag looks this far down the stack for its element; a stray end tag costs the parser
 /// a scan of its stack, so on a deep stack one that matches nothing here is dropped.
 const END_TAG_REACH: usize = 64;
 
 /// `html` ready for the parser (see the module documentation).
 pub(crate) fn prepare(html: &str, max_nesting: usize) -> String {
+    prepare_capped(html, max_nesting, MAX_ELEMENTS)
+}
+
+/// [`prepare`] keeping at most `max_elements` start tags.
+fn prepare_capped(html: &str, max_nesting: usize, max_elements: usize) -> String {
     let bytes = html.as_bytes();
+    let mut elements = 0;
     let mut out = String::with_capacity(html.len() / 2);
     // `html[copied..]` has not been copied to `out` yet.
     let mut copied = 0;
@@ -64,14 +78,23 @@ pub(crate) fn prepare(html: &str, max_nesting: usize) -> String {
         let name = &bytes[name_at..name_at + name_len];
         let (close, cut) = tag_end(bytes, name_at + name_len);
         let kind = Kind::of(name);
+        let full = elements >= max_elements;
         let keep = match kind {
             Kind::Nests { .. } | Kind::Formatting if end_tag => open.end(name),
+            // A stray `</p>` or `</br>` makes an element of its own.
+            _ if end_tag => !full,
+            Kind::PlainText => true,
+            _ if full => false,
             Kind::Nests { family } => open.start(name, family, false, max_nesting),
             Kind::Formatting => open.start(name, 0, true, max_nesting),
             _ => true,
         };
+        elements += usize::from(keep && !end_tag);
         if !keep {
             out.push_str(&html[copied..lt]);
+            if full {
+                out.push(' ');
+            }
             copied = close;
         } else if let Some(cut) = cut {
             out.push_str(&html[copied..cut]);
@@ -85,7 +108,9 @@ pub(crate) fn prepare(html: &str, max_nesting: usize) -> String {
         match kind {
             Kind::Dropped => {
                 let end = raw_text_end(bytes, name, close, name.eq_ignore_ascii_case(b"script"));
-                out.push_str(&html[copied..close]);
+                if keep {
+                    out.push_str(&html[copied..close]);
+                }
                 copied = end;
                 i = end;
             }
@@ -449,6 +474,16 @@ mod tests {
     fn unquoted_values_may_hold_quotes() {
         let page = "<div title=it's><div>x</div></div>";
         assert_eq!(prepare(page, 2), page);
+    }
+
+    #[test]
+    fn tags_past_the_element_cap_become_spaces() {
+        let page = "<div><p>a<b>b</b><br>c<script>x</script><p>d</div>e</p>";
+        assert_eq!(
+            prepare_capped(page, 100, 3),
+            "<div><p>a<b>b</b> c   d</div>e "
+        );
+        assert_eq!(prepare_capped(page, 100, 100), page.replace(">x<", "><"));
     }
 
     #[test]

@@ -40,7 +40,12 @@ pub fn to_markdown_with(
 /// Render node `root` of `dom`, leaving out every element marked in `skip` (one flag per
 /// node of `dom`; the root itself is never tested).
 pub(crate) fn render(dom: &Dom<'_>, root: usize, base: Option<&Url>, skip: &[bool]) -> String {
-    let cx = Cx { dom, base, skip };
+    let cx = Cx {
+        dom,
+        base,
+        skip,
+        last_link: Default::default(),
+    };
     let mut w = Writer::default();
     cx.element(root, &mut w, 0);
     w.flush();

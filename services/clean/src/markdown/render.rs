@@ -1,6 +1,8 @@
 //! Element rendering: the walker that turns each element of the tree into
 //! [`Writer`] output (headings, lists, tables, code, links, inline emphasis).
 
+use std::cell::RefCell;
+
 use scraper::ElementRef;
 use url::Url;
 
@@ -12,11 +14,28 @@ use super::{finish, Writer};
 /// pathological nesting cannot overflow the stack of a worker thread.
 const MAX_DEPTH: usize = 200;
 
+/// Lists and block quotes nested deeper than this keep their text but add no marker, indent
+/// or `> ` of their own. Each level prefixes every line below it, so a few hundred levels
+/// around a few thousand lines made hundreds of times more markdown than the page had HTML.
+const MAX_NESTED_BLOCKS: usize = 6;
+
+/// An ordered list's `start` is used below this: CommonMark reads at most nine digits as a
+/// list marker, and a longer number in a marker is padded onto every line of the item.
+const MAX_LIST_START: u64 = 1_000_000_000;
+
+/// Link targets longer than this are left out (the link's text stays). Each relative link
+/// repeats the whole `<base href>`, so a long base made every short link on the page long.
+const MAX_LINK_TARGET: usize = 512;
+
 pub(super) struct Cx<'s, 'a> {
     pub(super) dom: &'s Dom<'a>,
     pub(super) base: Option<&'s Url>,
     /// Per node of `dom`: leave this element and its subtree out.
     pub(super) skip: &'s [bool],
+    /// The last link target written. The parser re-opens an unclosed `<a>` in every
+    /// paragraph that follows it (HTML's "reconstruct the active formatting elements"), so one
+    /// long href became one link per paragraph; a repeat of the last target keeps its text only.
+    pub(super) last_link: RefCell<String>,
 }
 
 impl Cx<'_, '_> {
@@ -62,6 +81,11 @@ impl Cx<'_, '_> {
             return;
         }
         match tag {
+            Tag::Ul | Tag::Ol | Tag::Blockquote if self.nested_blocks(e) >= MAX_NESTED_BLOCKS => {
+                w.flush();
+                self.children(e, w, depth);
+                w.flush();
+            }
             Tag::Br => w.line_break(),
             Tag::Hr => w.block("---".into(), false),
             Tag::H1 | Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6 => {
@@ -114,7 +138,12 @@ impl Cx<'_, '_> {
                 {
                     return;
                 }
-                let href = raw.and_then(|h| self.link_target(h));
+                let href = raw
+                    .and_then(|h| self.link_target(h))
+                    .filter(|t| t.len() <= MAX_LINK_TARGET && *t != *self.last_link.borrow());
+                if let Some(t) = &href {
+                    self.last_link.replace(t.clone());
+                }
                 let sub = self.sub(e, depth);
                 match href {
                     Some(url) => self.wrap_inline(w, sub, |s| {
@@ -152,6 +181,14 @@ impl Cx<'_, '_> {
         if sub.inline.ends_with([' ', '\n']) {
             w.text(" ");
         }
+    }
+
+    /// Lists and block quotes around `e`.
+    fn nested_blocks(&self, e: usize) -> usize {
+        self.dom
+            .ancestors(e)
+            .filter(|&a| matches!(self.dom.tag(a), Tag::Ul | Tag::Ol | Tag::Blockquote))
+            .count()
     }
 
     /// Absolute link target, or None for links that should keep only their text.
@@ -226,15 +263,16 @@ impl Cx<'_, '_> {
 
     fn list(&self, e: usize, depth: usize) -> String {
         let ordered = self.dom.tag(e) == Tag::Ol;
-        let mut n: usize = self
+        let mut n: u64 = self
             .dom
             .attr(e, "start")
             .and_then(|s| s.trim().parse().ok())
+            .filter(|&n| n < MAX_LIST_START)
             .unwrap_or(1);
         let mut items: Vec<String> = Vec::new();
         for child in self.dom.child_elements(e).filter(|&c| !self.skip[c]) {
             let ctag = self.dom.tag(child);
-            if matches!(ctag, Tag::Ul | Tag::Ol) {
+            if matches!(ctag, Tag::Ul | Tag::Ol) && self.nested_blocks(child) < MAX_NESTED_BLOCKS {
                 // Invalid but common: a nested list directly inside the list; hang it under the last item.
                 let nested = self.list(child, depth + 1);
                 match items.last_mut() {
@@ -316,7 +354,11 @@ impl Cx<'_, '_> {
                     }
                 })
                 .collect();
-            line.resize(cols, String::new());
+            if i == 0 {
+                // GFM fills a short body row with empty cells itself; padding every row to
+                // the widest made rows × columns cells out of rows + columns tags.
+                line.resize(cols, String::new());
+            }
             out.push(format!("| {} |", line.join(" | ")));
             if i == 0 {
                 out.push(format!("|{}", " --- |".repeat(cols)));

@@ -26,7 +26,7 @@ fn table_becomes_gfm() {
     );
     assert_eq!(
         out,
-        "| Name | Value |\n| --- | --- |\n| a\\|b | 1 2 |\n| c |  |"
+        "| Name | Value |\n| --- | --- |\n| a\\|b | 1 2 |\n| c |"
     );
 }
 
@@ -75,4 +75,81 @@ fn skip_predicate_removes_subtrees() {
             .has_class("ad", scraper::CaseSensitivity::CaseSensitive)
     };
     assert_eq!(to_markdown_with(frag.root_element(), None, &skip), "keep");
+}
+
+/// Caught by the `markdown` fuzz target (fuzz/corpus/markdown/regress_list_start_overflow): a
+/// `start` of `usize::MAX` overflowed at the second item.
+#[test]
+fn list_start_beyond_nine_digits_counts_from_one() {
+    assert_eq!(
+        md(r#"<ol start="18446744073709551615"><li>a<li>b</ol>"#),
+        "1. a\n2. b"
+    );
+    assert_eq!(md(r#"<ol start=" 999999999"><li>a</ol>"#), "999999999. a");
+}
+
+#[test]
+fn short_table_rows_stay_short() {
+    assert_eq!(
+        md("<table><tr><td>a<td>b<td>c<tr><td>x<tr></table>"),
+        "| a | b | c |\n| --- | --- | --- |\n| x |\n|  |"
+    );
+}
+
+#[test]
+fn lists_and_quotes_nest_six_deep_at_most() {
+    let out = md(&format!("{}<p>deep</p>", "<blockquote>".repeat(10)));
+    assert_eq!(out, format!("{}deep", "> ".repeat(6)));
+    // Six levels of items; the four below them are paragraphs of the sixth item.
+    let out = md(&"<ul><li>a".repeat(10));
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    assert_eq!(out.lines().map(indent).max(), Some(12), "{out}");
+    assert_eq!(out.matches("- a").count(), 6, "{out}");
+    assert_eq!(out.matches('a').count(), 10, "{out}");
+}
+
+/// Caught by the `markdown` fuzz target's size bound (fuzz/corpus/markdown/regress_*): every
+/// table row padded to the widest, and a prefix per nesting level on every line, made pages
+/// of a few kilobytes into megabytes of markdown.
+#[test]
+fn markdown_grows_linearly_with_hostile_markup() {
+    for html in [
+        format!(
+            "<table><tr>{}{}</table>",
+            "<td>a".repeat(100),
+            "<tr>".repeat(300)
+        ),
+        format!("{}{}", "<blockquote>".repeat(150), "<p>x".repeat(1000)),
+        format!(
+            "{}{}",
+            "<ol start=99999999999><li>".repeat(90),
+            "<p>x".repeat(1000)
+        ),
+        format!(
+            "{}{}",
+            "<ol start=999999999><li>".repeat(90),
+            "x<br>".repeat(1000)
+        ),
+    ] {
+        let out = md(&html);
+        assert!(
+            out.len() < 16 * html.len(),
+            "{} bytes from {} of HTML",
+            out.len(),
+            html.len()
+        );
+    }
+}
+
+/// Caught by the `markdown` fuzz target's size bound
+/// (fuzz/corpus/markdown/regress_unclosed_link_per_paragraph): the parser re-opens an
+/// unclosed `<a>` in every paragraph after it, and each copy wrote the whole href again.
+#[test]
+fn an_unclosed_link_is_written_once_not_per_paragraph() {
+    let long = "x".repeat(400);
+    let out = md(&format!(r#"<p><a href="/{long}">one<p>two<p>three"#));
+    assert_eq!(out.matches(long.as_str()).count(), 1, "{out}");
+    assert!(out.ends_with("two\n\nthree"), "{out}");
+    let too_long = format!(r#"<p><a href="/{}">text</a></p>"#, "y".repeat(600));
+    assert_eq!(md(&too_long), "text");
 }

@@ -4,10 +4,12 @@
 //! (`w:numPr`) become `- ` items, tables GFM tables; the title comes from `docProps/core.xml`.
 //!
 //! Bounded against zip bombs: the entry count is read from the end-of-directory record before
-//! the archive is parsed, and no part is inflated past its cap.
+//! the archive is parsed, and no part is inflated past its cap. The body part is parsed as it
+//! inflates, never held whole: memory stays at the longest stretch between two tags, which is
+//! capped too ([`MAX_UNMARKED`]), so a 64 MiB body costs what a small one does.
 
 use std::collections::HashMap;
-use std::io::{Cursor, Read};
+use std::io::{BufReader, Cursor, Read};
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
@@ -18,6 +20,9 @@ use super::{Converted, FileError, DOCX_MIME};
 pub const MAX_ENTRIES: usize = 10_000;
 /// The body part may inflate to this much and no more.
 pub const MAX_DOCUMENT_XML: u64 = 64 << 20;
+/// Bytes of the body part between one `<` and the next: Word splits text into runs and writes
+/// images to parts of their own, so more than this is a bomb of text (or zeros), not a document.
+pub const MAX_UNMARKED: u64 = 4 << 20;
 const MAX_SIDE_PART: u64 = 8 << 20;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, FileError> {
@@ -37,8 +42,6 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, FileError> {
             archive.len()
         )));
     }
-    let document = read_part(&mut archive, "word/document.xml", MAX_DOCUMENT_XML)?
-        .ok_or_else(|| corrupt("no word/document.xml: not a Word document".into()))?;
     // Side parts are optional: a broken one costs headings or the title, not the document.
     let styles = read_part(&mut archive, "word/styles.xml", MAX_SIDE_PART)
         .ok()
@@ -49,10 +52,22 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, FileError> {
         .ok()
         .flatten()
         .and_then(|xml| core_title(&xml));
+    let document = match archive.by_name("word/document.xml") {
+        Ok(part) => part,
+        Err(zip::result::ZipError::FileNotFound) => {
+            return Err(corrupt("no word/document.xml: not a Word document".into()))
+        }
+        Err(e) => return Err(corrupt(format!("word/document.xml: {e}"))),
+    };
 
+    let mut reader = Reader::from_reader(BufReader::new(Inflating::new(document)));
     let mut body = Body::new(&styles);
-    body.run(&document)
-        .map_err(|e| corrupt(format!("word/document.xml is not well-formed XML: {e}")))?;
+    if let Err(e) = body.run(&mut reader) {
+        return Err(match reader.get_ref().get_ref().breach {
+            Some(why) => FileError::TooLarge(format!("word/document.xml {why} (a zip bomb?)")),
+            None => corrupt(format!("word/document.xml is not well-formed XML: {e}")),
+        });
+    }
     let mut text = body.out;
     if text.trim().is_empty() {
         return Err(corrupt("no text in the document".into()));
@@ -98,12 +113,55 @@ fn read_part(
         .read_to_end(&mut buf)
         .map_err(|e| FileError::Corrupt(format!("{name}: {e}")))?;
     if buf.len() as u64 > limit {
-        return Err(FileError::Corrupt(format!(
+        return Err(FileError::TooLarge(format!(
             "{name} inflates past {} MiB (a zip bomb?)",
             limit >> 20
         )));
     }
-    Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
+    // Not `from_utf8_lossy(..).into_owned()`: that copies a valid part, up to the whole cap.
+    Ok(Some(String::from_utf8(buf).unwrap_or_else(|e| {
+        String::from_utf8_lossy(e.as_bytes()).into_owned()
+    })))
+}
+
+/// The body part as it inflates, ended by an error past [`MAX_DOCUMENT_XML`] bytes in all or
+/// [`MAX_UNMARKED`] bytes without a `<`; `breach` says which.
+struct Inflating<R> {
+    part: R,
+    total: u64,
+    unmarked: u64,
+    breach: Option<&'static str>,
+}
+
+impl<R: Read> Inflating<R> {
+    fn new(part: R) -> Self {
+        Inflating {
+            part,
+            total: 0,
+            unmarked: 0,
+            breach: None,
+        }
+    }
+}
+
+impl<R: Read> Read for Inflating<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.part.read(buf)?;
+        let read = &buf[..n];
+        self.total += n as u64;
+        self.unmarked = match read.iter().rposition(|&b| b == b'<') {
+            Some(at) => (n - at - 1) as u64,
+            None => self.unmarked + n as u64,
+        };
+        self.breach = if self.total > MAX_DOCUMENT_XML {
+            Some("inflates past 64 MiB")
+        } else if self.unmarked > MAX_UNMARKED {
+            Some("holds over 4 MiB without markup")
+        } else {
+            return Ok(n);
+        };
+        Err(std::io::Error::other("the part is too large"))
+    }
 }
 
 /// The value of the attribute whose local name is `local` (`w:val` → `val`).
@@ -253,10 +311,11 @@ impl<'s> Body<'s> {
         }
     }
 
-    fn run(&mut self, xml: &str) -> Result<(), quick_xml::Error> {
-        let mut reader = Reader::from_str(xml);
+    fn run<R: std::io::BufRead>(&mut self, reader: &mut Reader<R>) -> Result<(), quick_xml::Error> {
+        let mut buf = Vec::new();
         loop {
-            let event = reader.read_event()?;
+            buf.clear();
+            let event = reader.read_event_into(&mut buf)?;
             if self.skip > 0 {
                 match event {
                     Event::Start(_) => self.skip += 1,
@@ -599,7 +658,21 @@ mod tests {
         let bytes = zip.finish().unwrap().into_inner();
         assert!(bytes.len() < 1 << 20, "the bomb is small: {}", bytes.len());
         let err = convert(&bytes).unwrap_err();
+        assert!(matches!(err, FileError::TooLarge(_)), "{err:?}");
+        assert!(err.to_string().contains("without markup"), "{err}");
         assert!(err.to_string().contains("zip bomb"), "{err}");
+    }
+
+    #[test]
+    fn the_body_part_is_cut_off_past_its_cap_however_marked_up() {
+        let mut part = Inflating::new(std::io::repeat(b'<').take(MAX_DOCUMENT_XML + 1));
+        assert!(std::io::copy(&mut part, &mut std::io::sink()).is_err());
+        assert_eq!(part.breach, Some("inflates past 64 MiB"));
+        let mut part = Inflating::new(std::io::repeat(b'<').take(MAX_DOCUMENT_XML));
+        assert_eq!(
+            std::io::copy(&mut part, &mut std::io::sink()).unwrap(),
+            MAX_DOCUMENT_XML
+        );
     }
 
     #[test]

@@ -188,14 +188,14 @@ fn check_raw_streams(bytes: &[u8]) -> Result<(), FileError> {
 
 fn add_inflated(total: u64, n: u64) -> Result<u64, FileError> {
     if n > MAX_STREAM {
-        return Err(corrupt(format!(
+        return Err(FileError::TooLarge(format!(
             "a stream inflates past {} MiB (a compression bomb?)",
             MAX_STREAM >> 20
         )));
     }
     let total = total + n;
     if total > MAX_INFLATED {
-        return Err(corrupt(format!(
+        return Err(FileError::TooLarge(format!(
             "streams inflate past {} MiB in all",
             MAX_INFLATED >> 20
         )));
@@ -749,6 +749,7 @@ mod tests {
         let bomb = deflate(&vec![b' '; (MAX_STREAM + (1 << 20)) as usize]);
         let bytes = doc(&[stream("/Filter /FlateDecode", &bomb)], "", &[], "");
         let err = convert(&bytes).unwrap_err();
+        assert!(matches!(err, FileError::TooLarge(_)), "{err:?}");
         assert!(err.to_string().contains("compression bomb"), "{err}");
     }
 

@@ -18,23 +18,18 @@ pub fn convert(text: &str, delimiter: u8, mime: &str) -> Result<Converted, FileE
         at: 0,
         delimiter,
     };
-    let header = records.next().transpose()?.ok_or_else(|| empty(mime))?;
+    let (header, mut width) = records.next().transpose()?.ok_or_else(|| empty(mime))?;
     let mut rows = Vec::new();
     let mut left_out = 0usize;
     for record in records.by_ref() {
-        let record = record?;
+        let (cells, fields) = record?;
+        width = width.max(fields);
         if rows.len() < MAX_ROWS {
-            rows.push(record);
+            rows.push(cells);
         } else {
             left_out += 1;
         }
     }
-    let width = rows
-        .iter()
-        .map(Vec::len)
-        .chain([header.len()])
-        .max()
-        .unwrap_or(1);
     let shown = width.min(MAX_COLUMNS);
 
     let mut out = String::new();
@@ -100,7 +95,9 @@ struct Records<'a> {
 }
 
 impl Iterator for Records<'_> {
-    type Item = Result<Vec<String>, FileError>;
+    /// The first [`MAX_COLUMNS`] cells of a record, and how many it has: a row of a hundred
+    /// thousand empty cells would otherwise hold a hundred thousand strings to show fifty.
+    type Item = Result<(Vec<String>, usize), FileError>;
 
     /// The next non-blank record. Works on bytes: the delimiter, quote and newline are ASCII,
     /// so UTF-8 sequences are never split.
@@ -111,6 +108,13 @@ impl Iterator for Records<'_> {
             }
             let start = self.at;
             let mut fields = Vec::new();
+            let mut count = 0;
+            let mut keep = |fields: &mut Vec<String>, field: &[u8]| {
+                if fields.len() < MAX_COLUMNS {
+                    fields.push(String::from_utf8_lossy(field).into_owned());
+                }
+                count += 1;
+            };
             let mut field = Vec::new();
             let mut quoted = false;
             while self.at < self.text.len() {
@@ -135,7 +139,7 @@ impl Iterator for Records<'_> {
                     field.clear();
                     quoted = true;
                 } else if b == self.delimiter {
-                    fields.push(String::from_utf8_lossy(&field).into_owned());
+                    keep(&mut fields, &field);
                     field.clear();
                 } else if b == b'\n' {
                     break;
@@ -143,11 +147,11 @@ impl Iterator for Records<'_> {
                     field.push(b);
                 }
             }
-            fields.push(String::from_utf8_lossy(&field).into_owned());
-            if fields.len() == 1 && fields[0].trim().is_empty() {
+            keep(&mut fields, &field);
+            if count == 1 && fields[0].trim().is_empty() {
                 continue;
             }
-            return Some(Ok(fields));
+            return Some(Ok((fields, count)));
         }
     }
 }
@@ -202,6 +206,15 @@ mod tests {
 
         let wide = (0..80).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
         assert!(table(&wide).ends_with("*30 more columns not shown.*\n"));
+        // Cells past the shown columns are counted, not kept.
+        let row = "k,".repeat(400_000);
+        let mut records = Records {
+            text: row.as_bytes(),
+            at: 0,
+            delimiter: b',',
+        };
+        let (cells, fields) = records.next().unwrap().unwrap();
+        assert_eq!((cells.len(), fields), (MAX_COLUMNS, 400_001));
 
         let long = format!("h\n{}\n", "y".repeat(10_000));
         assert!(table(&long).contains(&format!("| {}… |", "y".repeat(MAX_CELL))));
