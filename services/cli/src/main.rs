@@ -58,9 +58,21 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Runtime::new().expect("starting the async runtime");
+    let config = match trawl_config::Config::from_process(cli.config.as_deref()) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {:#}", anyhow::Error::from(e));
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    // A long-running worker keeps its blocking-thread pool bounded (the workers' own binaries
+    // do the same): an unbounded pool grows threads, and memory, under load and never shrinks.
+    let runtime = match cli.command {
+        Command::Worker(_) => trawl_pipeline::serve::worker_runtime(&config),
+        _ => tokio::runtime::Runtime::new(),
+    }
+    .expect("starting the async runtime");
     let result = runtime.block_on(async move {
-        let config = trawl_config::Config::from_process(cli.config.as_deref())?;
         match cli.command {
             Command::Run(args) => run::run(config, args).await,
             Command::Submit(args) => batch::submit(config, args).await,
