@@ -12,7 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use trawl_fuzz::{assert_markdown_shape, max_markdown_len};
+use trawl_fuzz::assert_markdown_ok;
 
 /// Page URLs: with a path and query, odd but valid, not a URL at all, and non-ASCII.
 const URLS: [&str; 4] = [
@@ -37,12 +37,5 @@ fuzz_target!(|data: &[u8]| {
         x.text_chars,
         html.chars().count()
     );
-    assert_markdown_shape(&x.markdown);
-    let limit = max_markdown_len(&html, url, &x.markdown);
-    assert!(
-        x.markdown.len() <= limit,
-        "{} bytes of markdown from {} of HTML (limit {limit})",
-        x.markdown.len(),
-        html.len()
-    );
+    assert_markdown_ok(&html, url, &x.markdown);
 });

@@ -10,17 +10,12 @@ use arbitrary::Arbitrary;
 /// breaks this on inputs of a few kilobytes.
 pub const GROWTH: usize = 40;
 
-/// The most markdown `html` may render to. Resolving a relative link writes the base URL once
-/// per link, so each link (`](` in the output) is allowed the page URL again, four times over
-/// for IDNA and percent-encoding.
-pub fn max_markdown_len(html: &str, url: &str, markdown: &str) -> usize {
-    let links = markdown.matches("](").count();
-    GROWTH * html.len() + 1024 + links * 4 * url.len()
-}
-
-/// The shape the renderer promises: no trailing whitespace, and blank lines single, up to the
-/// first fenced code block (whose content is kept byte for byte).
-pub fn assert_markdown_shape(markdown: &str) {
+/// What every markdown the clean stage writes from `html` (at page `url`) keeps: no trailing
+/// whitespace, blank lines single up to the first fenced code block (whose content is kept byte
+/// for byte), and a size within [`GROWTH`] times the HTML. Resolving a relative link writes the
+/// base URL once per link, so each link (`](` in the output) is allowed the page URL again, four
+/// times over for IDNA and percent-encoding.
+pub fn assert_markdown_ok(html: &str, url: &str, markdown: &str) {
     assert_eq!(markdown, markdown.trim_end(), "trailing whitespace");
     let prose = match markdown.find("```") {
         Some(fence) => &markdown[..markdown[..fence].rfind('\n').unwrap_or(0)],
@@ -37,6 +32,14 @@ pub fn assert_markdown_shape(markdown: &str) {
             "a line ends in whitespace:\n{markdown}"
         );
     }
+    let links = markdown.matches("](").count();
+    let limit = GROWTH * html.len() + 1024 + links * 4 * url.len();
+    assert!(
+        markdown.len() <= limit,
+        "{} bytes of markdown from {} of HTML (limit {limit})",
+        markdown.len(),
+        html.len()
+    );
 }
 
 /// An HTML element tree: tags the renderer treats specially, attributes it reads.

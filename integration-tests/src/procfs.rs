@@ -38,12 +38,7 @@ pub fn machine_jiffies() -> (u64, u64) {
 
 /// A `kB` line of `/proc/PID/status` (`VmRSS`, `VmHWM`), in MB.
 pub fn status_mb(pid: u32, key: &str) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| {
-        let v = l.strip_prefix(key)?.strip_prefix(':')?;
-        let kb: f64 = v.trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kb / 1024.0)
-    })
+    status_kib(pid, key).map(|kib| kib as f64 / 1024.0)
 }
 
 /// The process listening on TCP `port` of this network namespace: the socket's inode from
@@ -112,37 +107,4 @@ pub fn status_kib(pid: u32, key: &str) -> Option<u64> {
         let v = l.strip_prefix(key)?.strip_prefix(':')?;
         v.trim().trim_end_matches("kB").trim().parse().ok()
     })
-}
-
-/// The live child processes of `parent`, as (pid, program): the file name of each one's
-/// first argument (`/proc/PID/comm` would cut `trawl-synthesize` to 15 bytes).
-pub fn children(parent: u32) -> Vec<(u32, String)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // After the parenthesised name: state, then the parent's pid.
-            let ppid: u32 = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            if ppid != parent {
-                return None;
-            }
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-            let argv0 = cmdline.split(|&b| b == 0).next()?;
-            let name = std::path::Path::new(std::str::from_utf8(argv0).ok()?)
-                .file_name()?
-                .to_str()?
-                .to_owned();
-            Some((pid, name))
-        })
-        .collect()
 }

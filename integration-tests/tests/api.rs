@@ -24,26 +24,18 @@ impl Api {
     /// Starts `trawl serve` on a free port beside the fleet, allowing each token `rate`
     /// requests per second, and creates a token.
     async fn start(fleet: &mut Fleet, rate: u32) -> Api {
-        let addr = format!("127.0.0.1:{}", common::free_port());
-        fleet.spawn_with(
-            "trawl",
-            &["serve", "--addr", &addr],
-            &[
+        let base = fleet
+            .serve(&[
                 ("TRAWL__API__MAX_BODY_BYTES", "65536".into()),
                 ("TRAWL__API__MAX_QUESTIONS", "50".into()),
                 ("TRAWL__API__RATE_PER_SEC", rate.to_string()),
-            ],
-        );
-        let api = Api {
-            base: format!("http://{addr}"),
+            ])
+            .await;
+        Api {
+            base,
             token: fleet.create_token("api-test").await,
             http: reqwest::Client::new(),
-        };
-        let ready = format!("{}/readyz", api.base);
-        fleet
-            .wait_answering(&ready, Duration::from_secs(10), "trawl serve")
-            .await;
-        api
+        }
     }
 
     fn get(&self, path: &str) -> reqwest::RequestBuilder {

@@ -53,18 +53,14 @@ async fn schemathesis() -> PathBuf {
 async fn the_api_keeps_the_promises_of_its_openapi_document() {
     let schemathesis = schemathesis().await;
     let mut fleet = Fleet::start().await;
-    let addr = format!("127.0.0.1:{}", common::free_port());
-    fleet.spawn_with(
-        "trawl",
-        &["serve", "--addr", &addr],
-        &[
+    let base = fleet
+        .serve(&[
             // schemathesis sends far more than the default 20 a second; api.rs tests the limiter.
             ("TRAWL__API__RATE_PER_SEC", "1000000".into()),
             // Small enough that generated batches reach it: the served document's `maxItems`.
             ("TRAWL__API__MAX_QUESTIONS", "50".into()),
-        ],
-    );
-    let base = format!("http://{addr}");
+        ])
+        .await;
     // Two tokens so schemathesis can check that one never reads the other's batches.
     let alice = fleet.create_token("schemathesis-alice").await;
     let bob = fleet.create_token("schemathesis-bob").await;
@@ -74,13 +70,6 @@ async fn the_api_keeps_the_promises_of_its_openapi_document() {
     ]});
     let auth_file = fleet.dir.path().join("wfc-auth.json");
     std::fs::write(&auth_file, auth.to_string()).unwrap();
-    fleet
-        .wait_answering(
-            &format!("{base}/readyz"),
-            Duration::from_secs(10),
-            "trawl serve",
-        )
-        .await;
 
     let config = repo_root().join("integration-tests/schemathesis");
     let run = Command::new(&schemathesis)

@@ -215,7 +215,7 @@ async fn poison_messages() {
     let jobs = jobs_of(&fleet, &batch);
     let failing: Vec<&String> = jobs.iter().take(3).collect();
     for job in &failing {
-        std::fs::write(fleet.out_dir().join("batches").join(&batch).join(job), "").unwrap();
+        std::fs::write(fleet.job_dir(&batch, job), "").unwrap();
     }
     let future = serde_json::json!({"v": 99, "kind": "search_task", "job_id": uuid::Uuid::now_v7(), "body": {}});
     for queue in [Queue::Search, Queue::Fetch, Queue::Clean, Queue::Synthesize] {
@@ -242,11 +242,7 @@ async fn poison_messages() {
     ledger.wall_secs = started.elapsed().as_secs_f64();
     let max_attempts = 4; // the default broker.max_attempts
     for job in &failing {
-        let letter = ledger
-            .dead
-            .iter()
-            .find(|d| d.job.as_deref() == Some(job.as_str()))
-            .unwrap_or_else(|| panic!("job {job} was not dead-lettered: {:?}", ledger.dead));
+        let letter = ledger.letter_of(job);
         assert_eq!(letter.attempts, max_attempts, "{letter:?}");
         assert!(letter.reason.contains("object store I/O"), "{letter:?}");
     }
@@ -321,7 +317,7 @@ async fn duplicate_deliveries() {
     )
     .await;
     for job in &jobs {
-        let dir = fleet.out_dir().join("batches").join(&batch).join(job);
+        let dir = fleet.job_dir(&batch, job);
         assert!(dir.join("report.md").exists(), "job {job} has no report");
     }
     fleet.cleanup().await;
@@ -481,4 +477,47 @@ async fn secrets_stay_secret() {
         }
     }
     fleet.cleanup().await;
+}
+
+/// The suite's own servers end with their owner: a dropped RabbitMQ node closes its port, and
+/// a server whose owner was killed before its drops ran is reaped, while one whose owner lives
+/// is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_servers_end_with_their_owner() {
+    use chaos_kit::services::{reap_orphans, OWNER_VAR};
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let rabbit = OwnRabbit::start(dir.path()).await;
+    let port = rabbit.port;
+    drop(rabbit);
+    let since = Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_ok()
+    {
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "the node outlived its drop"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let server = |owner: u32| {
+        tokio::process::Command::new("sleep")
+            .arg("60")
+            .env(OWNER_VAR, owner.to_string())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    };
+    let (mut orphan, mut owned) = (server(gone.id()), server(std::process::id()));
+    reap_orphans();
+    let reaped = tokio::time::timeout(Duration::from_secs(10), orphan.wait()).await;
+    assert!(reaped.is_ok(), "the orphan was not reaped");
+    assert!(
+        owned.try_wait().unwrap().is_none(),
+        "a live owner's server was reaped"
+    );
 }

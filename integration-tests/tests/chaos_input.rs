@@ -6,7 +6,6 @@
 mod chaos_kit;
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -70,13 +69,9 @@ const HOSTILE: &[(&str, Expect)] = &[
     ("/wide.csv", Expect::Text(&["more columns not shown"])),
 ];
 
-/// The running worker processes of this test, by program name.
-fn workers() -> BTreeMap<String, BTreeSet<u32>> {
-    let mut by_name: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
-    for (pid, name) in procfs::children(std::process::id()) {
-        by_name.entry(name).or_default().insert(pid);
-    }
-    by_name
+/// True while the fleet's first worker of every stage still runs.
+fn all_running(fleet: &mut Fleet) -> bool {
+    STAGES.iter().all(|stage| fleet.running(stage))
 }
 
 fn read_json(path: &Path) -> Value {
@@ -153,38 +148,19 @@ async fn hostile_pages() {
         .collect();
     let started = Instant::now();
     let batch = fleet.submit(&lines).await;
-    // Every worker has started by the time the first job ends.
-    until_finished(&fleet, &batch, 1).await;
-    let before = workers();
-    for stage in STAGES {
-        assert_eq!(before.get(stage).map(BTreeSet::len), Some(1), "{before:?}");
-    }
     fleet.wait_done(&batch, Duration::from_secs(300)).await;
 
     let jobs = jobs_of(&fleet, &batch);
     let mut ledger =
         Ledger::read("hostile-pages", &fleet.broker, &fleet.store, &batch, &jobs).await;
     ledger.wall_secs = started.elapsed().as_secs_f64();
-    let manifest = read_json(
-        &fleet
-            .out_dir()
-            .join("batches")
-            .join(&batch)
-            .join("batch.json"),
-    );
     let (mut outcomes, mut wrong) = (Vec::new(), Vec::new());
-    for job in manifest["jobs"].as_array().unwrap() {
-        let query = job["query"].as_str().unwrap();
+    for (job, query) in fleet.manifest(&batch) {
         let (path, expect) = HOSTILE
             .iter()
-            .find(|(path, _)| *query == hostile::question(path))
+            .find(|(path, _)| query == hostile::question(path))
             .unwrap_or_else(|| panic!("no hostile page asked by {query:?}"));
-        let dir = fleet
-            .out_dir()
-            .join("batches")
-            .join(&batch)
-            .join(job["job_id"].as_str().unwrap());
-        match ended_as(path, *expect, &dir) {
+        match ended_as(path, *expect, &fleet.job_dir(&batch, &job)) {
             Ok(outcome) => outcomes.push(format!("{path} {outcome}")),
             Err(what) => wrong.push(what),
         }
@@ -192,14 +168,10 @@ async fn hostile_pages() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 
     // The same processes, within their memory target, and they still serve an ordinary job.
-    let after = workers();
-    assert_eq!(before, after, "a worker died or was replaced");
+    assert!(all_running(&mut fleet), "a worker died");
     let peaks: Vec<(&str, f64)> = STAGES
         .iter()
-        .map(|&stage| {
-            let pid = *after[stage].first().unwrap();
-            (stage, procfs::status_mb(pid, "VmHWM").unwrap())
-        })
+        .map(|&stage| (stage, procfs::status_mb(fleet.pid(stage), "VmHWM").unwrap()))
         .collect();
     let peaks_note = peaks
         .iter()
@@ -218,7 +190,7 @@ async fn hostile_pages() {
     let ordinary = fleet.submit(std::slice::from_ref(&question.query)).await;
     fleet.wait_done(&ordinary, Duration::from_secs(120)).await;
     let job = jobs_of(&fleet, &ordinary).into_iter().next().unwrap();
-    let dir = fleet.out_dir().join("batches").join(&ordinary).join(&job);
+    let dir = fleet.job_dir(&ordinary, &job);
     let sources = read_json(&dir.join("sources.json"));
     assert!(
         sources
@@ -232,7 +204,7 @@ async fn hostile_pages() {
         &std::fs::read_to_string(dir.join("report.md")).unwrap(),
         question,
     );
-    assert_eq!(workers(), after, "a worker died on the ordinary job");
+    assert!(all_running(&mut fleet), "a worker died on the ordinary job");
 
     ledger.notes.push(format!("peak RSS: {peaks_note}"));
     ledger
@@ -262,13 +234,6 @@ async fn nothing_enqueued(fleet: &Fleet, what: &str) {
     );
 }
 
-/// Reads the ledger of `batch` once it is done.
-async fn ledger_of(fleet: &Fleet, batch: &str) -> Ledger {
-    fleet.wait_done(batch, Duration::from_secs(120)).await;
-    let jobs = jobs_of(fleet, batch);
-    Ledger::read("bad-input", &fleet.broker, &fleet.store, batch, &jobs).await
-}
-
 /// Case 12: batch files (`trawl submit`) and API bodies (`POST /v1/batches`) that are wrong in
 /// every way a user gets them wrong. Each is refused as a whole, naming the problem and its
 /// line or field, with nothing enqueued; a byte order mark and CRLF line ends are accepted, and
@@ -278,22 +243,17 @@ async fn bad_input() {
     let _serial = SERIAL.lock().await;
     let mut fleet = Fleet::start().await;
     // No stage runs until every bad input was refused: anything enqueued would stay in sight.
-    let addr = format!("127.0.0.1:{}", common::free_port());
-    let rate = ("TRAWL__API__RATE_PER_SEC", "1000".to_string());
-    fleet.spawn_with("trawl", &["serve", "--addr", &addr], &[rate]);
-    let token = fleet.create_token("bad-input").await;
-    let base = format!("http://{addr}");
-    fleet
-        .wait_answering(
-            &format!("{base}/readyz"),
-            Duration::from_secs(10),
-            "trawl serve",
-        )
+    let base = fleet
+        .serve(&[("TRAWL__API__RATE_PER_SEC", "1000".into())])
         .await;
+    let token = fleet.create_token("bad-input").await;
     let started = Instant::now();
 
     let ok = "What is the kestrel count?";
     let huge_query = "q".repeat(3 << 20);
+    // A good first line, then a question with `options`.
+    let second =
+        |options: &str| format!("{ok}\n{{\"query\": \"x\", \"options\": {options}}}").into_bytes();
     let files: Vec<(&str, Vec<u8>, &[&str])> = vec![
         (
             "malformed JSON line",
@@ -317,45 +277,42 @@ async fn bad_input() {
         ),
         (
             "a huge max_urls",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": {{\"max_urls\": 1e30}}}}").into_bytes(),
+            second(r#"{"max_urls": 1e30}"#),
             &["line 2", "max_urls"],
         ),
         (
             "max_urls past the limit",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": {{\"max_urls\": 5000}}}}").into_bytes(),
+            second(r#"{"max_urls": 5000}"#),
             &["line 2", "max_urls must be 1 to 1000"],
         ),
         (
             "an unknown option",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": {{\"colour\": 1}}}}").into_bytes(),
+            second(r#"{"colour": 1}"#),
             &["line 2", "unknown field `colour`"],
         ),
         (
             "an unknown provider",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": {{\"providers\": [\"searnxg\"]}}}}")
-                .into_bytes(),
+            second(r#"{"providers": ["searnxg"]}"#),
             &["line 2", "unknown provider \"searnxg\""],
         ),
         (
             "options as an array",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": [5]}}").into_bytes(),
+            second("[5]"),
             &["line 2", "options: must be an object"],
         ),
         (
             "min_relevance out of range",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": {{\"min_relevance\": 2}}}}")
-                .into_bytes(),
+            second(r#"{"min_relevance": 2}"#),
             &["line 2", "min_relevance"],
         ),
         (
             "an unknown freshness",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": {{\"freshness\": \"fortnight\"}}}}")
-                .into_bytes(),
+            second(r#"{"freshness": "fortnight"}"#),
             &["line 2", "freshness"],
         ),
         (
             "max_level 7",
-            format!("{ok}\n{{\"query\": \"x\", \"options\": {{\"max_level\": 7}}}}").into_bytes(),
+            second(r#"{"max_level": 7}"#),
             &["line 2", "max_level"],
         ),
         (
@@ -556,24 +513,14 @@ async fn bad_input() {
         String::from_utf8_lossy(&out.stderr)
     );
     let from_file = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    let queries: Vec<String> = read_json(
-        &fleet
-            .out_dir()
-            .join("batches")
-            .join(&from_file)
-            .join("batch.json"),
-    )["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["query"].as_str().unwrap().to_owned())
+    let queries: Vec<String> = (fleet.manifest(&from_file).into_iter())
+        .map(|(_, query)| query)
         .collect();
     let expected: Vec<String> = fleet.corpus.questions()[..2]
         .iter()
         .map(|q| q.query.clone())
         .collect();
     assert_eq!(queries, expected, "the BOM or a CR reached a question");
-    let mut ledger = ledger_of(&fleet, &from_file).await;
 
     let body = json!({"questions": [q(&fleet.corpus.questions()[2].query)]}).to_string();
     let response = post([b"\xef\xbb\xbf".as_slice(), body.as_bytes()].concat())
@@ -582,18 +529,15 @@ async fn bad_input() {
     assert_eq!(response.status().as_u16(), 201);
     let created: Value = response.json().await.unwrap();
     let from_api = created["batch_id"].as_str().unwrap().to_owned();
-    let more = ledger_of(&fleet, &from_api).await;
 
     // One row for both accepted batches.
-    ledger.submitted += more.submitted;
-    ledger.completed += more.completed;
-    ledger.dead_lettered += more.dead_lettered;
-    ledger.lost += more.lost;
-    ledger.duplicated += more.duplicated;
-    ledger.redelivered_notifications += more.redelivered_notifications;
-    for (reason, n) in more.reasons {
-        *ledger.reasons.entry(reason).or_default() += n;
+    let mut accepted = Vec::new();
+    for batch in [&from_file, &from_api] {
+        fleet.wait_done(batch, Duration::from_secs(120)).await;
+        accepted.push((batch.as_str(), jobs_of(&fleet, batch)));
     }
+    let mut ledger =
+        Ledger::read_batches("bad-input", &fleet.broker, &fleet.store, &accepted).await;
     ledger.wall_secs = started.elapsed().as_secs_f64();
     ledger.notes.push(format!(
         "refused with nothing enqueued: {} bad batch files (trawl submit), {} bad API bodies (POST /v1/batches); accepted: a BOM with CRLF lines, a BOM before a JSON body",

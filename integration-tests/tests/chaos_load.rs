@@ -34,15 +34,14 @@ use trawl_integration_tests::procfs;
 use trawl_integration_tests::simweb::{llm::script::hangs, soak};
 use trawl_store::Store;
 
-/// Starts one worker per stage with `env` on top of the fleet's, each serving its metrics on a
-/// port of its own; returns the ports by stage.
-fn spawn_observed(fleet: &mut Fleet, env: &[(&str, String)]) -> BTreeMap<&'static str, u16> {
+/// Starts one worker per stage, each serving its metrics on a port of its own; returns the
+/// ports by stage.
+fn spawn_observed(fleet: &mut Fleet) -> BTreeMap<&'static str, u16> {
     let mut ports = BTreeMap::new();
     for stage in STAGES {
         let port = common::free_port();
-        let mut vars = env.to_vec();
-        vars.push(("TRAWL__METRICS__ADDR", format!("127.0.0.1:{port}")));
-        fleet.spawn_with(stage, &[], &vars);
+        let metrics = ("TRAWL__METRICS__ADDR", format!("127.0.0.1:{port}"));
+        fleet.spawn_with(stage, &[], &[metrics]);
         ports.insert(stage, port);
     }
     ports
@@ -77,24 +76,6 @@ fn log_lines(fleet: &Fleet, what: &str) -> Vec<String> {
                 .filter(|l| l.contains(what))
                 .map(|l| format!("{}: {l}", path.display()))
                 .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
-/// The batch's questions by job id, from its manifest in the object store at `out`.
-fn queries_of(out: &Path, batch: &str) -> BTreeMap<String, String> {
-    let path = out.join("batches").join(batch).join("batch.json");
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    manifest["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| {
-            (
-                j["job_id"].as_str().unwrap().to_owned(),
-                j["query"].as_str().unwrap().to_owned(),
-            )
         })
         .collect()
 }
@@ -156,7 +137,7 @@ async fn hung_job() {
     fleet
         .env
         .extend(settings.iter().map(|(k, v)| (k.to_string(), v.clone())));
-    let ports = spawn_observed(&mut fleet, &[]);
+    let ports = spawn_observed(&mut fleet);
     let probe = tokio::spawn(hold_past_consumer_timeout(url.clone()));
 
     let base = questions(&fleet, HANG_ALWAYS + HANG_ONCE + HEALTHY);
@@ -173,7 +154,7 @@ async fn hung_job() {
     let started = Instant::now();
     let batch = fleet.submit(&batch_questions).await;
     let jobs = jobs_of(&fleet, &batch);
-    let queries = queries_of(&fleet.out_dir(), &batch);
+    let queries = fleet.manifest(&batch);
     let marked = |marker: &str| -> BTreeSet<String> {
         queries
             .iter()
@@ -214,11 +195,7 @@ async fn hung_job() {
     let mut ledger = Ledger::read("hung-job", &fleet.broker, &fleet.store, &batch, &jobs).await;
     ledger.wall_secs = started.elapsed().as_secs_f64();
     for job in &always {
-        let letter = ledger
-            .dead
-            .iter()
-            .find(|d| d.job.as_deref() == Some(job.as_str()))
-            .unwrap_or_else(|| panic!("job {job} was not dead-lettered: {:?}", ledger.dead));
+        let letter = ledger.letter_of(job);
         assert_eq!(letter.attempts, MAX_ATTEMPTS, "{letter:?}");
         assert_eq!(letter.queue, "search", "{letter:?}");
         assert!(
@@ -232,12 +209,7 @@ async fn hung_job() {
         ledger.dead
     );
     for job in &once {
-        let report = fleet
-            .out_dir()
-            .join("batches")
-            .join(&batch)
-            .join(job)
-            .join("report.md");
+        let report = fleet.job_dir(&batch, job).join("report.md");
         assert!(report.exists(), "hang-once job {job} has no report");
     }
     // Each always-hanging job hung once per attempt; each hang-once job once in search and
@@ -429,13 +401,12 @@ async fn soak() {
     } else {
         tempfile::tempdir().unwrap()
     };
-    for (key, value) in &mut fleet.env {
-        if key == "TRAWL__OUTPUT__URL" {
-            *value = format!("file://{}", out.path().display());
-        }
-    }
-    spawn_observed(&mut fleet, &[]);
-    let pids = worker_pids(&fleet).await;
+    fleet.env.push((
+        "TRAWL__OUTPUT__URL".into(),
+        format!("file://{}", out.path().display()),
+    ));
+    fleet.spawn_all();
+    let pids: BTreeMap<&'static str, u32> = STAGES.iter().map(|&s| (s, fleet.pid(s))).collect();
 
     let started = Instant::now();
     // At least 5 jobs a second, whatever else the machine does.
@@ -480,17 +451,14 @@ async fn soak() {
     // Every stage ran for every job, each shown by what only that stage leaves behind (the
     // workers' per-stage counters in job.json can trail the job's end): search selected the
     // one result, simweb served its page, clean analysed it, synthesize wrote the report.
-    let served: BTreeMap<(String, String), u64> = fleet
-        .simweb
-        .stats()
-        .snapshot()
-        .into_iter()
-        .map(|(host, path, n)| ((host, path), n))
+    let served: BTreeSet<(String, String)> = (fleet.simweb.stats().snapshot().into_iter())
+        .map(|(host, path, _)| (host, path))
         .collect();
-    let mut all_jobs = BTreeSet::new();
+    let mut jobs_by_batch = Vec::new();
     for batch in &batches {
-        for (job, query) in queries_of(out.path(), batch) {
-            let dir = out.path().join("batches").join(batch).join(&job);
+        let mut jobs = BTreeSet::new();
+        for (job, query) in fleet.manifest(batch) {
+            let dir = fleet.job_dir(batch, &job);
             let read = |name: &str| -> serde_json::Value {
                 serde_json::from_slice(&std::fs::read(dir.join(name)).unwrap()).unwrap()
             };
@@ -505,10 +473,7 @@ async fn soak() {
                 "job {job}: {search}"
             );
             let page = (format!("soak-{}.test", soak::host_of(k)), format!("/n/{k}"));
-            assert!(
-                served.contains_key(&page),
-                "job {job}: {page:?} never fetched"
-            );
+            assert!(served.contains(&page), "job {job}: {page:?} never fetched");
             let record = read("job.json");
             assert_eq!(
                 record["outcomes"],
@@ -516,24 +481,16 @@ async fn soak() {
                 "job {job}"
             );
             assert!(dir.join("report.md").exists(), "job {job} has no report");
-            all_jobs.insert(job);
+            jobs.insert(job);
         }
+        jobs_by_batch.push((batch.as_str(), jobs));
     }
+    let all_jobs: BTreeSet<&String> = jobs_by_batch.iter().flat_map(|(_, jobs)| jobs).collect();
     assert_eq!(all_jobs.len(), total);
 
-    // The ledger over every wave. Ledger::read counts completions and dead letters over all
-    // of them, but weighs one batch record's job ends against the whole set; each batch's
-    // record is weighed against its own jobs here instead.
+    // One ledger over every wave.
     let mut ledger =
-        Ledger::read("soak", &fleet.broker, &fleet.store, &batches[0], &all_jobs).await;
-    for (i, batch) in batches.iter().enumerate() {
-        let progress = fleet.store.batch_progress(batch).await.unwrap().unwrap();
-        let recorded: u64 = progress.by_status.values().sum();
-        if i == 0 {
-            ledger.duplicated -= recorded.saturating_sub(all_jobs.len() as u64);
-        }
-        ledger.duplicated += recorded.saturating_sub(queries_of(out.path(), batch).len() as u64);
-    }
+        Ledger::read_batches("soak", &fleet.broker, &fleet.store, &jobs_by_batch).await;
     ledger.wall_secs = wall;
 
     // Every sample, for a look at the curves behind the slopes.
@@ -618,27 +575,6 @@ async fn sample(
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     samples
-}
-
-/// The pid of each stage's worker, this process's children, once all four run.
-async fn worker_pids(fleet: &Fleet) -> BTreeMap<&'static str, u32> {
-    let me = std::process::id();
-    for _ in 0..100 {
-        let children = procfs::children(me);
-        let pids: BTreeMap<&'static str, u32> = STAGES
-            .iter()
-            .filter_map(|&stage| {
-                let (pid, _) = children.iter().find(|(_, name)| name == stage)?;
-                Some((stage, *pid))
-            })
-            .collect();
-        if pids.len() == STAGES.len() {
-            return pids;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    fleet.dump_logs();
-    panic!("the workers did not all start: {:?}", procfs::children(me));
 }
 
 /// The least-squares slope of y against x; 0 for fewer than two distinct x.

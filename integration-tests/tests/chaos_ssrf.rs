@@ -19,7 +19,7 @@ mod chaos_kit;
 mod common;
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +34,8 @@ use tokio::time::Instant;
 use trawl_config::FetchConfig;
 use trawl_fetch::browser::{BrowserPool, LocalWebDriver};
 use trawl_fetch::browser_proxy::BrowserProxy;
-use trawl_fetch::ssrf::{Answers, Guard, GuardedResolver, Lookup};
+use trawl_fetch::metrics::METRICS;
+use trawl_fetch::ssrf::{Guard, GuardedResolver, Rebinding};
 use trawl_integration_tests::simweb::guarded::ssrf;
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use url::Url;
@@ -294,39 +295,16 @@ async fn ssrf() {
     drop(driver);
 }
 
-/// Answers `first` for the first `good` lookups, then `later`: a rebinding name.
-struct Rebinding {
-    calls: AtomicUsize,
-    good: usize,
-    first: IpAddr,
-    later: IpAddr,
+/// Answers the allowed address to the first `good` lookups, then the canary's.
+fn rebinding(good: usize) -> Arc<Rebinding> {
+    Rebinding::new(good, [127, 0, 0, 2].into(), [127, 0, 0, 3].into())
 }
 
-impl Rebinding {
-    fn new(good: usize) -> Arc<Rebinding> {
-        Arc::new(Rebinding {
-            calls: AtomicUsize::new(0),
-            good,
-            first: [127, 0, 0, 2].into(),
-            later: [127, 0, 0, 3].into(),
-        })
-    }
-
-    fn calls(&self) -> usize {
-        self.calls.load(Ordering::SeqCst)
-    }
-}
-
-impl Lookup for Rebinding {
-    fn lookup(&self, _host: &str) -> Answers {
-        let n = self.calls.fetch_add(1, Ordering::SeqCst);
-        let ip = if n < self.good {
-            self.first
-        } else {
-            self.later
-        };
-        Box::pin(async move { Ok(vec![ip]) })
-    }
+/// A simweb on 127.0.0.2, the only address the tests' guards allow.
+async fn allowed_simweb() -> Simweb {
+    Simweb::start(Arc::new(Corpus::generate()), "127.0.0.2:0".parse().unwrap())
+        .await
+        .unwrap()
 }
 
 fn guarded(lookup: Arc<Rebinding>, overrides: &[(&str, String)]) -> GuardedResolver {
@@ -353,9 +331,7 @@ fn browser_config(driver: &LocalWebDriver) -> FetchConfig {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebinding_name_never_reaches_a_private_address() {
     let _serial = SERIAL.lock().await;
-    let web = Simweb::start(Arc::new(Corpus::generate()), "127.0.0.2:0".parse().unwrap())
-        .await
-        .unwrap();
+    let web = allowed_simweb().await;
     let port = web.addr().port();
     // The private answer leads to the same port on 127.0.0.3.
     let canary = Canary::start(&["127.0.0.3"], port).await;
@@ -363,7 +339,7 @@ async fn a_rebinding_name_never_reaches_a_private_address() {
 
     // Plain HTTP, with the resolver as the fetch levels install it: one resolution per new
     // connection, checked.
-    let lookup = Rebinding::new(1);
+    let lookup = rebinding(1);
     let client = reqwest::Client::builder()
         .dns_resolver(Arc::new(guarded(lookup.clone(), &[])))
         .no_proxy()
@@ -385,7 +361,7 @@ async fn a_rebinding_name_never_reaches_a_private_address() {
     assert_eq!(lookup.calls(), 2);
 
     // Through the browser proxy: absolute-form plain HTTP, then a CONNECT tunnel.
-    let lookup = Rebinding::new(1);
+    let lookup = rebinding(1);
     let proxy =
         BrowserProxy::start("127.0.0.1:0".parse().unwrap(), guarded(lookup.clone(), &[])).unwrap();
     let via = reqwest::Client::builder()
@@ -413,7 +389,7 @@ async fn a_rebinding_name_never_reaches_a_private_address() {
     let driver = LocalWebDriver::start(0).await.unwrap();
     let config = browser_config(&driver);
     let url = Url::parse(&page).unwrap();
-    let lookup = Rebinding::new(usize::MAX);
+    let lookup = rebinding(usize::MAX);
     let pool = BrowserPool::with_resolver(&config, guarded(lookup.clone(), &[])).unwrap();
     let control = pool.render(&url, 2).await.unwrap();
     assert!(
@@ -425,7 +401,7 @@ async fn a_rebinding_name_never_reaches_a_private_address() {
     for good in [1, 2] {
         // 1: the page itself is refused; 2: the page loads, and its script, image and data
         // (its own host, asked again) meet the private answer, so the page is refused too.
-        let lookup = Rebinding::new(good);
+        let lookup = rebinding(good);
         let pool = BrowserPool::with_resolver(&config, guarded(lookup.clone(), &[])).unwrap();
         let refused = pool.render(&url, 2).await.unwrap_err();
         assert!(
@@ -447,9 +423,7 @@ async fn a_rebinding_name_never_reaches_a_private_address() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pages_requests_to_private_addresses_stop_at_the_proxy() {
     let _serial = SERIAL.lock().await;
-    let web = Simweb::start(Arc::new(Corpus::generate()), "127.0.0.2:0".parse().unwrap())
-        .await
-        .unwrap();
+    let web = allowed_simweb().await;
     let canary = Canary::start(&["127.0.0.1", "127.0.0.3", "::1"], 0).await;
     let driver = LocalWebDriver::start(0).await.unwrap();
     let mut config = browser_config(&driver);
@@ -479,6 +453,7 @@ async fn a_pages_requests_to_private_addresses_stop_at_the_proxy() {
     assert!(!page.html.contains("<pre class=\"leak\">"), "{}", page.html);
     // Each of the page's requests reached the proxy, and each was refused there.
     let refused = pool.proxy().refusals_since(since);
+    eprintln!("DEBUG {} {refused:?}", refused.len());
     let mut by_host: BTreeMap<&str, usize> = BTreeMap::new();
     for (host, _) in &refused {
         *by_host.entry(host.as_str()).or_default() += 1;
@@ -502,12 +477,22 @@ async fn a_pages_requests_to_private_addresses_stop_at_the_proxy() {
         assert!(got >= n, "{host}: {got} of {n} refused; all: {refused:?}");
     }
     for path in [ssrf::SCRIPT_REDIRECT_PATH, ssrf::META_REFRESH_PATH] {
+        let (counted, since) = (METRICS.ssrf_refusals.get(), std::time::Instant::now());
         let refused = pool.render(&at(path), 2).await.unwrap_err();
         assert!(
             refused.to_string().contains("refused: "),
             "{path}: {refused}"
         );
+        // The navigation the proxy refused is counted there, and only there.
+        let made = pool.proxy().refusals_since(since).len() as u64;
+        assert_eq!(METRICS.ssrf_refusals.get() - counted, made, "{path}");
     }
+    // A refusal of the pool's own check, before any browser, is counted once too.
+    let counted = METRICS.ssrf_refusals.get();
+    let private = format!("http://{}:{}/", ssrf::CANARY_NAME, canary.port);
+    let refused = pool.render(&Url::parse(&private).unwrap(), 2).await;
+    assert!(refused.is_err_and(|e| e.to_string().contains("refused: ")));
+    assert_eq!(METRICS.ssrf_refusals.get(), counted + 1);
     assert_eq!(canary.hits(), 0, "a refused address was reached");
     drop(pool);
     drop(driver);

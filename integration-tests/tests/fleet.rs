@@ -18,33 +18,12 @@ fn questions(fleet: &Fleet) -> Vec<trawl_integration_tests::simweb::Question> {
 
 /// Job id → question, from the batch manifest.
 fn manifest(fleet: &Fleet, batch: &str) -> BTreeMap<String, String> {
-    let path = fleet
-        .out_dir()
-        .join("batches")
-        .join(batch)
-        .join("batch.json");
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    m["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| {
-            (
-                j["job_id"].as_str().unwrap().to_owned(),
-                j["query"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
+    fleet.manifest(batch).into_iter().collect()
 }
 
 /// A job's report as synthesize stored it.
 fn stored_report(fleet: &Fleet, batch: &str, job: &str) -> String {
-    let path = fleet
-        .out_dir()
-        .join("batches")
-        .join(batch)
-        .join(job)
-        .join("report.md");
+    let path = fleet.job_dir(batch, job).join("report.md");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

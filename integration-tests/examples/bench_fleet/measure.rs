@@ -347,13 +347,7 @@ pub async fn measure(
         .map(|s| s.cpu_secs)
         .sum();
     let trawl_cpu: f64 = stages.values().map(|s| s.cpu_secs).sum();
-    let llm_requests = web
-        .stats()
-        .snapshot()
-        .iter()
-        .filter(|(_, path, _)| path.starts_with("/v1/"))
-        .map(|(_, _, n)| n)
-        .sum();
+    let llm_requests = web.stats().count(|_, path| path.starts_with("/v1/"));
     let latencies = &figures.latencies;
     Ok(Run {
         label: label.to_owned(),

@@ -178,6 +178,15 @@ fn host_number(host: &str) -> Option<usize> {
     (n < MAX_HOSTS).then_some(n)
 }
 
+/// The words of `query`, lowercased: what the fleet's and the soak's questions are parsed from.
+pub(super) fn words(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// Decimal digits without leading zeros, so each page has exactly one URL.
 pub(super) fn canonical_number(s: &str) -> Option<usize> {
     if s.is_empty() || (s.len() > 1 && s.starts_with('0')) || !s.bytes().all(|b| b.is_ascii_digit())

@@ -67,11 +67,7 @@ pub fn questions(n: usize) -> Vec<String> {
 /// The question number in `query`: a query holding "survey <k>" and question `k`'s place, so
 /// a rewritten query (an LLM's sub-query) is still recognised and no corpus question is.
 pub fn parse(query: &str) -> Option<usize> {
-    let words: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words = bench::words(query);
     let k = words
         .windows(2)
         .filter(|w| w[0] == "survey")

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::corpus::Corpus;
 use super::render::{escape, simple_page};
-use super::search::{results_html, searxng_json, SearchIndex};
+use super::search::{results_html, searxng_json, searxng_response, SearchIndex};
 use super::{bench, docs, files, fleet, guarded, hostile, llm, soak};
 
 /// Every request's host, path and arrival time, shared with tests; counts are taken from it.
@@ -46,12 +46,17 @@ impl Stats {
 
     /// Requests to any path on `host`.
     pub fn hits(&self, host: &str) -> u64 {
-        self.entries().iter().filter(|(h, _, _)| h == host).count() as u64
+        self.count(|h, _| h == host)
     }
 
     pub fn path_hits(&self, host: &str, path: &str) -> u64 {
+        self.count(|h, p| h == host && p == path)
+    }
+
+    /// Requests whose (host, path) `matches`.
+    pub fn count(&self, matches: impl Fn(&str, &str) -> bool) -> u64 {
         (self.entries().iter())
-            .filter(|(h, p, _)| h == host && p == path)
+            .filter(|(h, p, _)| matches(h, p))
             .count() as u64
     }
 
@@ -268,7 +273,7 @@ async fn search(
     }
     if params.get("format").map(String::as_str) == Some("json") {
         if q.contains("simweb:empty") {
-            return Json(json!({"query": q, "number_of_results": 0, "results": [], "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []})).into_response();
+            return Json(searxng_response(q, 0, Vec::new())).into_response();
         }
         if let Some(body) = fleet::searxng_json(q, pageno) {
             return Json(body).into_response();
@@ -499,6 +504,11 @@ mod tests {
         );
         assert_eq!(stats.min_gap("b.test", false), None);
         assert_eq!(stats.min_gap("c.test", true), None);
+        assert_eq!(stats.count(|_, p| p == "/robots.txt"), 2);
+        assert_eq!(
+            (stats.hits("a.test"), stats.path_hits("a.test", "/y")),
+            (5, 1)
+        );
 
         stats.reset();
         assert!(stats.log("a.test").is_empty());

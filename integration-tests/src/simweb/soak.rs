@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::bench::canonical_number;
+use super::bench::{canonical_number, words};
 use super::render::escape;
 use super::search::{result_json, searxng_response};
 
@@ -33,20 +33,10 @@ pub fn question(k: usize) -> String {
     format!("What does soak note {k} say about {}?", subject(k))
 }
 
-/// Questions `0..n`.
-pub fn questions(n: usize) -> Vec<String> {
-    assert!(n <= MAX_QUESTIONS);
-    (0..n).map(question).collect()
-}
-
 /// The question number in `query`: "soak note <k>" followed, somewhere, by question `k`'s
 /// subject, so no corpus or fleet question is taken for a soak one.
 pub fn parse(query: &str) -> Option<usize> {
-    let words: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words = words(query);
     let k = words
         .windows(3)
         .filter(|w| w[0] == "soak" && w[1] == "note")
@@ -139,8 +129,9 @@ mod tests {
 
     #[test]
     fn questions_parse_back_and_no_other_question_does() {
-        for (k, q) in questions(500).iter().enumerate() {
-            assert_eq!(parse(q), Some(k), "{q}");
+        for k in 0..500 {
+            let q = question(k);
+            assert_eq!(parse(&q), Some(k), "{q}");
         }
         assert_eq!(parse("What does soak note 3 say about tea?"), Some(3));
         assert_eq!(parse("What does soak note 3 say about rain?"), None);

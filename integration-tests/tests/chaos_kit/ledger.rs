@@ -61,6 +61,22 @@ impl Ledger {
         batch: &str,
         jobs: &BTreeSet<String>,
     ) -> Ledger {
+        Ledger::read_batches(case, broker, store, &[(batch, jobs.clone())]).await
+    }
+
+    /// [`Ledger::read`] over several batches at once, each (batch, its jobs): one row for them
+    /// all, each batch record weighed against its own jobs.
+    pub async fn read_batches(
+        case: &str,
+        broker: &dyn Broker,
+        store: &dyn Store,
+        batches: &[(&str, BTreeSet<String>)],
+    ) -> Ledger {
+        let jobs: BTreeSet<String> = batches
+            .iter()
+            .flat_map(|(_, j)| j.iter().cloned())
+            .collect();
+        let jobs = &jobs;
         let mut notified: BTreeMap<String, u64> = BTreeMap::new();
         let mut sub = broker.consume(Queue::Results, 200).await.unwrap();
         while let Ok(Some(d)) = tokio::time::timeout(Duration::from_secs(3), sub.next()).await {
@@ -117,13 +133,12 @@ impl Ledger {
             .iter()
             .filter(|j| !completed.contains(*j) && !dead_jobs.contains(*j))
             .count() as u64;
-        let progress = store.batch_progress(batch).await.unwrap();
-        let recorded: u64 = progress
-            .as_ref()
-            .map(|p| p.by_status.values().sum())
-            .unwrap_or(0);
-        let duplicated = recorded.saturating_sub(jobs.len() as u64)
-            + notified.keys().filter(|j| !jobs.contains(*j)).count() as u64;
+        let mut duplicated = notified.keys().filter(|j| !jobs.contains(*j)).count() as u64;
+        for (batch, batch_jobs) in batches {
+            let progress = store.batch_progress(batch).await.unwrap();
+            let recorded: u64 = progress.map_or(0, |p| p.by_status.values().sum());
+            duplicated += recorded.saturating_sub(batch_jobs.len() as u64);
+        }
         Ledger {
             case: case.to_owned(),
             submitted: jobs.len() as u64,
@@ -139,6 +154,14 @@ impl Ledger {
             notes: Vec::new(),
             dead: letters,
         }
+    }
+
+    /// The dead letter of `job`; panics, listing them all, if it has none.
+    pub fn letter_of(&self, job: &str) -> &DeadLetter {
+        self.dead
+            .iter()
+            .find(|d| d.job.as_deref() == Some(job))
+            .unwrap_or_else(|| panic!("job {job} was not dead-lettered: {:?}", self.dead))
     }
 
     /// Prints the ledger, writes it where `scripts/chaos` collects it, and asserts the pass

@@ -27,18 +27,10 @@ pub fn questions(fleet: &Fleet, n: usize) -> Vec<String> {
 
 /// The job ids `trawl submit` recorded for `batch`.
 pub fn jobs_of(fleet: &Fleet, batch: &str) -> BTreeSet<String> {
-    let path = fleet
-        .out_dir()
-        .join("batches")
-        .join(batch)
-        .join("batch.json");
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    manifest["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["job_id"].as_str().unwrap().to_owned())
+    fleet
+        .manifest(batch)
+        .into_iter()
+        .map(|(job, _)| job)
         .collect()
 }
 
@@ -47,11 +39,7 @@ pub fn page_requests(fleet: &Fleet) -> u64 {
     fleet
         .simweb
         .stats()
-        .snapshot()
-        .iter()
-        .filter(|(host, _, _)| host.ends_with(".test"))
-        .map(|(_, _, n)| n)
-        .sum()
+        .count(|host, _| host.ends_with(".test"))
 }
 
 pub async fn finished(fleet: &Fleet, batch: &str) -> u64 {

@@ -9,6 +9,46 @@ use tokio::process::{Child, Command};
 
 use crate::common::free_port;
 
+/// Names, in the environment of each server started here, the test process that owns it.
+pub const OWNER_VAR: &str = "TRAWL_CHAOS_OWNER";
+
+/// Ends the servers of test processes that were killed before their drops could end them:
+/// each server carries its owner's pid in [`OWNER_VAR`], and an owner that is gone owns
+/// nothing.
+pub fn reap_orphans() {
+    let pids = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok());
+    for pid in pids {
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        let owner = environ.split(|&b| b == 0).find_map(|var| {
+            let value = var.strip_prefix(OWNER_VAR.as_bytes())?.strip_prefix(b"=")?;
+            std::str::from_utf8(value).ok()?.parse::<u32>().ok()
+        });
+        if owner.is_some_and(|owner| !Path::new(&format!("/proc/{owner}")).exists()) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+/// A server command owned by this process; the first one reaps earlier processes' orphans.
+fn owned(program: &str) -> Command {
+    static REAPED: std::sync::Once = std::sync::Once::new();
+    REAPED.call_once(reap_orphans);
+    let mut command = Command::new(program);
+    command
+        .env(OWNER_VAR, std::process::id().to_string())
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    command
+}
+
 async fn wait_for_port(port: u16, limit: Duration) -> bool {
     let started = Instant::now();
     while started.elapsed() < limit {
@@ -59,7 +99,7 @@ impl OwnRedis {
     /// Starts the server (again) on the same port and data directory.
     pub async fn up(&mut self) {
         assert!(self.child.is_none(), "redis already running");
-        let mut command = Command::new("redis-server");
+        let mut command = owned("redis-server");
         if let Some(password) = &self.password {
             command.args(["--requirepass", password]);
         }
@@ -77,10 +117,8 @@ impl OwnRedis {
             .args(["--protected-mode", "no"])
             .arg("--dir")
             .arg(&self.dir)
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .kill_on_drop(true)
             .spawn()
             .expect("redis-server must be installed (scripts/services-up)");
         self.child = Some(child);
@@ -102,7 +140,8 @@ impl OwnRedis {
 
 /// A RabbitMQ node named `trawl-chaos-<port>@localhost`, run straight from the Erlang release
 /// (not the Debian wrapper, which would switch to the shared node's user and cookie), with its
-/// own ports, data directory and cookie (HOME).
+/// own ports, data directory and cookie (HOME). The release's script runs the Erlang VM in its
+/// place (`exec`), so the child process is the VM itself: killing or dropping it ends the node.
 pub struct OwnRabbit {
     pub port: u16,
     node: String,
@@ -179,15 +218,16 @@ impl OwnRabbit {
     /// come back, as after a real restart).
     pub async fn up(&mut self) {
         assert!(self.child.is_none(), "rabbit already running");
-        let mut command = Command::new(format!("{RABBIT_BIN}/rabbitmq-server"));
+        let mut command = owned(&format!("{RABBIT_BIN}/rabbitmq-server"));
         self.env(&mut command);
         let log = std::fs::File::create(self.dir.join("server.log")).unwrap();
         let child = command
+            // Without it the script runs the VM in the background and waits for it, and a
+            // kill ends only the script: the VM, holding port and data, lives on.
+            .env("RUNNING_UNDER_SYSTEMD", "true")
             .current_dir(&self.dir)
-            .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
-            .kill_on_drop(true)
             .spawn()
             .expect("RabbitMQ must be installed (scripts/services-up)");
         self.child = Some(child);
@@ -250,28 +290,11 @@ impl OwnRabbit {
         }
     }
 
-    /// `kill -9` of the node's processes (the wrapper script and the Erlang VM under it).
+    /// `kill -9` of the node's Erlang VM.
     pub async fn kill(&mut self) {
-        let _ = Command::new("pkill")
-            .args(["-9", "-f", &format!("-sname {}", self.node)])
-            .status()
-            .await;
-        let _ = Command::new("pkill")
-            .args(["-9", "-f", &self.node])
-            .status()
-            .await;
         if let Some(mut child) = self.child.take() {
             let _ = child.start_kill();
             let _ = child.wait().await;
         }
-    }
-}
-
-impl Drop for OwnRabbit {
-    fn drop(&mut self) {
-        // The VM outlives the wrapper script kill_on_drop ends: end the node by name.
-        let _ = std::process::Command::new("pkill")
-            .args(["-9", "-f", &self.node])
-            .status();
     }
 }

@@ -1,6 +1,7 @@
 //! A fleet under test: simweb in this process, the real worker binaries as child processes on
 //! the local RabbitMQ and Redis, each test under its own queue namespace and key prefix, and the
-//! `trawl` CLI to drive it. Everything is removed again by [`Fleet::cleanup`].
+//! `trawl` CLI to drive it. Everything is removed again by [`Fleet::cleanup`], or by the
+//! fleet's drop when a test panics before it.
 
 #![allow(dead_code)] // each test file uses its own part of this module
 
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
-use trawl_broker::{Broker, RabbitBroker};
+use trawl_broker::{Broker, BrokerSettings, RabbitBroker};
 use trawl_integration_tests::simweb::{Corpus, Question, Simweb};
 use trawl_store::{RedisStore, Store};
 
@@ -104,8 +105,12 @@ pub struct Fleet {
     /// The broker and store URLs the fleet's processes use (a proxy's, in the chaos suite).
     pub amqp: String,
     pub redis: String,
+    /// The URLs, broker settings and namespace the test uses, for the clean-up on drop.
+    direct: [String; 2],
+    settings: BrokerSettings,
     workers: Vec<(String, Child)>,
     spawned: usize,
+    cleaned: bool,
 }
 
 impl Fleet {
@@ -157,13 +162,10 @@ impl Fleet {
         // The workers' tiers (so cleanup removes them all): their retries and the default deferrals.
         let env_map: std::collections::BTreeMap<String, String> = env.iter().cloned().collect();
         let config = trawl_config::Config::load(None, &env_map).expect("test config");
-        let broker = RabbitBroker::connect(
-            direct[0],
-            trawl_pipeline::runtime::broker_settings(&config),
-            Duration::from_secs(10),
-        )
-        .await
-        .expect("RabbitMQ must run (scripts/services-up)");
+        let settings = trawl_pipeline::runtime::broker_settings(&config);
+        let broker = RabbitBroker::connect(direct[0], settings.clone(), Duration::from_secs(10))
+            .await
+            .expect("RabbitMQ must run (scripts/services-up)");
         let store = RedisStore::connect(direct[1], &namespace, Duration::from_secs(5))
             .await
             .expect("Redis must run (scripts/services-up)");
@@ -177,8 +179,11 @@ impl Fleet {
             store,
             amqp: workers[0].to_owned(),
             redis: workers[1].to_owned(),
+            direct: direct.map(str::to_owned),
+            settings,
             workers: Vec::new(),
             spawned: 0,
+            cleaned: false,
         }
     }
 
@@ -190,8 +195,39 @@ impl Fleet {
         env
     }
 
+    /// Where the fleet's work products go: the path of its `file://` `TRAWL__OUTPUT__URL`.
     pub fn out_dir(&self) -> PathBuf {
-        self.dir.path().join("out")
+        let (_, url) = (self.env.iter().rev())
+            .find(|(k, _)| k == "TRAWL__OUTPUT__URL")
+            .expect("an output URL");
+        PathBuf::from(url.strip_prefix("file://").expect("a file:// output URL"))
+    }
+
+    /// The work products of `job` of `batch`.
+    pub fn job_dir(&self, batch: &str, job: &str) -> PathBuf {
+        self.out_dir().join("batches").join(batch).join(job)
+    }
+
+    /// The (job id, question) pairs `trawl submit` recorded for `batch`, in submission order.
+    pub fn manifest(&self, batch: &str) -> Vec<(String, String)> {
+        let path = self
+            .out_dir()
+            .join("batches")
+            .join(batch)
+            .join("batch.json");
+        let manifest: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        )
+        .unwrap();
+        manifest["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let field = |k: &str| j[k].as_str().unwrap().to_owned();
+                (field("job_id"), field("query"))
+            })
+            .collect()
     }
 
     /// Starts a worker binary; its log goes to `<tempdir>/logs/`.
@@ -316,6 +352,31 @@ impl Fleet {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
+    /// Starts `trawl serve` on a free port with `env` on top of the fleet's, and waits until
+    /// it answers; returns its base URL.
+    pub async fn serve(&mut self, env: &[(&str, String)]) -> String {
+        let addr = format!("127.0.0.1:{}", free_port());
+        self.spawn_with("trawl", &["serve", "--addr", &addr], env);
+        let base = format!("http://{addr}");
+        self.wait_answering(
+            &format!("{base}/readyz"),
+            Duration::from_secs(10),
+            "trawl serve",
+        )
+        .await;
+        base
+    }
+
+    /// The pid of the first worker started as `name`.
+    pub fn pid(&self, name: &str) -> u32 {
+        let (_, child) = self
+            .workers
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no {name} worker"));
+        child.id().expect("worker running")
+    }
+
     /// Polls `url` until a server answers it (any status), or panics with the workers' logs
     /// after `limit`: `what` is the server, for the message.
     pub async fn wait_answering(&self, url: &str, limit: Duration, what: &str) {
@@ -367,6 +428,42 @@ impl Fleet {
         }
         self.broker.delete_all().await.unwrap();
         self.store.delete_all().await.unwrap();
+        self.cleaned = true;
+    }
+}
+
+impl Drop for Fleet {
+    /// A test that failed before [`Fleet::cleanup`] still removes its workers, queues and keys:
+    /// left behind, each failed run's quorum queues pile up on the shared broker. The test's
+    /// own runtime may be unwinding (or single-threaded and blocked here), so the removal runs
+    /// on a thread of its own with connections of its own, bounded in time.
+    fn drop(&mut self) {
+        if self.cleaned {
+            return;
+        }
+        for (_, child) in &mut self.workers {
+            let _ = child.start_kill();
+        }
+        let [amqp, redis] = self.direct.clone();
+        let (settings, namespace) = (self.settings.clone(), self.namespace.clone());
+        let remove = async move {
+            let wait = Duration::from_secs(5);
+            if let Ok(broker) = RabbitBroker::connect(&amqp, settings, wait).await {
+                let _ = broker.delete_all().await;
+            }
+            if let Ok(store) = RedisStore::connect(&redis, &namespace, wait).await {
+                let _ = store.delete_all().await;
+            }
+        };
+        let _ = std::thread::spawn(move || {
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                let _ = rt.block_on(tokio::time::timeout(Duration::from_secs(20), remove));
+            }
+        })
+        .join();
     }
 }
 

@@ -281,7 +281,6 @@ fn parse_batch_in(
     for (i, q) in input.questions.into_iter().enumerate() {
         let options = q.options.or(&input.options);
         let task = batch::check_task(&q.query, options)
-            .and_then(|task| task.options.check_providers().map(|()| task))
             .map_err(|reason| ApiError::invalid(format!("questions[{i}]: {reason}")))?;
         tasks.push(task);
     }

@@ -10,6 +10,8 @@
 //!   start and end, where furniture gathers) and names the problems it saw. The question is
 //!   left out of the prompt so one page's verdict is cached across questions.
 
+use std::collections::HashSet;
+
 use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
 
@@ -91,7 +93,8 @@ fn list_item(t: &str) -> Option<&str> {
 /// The heuristic cleanliness score of `markdown`, with what lowered it.
 pub fn heuristic(markdown: &str) -> Heuristic {
     let mut kinds: Vec<Line> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    // Every earlier line, normalised: a set, as a page may have tens of thousands of lines.
+    let mut seen: HashSet<String> = HashSet::new();
     let mut in_code = false;
     // Start of the current run of short list items in `kinds`.
     let mut run: Option<usize> = None;
@@ -116,18 +119,18 @@ pub fn heuristic(markdown: &str) -> Heuristic {
             i.split_whitespace().count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
         });
         let key = lower.split_whitespace().collect::<Vec<_>>().join(" ");
+        let repeated = !seen.insert(key);
         let kind = if PHRASES.iter().any(|p| lower.contains(p)) {
             Line::Phrase
         } else if links >= 3 || (links > 0 && linked * 10 >= visible * 6 && item.is_none()) {
             Line::Links
-        } else if seen.contains(&key) && !t.starts_with('|') {
+        } else if repeated && !t.starts_with('|') {
             Line::Repeated
         } else if words < 4 && item.is_none() && !t.starts_with('#') && !t.starts_with('|') {
             Line::Short
         } else {
             Line::Clean
         };
-        seen.push(key);
         if short_item {
             run.get_or_insert(kinds.len());
         } else if let Some(start) = run.take() {
@@ -281,6 +284,17 @@ mod tests {
         ] {
             assert!(all.contains(what), "{what}: {all}");
         }
+    }
+
+    #[test]
+    fn repeats_are_found_among_many_lines() {
+        // 50 000 distinct lines: compared pairwise, over 10⁹ comparisons.
+        let mut page: String = (0..50_000)
+            .map(|i| format!("line {i} of the text\n"))
+            .collect();
+        page.push_str("LINE 7   of the  text\n");
+        let h = heuristic(&page);
+        assert_eq!(h.problems, ["1 line repeated"], "{h:?}");
     }
 
     #[test]

@@ -108,9 +108,18 @@ impl CleanStage {
     }
 }
 
-/// Clients built from the process environment, by `[llm]` section (its `Debug` text).
+/// Whether a page of `content_type` goes through extraction (no type at all counts as HTML).
 fn is_html(content_type: &str) -> bool {
     matches!(content_type, "text/html" | "application/xhtml+xml") || content_type.is_empty()
+}
+
+/// The [`EXTRACTION_BUDGET_MB`] permits a page of `bytes` takes: one per whole megabyte, at
+/// least one, and never more than the budget, so a page over it waits for the others and then
+/// runs alone instead of waiting forever.
+fn extraction_permits(bytes: usize) -> u32 {
+    u32::try_from(bytes >> 20)
+        .unwrap_or(u32::MAX)
+        .clamp(1, EXTRACTION_BUDGET_MB)
 }
 
 /// Cuts `text` to at most `max` bytes at a line break, never inside a character, and lets go of
@@ -223,12 +232,9 @@ impl Stage for CleanStage {
         let doc = &msg.body;
         let max_chars = rt.config.clean.max_chars;
         let (title, markdown) = if is_html(&doc.content_type) {
-            let megabytes = u32::try_from(body.len() >> 20)
-                .unwrap_or(u32::MAX)
-                .clamp(1, EXTRACTION_BUDGET_MB);
             let _turn = self
                 .extracting
-                .acquire_many(megabytes)
+                .acquire_many(extraction_permits(body.len()))
                 .await
                 .expect("the semaphore is never closed");
             // Parsing is CPU work: keep it off the threads that drive I/O.
@@ -303,6 +309,16 @@ mod tests {
         assert_eq!(cap("ab\ncdé".into(), 6), "ab");
         assert_eq!(cap("short".into(), 100), "short");
         assert_eq!(cap("ééé".into(), 3), "é");
+    }
+
+    #[test]
+    fn a_page_takes_a_permit_per_megabyte_within_the_budget() {
+        assert_eq!(extraction_permits(0), 1);
+        assert_eq!(extraction_permits(300 << 10), 1);
+        assert_eq!(extraction_permits(5 << 20), 5);
+        assert_eq!(extraction_permits(10 << 20), 10);
+        assert_eq!(extraction_permits(64 << 20), EXTRACTION_BUDGET_MB);
+        assert_eq!(extraction_permits(usize::MAX), EXTRACTION_BUDGET_MB);
     }
 
     #[test]

@@ -9,7 +9,9 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::Queue;
-use trawl_pipeline::batch::{collect, manifest, submit as enqueue, BatchOptions, Manifest};
+use trawl_pipeline::batch::{
+    collect, manifest, parse_batch, submit as enqueue, BatchOptions, Manifest,
+};
 use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
 use uuid::Uuid;
@@ -116,7 +118,7 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.file)
         .with_context(|| format!("failed to read {}", args.file.display()))?;
-    let tasks = crate::batch_file::parse(&bytes)
+    let tasks = parse_batch(&bytes)
         .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
     if let Some(url) = &args.webhook {
         let parsed =

@@ -6,7 +6,6 @@ use clap::{Parser, Subcommand};
 use trawl_cli::extract;
 
 mod batch;
-mod batch_file;
 mod remote;
 mod robots;
 mod run;
@@ -58,13 +57,18 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    let config = match trawl_config::Config::from_process(cli.config.as_deref()) {
-        Ok(config) => config,
+    match dispatch(cli) {
+        Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {:#}", anyhow::Error::from(e));
-            return std::process::ExitCode::FAILURE;
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
         }
-    };
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
+    // Loaded first: `trawl worker` sizes its runtime by it.
+    let config = trawl_config::Config::from_process(cli.config.as_deref())?;
     // A long-running worker keeps its blocking-thread pool bounded (the workers' own binaries
     // do the same): an unbounded pool grows threads, and memory, under load and never shrinks.
     let runtime = match cli.command {
@@ -72,7 +76,7 @@ fn main() -> std::process::ExitCode {
         _ => tokio::runtime::Runtime::new(),
     }
     .expect("starting the async runtime");
-    let result = runtime.block_on(async move {
+    runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => run::run(config, args).await,
             Command::Submit(args) => batch::submit(config, args).await,
@@ -87,12 +91,5 @@ fn main() -> std::process::ExitCode {
             Command::Token(args) => serve::token(config, args).await,
             Command::Monitor(args) => trawl_cli::monitor::run(config, args).await,
         }
-    });
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    })
 }

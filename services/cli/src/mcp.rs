@@ -243,9 +243,7 @@ impl TrawlMcp {
             freshness: args.freshness,
             ..JobOptions::default()
         };
-        let checked = check_task(&args.query, options)
-            .and_then(|task| task.options.check_providers().map(|()| task));
-        let task = match checked {
+        let task = match check_task(&args.query, options) {
             Ok(task) => task,
             Err(e) => return CallToolResult::error(vec![Content::text(format!("bad query: {e}"))]),
         };
@@ -332,9 +330,7 @@ impl TrawlMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let rt = &self.backend.rt;
-        let task = check_task(question, options)
-            .and_then(|task| task.options.check_providers().map(|()| task))
-            .map_err(|e| format!("bad question: {e}"))?;
+        let task = check_task(question, options).map_err(|e| format!("bad question: {e}"))?;
         let manifest = submit(rt, vec![task], BatchOptions::default(), |_| {})
             .await
             .map_err(|e| format!("could not enqueue the question: {e}"))?;

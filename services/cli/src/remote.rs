@@ -493,7 +493,7 @@ mod tests {
     #[test]
     fn a_batch_is_sent_in_the_apis_shape() {
         let tasks = trawl_pipeline::batch::parse_batch(
-            "What is zorbium?\n{\"query\": \"Who found it?\", \"options\": {\"max_urls\": 3}}",
+            b"What is zorbium?\n{\"query\": \"Who found it?\", \"options\": {\"max_urls\": 3}}",
         )
         .unwrap();
         let body = serde_json::to_value(BatchIn {

@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult, SearchTask};
-use trawl_pipeline::batch::{submit, MAX_QUERY_CHARS};
+use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult};
+use trawl_pipeline::batch::{check_task, submit};
 use trawl_pipeline::Runtime;
 
 #[derive(clap::Args)]
@@ -17,13 +17,8 @@ pub struct RunArgs {
 }
 
 pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let query = args.question.trim().to_owned();
-    if query.is_empty() {
-        bail!("the question is empty");
-    }
-    if query.chars().count() > MAX_QUERY_CHARS {
-        bail!("the question is longer than {MAX_QUERY_CHARS} characters");
-    }
+    let task = check_task(&args.question, JobOptions::default())
+        .map_err(|e| anyhow::anyhow!("bad question: {e}"))?;
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let webdriver = trawl_cli::embedded::prepare_browser(&mut config).await;
     let embedded = trawl_cli::embedded::Embedded::start(config, &env)
@@ -32,16 +27,7 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     let rt = embedded.rt.clone();
     let mut results = rt.broker.consume(Queue::Results, 1).await?;
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
-    let manifest = submit(
-        &rt,
-        vec![SearchTask {
-            query,
-            options: JobOptions::default(),
-        }],
-        Default::default(),
-        |_| {},
-    )
-    .await?;
+    let manifest = submit(&rt, vec![task], Default::default(), |_| {}).await?;
     let job = manifest.jobs[0].job_id;
 
     let bar = ProgressBar::new_spinner().with_style(

@@ -485,7 +485,7 @@ impl BrowserPool {
         match visited {
             Ok(page) => {
                 self.give_back(session).await;
-                self.check_rendered(url, &page, since).await?;
+                self.check_rendered(url, &page, since)?;
                 Ok(page)
             }
             Err(e) => {
@@ -511,38 +511,35 @@ impl BrowserPool {
         refused.map_or(e, BrowserError::Navigation)
     }
 
-    /// Where the page ended must pass the guard too, and its host must not have been refused
-    /// by the proxy while it rendered: then what Chromium shows is the proxy's refusal, or a
-    /// page whose name turned private halfway.
-    async fn check_rendered(
+    /// The page's host must not have been refused by the proxy while it rendered: then what
+    /// Chromium shows is the proxy's refusal, or a page whose name turned private halfway (the
+    /// proxy counted that refusal). Where the page ended must pass the guard too: the proxy
+    /// resolved and checked its host, so only what the proxy never sees is left to check (a
+    /// scheme other than http(s)).
+    fn check_rendered(
         &self,
         url: &Url,
         page: &Rendered,
         since: Instant,
     ) -> Result<(), BrowserError> {
         let final_url = Url::parse(&page.final_url).unwrap_or_else(|_| url.clone());
-        if final_url.as_str() != url.as_str() {
-            self.check(&final_url).await?;
-        }
         let host = final_url.host_str().unwrap_or_default();
-        match self.proxy.refused_since(host, since) {
-            Some(reason) => Err(BrowserError::Navigation(reason)),
-            None => Ok(()),
+        if let Some(reason) = self.proxy.refused_since(host, since) {
+            return Err(BrowserError::Navigation(reason));
         }
+        self.guard.check_url(&final_url).map_err(refused)
     }
 
     /// The SSRF guard, before the browser is asked: a clear refusal without a round trip.
     async fn check(&self, url: &Url) -> Result<(), BrowserError> {
-        self.guard
-            .check_url(url)
-            .map_err(BrowserError::Navigation)?;
+        self.guard.check_url(url).map_err(refused)?;
         match url.host() {
             Some(url::Host::Domain(host)) => self
                 .resolver
                 .lookup(host)
                 .await
                 .map(|_| ())
-                .map_err(BrowserError::Navigation),
+                .map_err(refused),
             _ => Ok(()),
         }
     }
@@ -638,6 +635,15 @@ fn new_session_error(e: &NewSessionError) -> BrowserError {
         }
         _ => BrowserError::Unavailable(e.to_string()),
     }
+}
+
+/// A failure of the pool's own guard checks; a refusal among them is counted here, as the
+/// proxy counts its own.
+fn refused(reason: String) -> BrowserError {
+    if reason.contains("refused:") {
+        METRICS.ssrf_refusals.inc();
+    }
+    BrowserError::Navigation(reason)
 }
 
 /// How many of `idle` sessions to close before opening one more, when `free` permits are held

@@ -60,18 +60,18 @@ const HOP_BY_HOP: [&str; 10] = [
 
 /// What one connection may cost.
 #[derive(Clone, Debug)]
-pub struct Limits {
+struct Limits {
     /// Request line and headers, in bytes.
-    pub head_bytes: usize,
+    head_bytes: usize,
     /// Time for the whole request head to arrive.
-    pub head_time: Duration,
+    head_time: Duration,
     /// A request body (a form post, an XHR payload) is read whole, up to this.
-    pub body_bytes: usize,
-    pub connect_time: Duration,
+    body_bytes: usize,
+    connect_time: Duration,
     /// Longest silence on a connection, either way, before it is closed.
-    pub idle: Duration,
+    idle: Duration,
     /// Connections served at once; the next waits in the listen backlog.
-    pub connections: usize,
+    connections: usize,
 }
 
 impl Default for Limits {
@@ -110,7 +110,7 @@ impl BrowserProxy {
         BrowserProxy::start_with(listen, resolver, Limits::default())
     }
 
-    pub fn start_with(
+    fn start_with(
         listen: SocketAddr,
         resolver: GuardedResolver,
         limits: Limits,
@@ -120,10 +120,8 @@ impl BrowserProxy {
         let std_listener = std::net::TcpListener::bind(listen).map_err(bind)?;
         std_listener.set_nonblocking(true).map_err(bind)?;
         let addr = std_listener.local_addr().map_err(bind)?;
-        let listener = {
-            let _entered = runtime.enter();
-            TcpListener::from_std(std_listener).map_err(bind)?
-        };
+        // Inside the runtime (checked above), as tokio's listener needs.
+        let listener = TcpListener::from_std(std_listener).map_err(bind)?;
         let http = reqwest::Client::builder()
             .dns_resolver(Arc::new(resolver.clone()))
             // Environment proxies would take requests past the guard.
@@ -163,21 +161,13 @@ impl BrowserProxy {
     /// Why the proxy last refused a request to `host` (as [`Url::host_str`] spells it) at or
     /// after `since`, if it did.
     pub fn refused_since(&self, host: &str, since: Instant) -> Option<String> {
-        self.refusals.since(host, since)
+        self.refusals.last(host, since)
     }
 
     /// Every request refused at or after `since` (of the last few hundred), oldest first, as
     /// (host, reason).
     pub fn refusals_since(&self, since: Instant) -> Vec<(String, String)> {
-        let recent = self
-            .refusals
-            .recent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        (recent.iter())
-            .filter(|(at, _, _)| *at >= since)
-            .map(|(_, host, reason)| (host.clone(), reason.clone()))
-            .collect()
+        self.refusals.since(since)
     }
 }
 
@@ -211,15 +201,19 @@ impl Refusals {
         recent.push_back((Instant::now(), host.to_ascii_lowercase(), reason.to_owned()));
     }
 
-    fn since(&self, host: &str, since: Instant) -> Option<String> {
-        let host = host.to_ascii_lowercase();
+    fn since(&self, since: Instant) -> Vec<(String, String)> {
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        recent
-            .iter()
-            .rev()
-            .take_while(|(at, _, _)| *at >= since)
-            .find(|(_, h, _)| *h == host)
-            .map(|(_, _, reason)| reason.clone())
+        (recent.iter())
+            .filter(|(at, _, _)| *at >= since)
+            .map(|(_, host, reason)| (host.clone(), reason.clone()))
+            .collect()
+    }
+
+    fn last(&self, host: &str, since: Instant) -> Option<String> {
+        let host = host.to_ascii_lowercase();
+        (self.since(since).into_iter().rev())
+            .find(|(h, _)| *h == host)
+            .map(|(_, reason)| reason)
     }
 }
 
@@ -301,16 +295,24 @@ async fn read_head(client: &mut TcpStream, limits: &Limits) -> Result<Head, Answ
         if buf.len() > limits.head_bytes + 3 {
             break;
         }
-        let n = tokio::time::timeout_at(deadline, client.read(&mut chunk))
-            .await
-            .map_err(|_| Answer::Status(408, "Request Timeout"))?
-            .map_err(|_| Answer::Hangup)?;
-        if n == 0 {
-            return Err(Answer::Hangup);
-        }
+        let n = read_by(client, &mut chunk, deadline).await?;
         buf.extend_from_slice(&chunk[..n]);
     }
     Err(Answer::Status(431, "Request Header Fields Too Large"))
+}
+
+/// One read that brings something before `deadline`: a 408 when it does not, a hangup when the
+/// browser closed or broke the connection.
+async fn read_by(
+    client: &mut TcpStream,
+    buf: &mut [u8],
+    deadline: tokio::time::Instant,
+) -> Result<usize, Answer> {
+    match tokio::time::timeout_at(deadline, client.read(buf)).await {
+        Err(_) => Err(Answer::Status(408, "Request Timeout")),
+        Ok(Ok(0) | Err(_)) => Err(Answer::Hangup),
+        Ok(Ok(n)) => Ok(n),
+    }
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -362,30 +364,18 @@ async fn send(client: &mut TcpStream, bytes: &[u8], limits: &Limits) -> bool {
     )
 }
 
-/// A short HTML answer of the proxy's own, then the connection ends.
+/// A short answer of the proxy's own, then the connection ends.
 async fn answer(client: &mut TcpStream, code: u16, why: &str, limits: &Limits) {
     reply(client, code, why, why, limits).await;
 }
 
 async fn reply(client: &mut TcpStream, code: u16, phrase: &str, text: &str, limits: &Limits) {
-    let body = format!(
-        "<!DOCTYPE html>\n<html><head><title>{code} {phrase}</title></head><body><p>{}</p></body></html>\n",
-        escape(text)
+    let reply = format!(
+        "HTTP/1.1 {code} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{text}",
+        text.len()
     );
-    let head = format!(
-        "HTTP/1.1 {code} {phrase}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    if send(client, head.as_bytes(), limits).await {
-        send(client, body.as_bytes(), limits).await;
-    }
+    send(client, reply.as_bytes(), limits).await;
     let _ = client.shutdown().await;
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// Refuses a request the guard would not let through: counted, remembered, answered 403.
@@ -629,13 +619,8 @@ async fn read_body(
     let mut chunk = [0u8; 16 * 1024];
     while body.len() < length {
         let want = (length - body.len()).min(chunk.len());
-        let n = tokio::time::timeout(limits.idle, client.read(&mut chunk[..want]))
-            .await
-            .map_err(|_| Answer::Status(408, "Request Timeout"))?
-            .map_err(|_| Answer::Hangup)?;
-        if n == 0 {
-            return Err(Answer::Hangup);
-        }
+        let deadline = tokio::time::Instant::now() + limits.idle;
+        let n = read_by(client, &mut chunk[..want], deadline).await?;
         body.extend_from_slice(&chunk[..n]);
     }
     Ok(Some(body))
@@ -644,11 +629,10 @@ async fn read_body(
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
-    use std::net::IpAddr;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::ssrf::{Answers, Guard, Lookup};
+    use crate::ssrf::{Guard, Lookup, Rebinding};
 
     /// Where tests' servers stand: allowed 127.0.0.1, and 127.0.0.2, private and never to be
     /// reached.
@@ -890,35 +874,10 @@ mod tests {
         assert!(p.refused_since("up.test", started).is_none());
     }
 
-    /// Answers `first` for the first `allowed` lookups, then `later`: a rebinding name.
-    struct Rebinding {
-        calls: AtomicUsize,
-        allowed: usize,
-        first: IpAddr,
-        later: IpAddr,
-    }
-
-    impl Lookup for Rebinding {
-        fn lookup(&self, _host: &str) -> Answers {
-            let n = self.calls.fetch_add(1, Ordering::SeqCst);
-            let ip = if n < self.allowed {
-                self.first
-            } else {
-                self.later
-            };
-            Box::pin(async move { Ok(vec![ip]) })
-        }
-    }
-
     #[tokio::test]
     async fn a_name_that_turns_private_is_refused_on_its_next_request() {
         let (up, seen, canary) = pair().await;
-        let lookup = Arc::new(Rebinding {
-            calls: AtomicUsize::new(0),
-            allowed: 1,
-            first: [127, 0, 0, 1].into(),
-            later: [127, 0, 0, 2].into(),
-        });
+        let lookup = Rebinding::new(1, [127, 0, 0, 1].into(), [127, 0, 0, 2].into());
         let p = proxy(&[], Some(lookup.clone()));
         let get = format!(
             "GET http://rebind.example:{}/ HTTP/1.1\r\nHost: rebind.example\r\n\r\n",
@@ -938,7 +897,7 @@ mod tests {
             );
         }
         // One lookup per request, and each one is the address connected to.
-        assert_eq!(lookup.calls.load(Ordering::SeqCst), 3);
+        assert_eq!(lookup.calls(), 3);
         assert_eq!(seen.lock().unwrap().len(), 1);
         assert_eq!(canary.load(Ordering::SeqCst), 0);
     }
@@ -1054,17 +1013,17 @@ mod tests {
         let before = Instant::now();
         refusals.record("Rebind.Example", "refused: one");
         assert_eq!(
-            refusals.since("rebind.example", before).as_deref(),
+            refusals.last("rebind.example", before).as_deref(),
             Some("refused: one")
         );
-        assert_eq!(refusals.since("other.example", before), None);
+        assert_eq!(refusals.last("other.example", before), None);
         std::thread::sleep(Duration::from_millis(2));
         let after = Instant::now();
-        assert_eq!(refusals.since("rebind.example", after), None);
+        assert_eq!(refusals.last("rebind.example", after), None);
         for i in 0..REMEMBERED + 10 {
             refusals.record(&format!("h{i}.example"), "refused: many");
         }
         assert_eq!(refusals.recent.lock().unwrap().len(), REMEMBERED);
-        assert_eq!(refusals.since("h0.example", before), None);
+        assert_eq!(refusals.last("h0.example", before), None);
     }
 }

@@ -14,7 +14,7 @@
 //! - [`crawl`]: the optional shallow crawl, the links of a page worth following.
 //! - [`files`]: downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown): what they
 //!   are from magic bytes, type and extension, and their text as markdown, bounded on hostile input.
-//! - `metrics`: the stage's metrics.
+//! - [`metrics`]: the stage's metrics.
 //! - [`stage`]: [`FetchStage`], the handler of both fetch queues: SSRF check, robots, the level
 //!   the host last needed, the fleet-wide per-host slot and rate limit, the fetch, escalation on
 //!   a block, then a `FetchedDoc` for clean or a terminal outcome.
@@ -25,7 +25,7 @@ pub mod browser_proxy;
 pub mod crawl;
 pub mod files;
 pub mod http;
-mod metrics;
+pub mod metrics;
 pub mod robots;
 pub mod ssrf;
 pub mod stage;

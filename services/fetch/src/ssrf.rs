@@ -118,8 +118,8 @@ impl Guard {
 pub type Answers = Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>;
 
 /// The step that turns a name into addresses when no override matches: the system resolver
-/// ([`SystemLookup`]) in the product, a scripted one in tests (a name whose answers change
-/// between lookups, as a rebinding attacker's would).
+/// ([`SystemLookup`]) in the product, a scripted one in tests ([`Rebinding`]: a name whose
+/// answers change between lookups, as a rebinding attacker's would).
 pub trait Lookup: Send + Sync {
     fn lookup(&self, host: &str) -> Answers;
 }
@@ -135,6 +135,43 @@ impl Lookup for SystemLookup {
             let addrs = tokio::net::lookup_host((host.as_str(), 0)).await?;
             Ok(addrs.map(|a| a.ip()).collect())
         })
+    }
+}
+
+/// A rebinding name, for tests: answers `first` to the first `good` lookups and `later` to
+/// every one after, counting them.
+pub struct Rebinding {
+    calls: std::sync::atomic::AtomicUsize,
+    good: usize,
+    first: IpAddr,
+    later: IpAddr,
+}
+
+impl Rebinding {
+    pub fn new(good: usize, first: IpAddr, later: IpAddr) -> Arc<Rebinding> {
+        Arc::new(Rebinding {
+            calls: Default::default(),
+            good,
+            first,
+            later,
+        })
+    }
+
+    /// Lookups so far.
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Lookup for Rebinding {
+    fn lookup(&self, _host: &str) -> Answers {
+        let n = (self.calls).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let ip = if n < self.good {
+            self.first
+        } else {
+            self.later
+        };
+        Box::pin(async move { Ok(vec![ip]) })
     }
 }
 
@@ -316,28 +353,9 @@ mod tests {
         assert!(closed.resolve("localhost".parse().unwrap()).await.is_err());
     }
 
-    /// Answers `first` once, then `later` for ever: a rebinding name.
-    struct Rebinding {
-        calls: std::sync::atomic::AtomicUsize,
-        first: IpAddr,
-        later: IpAddr,
-    }
-
-    impl Lookup for Rebinding {
-        fn lookup(&self, _host: &str) -> Answers {
-            let n = (self.calls).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let ip = if n == 0 { self.first } else { self.later };
-            Box::pin(async move { Ok(vec![ip]) })
-        }
-    }
-
     #[tokio::test]
     async fn every_lookup_is_checked_so_a_changed_answer_is_refused() {
-        let lookup = Arc::new(Rebinding {
-            calls: Default::default(),
-            first: "127.0.0.2".parse().unwrap(),
-            later: "127.0.0.3".parse().unwrap(),
-        });
+        let lookup = Rebinding::new(1, [127, 0, 0, 2].into(), [127, 0, 0, 3].into());
         let resolver = GuardedResolver::with_lookup(
             Guard::new(&["127.0.0.2/32".into()]),
             &Default::default(),
@@ -353,16 +371,12 @@ mod tests {
             .err()
             .unwrap();
         assert!(second.to_string().starts_with("refused:"), "{second}");
-        assert_eq!(lookup.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(lookup.calls(), 2);
     }
 
     #[tokio::test]
     async fn overrides_come_before_the_lookup() {
-        let lookup = Arc::new(Rebinding {
-            calls: Default::default(),
-            first: "10.0.0.1".parse().unwrap(),
-            later: "10.0.0.1".parse().unwrap(),
-        });
+        let lookup = Rebinding::new(1, [10, 0, 0, 1].into(), [10, 0, 0, 1].into());
         let overrides = [("a.test".to_string(), "127.0.0.2:9000".to_string())]
             .into_iter()
             .collect();
@@ -375,7 +389,7 @@ mod tests {
             resolver.lookup("A.test").await,
             Ok(vec!["127.0.0.2:9000".parse().unwrap()])
         );
-        assert_eq!(lookup.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(lookup.calls(), 0);
         assert!(resolver.lookup("b.example").await.is_err());
     }
 }

@@ -194,7 +194,14 @@ impl FetchStage {
                 Fetched::Page(page) => Attempt::Page(page),
                 Fetched::Blocked { block, retry_after } => Attempt::Blocked { block, retry_after },
                 Fetched::Transient(reason) => Attempt::Transient(reason),
-                Fetched::Failed(reason) => Attempt::Ended(Outcome::Failed { reason }),
+                Fetched::Failed(reason) => {
+                    if reason.contains("refused:") {
+                        // A redirect hop or a resolved address the guard refused. The browser
+                        // levels count their refusals where they happen (the pool, its proxy).
+                        METRICS.ssrf_refusals.inc();
+                    }
+                    Attempt::Ended(Outcome::Failed { reason })
+                }
                 Fetched::TooLarge => Attempt::Ended(Outcome::TooLarge),
                 Fetched::Unsupported(content_type) => {
                     Attempt::Ended(Outcome::Unsupported { content_type })
@@ -263,11 +270,6 @@ impl FetchStage {
                 "blocked"
             }
             Attempt::Transient(_) | Attempt::Outage(_) => "retry",
-            Attempt::Ended(Outcome::Failed { reason }) if reason.contains("refused:") => {
-                // A redirect hop or a resolved address the guard refused.
-                METRICS.ssrf_refusals.inc();
-                "ended"
-            }
             Attempt::Ended(_) => "ended",
         };
         METRICS

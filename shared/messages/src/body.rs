@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::envelope::{Body, Kind};
 
-/// The search providers a job's `providers` option may name.
+/// The search providers a job's `providers` option may name (checked at submission, by
+/// `trawl_pipeline::batch::check_task`).
 pub const PROVIDERS: [&str; 8] = [
     "searxng",
     "duckduckgo",
@@ -107,25 +108,6 @@ pub struct JobOptions {
 }
 
 impl JobOptions {
-    /// What `check_task` leaves to the search stage, refused at submission instead: provider
-    /// names must be known ([`PROVIDERS`]), and at least one. A job naming only unknown
-    /// providers would search nothing and end without sources.
-    pub fn check_providers(&self) -> Result<(), String> {
-        let Some(names) = &self.providers else {
-            return Ok(());
-        };
-        if names.is_empty() {
-            return Err("providers: name at least one provider, or leave the option out".into());
-        }
-        match names.iter().find(|n| !PROVIDERS.contains(&n.as_str())) {
-            Some(name) => Err(format!(
-                "providers: unknown provider {name:?} (known: {})",
-                PROVIDERS.join(", ")
-            )),
-            None => Ok(()),
-        }
-    }
-
     /// These options, with `defaults` where these are silent.
     pub fn or(self, defaults: &JobOptions) -> JobOptions {
         let d = defaults.clone();
@@ -404,26 +386,6 @@ impl Body for ResearchResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn providers_must_be_known_and_present() {
-        let with = |names: &[&str]| JobOptions {
-            providers: Some(names.iter().map(|n| n.to_string()).collect()),
-            ..Default::default()
-        };
-        assert_eq!(JobOptions::default().check_providers(), Ok(()));
-        assert_eq!(with(&["searxng", "bocha"]).check_providers(), Ok(()));
-        for (names, needle) in [
-            (&[][..], "at least one"),
-            (&["searxng", "nope"], "unknown provider \"nope\""),
-        ] {
-            let err = with(names).check_providers().unwrap_err();
-            assert!(
-                err.starts_with("providers: ") && err.contains(needle),
-                "{err}"
-            );
-        }
-    }
 
     #[test]
     fn a_jobs_options_win_over_the_batch_defaults_field_by_field() {

@@ -251,6 +251,17 @@ mod tests {
             .contains(r#"{"\udccc":["\ud800"]}"#));
     }
 
+    /// serde reads a struct from a JSON array too, by position; an envelope written so must
+    /// not decode, since `with_attempt` (a map of fields) could not count its retries.
+    #[test]
+    fn an_envelope_as_an_array_does_not_decode() {
+        let value: serde_json::Value = serde_json::from_slice(&task().encode()).unwrap();
+        let fields: Vec<serde_json::Value> = value.as_object().unwrap().values().cloned().collect();
+        let bytes = serde_json::to_vec(&fields).unwrap();
+        assert!(Envelope::<SearchTask>::decode(&bytes).is_err());
+        assert!(with_attempt(&bytes, 1).is_none());
+    }
+
     #[test]
     fn with_attempt_keeps_unknown_fields() {
         let mut value: serde_json::Value = serde_json::from_slice(&task().encode()).unwrap();

@@ -12,61 +12,73 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{Deserializer, Error, SeqAccess, Unexpected, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error, SeqAccess, Unexpected, Visitor};
 
 /// `deserialize_with` for `max_urls`.
 pub fn max_urls<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    whole(d, "max_urls to be a whole number from 1 to 1000")
+    optional(
+        d,
+        Whole("max_urls to be a whole number from 1 to 1000", PhantomData),
+    )
 }
 
 /// `deserialize_with` for `max_level`.
 pub fn max_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
-    whole(d, "max_level to be a whole number from 0 to 3")
+    optional(
+        d,
+        Whole("max_level to be a whole number from 0 to 3", PhantomData),
+    )
 }
 
 /// `deserialize_with` for `deadline_secs`.
 pub fn deadline_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    whole(
+    optional(
         d,
-        "deadline_secs to be a whole number of seconds from 1 to 2592000",
+        Whole(
+            "deadline_secs to be a whole number of seconds from 1 to 2592000",
+            PhantomData,
+        ),
     )
 }
 
 /// `deserialize_with` for `min_relevance`: any JSON number.
 pub fn min_relevance<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    d.deserialize_option(NumberVisitor("min_relevance to be a number from 0 to 1"))
+    optional(d, Number("min_relevance to be a number from 0 to 1"))
 }
 
 /// `deserialize_with` for `freshness`.
 pub fn freshness<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    d.deserialize_option(TextVisitor(
-        "freshness to be one of any, day, week, month or year",
-    ))
+    optional(
+        d,
+        Text("freshness to be one of any, day, week, month or year"),
+    )
 }
 
 /// `deserialize_with` for `providers`: a list of names.
 pub fn providers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    d.deserialize_option(ListVisitor(
-        "providers to be a list of provider names, such as [\"searxng\"]",
-    ))
+    optional(
+        d,
+        List(Text(
+            "providers to be a list of provider names, such as [\"searxng\"]",
+        )),
+    )
 }
 
-/// A whole number of type `T`, `null` or absent; `expected` says what the field takes.
-fn whole<'de, D, T>(d: D, expected: &'static str) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: TryFrom<u64>,
-{
-    d.deserialize_option(WholeVisitor(expected, PhantomData))
+/// `null` or absent, else what `visitor` takes; `visitor` says what the field takes.
+fn optional<'de, D: Deserializer<'de>, V: Visitor<'de>>(
+    d: D,
+    visitor: V,
+) -> Result<Option<V::Value>, D::Error> {
+    d.deserialize_option(Optional(visitor))
 }
 
-struct WholeVisitor<T>(&'static str, PhantomData<T>);
+struct Optional<V>(V);
 
-impl<'de, T: TryFrom<u64>> Visitor<'de> for WholeVisitor<T> {
-    type Value = Option<T>;
+impl<'de, V: Visitor<'de>> Visitor<'de> for Optional<V> {
+    type Value = Option<V::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.0)
+        self.0.expecting(f)
     }
 
     fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
@@ -78,23 +90,32 @@ impl<'de, T: TryFrom<u64>> Visitor<'de> for WholeVisitor<T> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
+        d.deserialize_any(self.0).map(Some)
+    }
+}
+
+/// A whole number of type `T`, with or without `.0`.
+struct Whole<T>(&'static str, PhantomData<T>);
+
+impl<'de, T: TryFrom<u64>> Visitor<'de> for Whole<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
     }
 
-    fn visit_u64<E: Error>(self, n: u64) -> Result<Self::Value, E> {
-        T::try_from(n)
-            .map(Some)
-            .map_err(|_| E::invalid_value(Unexpected::Unsigned(n), &self))
+    fn visit_u64<E: Error>(self, n: u64) -> Result<T, E> {
+        T::try_from(n).map_err(|_| E::invalid_value(Unexpected::Unsigned(n), &self))
     }
 
-    fn visit_i64<E: Error>(self, n: i64) -> Result<Self::Value, E> {
+    fn visit_i64<E: Error>(self, n: i64) -> Result<T, E> {
         match u64::try_from(n) {
             Ok(n) => self.visit_u64(n),
             Err(_) => Err(E::invalid_value(Unexpected::Signed(n), &self)),
         }
     }
 
-    fn visit_f64<E: Error>(self, x: f64) -> Result<Self::Value, E> {
+    fn visit_f64<E: Error>(self, x: f64) -> Result<T, E> {
         // 2^64 is the first float past u64::MAX; below it, a float without fraction is exact.
         if x.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&x) {
             self.visit_u64(x as u64)
@@ -104,108 +125,34 @@ impl<'de, T: TryFrom<u64>> Visitor<'de> for WholeVisitor<T> {
     }
 }
 
-struct NumberVisitor(&'static str);
+/// Any number.
+struct Number(&'static str);
 
-impl<'de> Visitor<'de> for NumberVisitor {
-    type Value = Option<f64>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.0)
-    }
-
-    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_u64<E: Error>(self, n: u64) -> Result<Self::Value, E> {
-        Ok(Some(n as f64))
-    }
-
-    fn visit_i64<E: Error>(self, n: i64) -> Result<Self::Value, E> {
-        Ok(Some(n as f64))
-    }
-
-    fn visit_f64<E: Error>(self, x: f64) -> Result<Self::Value, E> {
-        Ok(Some(x))
-    }
-}
-
-struct TextVisitor(&'static str);
-
-impl<'de> Visitor<'de> for TextVisitor {
-    type Value = Option<String>;
+impl<'de> Visitor<'de> for Number {
+    type Value = f64;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(self.0)
     }
 
-    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_u64<E: Error>(self, n: u64) -> Result<f64, E> {
+        Ok(n as f64)
     }
 
-    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_i64<E: Error>(self, n: i64) -> Result<f64, E> {
+        Ok(n as f64)
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_str<E: Error>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(Some(s.to_owned()))
+    fn visit_f64<E: Error>(self, x: f64) -> Result<f64, E> {
+        Ok(x)
     }
 }
 
-struct ListVisitor(&'static str);
+/// A string; also the seed of each of a [`List`]'s items.
+#[derive(Clone, Copy)]
+struct Text(&'static str);
 
-impl<'de> Visitor<'de> for ListVisitor {
-    type Value = Option<Vec<String>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.0)
-    }
-
-    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut names = Vec::new();
-        while let Some(name) = seq.next_element_seed(NameSeed(self.0))? {
-            names.push(name);
-        }
-        Ok(Some(names))
-    }
-}
-
-/// One provider name: a string, or the list's own error.
-struct NameSeed(&'static str);
-
-impl<'de> serde::de::DeserializeSeed<'de> for NameSeed {
-    type Value = String;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NameSeed {
+impl<'de> Visitor<'de> for Text {
     type Value = String;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -214,6 +161,33 @@ impl<'de> Visitor<'de> for NameSeed {
 
     fn visit_str<E: Error>(self, s: &str) -> Result<String, E> {
         Ok(s.to_owned())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Text {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A list of strings; a wrong item gets the list's own error.
+struct List(Text);
+
+impl<'de> Visitor<'de> for List {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self.0)? {
+            items.push(item);
+        }
+        Ok(items)
     }
 }
 

@@ -4,8 +4,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use trawl_broker::Queue;
-use trawl_messages::{paths, Envelope, JobOptions, SearchTask, MAX_DEADLINE_SECS, MAX_URLS};
+use trawl_messages::{
+    paths, Envelope, JobOptions, SearchTask, MAX_DEADLINE_SECS, MAX_URLS, PROVIDERS,
+};
 use uuid::Uuid;
 
 use crate::{Runtime, StageError};
@@ -13,11 +16,15 @@ use crate::{Runtime, StageError};
 /// Longest question accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 2000;
 
-#[derive(Debug, thiserror::Error)]
-#[error("line {line}: {reason}")]
-pub struct BatchLineError {
-    pub line: usize,
-    pub reason: String,
+/// Why a batch file was refused; a bad line is named by its number.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BatchFileError {
+    #[error("line {line}: {reason}")]
+    Line { line: usize, reason: String },
+    #[error("the file is empty: write one question per line, or JSONL lines {{\"query\": \"…\"}}")]
+    Empty,
+    #[error("the file holds no questions, only blank lines and # comments")]
+    NoQuestions,
 }
 
 /// One JSONL line: `{"query": "…", "options": {"max_urls": 5}}`.
@@ -29,7 +36,8 @@ struct JsonLine {
     options: JobOptions,
 }
 
-/// Checks one question and its options; the reason names the problem.
+/// Checks one question and its options; the reason names the problem. Every way a job is
+/// submitted (a batch file, the API, MCP) goes through here.
 pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String> {
     // Counted before trimming, as the API's document counts `maxLength`.
     if query.chars().count() > MAX_QUERY_CHARS {
@@ -67,13 +75,33 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
     if options.max_level.is_some_and(|l| l > 3) {
         return Err("max_level must be 0 to 3".into());
     }
+    // The search stage skips names it does not know: a job naming only those (or none) would
+    // search nothing and end without sources.
+    if let Some(names) = &options.providers {
+        if names.is_empty() {
+            return Err("providers: name at least one provider, or leave the option out".into());
+        }
+        if let Some(name) = names.iter().find(|n| !PROVIDERS.contains(&n.as_str())) {
+            return Err(format!(
+                "providers: unknown provider {name:?} (known: {})",
+                PROVIDERS.join(", ")
+            ));
+        }
+    }
     Ok(SearchTask { query, options })
 }
 
-/// Parses a batch: one question per line, or JSONL lines starting with `{`. Blank lines and
-/// lines starting with `#` are skipped. Every line is checked before anything is enqueued; the
-/// first bad one is reported by number.
-pub fn parse_batch(text: &str) -> Result<Vec<SearchTask>, BatchLineError> {
+/// Parses a batch file: one question per line, or JSONL lines `{"query": "…"}`. Blank lines
+/// and lines starting with `#` are skipped; a UTF-8 byte order mark (Windows editors write
+/// one) is dropped, and CRLF line ends are line ends. Every line is checked before anything
+/// is enqueued; the first bad one is reported by number, bytes that are not UTF-8 by line and
+/// column too.
+pub fn parse_batch(bytes: &[u8]) -> Result<Vec<SearchTask>, BatchFileError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    if bytes.is_empty() {
+        return Err(BatchFileError::Empty);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e.valid_up_to()))?;
     let mut tasks = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -81,25 +109,67 @@ pub fn parse_batch(text: &str) -> Result<Vec<SearchTask>, BatchLineError> {
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let (query, options) = if trimmed.starts_with('{') {
-            let parsed: JsonLine = serde_json::from_str(trimmed).map_err(|e| BatchLineError {
-                line,
-                reason: format!("invalid JSON line: {e}"),
-            })?;
-            (parsed.query, parsed.options)
-        } else {
-            (trimmed.to_owned(), JobOptions::default())
-        };
-        let task = check_task(&query, options).map_err(|reason| BatchLineError { line, reason })?;
+        let task = parse_line(trimmed).map_err(|reason| BatchFileError::Line { line, reason })?;
         tasks.push(task);
     }
     if tasks.is_empty() {
-        return Err(BatchLineError {
-            line: 0,
-            reason: "the batch holds no questions".into(),
-        });
+        return Err(BatchFileError::NoQuestions);
     }
     Ok(tasks)
+}
+
+/// One line (trimmed, not blank): a JSON object is a JSONL line; any other JSON value is
+/// refused, since taken as a question it would be one nobody meant (`["q"]`, `42`, `null`);
+/// anything else is a question.
+fn parse_line(line: &str) -> Result<SearchTask, String> {
+    let (query, options) = match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(fields)) => {
+            // serde reads a struct from an array too, by position.
+            if let Some(Value::Array(_)) = fields.get("options") {
+                return Err(
+                    "options: must be an object such as {\"max_urls\": 5}, not an array".into(),
+                );
+            }
+            let parsed: JsonLine = serde_json::from_value(Value::Object(fields))
+                .map_err(|e| format!("invalid JSON line: {e}"))?;
+            (parsed.query, parsed.options)
+        }
+        Ok(other) => {
+            let what = match other {
+                Value::Array(_) => "a JSON array",
+                Value::String(_) => "a JSON string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a JSON boolean",
+                _ => "JSON null",
+            };
+            return Err(format!(
+                "{what} where a question or a JSON object {{\"query\": \"…\"}} belongs"
+            ));
+        }
+        Err(e) if line.starts_with('{') => return Err(format!("invalid JSON line: {e}")),
+        Err(_) => (line.to_owned(), JobOptions::default()),
+    };
+    check_task(&query, options)
+}
+
+/// The error for bytes that are UTF-8 up to `valid`: its line, and its column in characters.
+fn not_utf8(bytes: &[u8], valid: usize) -> BatchFileError {
+    let before = &bytes[..valid];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    BatchFileError::Line {
+        line: before.iter().filter(|&&b| b == b'\n').count() + 1,
+        reason: format!(
+            "not UTF-8 (byte 0x{:02X} at column {column}): save the file as UTF-8",
+            bytes[valid]
+        ),
+    }
 }
 
 /// A batch's jobs in submission order; written to the object store by [`submit`].
@@ -313,23 +383,34 @@ pub async fn collect(
 mod tests {
     use super::*;
 
+    fn line_error(bytes: &[u8]) -> (usize, String) {
+        match parse_batch(bytes) {
+            Err(BatchFileError::Line { line, reason }) => (line, reason),
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(bytes)),
+        }
+    }
+
     #[test]
     fn parses_plain_and_jsonl_lines() {
         let tasks = parse_batch(
-            "# comment\nWhat is zorbium?\n\n{\"query\": \"Who found it?\", \"options\": {\"max_urls\": 3}}\n",
+            b"# comment\nWhat is zorbium?\n\n{\"query\": \"Who found it?\", \"options\": {\"max_urls\": 3}}\n",
         )
         .unwrap();
         assert_eq!(tasks.len(), 2);
         assert_eq!(tasks[0].query, "What is zorbium?");
         assert_eq!(tasks[1].options.max_urls, Some(3));
+        // Text that merely starts like JSON is a question.
+        assert_eq!(parse_batch(b"[draft] what is zorbium?").unwrap().len(), 1);
     }
 
     #[test]
     fn names_the_bad_line() {
         for (text, line, needle) in [
             ("ok\n{\"query\": 3}\n", 2, "invalid JSON"),
+            ("ok\n\n{\"query\": \"x\"\n", 3, "invalid JSON line"),
             ("ok\nok\n{\"query\": \"q\", \"bogus\": 1}\n", 3, "bogus"),
             ("{\"query\": \"  \"}", 1, "empty query"),
+            ("# c\nok\n{\"query\": \"\"}", 3, "empty query"),
             (
                 "{\"query\": \"q\", \"options\": {\"max_level\": 7}}",
                 1,
@@ -338,6 +419,11 @@ mod tests {
             (
                 "{\"query\": \"q\", \"options\": {\"max_urls\": 1001}}",
                 1,
+                "max_urls",
+            ),
+            (
+                "ok\n{\"query\": \"x\", \"options\": {\"max_urls\": -1}}",
+                2,
                 "max_urls",
             ),
             // Past 30 days the deadline's timestamp could overflow.
@@ -351,11 +437,85 @@ mod tests {
                 1,
                 "deadline_secs",
             ),
+            (
+                "{\"query\": \"x\", \"options\": {\"providers\": [\"nope\"]}}",
+                1,
+                "unknown provider",
+            ),
         ] {
-            let err = parse_batch(text).unwrap_err();
-            assert_eq!(err.line, line, "{text}");
-            assert!(err.to_string().contains(needle), "{err}");
+            let (at, reason) = line_error(text.as_bytes());
+            assert_eq!(at, line, "{text}");
+            assert!(reason.contains(needle), "{text}: {reason}");
         }
-        assert!(parse_batch("\n# only comments\n").is_err());
+        let huge = "q".repeat(3_000_000);
+        assert!(line_error(huge.as_bytes()).1.contains("longer than"));
+    }
+
+    #[test]
+    fn providers_must_be_known_and_present() {
+        let with = |names: &[&str]| JobOptions {
+            providers: Some(names.iter().map(|n| n.to_string()).collect()),
+            ..Default::default()
+        };
+        assert!(check_task("q", JobOptions::default()).is_ok());
+        assert!(check_task("q", with(&["searxng", "bocha"])).is_ok());
+        for (names, needle) in [
+            (&[][..], "at least one"),
+            (&["searxng", "nope"], "unknown provider \"nope\""),
+        ] {
+            let err = check_task("q", with(names)).unwrap_err();
+            assert!(
+                err.starts_with("providers: ") && err.contains(needle),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bom_and_crlf_read_like_any_file() {
+        let tasks =
+            parse_batch(b"\xef\xbb\xbf{\"query\": \"What is zorbium?\"}\r\n\r\nWho found it?\r\n")
+                .unwrap();
+        let queries: Vec<&str> = tasks.iter().map(|t| t.query.as_str()).collect();
+        assert_eq!(queries, ["What is zorbium?", "Who found it?"]);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_named_by_line_and_column() {
+        let (line, reason) = line_error(b"ok\nthe caf\xe9 question\n");
+        assert_eq!(line, 2);
+        assert!(reason.contains("0xE9 at column 8"), "{reason}");
+        let (line, reason) = line_error(&["é\nü".as_bytes(), b"\xff"].concat());
+        assert_eq!((line, reason.contains("column 2")), (2, true), "{reason}");
+    }
+
+    #[test]
+    fn json_that_is_not_an_object_is_refused() {
+        for (text, needle) in [
+            ("ok\n[\"q\"]\n", "a JSON array"),
+            ("\"q\"", "a JSON string"),
+            ("ok\nok\n42", "a number"),
+            ("true", "a JSON boolean"),
+            ("null", "JSON null"),
+            (
+                "{\"query\": \"q\", \"options\": [5]}",
+                "options: must be an object",
+            ),
+        ] {
+            let (line, reason) = line_error(text.as_bytes());
+            assert_eq!(line, text.lines().count(), "{text}");
+            assert!(reason.contains(needle), "{text}: {reason}");
+        }
+    }
+
+    #[test]
+    fn empty_and_question_less_files_say_so() {
+        assert_eq!(parse_batch(b""), Err(BatchFileError::Empty));
+        assert_eq!(parse_batch(b"\xef\xbb\xbf"), Err(BatchFileError::Empty));
+        assert_eq!(
+            parse_batch(b"\n \r\n# c\n"),
+            Err(BatchFileError::NoQuestions)
+        );
+        assert!(parse_batch(b"\n# only comments\n").is_err());
     }
 }

@@ -252,7 +252,20 @@ async fn retry_or_dead(
         )
         .await;
     } else {
-        let retried = with_attempt(body, attempts_made).unwrap_or_else(|| body.to_vec());
+        // `with_attempt` takes whatever decoded (fuzzed); should it ever refuse, the message
+        // could not count its retries and would retry for ever: dead-letter it instead.
+        let Some(retried) = with_attempt(body, attempts_made) else {
+            warn!(queue = %queue, error = %error, "cannot raise the attempt; dead-lettering");
+            return dead_letter(
+                rt,
+                queue,
+                delivery,
+                "undecodable",
+                &format!("cannot raise its attempt after: {}", error.message),
+                attempts_made,
+            )
+            .await;
+        };
         (retried, delays[(attempt as usize).min(delays.len() - 1)])
     };
     count_retry(queue, &error);

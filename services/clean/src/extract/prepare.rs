@@ -36,7 +36,7 @@ const MAX_FORMATTING: usize = 8;
 /// Start tags kept per page: more than a long encyclopedia article has (about 40 000), and
 /// past the markdown the clean stage keeps (`clean.max_chars`) long before the cap; a 10 MB page
 /// of tiny elements costs about 60 MB to extract at this cap instead of half a gigabyte.
-pub(crate) const MAX_ELEMENTS: usize = 50_000;
+const MAX_ELEMENTS: usize = 50_000;
 
 /// An end tag looks this far down the stack for its element; a stray end tag costs the parser
 /// a scan of its stack, so on a deep stack one that matches nothing here is dropped.

@@ -454,6 +454,16 @@ mod tests {
     use super::testing::*;
     use super::*;
 
+    /// Submission accepts the provider names of `PROVIDERS` alone: each must be one this stage
+    /// builds.
+    #[test]
+    fn the_submittable_providers_are_the_ones_built_here() {
+        for name in trawl_messages::PROVIDERS {
+            assert!(defaults(name).is_some(), "{name}");
+        }
+        assert!(defaults("nope").is_none());
+    }
+
     #[tokio::test]
     async fn searxng_pages_and_errors() {
         let web = simweb().await;
