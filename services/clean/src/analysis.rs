@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use trawl_messages::{Lookup, Table};
-use trawl_pipeline::text::{coverage, coverage_of, sentences, terms};
+use trawl_pipeline::text::{coverage, coverage_in, sentences, terms};
 
 use crate::bm25::{rank, same_term, Query};
 use crate::{datapoints, lookup, tables};
@@ -88,9 +88,7 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
     let best = order.first().map_or(0.0, |&i| {
         0.5 * ranking.normalised(i) + 0.5 * coverage(&q, &passages[i])
     });
-    let mut words = terms(title);
-    words.extend(terms(markdown));
-    let relevance = 0.6 * best + 0.4 * coverage_of(&q, &words);
+    let relevance = 0.6 * best + 0.4 * coverage_in(&q, &[title, markdown]);
 
     // The summary reads in page order: the two best sentences as the page has them.
     let mut top: Vec<usize> = order.iter().take(2).copied().collect();

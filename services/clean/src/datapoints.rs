@@ -561,6 +561,9 @@ pub fn extract(
     sentences: &[(String, f64)],
     tables: &[Table],
 ) -> BTreeMap<String, Option<String>> {
+    if points.is_empty() {
+        return BTreeMap::new();
+    }
     let words: Vec<Vec<String>> = sentences.iter().map(|(s, _)| terms(s)).collect();
     let mut by_rank: Vec<usize> = (0..sentences.len()).collect();
     by_rank.sort_by(|&a, &b| sentences[b].1.total_cmp(&sentences[a].1).then(a.cmp(&b)));

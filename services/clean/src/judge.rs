@@ -118,7 +118,13 @@ pub fn heuristic(markdown: &str) -> Heuristic {
         let short_item = item.is_some_and(|i| {
             i.split_whitespace().count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
         });
-        let key = lower.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut key = String::with_capacity(lower.len());
+        for word in lower.split_whitespace() {
+            if !key.is_empty() {
+                key.push(' ');
+            }
+            key.push_str(word);
+        }
         let repeated = !seen.insert(key);
         let kind = if PHRASES.iter().any(|p| lower.contains(p)) {
             Line::Phrase

@@ -122,14 +122,12 @@ pub fn bounded(ctx: &Context, markdown: &str, max: usize) -> (String, Option<Str
         return (markdown.to_owned(), None);
     }
     let all = blocks(markdown);
-    let texts: Vec<String> = all.iter().map(|b| b.to_string()).collect();
     let mut extra = ctx.sub_queries.clone();
     extra.extend(ctx.data_points.iter().cloned());
-    let ranking = rank(&Query::new(&ctx.question, &extra), &texts);
+    let ranking = rank(&Query::new(&ctx.question, &extra), &all);
     let mut order = ranking.order();
     // Blocks that match nothing fill any room left, from the top of the page.
-    let unmatched: Vec<usize> = (0..all.len()).filter(|i| !order.contains(i)).collect();
-    order.extend(unmatched);
+    order.extend((0..all.len()).filter(|&i| ranking.scores[i] <= 0.0));
     let (mut picked, mut used) = (Vec::new(), 0);
     for i in order {
         if used + all[i].len() <= max {

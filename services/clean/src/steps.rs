@@ -45,11 +45,22 @@ pub enum LlmUse<'a> {
     Unavailable(&'a str),
 }
 
+/// `s` lower-cased with its whitespace runs made single spaces, to compare quotes with the
+/// page they come from.
 fn collapse(s: &str) -> String {
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    if out.is_ascii() {
+        out.make_ascii_lowercase();
+        out
+    } else {
+        out.to_lowercase()
+    }
 }
 
 /// Runs judge, clean and analyse on one source's markdown.

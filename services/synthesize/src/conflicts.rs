@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use trawl_messages::AnalysedDoc;
-use trawl_pipeline::text::{same_word, sentences, terms};
+use trawl_pipeline::text::{coverage, sentences, terms};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Conflict {
@@ -36,37 +36,48 @@ fn first_number(sentence: &str) -> Option<String> {
         })
 }
 
-/// The value `doc` gives for `point`, if one of its sentences names it and holds a number.
-fn value_in(doc: &AnalysedDoc, point: &[String]) -> Option<String> {
-    let names_it = |s: &str| {
-        let words = terms(s);
-        point.iter().all(|p| words.iter().any(|w| same_word(p, w)))
-    };
-    doc.key_points
+/// Sentences of a source's text read for values, past its key points.
+const SENTENCES_READ: usize = 200;
+
+/// The value a source gives for `point`: the first number of its first sentence (key points
+/// first, then its text's) that names the point and holds one.
+fn value_in(sentences: &[&str], point: &[String]) -> Option<String> {
+    sentences
         .iter()
-        .map(String::as_str)
-        .chain(
-            sentences(&doc.markdown)
-                .iter()
-                .map(String::as_str)
-                .take(200)
-                .collect::<Vec<_>>(),
-        )
-        .find(|s| names_it(s) && first_number(s).is_some())
-        .and_then(first_number)
+        .filter(|s| coverage(point, s) == 1.0)
+        .find_map(|s| first_number(s))
 }
 
+/// Data points whose relevant sources give different values.
 pub fn detect(data_points: &[String], docs: &[AnalysedDoc]) -> Vec<Conflict> {
+    let points: Vec<(&String, Vec<String>)> = (data_points.iter())
+        .map(|p| (p, terms(p)))
+        .filter(|(_, words)| !words.is_empty())
+        .collect();
+    if points.is_empty() {
+        return Vec::new();
+    }
+    // Each source's sentences once, not once per data point.
+    let texts: Vec<(u32, Vec<String>)> = (docs.iter())
+        .filter(|d| d.is_relevant)
+        .map(|d| (d.source.idx, sentences(&d.markdown)))
+        .collect();
+    let read: Vec<(u32, Vec<&str>)> = (docs.iter().filter(|d| d.is_relevant))
+        .zip(&texts)
+        .map(|(doc, (idx, text))| {
+            let all = (doc.key_points.iter())
+                .chain(text.iter().take(SENTENCES_READ))
+                .map(String::as_str)
+                .collect();
+            (*idx, all)
+        })
+        .collect();
     let mut out = Vec::new();
-    for point in data_points {
-        let words = terms(point);
-        if words.is_empty() {
-            continue;
-        }
+    for (point, words) in points {
         let mut by_value: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-        for doc in docs.iter().filter(|d| d.is_relevant) {
-            if let Some(v) = value_in(doc, &words) {
-                by_value.entry(v).or_default().push(doc.source.idx);
+        for (idx, sentences) in &read {
+            if let Some(v) = value_in(sentences, &words) {
+                by_value.entry(v).or_default().push(*idx);
             }
         }
         if by_value.len() > 1 {

@@ -95,34 +95,57 @@ pub fn terms(text: &str) -> Vec<String> {
     // Scanning `out` for each word is quadratic, and a whole page has thousands of distinct
     // words; a set takes over once there are more than a sentence's worth.
     let mut seen: HashSet<String> = HashSet::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
-            continue;
-        }
-        let w = if word
-            .bytes()
-            .any(|b| b.is_ascii_uppercase() || !b.is_ascii())
-        {
-            word.to_lowercase()
-        } else {
-            word.to_owned()
-        };
-        if is_stop_word(&w) {
-            continue;
-        }
+    let mut lower = String::new();
+    for_each_word(text, &mut lower, |w| {
         let repeated = if out.len() < 32 {
-            out.contains(&w)
+            out.iter().any(|o| o == w)
         } else {
             if seen.is_empty() {
                 seen.extend(out.iter().cloned());
             }
-            !seen.insert(w.clone())
+            // Only a new word is copied: most of a page's words are repeats or stop words.
+            seen.contains(w) || !seen.insert(w.to_owned())
         };
         if !repeated {
-            out.push(w);
+            out.push(w.to_owned());
+        }
+        true
+    });
+    out
+}
+
+/// Calls `f` with each lower-cased content word of `text` (the words of [`terms`], repeats
+/// included) until it returns false, allocating nothing per word.
+pub fn each_word(text: &str, f: impl FnMut(&str) -> bool) {
+    for_each_word(text, &mut String::new(), f);
+}
+
+/// [`each_word`] with `lower` as the scratch space for words that need lower-casing.
+fn for_each_word(text: &str, lower: &mut String, mut f: impl FnMut(&str) -> bool) {
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        let w = if word.is_ascii() {
+            if word.bytes().any(|b| b.is_ascii_uppercase()) {
+                lower.clear();
+                lower.push_str(word);
+                lower.make_ascii_lowercase();
+                lower.as_str()
+            } else {
+                word
+            }
+        } else {
+            // `str::to_lowercase` for its final-sigma rule, as everything compared with these
+            // words is lower-cased.
+            lower.clear();
+            lower.push_str(&word.to_lowercase());
+            lower.as_str()
+        };
+        if !is_stop_word(w) && !f(w) {
+            return;
         }
     }
-    out
 }
 
 /// Two words match when their light stems agree ("melts", "melting" and "melted" all stem to
@@ -131,7 +154,9 @@ pub fn same_word(a: &str, b: &str) -> bool {
     a == b || stem(a) == stem(b)
 }
 
-fn stem(w: &str) -> &str {
+/// The light stem [`same_word`] compares: a common suffix dropped when at least three
+/// characters remain.
+pub fn stem(w: &str) -> &str {
     for suffix in ["ations", "ation", "ings", "ing", "ed", "es", "s", "ly"] {
         if let Some(stem) = w.strip_suffix(suffix) {
             if stem.chars().count() >= 3 {
@@ -144,19 +169,76 @@ fn stem(w: &str) -> &str {
 
 /// Share of `query_terms` found among `words`.
 pub fn coverage_of(query_terms: &[String], words: &[String]) -> f64 {
-    if query_terms.is_empty() {
-        return 0.0;
+    let mut found = Found::new(query_terms);
+    for w in words {
+        if found.word(w) {
+            break;
+        }
     }
-    let hits = query_terms
-        .iter()
-        .filter(|q| words.iter().any(|w| same_word(q, w)))
-        .count();
-    hits as f64 / query_terms.len() as f64
+    found.share()
 }
 
 /// Share of `query_terms` found in `text`.
 pub fn coverage(query_terms: &[String], text: &str) -> f64 {
-    coverage_of(query_terms, &terms(text))
+    coverage_in(query_terms, &[text])
+}
+
+/// Share of `query_terms` found in any of `texts`: one pass over their words, nothing
+/// allocated per word, and it stops once every term is found (a page about the question
+/// names them all early).
+pub fn coverage_in(query_terms: &[String], texts: &[&str]) -> f64 {
+    let mut found = Found::new(query_terms);
+    let mut lower = String::new();
+    for text in texts {
+        let mut all = false;
+        for_each_word(text, &mut lower, |w| {
+            all = found.word(w);
+            !all
+        });
+        if all {
+            break;
+        }
+    }
+    found.share()
+}
+
+/// Which query terms a run of words has matched so far ([`same_word`], each term's stem taken
+/// once).
+struct Found<'a> {
+    terms: Vec<(&'a str, &'a str)>,
+    missing: Vec<bool>,
+    left: usize,
+}
+
+impl<'a> Found<'a> {
+    fn new(query_terms: &'a [String]) -> Found<'a> {
+        Found {
+            terms: query_terms.iter().map(|t| (t.as_str(), stem(t))).collect(),
+            missing: vec![true; query_terms.len()],
+            left: query_terms.len(),
+        }
+    }
+
+    /// Notes `w`; true once every term is found.
+    fn word(&mut self, w: &str) -> bool {
+        let mut stemmed = None;
+        for (i, &(term, term_stem)) in self.terms.iter().enumerate() {
+            if self.missing[i]
+                && (term == w || *stemmed.get_or_insert_with(|| stem(w)) == term_stem)
+            {
+                self.missing[i] = false;
+                self.left -= 1;
+            }
+        }
+        self.left == 0
+    }
+
+    fn share(&self) -> f64 {
+        if self.terms.is_empty() {
+            return 0.0;
+        }
+        (self.terms.len() - self.left) as f64 / self.terms.len() as f64
+    }
 }
 
 /// Prose sentences of markdown: headings, code blocks, tables and list markers left out.
@@ -217,12 +299,14 @@ const ABBREVIATIONS: &[&str] = &[
 
 fn split_sentences(text: &str, out: &mut Vec<String>) {
     let mut start = 0;
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    for (i, &(at, c)) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).map(|&(_, n)| n);
-        let after = chars.get(i + 2).map(|&(_, n)| n);
-        let mut ends = matches!(c, '.' | '!' | '?')
-            && next.is_none_or(char::is_whitespace)
+    for (at, c) in text.char_indices() {
+        if !matches!(c, '.' | '!' | '?') {
+            continue;
+        }
+        let end = at + c.len_utf8();
+        let mut rest = text[end..].chars();
+        let (next, after) = (rest.next(), rest.next());
+        let mut ends = next.is_none_or(char::is_whitespace)
             && after.is_none_or(|a| a.is_uppercase() || a.is_numeric() || !a.is_alphabetic());
         if ends && c == '.' {
             let word = text[start..at]
@@ -237,18 +321,32 @@ fn split_sentences(text: &str, out: &mut Vec<String>) {
                 || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
         }
         if ends {
-            push_sentence(&text[start..at + c.len_utf8()], out);
-            start = at + c.len_utf8();
+            push_sentence(&text[start..end], out);
+            start = end;
         }
     }
     push_sentence(&text[start..], out);
 }
 
 fn push_sentence(s: &str, out: &mut Vec<String>) {
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    // Fragments and walls of text make poor evidence.
-    if s.chars().count() >= 25 && s.chars().count() <= 600 && s.split(' ').count() >= 4 {
-        out.push(s);
+    // Fragments and walls of text make poor evidence. Collapsing whitespace only shortens a
+    // sentence, so one under the minimum in bytes is one in characters too.
+    const MIN_CHARS: usize = 25;
+    if s.len() < MIN_CHARS {
+        return;
+    }
+    let mut sentence = String::with_capacity(s.len());
+    let mut words = 0;
+    for word in s.split_whitespace() {
+        if words > 0 {
+            sentence.push(' ');
+        }
+        sentence.push_str(word);
+        words += 1;
+    }
+    let chars = sentence.chars().count();
+    if (MIN_CHARS..=600).contains(&chars) && words >= 4 {
+        out.push(sentence);
     }
 }
 
