@@ -106,20 +106,29 @@ impl Term<'_> {
     }
 }
 
+impl<'a> Term<'a> {
+    fn new(word: &'a str) -> Term<'a> {
+        let (stem, plural) = keys(word);
+        Term { word, stem, plural }
+    }
+}
+
+/// Whether any word of `text` is [`same_term`] as one of `words`; it stops at the first.
+pub fn mentions_any(words: &[String], text: &str) -> bool {
+    let terms: Vec<Term> = words.iter().map(|w| Term::new(w)).collect();
+    let mut found = false;
+    each_word(text, |w| {
+        found = terms.iter().any(|t| t.matches(w));
+        !found
+    });
+    found
+}
+
 /// Ranks `passages` against `query`: one pass over each passage's words, matched against the
 /// query's terms as they come (nothing is allocated per word; splitting pages into owned words
 /// and matching those was most of the clean stage's CPU).
 pub fn rank<S: AsRef<str>>(query: &Query, passages: &[S]) -> Ranking {
-    let terms: Vec<Term> = (query.terms.iter())
-        .map(|(t, _)| {
-            let (stem, plural) = keys(t);
-            Term {
-                word: t,
-                stem,
-                plural,
-            }
-        })
-        .collect();
+    let terms: Vec<Term> = query.terms.iter().map(|(t, _)| Term::new(t)).collect();
     // tf[p][t]: distinct words of passage p matching term t.
     let mut tf: Vec<Vec<u32>> = Vec::with_capacity(passages.len());
     let mut lengths: Vec<f64> = Vec::with_capacity(passages.len());

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use trawl_messages::Table;
 use trawl_pipeline::text::terms;
 
-use crate::bm25::same_term;
+use crate::bm25::{mentions_any, same_term};
 
 /// Candidate sentences tried per data point.
 const TRIES: usize = 10;
@@ -225,13 +225,6 @@ fn markers(point: &str) -> Vec<String> {
         }
     }
     out
-}
-
-fn mentions(markers: &[String], words: &[String]) -> Option<()> {
-    markers
-        .iter()
-        .any(|m| words.iter().any(|w| same_term(m, w)))
-        .then_some(())
 }
 
 /// A word of a sentence with its surrounding punctuation trimmed.
@@ -561,10 +554,6 @@ pub fn extract(
     sentences: &[(String, f64)],
     tables: &[Table],
 ) -> BTreeMap<String, Option<String>> {
-    if points.is_empty() {
-        return BTreeMap::new();
-    }
-    let words: Vec<Vec<String>> = sentences.iter().map(|(s, _)| terms(s)).collect();
     let mut by_rank: Vec<usize> = (0..sentences.len()).collect();
     by_rank.sort_by(|&a, &b| sentences[b].1.total_cmp(&sentences[a].1).then(a.cmp(&b)));
     let mut out = BTreeMap::new();
@@ -581,13 +570,13 @@ pub fn extract(
             .then(|| from_tables(point, &subject, tables))
             .flatten();
         if value.is_none() {
-            let naming = by_rank
-                .iter()
-                .filter(|&&i| mentions(&markers, &words[i]).is_some());
+            // Which sentences name the point: one pass over each, stopping at the first marker.
+            let named: Vec<bool> = (sentences.iter())
+                .map(|(s, _)| mentions_any(&markers, s))
+                .collect();
+            let naming = by_rank.iter().filter(|&&i| named[i]);
             let ranked = by_rank.iter().filter(|&&i| {
-                sentences[i].1 > 0.0
-                    && !matches!(kind, Kind::Generic | Kind::Count)
-                    && mentions(&markers, &words[i]).is_none()
+                sentences[i].1 > 0.0 && !matches!(kind, Kind::Generic | Kind::Count) && !named[i]
             });
             value = naming
                 .chain(ranked)
