@@ -278,16 +278,28 @@ impl OwnRabbit {
     pub async fn stop(&mut self) {
         let mut command = Command::new(format!("{RABBIT_BIN}/rabbitmqctl"));
         self.env(&mut command);
-        let _ = command
+        let shutdown = command
             .args(["-n", &self.node, "shutdown"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .status()
-            .await;
-        if let Some(mut child) = self.child.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
-            let _ = child.start_kill();
-        }
+            .kill_on_drop(true)
+            .status();
+        let shutdown = tokio::time::timeout(Duration::from_secs(60), shutdown);
+        // `rabbitmqctl shutdown` returns once the node's OS process is gone, and the VM is this
+        // process's child: it must be reaped while the command waits, or it stays a zombie and
+        // the command waits for it for ever.
+        let reaped = async {
+            if let Some(mut child) = self.child.take() {
+                if tokio::time::timeout(Duration::from_secs(30), child.wait())
+                    .await
+                    .is_err()
+                {
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                }
+            }
+        };
+        let _ = tokio::join!(shutdown, reaped);
     }
 
     /// `kill -9` of the node's Erlang VM.
