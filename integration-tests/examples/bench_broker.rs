@@ -185,24 +185,29 @@ async fn bare_path(n: usize) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(10_000);
+    let arg = |i: usize, default: usize| {
+        std::env::args()
+            .nth(i)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(default)
+    };
+    let (n, rounds) = (arg(1, 10_000), arg(2, 5).max(1));
     println!("messages: {n}, publishers: {PUBLISHERS}, prefetch: {PREFETCH}, quorum queues, confirms, manual acks");
-    // Alternate the two paths so drift on a busy machine hits both alike.
-    let (mut trawl, mut bare) = (Vec::new(), Vec::new());
-    for round in 1..=3 {
+    // Alternate the two paths so drift on a busy machine hits both alike; each round's ratio
+    // compares runs made seconds apart.
+    let (mut trawl, mut bare, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=rounds {
         let b = bare_path(n).await;
         let t = trawl_path(n).await;
         println!("round {round}: bare lapin {b:>8.0} msg/s   trawl no-op stage {t:>8.0} msg/s   ratio {:.2}", t / b);
         bare.push(b);
         trawl.push(t);
+        ratios.push(t / b);
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let (t, b) = (median(&mut trawl), median(&mut bare));
-    println!("median: bare lapin {b:.0} msg/s, trawl {t:.0} msg/s, trawl/bare = {:.2} (overhead {:.0} %)", t / b, (1.0 - t / b) * 100.0);
+    let (t, b, r) = (median(&mut trawl), median(&mut bare), median(&mut ratios));
+    println!("median: bare lapin {b:.0} msg/s, trawl {t:.0} msg/s; median round ratio trawl/bare = {r:.2} (overhead {:.0} %)", (1.0 - r) * 100.0);
 }
