@@ -93,7 +93,12 @@ struct Term<'a> {
     plural: Option<&'a str>,
 }
 
-impl Term<'_> {
+impl<'a> Term<'a> {
+    fn new(word: &'a str) -> Term<'a> {
+        let (stem, plural) = keys(word);
+        Term { word, stem, plural }
+    }
+
     /// [`same_term`] for a word of the page. Either key of a word is a prefix of it, so a word
     /// starting with neither of the term's keys cannot match: most words are told apart by
     /// their first byte, and only the rest are stemmed.
@@ -103,13 +108,6 @@ impl Term<'_> {
         }
         let (w_stem, w_plural) = keys(w);
         w == self.word || w_stem == self.stem || (w_plural.is_some() && w_plural == self.plural)
-    }
-}
-
-impl<'a> Term<'a> {
-    fn new(word: &'a str) -> Term<'a> {
-        let (stem, plural) = keys(word);
-        Term { word, stem, plural }
     }
 }
 

@@ -41,7 +41,7 @@ const SENTENCES_READ: usize = 200;
 
 /// The value a source gives for `point`: the first number of its first sentence (key points
 /// first, then its text's) that names the point and holds one.
-fn value_in(sentences: &[&str], point: &[String]) -> Option<String> {
+fn value_in(sentences: &[String], point: &[String]) -> Option<String> {
     sentences
         .iter()
         .filter(|s| coverage(point, s) == 1.0)
@@ -58,18 +58,11 @@ pub fn detect(data_points: &[String], docs: &[AnalysedDoc]) -> Vec<Conflict> {
         return Vec::new();
     }
     // Each source's sentences once, not once per data point.
-    let texts: Vec<(u32, Vec<String>)> = (docs.iter())
-        .filter(|d| d.is_relevant)
-        .map(|d| (d.source.idx, sentences(&d.markdown)))
-        .collect();
-    let read: Vec<(u32, Vec<&str>)> = (docs.iter().filter(|d| d.is_relevant))
-        .zip(&texts)
-        .map(|(doc, (idx, text))| {
-            let all = (doc.key_points.iter())
-                .chain(text.iter().take(SENTENCES_READ))
-                .map(String::as_str)
-                .collect();
-            (*idx, all)
+    let read: Vec<(u32, Vec<String>)> = (docs.iter().filter(|d| d.is_relevant))
+        .map(|d| {
+            let mut all = d.key_points.clone();
+            all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
+            (d.source.idx, all)
         })
         .collect();
     let mut out = Vec::new();
