@@ -453,7 +453,6 @@ async fn a_pages_requests_to_private_addresses_stop_at_the_proxy() {
     assert!(!page.html.contains("<pre class=\"leak\">"), "{}", page.html);
     // Each of the page's requests reached the proxy, and each was refused there.
     let refused = pool.proxy().refusals_since(since);
-    eprintln!("DEBUG {} {refused:?}", refused.len());
     let mut by_host: BTreeMap<&str, usize> = BTreeMap::new();
     for (host, _) in &refused {
         *by_host.entry(host.as_str()).or_default() += 1;

@@ -215,18 +215,12 @@ impl Fleet {
             .join("batches")
             .join(batch)
             .join("batch.json");
-        let manifest: serde_json::Value = serde_json::from_slice(
+        let manifest: trawl_pipeline::batch::Manifest = serde_json::from_slice(
             &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
         )
         .unwrap();
-        manifest["jobs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|j| {
-                let field = |k: &str| j[k].as_str().unwrap().to_owned();
-                (field("job_id"), field("query"))
-            })
+        (manifest.jobs.into_iter())
+            .map(|j| (j.job_id.to_string(), j.query))
             .collect()
     }
 

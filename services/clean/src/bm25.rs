@@ -246,6 +246,18 @@ mod tests {
     }
 
     #[test]
+    fn a_mention_is_any_word_matching_any_term() {
+        let markers = s(&["bridges", "melts"]);
+        assert!(mentions_any(&markers, "The old BRIDGE is long."));
+        assert!(mentions_any(&markers, "It is melting."));
+        assert!(!mentions_any(
+            &markers,
+            "The bridal party crossed the span."
+        ));
+        assert!(!mentions_any(&[], "bridge"));
+    }
+
+    #[test]
     fn term_counts_are_those_of_each_passages_distinct_words() {
         // The plain reading of the definition: each passage's `terms`, matched by `same_term`.
         let page = s(&[

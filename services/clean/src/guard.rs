@@ -12,6 +12,7 @@
 //! Otherwise the original stays and the reasons are recorded ("dropped 2 code blocks").
 
 use crate::tables;
+use trawl_pipeline::text::collapse_whitespace;
 
 /// A cleaned page shorter than this lost the article, not just its boilerplate.
 pub const MIN_CLEANED_CHARS: usize = 200;
@@ -58,10 +59,6 @@ pub struct Technical {
     pub rows: usize,
 }
 
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The command in `text`, if it is one.
 fn command(text: &str) -> Option<String> {
     let t = text.trim();
@@ -71,7 +68,7 @@ fn command(text: &str) -> Option<String> {
         .iter()
         .any(|p| lower.starts_with(p) || lower == p.trim_end());
     let t = t.strip_prefix("$ ").unwrap_or(t);
-    (hit && !t.trim().is_empty()).then(|| collapse(t))
+    (hit && !t.trim().is_empty()).then(|| collapse_whitespace(t))
 }
 
 /// Contents of the inline code spans of a prose line.
@@ -86,7 +83,7 @@ pub fn technical(markdown: &str) -> Technical {
         let t = line.trim();
         if t.starts_with("```") || t.starts_with("~~~") {
             match block.take() {
-                Some(lines) => out.code.push(collapse(&lines.join("\n"))),
+                Some(lines) => out.code.push(collapse_whitespace(&lines.join("\n"))),
                 None => block = Some(Vec::new()),
             }
             continue;
@@ -104,7 +101,7 @@ pub fn technical(markdown: &str) -> Technical {
     }
     // An unclosed fence runs to the end, as markdown renders it.
     if let Some(lines) = block {
-        out.code.push(collapse(&lines.join("\n")));
+        out.code.push(collapse_whitespace(&lines.join("\n")));
     }
     let tables = tables::parse(markdown);
     out.tables = tables.len();
@@ -140,7 +137,7 @@ pub fn check(original: &str, cleaned: &str) -> Result<(), String> {
         problems.push(format!("dropped {}", plural(dropped, "code block")));
     }
 
-    let text = collapse(cleaned);
+    let text = collapse_whitespace(cleaned);
     let lost = before
         .commands
         .iter()

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
+use trawl_pipeline::text::collapse_whitespace;
 
 /// Phrases of page furniture, matched case-insensitively.
 const PHRASES: &[&str] = &[
@@ -118,14 +119,7 @@ pub fn heuristic(markdown: &str) -> Heuristic {
         let short_item = item.is_some_and(|i| {
             i.split_whitespace().count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
         });
-        let mut key = String::with_capacity(lower.len());
-        for word in lower.split_whitespace() {
-            if !key.is_empty() {
-                key.push(' ');
-            }
-            key.push_str(word);
-        }
-        let repeated = !seen.insert(key);
+        let repeated = !seen.insert(collapse_whitespace(&lower));
         let kind = if PHRASES.iter().any(|p| lower.contains(p)) {
             Line::Phrase
         } else if links >= 3 || (links > 0 && linked * 10 >= visible * 6 && item.is_none()) {

@@ -17,6 +17,7 @@ use tracing::warn;
 use trawl_config::CleanConfig;
 use trawl_llm::Llm;
 use trawl_messages::{Cleaning, Cleanliness};
+use trawl_pipeline::text::collapse_whitespace;
 
 use crate::analysis::{analyse_in, Analysis, Context, KEY_POINTS};
 use crate::metrics::{step, METRICS};
@@ -48,13 +49,7 @@ pub enum LlmUse<'a> {
 /// `s` lower-cased with its whitespace runs made single spaces, to compare quotes with the
 /// page they come from.
 fn collapse(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for word in s.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
+    let mut out = collapse_whitespace(s);
     if out.is_ascii() {
         out.make_ascii_lowercase();
         out

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 
 use scraper::{ElementRef, Html, Selector};
 use trawl_messages::{Source, SourceKind};
+use trawl_pipeline::text::collapse_whitespace;
 use url::Url;
 
 const FRAME: [&str; 4] = ["nav", "header", "footer", "aside"];
@@ -71,7 +72,7 @@ pub fn links(
         out.push(Source {
             idx: 0,
             url,
-            title: title.split_whitespace().collect::<Vec<_>>().join(" "),
+            title: collapse_whitespace(&title),
             snippet: String::new(),
             provider: "crawl".into(),
             position: out.len() as u32 + 1,

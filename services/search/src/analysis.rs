@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use trawl_llm::{ChatRequest, Llm};
-use trawl_pipeline::text::terms;
+use trawl_pipeline::text::{collapse_whitespace, terms};
 
 /// Providers reject very long queries; a question is cut to this many characters for them.
 pub const MAX_QUERY_CHARS: usize = 400;
@@ -61,7 +61,7 @@ fn time_words(question: &str) -> bool {
 
 /// Cuts at a word boundary so providers get a query they accept.
 fn provider_query(question: &str) -> String {
-    let q = question.split_whitespace().collect::<Vec<_>>().join(" ");
+    let q = collapse_whitespace(question);
     if q.chars().count() <= MAX_QUERY_CHARS {
         return q;
     }

@@ -19,6 +19,8 @@
 
 use std::borrow::Cow;
 
+use trawl_pipeline::text::collapse_whitespace;
+
 use crate::tokens::Tokenizer;
 
 /// How many of the best sources are given in full.
@@ -184,18 +186,23 @@ fn assemble(sources: &[ContextSource], levels: &[Level]) -> String {
 
 /// A source's block at `level`: the citation line, then the level's body. No trailing newline.
 fn render(source: &ContextSource, level: Level) -> String {
-    let title = one_line(&source.title);
+    let title = collapse_whitespace(&source.title);
     let title = if title.is_empty() {
         "(untitled)".to_string()
     } else {
         title
     };
-    let mut block = format!("[S{}] {} — {}", source.idx, title, one_line(&source.url));
+    let mut block = format!(
+        "[S{}] {} — {}",
+        source.idx,
+        title,
+        collapse_whitespace(&source.url)
+    );
     // Values the analysis found are the densest evidence there is: every level but the last
     // two carries them.
     if matches!(level, Level::Full | Level::KeyPoints) && !source.data.is_empty() {
         let data: Vec<String> = (source.data.iter())
-            .map(|(k, v)| format!("{} = {}", one_line(k), one_line(v)))
+            .map(|(k, v)| format!("{} = {}", collapse_whitespace(k), collapse_whitespace(v)))
             .collect();
         block.push_str("\nData: ");
         block.push_str(&cut(&data.join("; "), KEY_POINTS_MAX_CHARS));
@@ -218,9 +225,9 @@ fn render(source: &ContextSource, level: Level) -> String {
 
 /// Summary, then one `- ` line per key point, cut to [`KEY_POINTS_MAX_CHARS`].
 fn key_points(source: &ContextSource) -> String {
-    let mut body = one_line(&source.summary);
+    let mut body = collapse_whitespace(&source.summary);
     for point in &source.key_points {
-        let point = one_line(point);
+        let point = collapse_whitespace(point);
         if point.is_empty() {
             continue;
         }
@@ -231,11 +238,6 @@ fn key_points(source: &ContextSource) -> String {
         body.push_str(&point);
     }
     cut(&body, KEY_POINTS_MAX_CHARS).into_owned()
-}
-
-/// `text` on one line, whitespace runs collapsed.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `text` if it has at most `max_chars` characters; otherwise its longest prefix ending at a

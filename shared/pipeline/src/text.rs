@@ -95,8 +95,7 @@ pub fn terms(text: &str) -> Vec<String> {
     // Scanning `out` for each word is quadratic, and a whole page has thousands of distinct
     // words; a set takes over once there are more than a sentence's worth.
     let mut seen: HashSet<String> = HashSet::new();
-    let mut lower = String::new();
-    for_each_word(text, &mut lower, |w| {
+    each_word(text, |w| {
         let repeated = if out.len() < 32 {
             out.iter().any(|o| o == w)
         } else {
@@ -116,12 +115,9 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// Calls `f` with each lower-cased content word of `text` (the words of [`terms`], repeats
 /// included) until it returns false, allocating nothing per word.
-pub fn each_word(text: &str, f: impl FnMut(&str) -> bool) {
-    for_each_word(text, &mut String::new(), f);
-}
-
-/// [`each_word`] with `lower` as the scratch space for words that need lower-casing.
-fn for_each_word(text: &str, lower: &mut String, mut f: impl FnMut(&str) -> bool) {
+pub fn each_word(text: &str, mut f: impl FnMut(&str) -> bool) {
+    // Scratch space for the words that need lower-casing.
+    let mut lower = String::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         if word.is_empty() {
             continue;
@@ -146,6 +142,18 @@ fn for_each_word(text: &str, lower: &mut String, mut f: impl FnMut(&str) -> bool
             return;
         }
     }
+}
+
+/// `s` with leading and trailing whitespace dropped and every inner run of it made one space.
+pub fn collapse_whitespace(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// Two words match when their light stems agree ("melts", "melting" and "melted" all stem to
@@ -188,10 +196,9 @@ pub fn coverage(query_terms: &[String], text: &str) -> f64 {
 /// names them all early).
 pub fn coverage_in(query_terms: &[String], texts: &[&str]) -> f64 {
     let mut found = Found::new(query_terms);
-    let mut lower = String::new();
     for text in texts {
         let mut all = false;
-        for_each_word(text, &mut lower, |w| {
+        each_word(text, |w| {
             all = found.word(w);
             !all
         });
@@ -335,15 +342,8 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
     if s.len() < MIN_CHARS {
         return;
     }
-    let mut sentence = String::with_capacity(s.len());
-    let mut words = 0;
-    for word in s.split_whitespace() {
-        if words > 0 {
-            sentence.push(' ');
-        }
-        sentence.push_str(word);
-        words += 1;
-    }
+    let sentence = collapse_whitespace(s);
+    let words = sentence.split(' ').count();
     let chars = sentence.chars().count();
     if (MIN_CHARS..=600).contains(&chars) && words >= 4 {
         out.push(sentence);
@@ -390,6 +390,24 @@ mod tests {
             }
         }
         assert_eq!(t, expected);
+    }
+
+    #[test]
+    fn coverage_counts_a_term_found_in_any_of_the_texts_once() {
+        let q = terms("zorbium melting point");
+        assert_eq!(
+            coverage_in(&q, &["Zorbium facts", "It melts at 1,284 degrees."]),
+            2.0 / 3.0
+        );
+        assert_eq!(coverage_in(&q, &["", "The melting point of zorbium."]), 1.0);
+        assert_eq!(coverage_in(&q, &[]), 0.0);
+        assert_eq!(coverage_in(&[], &["zorbium"]), 0.0);
+    }
+
+    #[test]
+    fn whitespace_runs_become_one_space() {
+        assert_eq!(collapse_whitespace("  a\t\n b   c\u{a0}d \r\n"), "a b c d");
+        assert_eq!(collapse_whitespace(" \n "), "");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! body and candidate content containers are — gathered in one pass over the elements.
 
 use crate::markdown::dom::{Dom, Tag};
+use trawl_pipeline::text::collapse_whitespace;
 
 use super::container;
 
@@ -72,7 +73,7 @@ impl<'a> Meta<'a> {
                 Tag::Base if m.base.is_none() => m.base = dom.attr(i, "href"),
                 Tag::Body if m.body.is_none() => m.body = Some(i),
                 Tag::H1 if m.h1.is_none() => {
-                    let text = collapse(&dom.text_of(i));
+                    let text = collapse_whitespace(&dom.text_of(i));
                     m.h1 = (!text.is_empty()).then_some((i, text));
                 }
                 _ => {}
@@ -108,10 +109,13 @@ impl<'a> Meta<'a> {
     /// og:title, else <title>, else the first <h1>; but the h1 when the title merely
     /// extends it (`Headline | Site name`).
     pub(super) fn title(&self, dom: &Dom<'_>) -> String {
-        let og = self.og_title.map(collapse).filter(|t| !t.is_empty());
+        let og = self
+            .og_title
+            .map(collapse_whitespace)
+            .filter(|t| !t.is_empty());
         let head = self
             .title
-            .map(|t| collapse(&dom.text_of(t)))
+            .map(|t| collapse_whitespace(&dom.text_of(t)))
             .filter(|t| !t.is_empty());
         match (og.or(head), self.h1.as_ref().map(|(_, h)| h.clone())) {
             (Some(m), Some(h)) if m.starts_with(&h) => h,
@@ -154,8 +158,8 @@ impl Meta<'_> {
     /// The author as the page names them, at most a line of text.
     pub(super) fn byline(&self, dom: &Dom<'_>) -> Option<String> {
         let text = match self.byline_meta {
-            Some(name) => collapse(name),
-            None => collapse(&dom.text_of(self.byline_element?)),
+            Some(name) => collapse_whitespace(name),
+            None => collapse_whitespace(&dom.text_of(self.byline_element?)),
         };
         let text = text
             .trim_start_matches("By ")
@@ -170,8 +174,4 @@ impl Meta<'_> {
             .or(self.published_time)
             .map(|d| d.trim().to_owned())
     }
-}
-
-pub(super) fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -3,10 +3,6 @@
 
 use scraper::ElementRef;
 
-pub(super) fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Language from `language-xxx` / `lang-xxx` / `highlight-xxx` classes.
 pub(super) fn code_lang(e: ElementRef<'_>) -> Option<String> {
     e.value().classes().find_map(|c| {

@@ -11,8 +11,8 @@ use scraper::ElementRef;
 use url::Url;
 
 use dom::Dom;
-use helpers::collapse;
 use render::Cx;
+use trawl_pipeline::text::collapse_whitespace;
 
 pub(crate) mod dom;
 mod helpers;
@@ -126,7 +126,7 @@ impl Writer {
     /// Everything this writer produced, flattened onto one line (headings, cells).
     fn one_line(self) -> String {
         let blocks = self.finished_blocks();
-        collapse(
+        collapse_whitespace(
             &blocks
                 .iter()
                 .map(|b| b.text.as_str())

@@ -7,8 +7,9 @@ use scraper::ElementRef;
 use url::Url;
 
 use super::dom::{Dom, Tag};
-use super::helpers::{code_lang, collapse, indent, longest_run};
+use super::helpers::{code_lang, indent, longest_run};
 use super::{finish, Writer};
+use trawl_pipeline::text::collapse_whitespace;
 
 /// Deeper than this we stop interpreting markup and only keep text, so that
 /// pathological nesting cannot overflow the stack of a worker thread.
@@ -110,7 +111,7 @@ impl Cx<'_, '_> {
             }
             Tag::Table => self.table(e, w, depth),
             Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt => {
-                let text = collapse(&self.dom.text_of(e));
+                let text = collapse_whitespace(&self.dom.text_of(e));
                 let ticks = "`".repeat(longest_run(&text, '`') + 1);
                 let pad = if text.starts_with('`') || text.ends_with('`') {
                     " "

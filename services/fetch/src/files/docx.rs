@@ -13,6 +13,7 @@ use std::io::{BufReader, Cursor, Read};
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
+use trawl_pipeline::text::collapse_whitespace;
 
 use super::{Converted, FileError, DOCX_MIME};
 
@@ -459,7 +460,7 @@ impl<'s> Body<'s> {
         let text = p
             .text
             .split('\n')
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(collapse_whitespace)
             .collect::<Vec<_>>();
         let text = text.join("\n");
         let text = text.trim();

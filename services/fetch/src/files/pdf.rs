@@ -16,6 +16,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use pdf_extract::{Dictionary, Document, Object, ObjectId, OutputDev, OutputError, Transform};
+use trawl_pipeline::text::collapse_whitespace;
 
 use super::{Converted, FileError, MAX_TEXT};
 
@@ -427,7 +428,7 @@ fn title(doc: &Document) -> Option<String> {
     } else {
         raw.iter().map(|&b| char::from(b)).collect()
     };
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = collapse_whitespace(&text);
     (!text.is_empty()).then_some(text)
 }
 
