@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Offline checks of the Helm chart helm/trawl (run through scripts/check-chart).
 
-Renders the chart with real `helm template` for the default values and ci/scaled-values.yaml, each
-without and with the KEDA and Prometheus Operator APIs announced, lints both values files, validates
-every built-in object against the Kubernetes JSON schemas (kubernetes-validate, strict), checks the
-structure of the CRD objects (ScaledObject, TriggerAuthentication, ServiceMonitor, PrometheusRule)
-here, and asserts what the chart promises operators: workers outlive their longest message on
-shutdown, each stage autoscales on its own queue counting unacknowledged messages, fetchers cannot
-reach cluster, private or metadata addresses, no secret lands in a ConfigMap, one dashboard
-ConfigMap per dashboard file, the API (`trawl serve`) is reachable on its own port with /drain
-and the probes kept off it and out of the Ingress, and the values schema rejects bad values.
+Renders the chart with real `helm template` for each ci/*-values.yaml (default-values.yaml is the
+chart's defaults plus the output.url they lack; scaled-values.yaml a KEDA fleet on AWS S3 under an
+IRSA role; s3-compatible-values.yaml an in-cluster S3 server with keys from a Secret), each without
+and with the KEDA and Prometheus Operator APIs announced, plus the defaults on a ReadWriteMany claim
+and a single-pod release on an emptyDir; lints the values files, validates every built-in object
+against the Kubernetes JSON schemas (kubernetes-validate, strict), checks the structure of the CRD
+objects (ScaledObject, TriggerAuthentication, ServiceMonitor, PrometheusRule) here, and asserts
+what the chart promises operators: every pod shares one object store and reaches it (settings,
+credentials by secretKeyRef or the service account's IAM role, egress), workers outlive their
+longest message on shutdown, each stage autoscales on its own queue counting unacknowledged
+messages, fetchers cannot reach cluster, private or metadata addresses, no secret lands in a
+ConfigMap, one dashboard ConfigMap per dashboard file, the API (`trawl serve`) is reachable on its
+own port with /drain and the probes kept off it and out of the Ingress, and the chart refuses bad
+values: the schema's, and any in which pods would not share results (no output.url, file:// on an
+emptyDir with more than one pod or with autoscaling).
 
 Prints one line per check (PASS, FAIL or SKIP) and a closing `N passed, N failed, N skipped`;
 exits 1 when any check failed.
@@ -60,6 +66,27 @@ RECOMMENDED_LABELS = [
 ]
 RELEASE = "trawl"
 NAMESPACE = "research"
+# helm processes at once: enough to overlap their start-up, few enough for a two-core machine.
+HELM_JOBS = 6
+# The values files rendered (and linted) in full, each without and with the optional APIs.
+CI_FILES = ["default-values.yaml", "scaled-values.yaml", "s3-compatible-values.yaml"]
+# Renders beside them, without the optional APIs: values given inline, checked in full or alone.
+EXTRA_RENDERS = {
+    # Defaults on a ReadWriteMany claim: what a release that had output.existingClaim keeps.
+    "shared-claim": {"output": {"existingClaim": "trawl-results"}},
+    # The one case an emptyDir may serve: a release of one pod that nothing scales.
+    "single-pod": {
+        "output": {"url": "file:///var/lib/trawl"},
+        "autoscaling": {"engine": "none"},
+        "stages": {s: {"enabled": s == "search", "replicas": 1} for s in STAGES},
+        "monitor": {"enabled": False},
+        "api": {"enabled": False},
+    },
+}
+# A variable that holds a credential, by the name the chart refuses in non-secret values.
+CREDENTIAL_NAME = re.compile(r"(?i)(PASSWORD|SECRET|TOKEN|API_KEY|CREDENTIALS?|ACCESS_KEY|KEY_ID|SECRET_KEY|ACCOUNT_KEY|PRIVATE_KEY|SAS_KEY|CONNECTION_STRING)$")
+AWS_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+IRSA = "eks.amazonaws.com/role-arn"
 
 
 class Report:
@@ -101,11 +128,10 @@ def helm_stderr(text: str) -> str:
 
 
 class Render:
-    def __init__(self, name: str, values_file: Path | None, apis: bool, values: dict, proc):
+    def __init__(self, name: str, apis: bool, values: dict, proc):
         self.name = name
-        self.values_file = values_file
         self.apis = apis
-        self.values = values  # the values file's own content (not merged with defaults)
+        self.values = values  # the values given (files and overrides), not merged with defaults
         self.ok = proc.returncode == 0
         self.error = helm_stderr(proc.stderr)
         self.objects = []
@@ -154,33 +180,35 @@ def stage_chart(chart: Path, report: Report) -> tuple[Path, tempfile.TemporaryDi
 
 
 def render_all(helm: str, chart: Path, kube_version: str, overrides: dict) -> list[Render]:
-    scaled = chart / "ci" / "scaled-values.yaml"
-    jobs = []
-    for values_file in (None, scaled):
+    configs = []  # (name, values, apis)
+    for f in CI_FILES:
+        values = yaml.safe_load((chart / "ci" / f).read_text()) or {}
         for apis in (False, True):
-            name = ("scaled" if values_file else "default") + ("+apis" if apis else "")
-            cmd = [helm, "template", RELEASE, str(chart), "--namespace", NAMESPACE, "--kube-version", kube_version]
-            if values_file:
-                cmd += ["-f", str(values_file)]
+            configs.append((f.removesuffix("-values.yaml") + ("+apis" if apis else ""), values, apis))
+    configs += [(name, values, False) for name, values in EXTRA_RENDERS.items()]
+    tmp = tempfile.mkdtemp(prefix="trawl-values-")
+    try:
+        jobs = []
+        for i, (name, values, apis) in enumerate(configs):
+            own = json.loads(json.dumps(values))
+            for key, value in overrides.items():
+                node = own
+                *path, last = key.split(".")
+                for part in path:
+                    node = node.setdefault(part, {})
+                node[last] = value
+            f = Path(tmp) / f"values-{i}.yaml"
+            f.write_text(yaml.safe_dump(own))
+            cmd = [helm, "template", RELEASE, str(chart), "--namespace", NAMESPACE, "--kube-version", kube_version, "-f", str(f)]
             if apis:
                 for api in OPTIONAL_APIS:
                     cmd += ["--api-versions", api]
-            for key, value in overrides.items():
-                cmd += ["--set-json", f"{key}={json.dumps(value)}"]
-            jobs.append((name, values_file, apis, cmd))
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        procs = list(pool.map(lambda j: run(j[3]), jobs))
-    renders = []
-    for (name, values_file, apis, _), proc in zip(jobs, procs):
-        own = (yaml.safe_load(values_file.read_text()) if values_file else {}) or {}
-        for key, value in overrides.items():
-            node = own
-            *path, last = key.split(".")
-            for part in path:
-                node = node.setdefault(part, {})
-            node[last] = value
-        renders.append(Render(name, values_file, apis, own, proc))
-    return renders
+            jobs.append((name, own, apis, cmd))
+        with ThreadPoolExecutor(max_workers=HELM_JOBS) as pool:
+            procs = list(pool.map(lambda j: run(j[3]), jobs))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [Render(name, apis, own, proc) for (name, own, apis, _), proc in zip(jobs, procs)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -439,6 +467,9 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
     # -- network policy ---------------------------------------------------------------------------
     check_network(r, tag, render, deployments, values)
 
+    # -- the object store every pod shares ----------------------------------------------------------
+    check_output(r, tag, render, deployments, configmaps, values)
+
     # -- secrets stay out of ConfigMaps -----------------------------------------------------------
     secrets = secret_values(render)
     leaks = []
@@ -449,15 +480,21 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
                     leaks.append(f"{cm['metadata']['name']}/{key}")
             if re.search(r"://[^/@\s\"]*:[^/@\s\"]+@", str(text)):
                 leaks.append(f"{cm['metadata']['name']}/{key} holds a URL with a password")
+            if key in AWS_KEYS or CREDENTIAL_NAME.search(key):
+                leaks.append(f"{cm['metadata']['name']}/{key} is a credential's name")
+            if key.startswith("TRAWL__OUTPUT__") and re.match(r"^[a-z0-9]+://[^/]*@", str(text)):
+                leaks.append(f"{cm['metadata']['name']}/{key} carries credentials in its URL")
     for dep in deployments.values():
         for c in dep["spec"]["template"]["spec"]["containers"] + dep["spec"]["template"]["spec"].get("initContainers", []):
             for item in c.get("env", []):
                 if any(s in str(item.get("value", "")) for s in secrets):
                     leaks.append(f"{dep['metadata']['name']}/{c['name']} env {item['name']}")
+                if "value" in item and (item["name"] in AWS_KEYS or CREDENTIAL_NAME.search(item["name"])):
+                    leaks.append(f"{dep['metadata']['name']}/{c['name']} env {item['name']} is a credential written into the pod spec")
     if secrets:
-        r.check(not leaks, f"{tag} none of {len(secrets)} secret values appears in a ConfigMap or a pod spec", "; ".join(sorted(set(leaks))[:5]))
+        r.check(not leaks, f"{tag} none of {len(secrets)} secret values, and no credential by name, appears in a ConfigMap or a pod spec", "; ".join(sorted(set(leaks))[:5]))
     else:
-        r.check(not leaks, f"{tag} no ConfigMap holds a URL with a password (secrets come from an existing Secret)", "; ".join(leaks))
+        r.check(not leaks, f"{tag} no ConfigMap or pod spec holds a URL with a password or a credential by name (secrets come from existing Secrets)", "; ".join(leaks))
     secret_name = None
     main = deployments["search"]["spec"]["template"]["spec"]["containers"][0]
     for s in main.get("envFrom", []):
@@ -708,8 +745,14 @@ def check_network(r: Report, tag: str, render: Render, deployments: dict, values
             want_from = values["api"]["networkPolicy"].get("from") or None
             if len(http) != 1 or http[0].get("from") != want_from:
                 problems.append(f"port http is open to {[rule.get('from', 'anyone') for rule in http]}, want {want_from or 'anyone'}")
-            if any(cidrs_of(rule, "0.0.0.0/0")[0] or cidrs_of(rule, "::/0")[0] for rule in spec.get("egress", [])):
-                problems.append("the API reaches the internet; it talks to the broker and the store only")
+        if component in ("api", "monitor"):
+            # They talk to the broker, Redis and the object store only: the internet on HTTPS,
+            # and only while output.url is a bucket that networkPolicy.objectStore.internet opens.
+            bucket_https = output_scheme(values) != "file" and values["networkPolicy"]["objectStore"]["internet"]
+            for rule in spec.get("egress", []):
+                if cidrs_of(rule, "0.0.0.0/0")[0] or cidrs_of(rule, "::/0")[0]:
+                    if not bucket_https or rule.get("ports") != [{"port": 443, "protocol": "TCP"}]:
+                        problems.append(f"reaches the internet on {rule.get('ports') or 'every port'}; only HTTPS to a bucket is allowed")
         for rule in spec.get("egress", []):
             if not rule.get("to"):
                 problems.append("an egress rule without `to` allows everything")
@@ -740,10 +783,171 @@ def check_network(r: Report, tag: str, render: Render, deployments: dict, values
                         problems.append(f"extra ipBlock {cidr} reopens a blocked range")
             what = f"{tag} {component}: NetworkPolicy allows the internet but not 10/8, 172.16/12, 192.168/16, 169.254/16 (metadata), 127/8, fc00::/7"
         elif component == "api":
-            what = f"{tag} api: NetworkPolicy admits the API's callers on port http, Prometheus on metrics, no internet egress"
+            what = f"{tag} api: NetworkPolicy admits the API's callers on port http, Prometheus on metrics, the internet on HTTPS at most"
+        elif component == "monitor":
+            what = f"{tag} monitor: NetworkPolicy limits ingress to the metrics port, egress to named peers and HTTPS at most"
         else:
             what = f"{tag} {component}: NetworkPolicy limits ingress to the metrics port, egress to named peers"
         r.check(not problems, what, "; ".join(problems))
+
+
+def output_url(values: dict) -> str:
+    o = values["output"]
+    return o["url"] or f"file://{o['mountPath'].rstrip('/')}"
+
+
+def output_scheme(values: dict) -> str:
+    return output_url(values).split("://", 1)[0].lower()
+
+
+def check_output(r: Report, tag: str, render: Render, deployments: dict, configmaps: dict, values: dict) -> None:
+    """One object store for the whole release, its settings and keys in every pod, and a way to it."""
+    o, s3 = values["output"], values["output"]["s3"]
+    url, scheme = output_url(values), output_scheme(values)
+    mains = {}
+    for component, dep in sorted(deployments.items()):
+        mains[component] = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == component)
+
+    # Shared: a bucket, or a claim mounted in every pod; never a pod's own emptyDir.
+    problems = []
+    if scheme not in ("s3", "gs", "az") and not (scheme == "file" and o["existingClaim"]):
+        problems.append(f"{url} is no shared store")
+    if re.match(r"^[a-z0-9]+://[^/]*@", url):
+        problems.append("the URL carries credentials")
+    for component, main in mains.items():
+        pod = deployments[component]["spec"]["template"]["spec"]
+        env = container_env(main, configmaps)
+        if env.get("TRAWL__OUTPUT__URL") != url:
+            problems.append(f"{component}: TRAWL__OUTPUT__URL={env.get('TRAWL__OUTPUT__URL')!r}")
+        volume = next((v for v in pod.get("volumes", []) if v["name"] == "output"), None)
+        mount = next((m["mountPath"] for m in main.get("volumeMounts", []) if m["name"] == "output"), None)
+        if scheme == "file":
+            claim = ((volume or {}).get("persistentVolumeClaim") or {}).get("claimName")
+            if claim != o["existingClaim"] or mount != o["mountPath"]:
+                problems.append(f"{component}: output volume {volume} at {mount}, want claim {o['existingClaim']!r} at {o['mountPath']}")
+        elif volume or mount:
+            problems.append(f"{component}: mounts an output volume though results go to a bucket")
+    where = f" on claim {o['existingClaim']}" if scheme == "file" else ""
+    r.check(not problems, f"{tag} every pod shares one object store: {url}{where}", "; ".join(problems))
+
+    # The S3 settings, from the ConfigMap every pod reads.
+    if scheme == "s3":
+        want = {
+            "TRAWL__OUTPUT__ENDPOINT": s3["endpoint"] or None,
+            "TRAWL__OUTPUT__REGION": s3["region"] or None,
+            "TRAWL__OUTPUT__PATH_STYLE": str(s3["pathStyle"]).lower() if s3["pathStyle"] is not None else ("true" if s3["endpoint"] else None),
+            "TRAWL__OUTPUT__ALLOW_HTTP": "true" if s3["allowHttp"] else None,
+        }
+        problems = []
+        if s3["endpoint"].startswith("http://") and want["TRAWL__OUTPUT__ALLOW_HTTP"] != "true":
+            problems.append("an http:// endpoint without allow-http")
+        for component, main in mains.items():
+            env = container_env(main, configmaps)
+            for key, value in want.items():
+                if env.get(key) != value:
+                    problems.append(f"{component}: {key}={env.get(key)!r}, want {value!r}")
+        shown = ", ".join(f"{k.removeprefix('TRAWL__OUTPUT__').lower()} {v}" for k, v in want.items() if v)
+        r.check(not problems, f"{tag} S3 settings reach every pod ({shown or 'AWS defaults'})", "; ".join(problems))
+
+    # Keys: by secretKeyRef from output.s3.existingSecret into each trawl container, never a literal,
+    # never into the browser sidecar (it runs untrusted pages).
+    secret = s3["existingSecret"] if scheme == "s3" else ""
+    want = {}
+    if secret:
+        want = {"AWS_ACCESS_KEY_ID": s3["accessKeyIdKey"], "AWS_SECRET_ACCESS_KEY": s3["secretAccessKeyKey"]}
+        if s3.get("sessionTokenKey"):
+            want["AWS_SESSION_TOKEN"] = s3["sessionTokenKey"]
+    problems = []
+    for component, dep in sorted(deployments.items()):
+        pod = dep["spec"]["template"]["spec"]
+        for c in pod["containers"] + pod.get("initContainers", []):
+            for item in c.get("env", []):
+                if item["name"].startswith("AWS_") and "value" in item:
+                    problems.append(f"{component}/{c['name']}: {item['name']} written into the pod spec")
+                if item["name"].startswith("AWS_") and c is not mains[component]:
+                    problems.append(f"{component}/{c['name']}: the store's {item['name']} reaches a sidecar")
+        refs = {
+            item["name"]: (item.get("valueFrom") or {}).get("secretKeyRef")
+            for item in mains[component].get("env", [])
+            if item["name"].startswith("AWS_")
+        }
+        got = {k: v for k, v in refs.items() if v}
+        expected = {k: {"name": secret, "key": key} for k, key in want.items()}
+        if got != expected:
+            problems.append(f"{component}: {got or 'no keys'}, want {expected or 'none'}")
+    if secret:
+        what = f"{tag} S3 keys reach every trawl container from Secret {secret} by secretKeyRef ({', '.join(want)}), never inlined, never the browser"
+    else:
+        what = f"{tag} no S3 keys in any pod spec: the pod's identity (or the connections Secret) supplies them"
+    r.check(not problems, what, "; ".join(problems))
+
+    # An IRSA role lands on the ServiceAccount every pod runs as.
+    role = (values["serviceAccount"].get("annotations") or {}).get(IRSA)
+    if role:
+        sas = [a for a in render.of_kind("ServiceAccount") if (a["metadata"].get("annotations") or {}).get(IRSA) == role]
+        names = {a["metadata"]["name"] for a in sas}
+        problems = [] if len(sas) == 1 else [f"{len(sas)} ServiceAccounts carry the role"]
+        for component, dep in sorted(deployments.items()):
+            if dep["spec"]["template"]["spec"].get("serviceAccountName") not in names:
+                problems.append(f"{component} runs as {dep['spec']['template']['spec'].get('serviceAccountName')!r}")
+        r.check(not problems, f"{tag} IRSA: {role} on ServiceAccount {', '.join(sorted(names)) or '?'}, which every pod runs as", "; ".join(problems))
+
+    # A way to the bucket from every pod: HTTPS to the internet, or the operator's rules.
+    if values["networkPolicy"]["enabled"] and scheme != "file":
+        reach = values["networkPolicy"]["objectStore"]
+        policies = render.of_kind("NetworkPolicy")
+        problems = []
+        for component, dep in sorted(deployments.items()):
+            labels = dep["spec"]["template"]["metadata"]["labels"]
+            mine = [p for p in policies if selects(p["spec"]["podSelector"].get("matchLabels"), labels)]
+            egress = mine[0]["spec"].get("egress", []) if len(mine) == 1 else []
+            if reach["internet"]:
+                https = [
+                    rule for rule in egress
+                    if cidrs_of(rule, "0.0.0.0/0")[0]
+                    and (not rule.get("ports") or {"port": 443, "protocol": "TCP"} in rule["ports"])
+                ]
+                if not https:
+                    problems.append(f"{component}: no HTTPS to the internet")
+            for rule in reach.get("extraEgress") or []:
+                if rule not in egress:
+                    problems.append(f"{component}: lacks {rule}")
+            if not reach["internet"] and not reach.get("extraEgress"):
+                problems.append("networkPolicy.objectStore opens nothing: no pod reaches the bucket")
+        how = " and ".join(x for x in ("HTTPS to the internet" if reach["internet"] else "", "objectStore.extraEgress" if reach.get("extraEgress") else "") if x)
+        r.check(not problems, f"{tag} every pod's NetworkPolicy reaches the object store ({how or 'nothing'})", "; ".join(problems))
+
+    # Results notifications: the three settings when asked for, none otherwise.
+    rq = values["broker"]["resultsQueue"]
+    config = next((c for c in configmaps.values() if "TRAWL__OUTPUT__URL" in (c.get("data") or {})), {})
+    got = {k: v for k, v in (config.get("data") or {}).items() if k.startswith("TRAWL__BROKER__RESULTS_")}
+    want = {}
+    if rq["enabled"]:
+        want = {
+            "TRAWL__BROKER__RESULTS_QUEUE": "true",
+            "TRAWL__BROKER__RESULTS_MAX_LENGTH": str(rq["maxLength"]),
+            "TRAWL__BROKER__RESULTS_TTL_SECS": str(rq["ttlSeconds"]),
+        }
+    r.check(got == want, f"{tag} results notifications " + (f"on: at most {rq['maxLength']}, {rq['ttlSeconds']} s each" if rq["enabled"] else "off: no TRAWL__BROKER__RESULTS_* set"), f"{got}")
+
+
+def check_single_pod(r: Report, render: Render) -> None:
+    """file:// on an emptyDir is allowed for exactly this: one pod, nothing scaled."""
+    tag = f"[{render.name}]"
+    if not r.check(render.ok, f"{tag} a release of one pod may keep results on its emptyDir: renders", render.error):
+        return
+    deps = render.of_kind("Deployment")
+    scalers = render.of_kind("HorizontalPodAutoscaler") + render.of_kind("ScaledObject")
+    problems = [] if len(deps) == 1 and deps[0]["spec"].get("replicas") == 1 and not scalers else [f"{len(deps)} Deployments, {len(scalers)} autoscalers"]
+    for dep in deps:
+        pod = dep["spec"]["template"]["spec"]
+        volume = next((v for v in pod.get("volumes", []) if v["name"] == "output"), {})
+        if "emptyDir" not in volume:
+            problems.append(f"output volume {volume}")
+    configs = [c for c in render.of_kind("ConfigMap") if "TRAWL__OUTPUT__URL" in (c.get("data") or {})]
+    if [c["data"]["TRAWL__OUTPUT__URL"] for c in configs] != ["file:///var/lib/trawl"]:
+        problems.append(f"TRAWL__OUTPUT__URL {[c['data']['TRAWL__OUTPUT__URL'] for c in configs]}")
+    r.check(not problems, f"{tag} one Deployment of one replica, no autoscaler, output on its emptyDir", "; ".join(problems))
 
 
 def overlaps(a: str, b: str) -> bool:
@@ -758,20 +962,18 @@ def overlaps(a: str, b: str) -> bool:
 
 
 def lint(helm: str, chart: Path, kube_version: str) -> list:
-    def one(values_file: Path | None):
-        cmd = [helm, "lint", "--strict", str(chart), "--kube-version", kube_version]
-        if values_file:
-            cmd += ["-f", str(values_file)]
-        return values_file, run(cmd)
+    """The values files only: the defaults alone lack output.url and must not render."""
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(one, [None, chart / "ci" / "scaled-values.yaml"]))
+    def one(values_file: Path):
+        return values_file, run([helm, "lint", "--strict", str(chart), "--kube-version", kube_version, "-f", str(values_file)])
+
+    with ThreadPoolExecutor(max_workers=len(CI_FILES)) as pool:
+        return list(pool.map(one, [chart / "ci" / f for f in CI_FILES]))
 
 
 def check_lint(r: Report, results: list) -> None:
     for values_file, proc in results:
-        name = values_file.name if values_file else "values.yaml"
-        r.check(proc.returncode == 0, f"helm lint --strict with {name}", helm_stderr(proc.stdout + proc.stderr))
+        r.check(proc.returncode == 0, f"helm lint --strict with ci/{values_file.name}", helm_stderr(proc.stdout + proc.stderr))
 
 
 REJECTED = [
@@ -793,7 +995,83 @@ REJECTED = [
         {"autoscaling": {"engine": "keda"}, "stages": {"fetch": {"prefetch": 50}}},
         "targetQueueLength",
     ),
+    # -- results the pods would not share -------------------------------------------------------
+    ("the defaults alone: output.url unset (chart guard)", {"output": {"url": ""}}, ["output.url is not set", "set output.url to s3://BUCKET/PREFIX", "existingClaim"]),
+    (
+        "file:// on an emptyDir with the default fleet, autoscaled (chart guard)",
+        {"output": {"url": "file:///var/lib/trawl"}},
+        ["emptyDir", "autoscaling is on for stages.search", "set output.url"],
+    ),
+    (
+        "file:// on an emptyDir, nothing autoscaled, one replica per stage: still 7 pods (chart guard)",
+        {
+            "output": {"url": "file:///var/lib/trawl"},
+            "autoscaling": {"engine": "none"},
+            "stages": {s: {"replicas": 1} for s in STAGES},
+            "api": {"replicas": 1},
+        },
+        ["emptyDir", "7 pods", "set output.url"],
+    ),
+    (
+        "file:// on an emptyDir, one stage and the monitor: 2 pods (chart guard)",
+        {
+            "output": {"url": "file:///var/lib/trawl"},
+            "autoscaling": {"engine": "none"},
+            "stages": {s: {"enabled": s == "clean", "replicas": 1} for s in STAGES},
+            "api": {"enabled": False},
+        },
+        ["emptyDir", "2 pods", "set output.url"],
+    ),
+    (
+        "file:// on an emptyDir, a single pod that KEDA scales (chart guard)",
+        {
+            "output": {"url": "file:///var/lib/trawl"},
+            "autoscaling": {"engine": "keda"},
+            "stages": {s: {"enabled": s == "fetch"} for s in STAGES},
+            "monitor": {"enabled": False},
+            "api": {"enabled": False},
+        },
+        ["emptyDir", "stages.fetch", "set output.url"],
+    ),
+    (
+        "file:// on an emptyDir, only the API, on its HPA (chart guard)",
+        {
+            "output": {"url": "file:///var/lib/trawl"},
+            "stages": {s: {"enabled": False} for s in STAGES},
+            "monitor": {"enabled": False},
+            "api": {"autoscaling": {"enabled": True}},
+        },
+        ["emptyDir", "autoscaling is on for api", "set output.url"],
+    ),
+    ("output.url memory:// (chart guard)", {"output": {"url": "memory://"}}, "never shared"),
+    ("output.url without a bucket (chart guard)", {"output": {"url": "s3:///trawl"}}, "names no bucket"),
+    ("keys in output.url (chart guard)", {"output": {"url": "s3://AKIAEXAMPLE:wJalrEXAMPLE@trawl-results/trawl"}}, "must not carry credentials"),
+    ("an http:// endpoint without allowHttp (chart guard)", {"output": {"s3": {"endpoint": "http://versitygw:7070"}}}, "allowHttp"),
+    ("keys in output.s3.endpoint (schema)", {"output": {"s3": {"endpoint": "https://AKIA:secret@s3.example.com"}}}, "endpoint"),
+    ("output.s3.endpoint without a scheme (schema)", {"output": {"s3": {"endpoint": "s3.example.com"}}}, "endpoint"),
+    ("output.s3.pathStyle: \"yes\" (schema)", {"output": {"s3": {"pathStyle": "yes"}}}, "pathStyle"),
+    ("output.s3.* with a gs:// URL (chart guard)", {"output": {"url": "gs://trawl-results/trawl", "s3": {"region": "eu-west-1"}}}, "output.s3.* apply to s3://"),
+    ("output.existingClaim with a bucket (chart guard)", {"output": {"existingClaim": "trawl-results"}}, "existingClaim"),
+    ("a file:// URL other than output.mountPath (chart guard)", {"output": {"url": "file:///data", "existingClaim": "trawl-results"}}, "mountPath"),
+    (
+        "S3 keys and an IRSA role together (chart guard)",
+        {"output": {"s3": {"existingSecret": "trawl-s3"}}, "serviceAccount": {"annotations": {IRSA: "arn:aws:iam::123456789012:role/trawl"}}},
+        "both set",
+    ),
+    (
+        "an IRSA role with serviceAccount.create false (chart guard)",
+        {"serviceAccount": {"create": False, "annotations": {IRSA: "arn:aws:iam::123456789012:role/trawl"}}},
+        "serviceAccount.create",
+    ),
+    ("AWS_SECRET_ACCESS_KEY in config (chart guard)", {"config": {"AWS_SECRET_ACCESS_KEY": "wJalrEXAMPLE"}}, "output.s3.existingSecret"),
+    ("AWS_ACCESS_KEY_ID in a stage's env (chart guard)", {"stages": {"fetch": {"env": {"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE"}}}}, "output.s3.existingSecret"),
+    ("AWS_ENDPOINT_URL in config (chart guard)", {"config": {"AWS_ENDPOINT_URL": "http://versitygw:7070"}}, "output.s3"),
+    ("AZURE_STORAGE_ACCOUNT_KEY in config (chart guard)", {"config": {"AZURE_STORAGE_ACCOUNT_KEY": "c2VjcmV0"}}, "looks like a credential"),
+    ("TRAWL__OUTPUT__ENDPOINT in a stage's env (chart guard)", {"stages": {"clean": {"env": {"TRAWL__OUTPUT__ENDPOINT": "http://x:1"}}}}, "output.s3"),
+    ("TRAWL__BROKER__RESULTS_QUEUE in config (chart guard)", {"config": {"TRAWL__BROKER__RESULTS_QUEUE": True}}, "broker.resultsQueue"),
 ]
+# Under every case above: the one value the defaults lack, so each fails for its own reason.
+REJECTED_BASE = {"output": {"url": "s3://trawl-results/trawl"}}
 
 
 def check_schema_document(r: Report, chart: Path) -> None:
@@ -820,18 +1098,20 @@ def check_rejections(r: Report, helm: str, chart: Path, kube_version: str) -> No
     tmp = tempfile.mkdtemp(prefix="trawl-bad-values-")
     try:
         jobs = []
-        for i, (what, bad, needle) in enumerate(REJECTED):
+        for i, (what, bad, needles) in enumerate(REJECTED):
             f = Path(tmp) / f"bad-{i}.yaml"
-            f.write_text(yaml.safe_dump(bad))
-            jobs.append((what, needle, [helm, "template", RELEASE, str(chart), "--kube-version", kube_version, "-f", str(f)]))
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            f.write_text(yaml.safe_dump(deep_merge(REJECTED_BASE, bad)))
+            needles = [needles] if isinstance(needles, str) else needles
+            jobs.append((what, needles, [helm, "template", RELEASE, str(chart), "--kube-version", kube_version, "-f", str(f)]))
+        with ThreadPoolExecutor(max_workers=HELM_JOBS) as pool:
             procs = list(pool.map(lambda j: run(j[2]), jobs))
-        for (what, needle, _), proc in zip(jobs, procs):
+        for (what, needles, _), proc in zip(jobs, procs):
             err = helm_stderr(proc.stderr)
+            missing = [n for n in needles if n.lower() not in err.lower()]
             r.check(
-                proc.returncode != 0 and needle.lower() in err.lower(),
+                proc.returncode != 0 and not missing,
                 f"rejects {what}",
-                f"exit {proc.returncode}; stderr: {err[:300]!r}",
+                f"exit {proc.returncode}; missing {missing}; stderr: {err[:400]!r}",
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -874,7 +1154,10 @@ def main() -> int:
             renders, lints = renders_f.result(), lint_f.result()
         check_lint(r, lints)
         for render in renders:
-            check_render(r, render, chart_values, alerts_file, dashboards, args.kube_version)
+            if render.name == "single-pod":
+                check_single_pod(r, render)
+            else:
+                check_render(r, render, chart_values, alerts_file, dashboards, args.kube_version)
         check_schema_document(r, render_chart)
         check_rejections(r, args.helm, render_chart, args.kube_version)
     finally:

@@ -11,7 +11,7 @@ use std::time::Duration;
 use trawl_config::{Config, LlmConfig};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_messages::{paths, JobOptions, SearchTask};
-use trawl_pipeline::batch::submit;
+use trawl_pipeline::batch::{submit, Question};
 
 async fn measure(name: &str, config: Config, corpus: &Corpus) {
     let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "simweb".to_string())]
@@ -29,7 +29,7 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
         })
         .collect();
     let started = std::time::Instant::now();
-    let manifest = submit(&rt, tasks, Default::default(), |_| {})
+    let manifest = submit(&rt, Question::numbered(tasks), Default::default(), |_| {})
         .await
         .unwrap();
     let batch = manifest.batch_id.to_string();

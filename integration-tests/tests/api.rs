@@ -1,11 +1,14 @@
 //! The HTTP API over real HTTP, in front of the fleet on RabbitMQ and Redis: a batch submitted
 //! through the API completes and its results are read back through it; retried submissions
 //! with an Idempotency-Key create no second batch; bad requests get the right 4xx with a JSON
-//! error and enqueue nothing; the CLI's batch commands work through the API (`--server`).
+//! error and enqueue nothing; the CLI's batch commands work through the API (`--server`); the
+//! results export pages by cursor, gzips, and shows a batch to its owner only; the user's own
+//! ids and metadata come back in job.json, the summary, the job resources and every export.
 
 mod common;
 
 use std::collections::BTreeSet;
+use std::io::Read;
 use std::process::Output;
 use std::time::Duration;
 
@@ -555,9 +558,10 @@ async fn the_cli_drives_batches_through_the_api_with_server_and_token() {
         }
     }
 
-    // A replica allowing the token 3 requests per second answers most of these with 429:
-    // the CLI waits as told and gets every file all the same.
-    let slow = Api::start(&mut fleet, 3).await;
+    // A replica allowing the token 1 request per second answers the export's page, asked for
+    // right after the batch's status, with 429: the CLI waits as told and gets every file all
+    // the same.
+    let slow = Api::start(&mut fleet, 1).await;
     let slow_dir = fleet.dir.path().join("slow-md");
     let out = trawl_remote(
         &fleet,
@@ -578,7 +582,7 @@ async fn the_cli_drives_batches_through_the_api_with_server_and_token() {
     assert_eq!(files_under(&slow_dir), files_under(&remote_dir));
     let metrics = slow.metrics().await;
     let limited = metrics.lines().any(|l| {
-        l.contains("route=\"/v1/jobs/{id}")
+        l.contains("route=\"/v1/batches/{id}/results\"")
             && l.contains("status_class=\"4xx\"")
             && !l.ends_with(" 0")
     });
@@ -712,6 +716,305 @@ async fn the_cli_drives_batches_through_the_api_with_server_and_token() {
             !err.contains(&api.token[6..]) && !err.contains(&wrong[6..]),
             "{args:?} printed a token: {err}"
         );
+    }
+    fleet.cleanup().await;
+}
+
+/// The export's pages as the API sends them: (lines of each page, in order).
+async fn export_pages(api: &Api, batch: &str, query: &str) -> Vec<Vec<Value>> {
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut path = format!("/v1/batches/{batch}/results?{query}");
+        if let Some(c) = &cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        let response = api.get(&path).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{path}");
+        assert_eq!(response.headers()["content-type"], "application/x-ndjson");
+        let next =
+            (response.headers().get("x-next-cursor")).map(|v| v.to_str().unwrap().to_owned());
+        let text = response.text().await.unwrap();
+        assert!(text.ends_with('\n'), "{text}");
+        pages.push(
+            text.lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+        );
+        assert!(pages.len() < 100, "the cursors do not end");
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return pages,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_export_pages_by_cursor_gzips_and_shows_a_batch_to_its_owner_only() {
+    let mut fleet = Fleet::start().await;
+    // No workers: the jobs stay pending, which is all the paging needs.
+    let api = Api::start(&mut fleet, 1000).await;
+    let questions: Vec<Value> = (0..5)
+        .map(|i| match i {
+            1 => json!({"query": format!("question {i}")}),
+            _ => json!({"query": format!("question {i}"), "id": format!("q-{i}"), "metadata": {"n": i}}),
+        })
+        .collect();
+    let (status, created) = json_of(
+        api.post("/v1/batches")
+            .json(&json!({"questions": questions}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let batch = created["batch_id"].as_str().unwrap().to_owned();
+    let ids = ["q-0", "2", "q-2", "q-3", "q-4"];
+    let created_ids: Vec<&str> = (created["jobs"].as_array().unwrap().iter())
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(created_ids, ids);
+
+    // Pages of two: three requests, the cursor in a header, every job once in order.
+    let pages = export_pages(&api, &batch, "limit=2").await;
+    let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [2, 2, 1]);
+    let lines: Vec<Value> = pages.into_iter().flatten().collect();
+    let job_ids: Vec<&Value> = created["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| &j["job_id"])
+        .collect();
+    assert_eq!(
+        lines.iter().map(|l| &l["job_id"]).collect::<Vec<_>>(),
+        job_ids
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .map(|l| l["id"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ids
+    );
+    assert_eq!(lines[0]["metadata"], json!({"n": 0}));
+    assert_eq!(lines[1]["metadata"], json!({}));
+    for line in &lines {
+        assert_eq!(line["status"], "pending", "{line}");
+        assert!(
+            line["report"].is_null() && line["sources"].is_null(),
+            "{line}"
+        );
+        assert!(line.get("work_products").is_none(), "{line}");
+    }
+    assert_eq!(lines[3]["query"], "question 3");
+
+    // gzip when asked for, plain otherwise; the same lines either way.
+    let raw = reqwest::Client::builder().no_gzip().build().unwrap();
+    let url = format!("{}/v1/batches/{batch}/results", api.base);
+    let gzipped = raw
+        .get(&url)
+        .bearer_auth(&api.token)
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gzipped.status().as_u16(), 200);
+    assert_eq!(gzipped.headers()["content-encoding"], "gzip");
+    let bytes = gzipped.bytes().await.unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    let unzipped: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(unzipped, lines);
+    let plain = raw.get(&url).bearer_auth(&api.token).send().await.unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+    assert!(
+        plain.headers().get("x-next-cursor").is_none(),
+        "one page of 1000"
+    );
+    assert_eq!(plain.text().await.unwrap().lines().count(), 5);
+
+    // The job list and the job say the question's id and metadata too.
+    let (_, page) = api.get_json(&format!("/v1/batches/{batch}/jobs")).await;
+    assert_eq!(
+        (page["jobs"][0]["id"].as_str(), &page["jobs"][0]["metadata"]),
+        (Some("q-0"), &json!({"n": 0}))
+    );
+    let second = lines[1]["job_id"].as_str().unwrap();
+    let (status, job) = api.get_json(&format!("/v1/jobs/{second}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (job["id"].as_str(), &job["metadata"]),
+        (Some("2"), &json!({}))
+    );
+
+    // Cursors are the API's own, limits bounded.
+    let stranger = "0190c5a0-0000-7000-8000-000000000000";
+    for bad in [
+        "cursor=zzz",
+        &format!("cursor={stranger}"),
+        "limit=0",
+        "limit=5001",
+        "work_products=maybe",
+    ] {
+        let (status, body) = api
+            .get_json(&format!("/v1/batches/{batch}/results?{bad}"))
+            .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (400, Some("bad_request")),
+            "{bad}: {body}"
+        );
+    }
+    // Another token sees no such batch.
+    let other = fleet.create_token("other").await;
+    let response = api.http.get(&url).bearer_auth(&other).send().await.unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("not_found"))
+    );
+
+    // A repeated id is refused, naming both questions; nothing is enqueued.
+    let depth = fleet.broker.depth(Queue::Search).await.unwrap();
+    let (status, body) = json_of(
+        api.post("/v1/batches")
+            .json(&json!({"questions": [{"query": "a", "id": "x"}, {"query": "b"}, {"query": "c", "id": "x"}]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("questions[2]") && message.contains("questions[0]"),
+        "{message}"
+    );
+    assert_eq!(fleet.broker.depth(Queue::Search).await.unwrap(), depth);
+    fleet.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_and_metadata_come_back_with_every_result() {
+    let mut fleet = Fleet::start().await;
+    fleet.spawn_all();
+    let api = Api::start(&mut fleet, 1000).await;
+    let flags = ["--server", api.base.as_str(), "--token", api.token.as_str()];
+    let qs = fleet.corpus.questions();
+    // Line 1 names itself; line 3 (after a blank one) is known by its number.
+    let text = format!(
+        "{}\n\n{}\n",
+        json!({"query": qs[0].query, "id": "alpha", "metadata": {"team": "search", "n": [1, 2]}, "options": {"max_urls": 2}}),
+        json!({"query": qs[1].query, "options": {"max_urls": 2}}),
+    );
+    let file = fleet.dir.path().join("ids.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let out = trawl_remote(
+        &fleet,
+        &[&["submit", file.to_str().unwrap()][..], &flags].concat(),
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    fleet.wait_done(&batch, Duration::from_secs(300)).await;
+    let want = [
+        ("alpha", json!({"team": "search", "n": [1, 2]})),
+        ("3", json!({})),
+    ];
+
+    // job.json, written by synthesize from the job's input.json.
+    let jobs = fleet.manifest(&batch);
+    for ((job, _), (id, metadata)) in jobs.iter().zip(&want) {
+        let record: Value = serde_json::from_slice(
+            &std::fs::read(fleet.job_dir(&batch, job).join("job.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (record["id"].as_str(), &record["metadata"]),
+            (Some(*id), metadata),
+            "{record}"
+        );
+    }
+    // The batch summary, written once the last job has ended.
+    let summary = fleet
+        .out_dir()
+        .join("batches")
+        .join(&batch)
+        .join("summary.jsonl");
+    for _ in 0..100 {
+        if summary.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let lines = jsonl(&summary);
+    assert_eq!(lines.len(), 2);
+    for (line, (id, metadata)) in lines.iter().zip(&want) {
+        assert_eq!(
+            (line["id"].as_str(), &line["metadata"]),
+            (Some(*id), metadata),
+            "{line}"
+        );
+    }
+
+    // The export, with the work products `trawl results` writes for md.
+    let pages = export_pages(&api, &batch, "work_products=true").await;
+    assert_eq!(pages.len(), 1);
+    for (line, (id, metadata)) in pages[0].iter().zip(&want) {
+        assert_eq!(
+            (line["id"].as_str(), &line["metadata"]),
+            (Some(*id), metadata)
+        );
+        let products = line["work_products"].as_object().unwrap();
+        for name in ["report.md", "job.json", "sources.json", "input.json"] {
+            assert!(products.contains_key(name), "{name}: {:?}", products.keys());
+        }
+        assert_eq!(products["report.md"], line["report"]);
+    }
+
+    // `trawl results` through the API and straight from the store write the same records.
+    let remote_dir = fleet.dir.path().join("ids-remote");
+    let local_dir = fleet.dir.path().join("ids-local");
+    let args = |dir: &std::path::Path| {
+        [
+            "results",
+            &batch,
+            "--out",
+            dir.to_str().unwrap(),
+            "--format",
+            "jsonl",
+        ]
+        .map(str::to_owned)
+    };
+    let remote_args = args(&remote_dir);
+    let remote_args: Vec<&str> = remote_args
+        .iter()
+        .map(String::as_str)
+        .chain(flags)
+        .collect();
+    let out = trawl_remote(&fleet, &remote_args, &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let local_args = args(&local_dir);
+    let out = fleet
+        .trawl(&local_args.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let records = jsonl(&remote_dir.join("results.jsonl"));
+    assert_eq!(records, jsonl(&local_dir.join("results.jsonl")));
+    for (record, (id, metadata)) in records.iter().zip(&want) {
+        assert_eq!(
+            (record["id"].as_str(), &record["metadata"]),
+            (Some(*id), metadata)
+        );
+        assert!(record["report"].is_string(), "{record}");
     }
     fleet.cleanup().await;
 }

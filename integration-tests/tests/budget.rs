@@ -8,7 +8,7 @@ use std::time::Duration;
 use trawl_config::{Config, LlmConfig};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_messages::{JobOptions, SearchTask};
-use trawl_pipeline::batch::{submit, BatchOptions};
+use trawl_pipeline::batch::{submit, BatchOptions, Question};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
@@ -57,7 +57,9 @@ async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
         budget_usd: Some(0.000_001),
         ..Default::default()
     };
-    let manifest = submit(&rt, tasks, options, |_| {}).await.unwrap();
+    let manifest = submit(&rt, Question::numbered(tasks), options, |_| {})
+        .await
+        .unwrap();
     let batch = manifest.batch_id;
     tokio::time::timeout(Duration::from_secs(120), async {
         while !rt

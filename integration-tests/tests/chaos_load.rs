@@ -345,6 +345,116 @@ async fn hold_past_consumer_timeout(url: String) -> Option<Duration> {
     None
 }
 
+/// A directory for the work products of thousands of jobs, on tmpfs where there is one:
+/// removing some 150 000 files from a disk that discards every freed block takes minutes.
+fn tmpfs_dir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    }
+}
+
+/// Jobs of the batch that nobody's results are read for.
+const UNREAD_JOBS: usize = 2_000;
+/// The results queue's bound in that case, and the jobs run with it enabled.
+const UNREAD_BOUND: usize = 300;
+const UNREAD_ENABLED_JOBS: usize = 600;
+
+/// Case 10: a fleet whose `trawl.results` nobody reads. By default nothing is published to it:
+/// over a 2 000-job batch its depth stays 0, and the broker's memory after the batch is where
+/// it was after the first fifth (the broker's RSS and its message memory are in the ledger's
+/// notes). Asked for (`broker.results_queue`), notifications are bounded: 600 jobs with a
+/// bound of 300 leave the newest 300 and no more. Either way every job ends, none
+/// dead-lettered: the batch record, not the queue, is the record of results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_results_stay_bounded() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let rabbit = OwnRabbit::start(dir.path()).await;
+    let url = rabbit.url();
+    let vm = rabbit.pid().expect("the node runs");
+    let mut fleet = Fleet::start_using("127.0.0.1", [&url, REDIS], [&url, REDIS]).await;
+    let out = tmpfs_dir();
+    for (k, v) in [
+        ("TRAWL__OUTPUT__URL", format!("file://{}", out.path().display())),
+        // The default, which the test fleet overrides for the cases that count notifications.
+        ("TRAWL__BROKER__RESULTS_QUEUE", "false".into()),
+        ("TRAWL__BROKER__RESULTS_MAX_LENGTH", UNREAD_BOUND.to_string()),
+    ] {
+        fleet.env.push((k.into(), v));
+    }
+    // The test's own connection declared the queues with the test fleet's bound: the fleet
+    // declares them again with this case's (a queue's arguments cannot change in place).
+    fleet.broker.delete_all().await.unwrap();
+    fleet.spawn_all();
+    let started = Instant::now();
+    let batch = fleet
+        .submit(&(0..UNREAD_JOBS).map(soak::question).collect::<Vec<_>>())
+        .await;
+    let (mut deepest, mut rss_at_fifth, mut rss_peak) = (0, None, 0);
+    loop {
+        let progress = fleet.store.batch_progress(&batch).await.unwrap().unwrap();
+        deepest = deepest.max(fleet.broker.depth(Queue::Results).await.unwrap());
+        let rss = procfs::status_kib(vm, "VmRSS").unwrap_or(0);
+        rss_peak = rss_peak.max(rss);
+        if rss_at_fifth.is_none() && progress.finished >= (UNREAD_JOBS / 5) as u64 {
+            rss_at_fifth = Some(rss);
+        }
+        if progress.is_done() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(600) {
+            fleet.dump_logs();
+            panic!("{} of {UNREAD_JOBS} jobs ended in 600 s", progress.finished);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let rss_end = procfs::status_kib(vm, "VmRSS").unwrap_or(0);
+    assert_eq!(deepest, 0, "notifications were published with results_queue off");
+    let progress = fleet.store.batch_progress(&batch).await.unwrap().unwrap();
+    assert_eq!(progress.finished, UNREAD_JOBS as u64);
+    assert_eq!(fleet.broker.depth(Queue::Dead).await.unwrap(), 0);
+
+    // The same fleet asked for notifications, and still nobody reading them.
+    fleet.terminate_all(Duration::from_secs(30)).await;
+    fleet.env.push(("TRAWL__BROKER__RESULTS_QUEUE".into(), "true".into()));
+    fleet.spawn_all();
+    let enabled = fleet
+        .submit(&(UNREAD_JOBS..UNREAD_JOBS + UNREAD_ENABLED_JOBS).map(soak::question).collect::<Vec<_>>())
+        .await;
+    let progress = fleet.wait_done(&enabled, Duration::from_secs(300)).await;
+    assert_eq!(progress.finished, UNREAD_ENABLED_JOBS as u64);
+    let kept = fleet.broker.depth(Queue::Results).await.unwrap();
+    assert_eq!(kept, UNREAD_BOUND as u64, "the bound did not hold");
+
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    let ledger = Ledger {
+        case: "unread-results".into(),
+        submitted: (UNREAD_JOBS + UNREAD_ENABLED_JOBS) as u64,
+        completed: (UNREAD_JOBS + UNREAD_ENABLED_JOBS) as u64,
+        wall_secs: started.elapsed().as_secs_f64(),
+        notes: vec![
+            format!(
+                "results queue off: depth 0 over {UNREAD_JOBS} jobs; broker RSS {:.1} MiB after \
+                 {} jobs, {:.1} MiB after all (peak {:.1} MiB)",
+                mib(rss_at_fifth.unwrap_or(0)),
+                UNREAD_JOBS / 5,
+                mib(rss_end),
+                mib(rss_peak)
+            ),
+            format!(
+                "results queue on, bound {UNREAD_BOUND}: {kept} notifications kept of \
+                 {UNREAD_ENABLED_JOBS} jobs, the oldest dropped"
+            ),
+        ],
+        ..Ledger::default()
+    };
+    ledger.settle();
+    fleet.cleanup().await;
+}
+
 /// Soak jobs in the default run; `TRAWL_SOAK_JOBS` sets another number (20 000 for the full
 /// soak).
 const SOAK_JOBS: usize = 8_000;
@@ -393,14 +503,7 @@ async fn soak() {
     let rabbit = OwnRabbit::start(dir.path()).await;
     let url = rabbit.url();
     let mut fleet = Fleet::start_using("127.0.0.1", [&url, REDIS], [&url, REDIS]).await;
-    // The work products of thousands of jobs go to tmpfs where there is one: removing some
-    // 150 000 files from a disk that discards every freed block takes minutes.
-    let shm = Path::new("/dev/shm");
-    let out = if shm.is_dir() {
-        tempfile::tempdir_in(shm).unwrap()
-    } else {
-        tempfile::tempdir().unwrap()
-    };
+    let out = tmpfs_dir();
     fleet.env.push((
         "TRAWL__OUTPUT__URL".into(),
         format!("file://{}", out.path().display()),

@@ -291,12 +291,14 @@ async fn webhooks_announce_jobs_and_the_batch_signed() {
         .env
         .push(("TRAWL_WEBHOOK_SECRET".into(), "whsec-test".into()));
     fleet.spawn_all();
-    let qs: Vec<String> = questions(&fleet)
-        .iter()
-        .take(2)
-        .map(|q| q.query.clone())
-        .collect();
-    let batch = fleet.submit_with(&qs, &["--webhook", &hook]).await;
+    // The first names itself and carries metadata; the second is known by its line number.
+    let qs = questions(&fleet);
+    let lines = [
+        serde_json::json!({"query": qs[0].query, "id": "first", "metadata": {"ticket": 7}})
+            .to_string(),
+        qs[1].query.clone(),
+    ];
+    let batch = fleet.submit_with(&lines, &["--webhook", &hook]).await;
     fleet.wait_done(&batch, Duration::from_secs(120)).await;
 
     let started = tokio::time::Instant::now();
@@ -323,5 +325,22 @@ async fn webhooks_announce_jobs_and_the_batch_signed() {
         );
         assert_eq!(signature, &expected, "bad signature on {body}");
     }
+    // Each job.completed carries the job's own id and metadata.
+    let mut announced: Vec<(String, serde_json::Value)> = (events.iter())
+        .filter(|e| e.0 == "job.completed")
+        .map(|e| {
+            let event: serde_json::Value = serde_json::from_str(&e.3).unwrap();
+            let id = event["data"]["id"].as_str().unwrap_or_default().to_owned();
+            (id, event["data"]["metadata"].clone())
+        })
+        .collect();
+    announced.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        announced,
+        [
+            ("2".to_owned(), serde_json::json!({})),
+            ("first".to_owned(), serde_json::json!({"ticket": 7})),
+        ]
+    );
     fleet.cleanup().await;
 }

@@ -20,6 +20,20 @@ const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 const REDIS: &str = "redis://127.0.0.1:6379/";
 /// The variable naming the simulated LLM's key; simweb only checks that one is sent.
 const LLM_KEY_VAR: &str = "TRAWL_BENCH_FLEET_LLM_KEY";
+/// The test S3 server's bucket and credentials (s3rver's own).
+const S3_BUCKET: &str = "trawl-test";
+const S3_KEY: &str = "S3RVER";
+
+fn s3_endpoint() -> String {
+    std::env::var("TRAWL_TEST_S3_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:4568".into())
+}
+
+/// Where a run's results and work products go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    File,
+    S3,
+}
 
 /// The fleet's settings: what makes this run what it is, on top of any TRAWL__* variables
 /// of the environment (to try other settings, e.g. TRAWL__BROKER__PREFETCH).
@@ -28,6 +42,7 @@ fn settings(
     web: &Simweb,
     namespace: &str,
     objects: &Path,
+    output: Output,
 ) -> BTreeMap<String, String> {
     let addr = web.addr();
     let mut env: BTreeMap<String, String> = std::env::vars()
@@ -40,10 +55,22 @@ fn settings(
     set("TRAWL__STORE__URL", REDIS.into());
     set("TRAWL__BROKER__NAMESPACE", namespace.into());
     set("TRAWL__STORE__PREFIX", namespace.into());
-    set(
-        "TRAWL__OUTPUT__URL",
-        format!("file://{}", objects.display()),
-    );
+    match output {
+        Output::File => set(
+            "TRAWL__OUTPUT__URL",
+            format!("file://{}", objects.display()),
+        ),
+        // The S3-protocol server scripts/services-up starts (s3rver), under a prefix of the
+        // run's own; its credentials as every S3 tool takes them.
+        Output::S3 => {
+            set("TRAWL__OUTPUT__URL", format!("s3://{S3_BUCKET}/{namespace}"));
+            set("TRAWL__OUTPUT__ENDPOINT", s3_endpoint());
+            set("TRAWL__OUTPUT__PATH_STYLE", "true".into());
+            set("TRAWL__OUTPUT__ALLOW_HTTP", "true".into());
+            set("AWS_ACCESS_KEY_ID", S3_KEY.into());
+            set("AWS_SECRET_ACCESS_KEY", S3_KEY.into());
+        }
+    }
     set("TRAWL__SEARCH__SEARXNG_URL", format!("http://{addr}"));
     // simweb only: a question it did not answer must not fall through to the real web.
     set("TRAWL__SEARCH__PROVIDERS", "[\"searxng\"]".into());
@@ -178,6 +205,7 @@ pub async fn run(
     label: &str,
     workers: &Workers,
     questions: &[String],
+    output: Output,
 ) -> anyhow::Result<Run> {
     let namespace = format!("bench-fleet-{}", uuid::Uuid::now_v7().simple());
     let logs = args.out.join("logs").join(label);
@@ -190,7 +218,11 @@ pub async fn run(
     } else {
         temp.path().to_owned()
     };
-    let env = settings(args, web, &namespace, &objects);
+    let env = settings(args, web, &namespace, &objects, output);
+    // The driver reads the same store: the S3 client takes its credentials from the process.
+    for (k, v) in env.iter().filter(|(k, _)| k.starts_with("AWS_")) {
+        std::env::set_var(k, v);
+    }
     let config = Config::load(None, &env).context("failed to load the fleet's config")?;
     let rt = Runtime::connect(config, Duration::from_secs(10))
         .await

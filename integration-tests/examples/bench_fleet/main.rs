@@ -106,6 +106,10 @@ pub struct Args {
     /// Give up on a run after this long.
     #[arg(long, default_value_t = 3600)]
     pub timeout_secs: u64,
+    /// Run the first run's workers again with the results and work products on S3 (s3rver,
+    /// as scripts/services-up starts it) instead of a local directory, and compare the two.
+    #[arg(long)]
+    pub compare_s3: bool,
     /// Keep each run's work products (reports, job.json …) under OUT/objects-<run>.
     #[arg(long)]
     pub keep: bool,
@@ -203,19 +207,29 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     );
 
     let base: Workers = Stage::ALL.iter().map(|&s| (s, args.workers)).collect();
-    let first = fleet::run(&args, &bins, &web, "base", &base, &batch).await?;
+    let first = fleet::run(&args, &bins, &web, "base", &base, &batch, fleet::Output::File).await?;
     println!("{}", report::run_text(&first));
     let mut runs = vec![first];
+    let on_s3 = if args.compare_s3 {
+        let s3 = fleet::run(&args, &bins, &web, "base-s3", &base, &batch, fleet::Output::S3).await?;
+        println!("{}", report::run_text(&s3));
+        println!("{}", report::output_text(&runs[0], &s3));
+        Some(s3)
+    } else {
+        None
+    };
     if let Some(choice) = double {
         let stage = choice.unwrap_or(runs[0].bottleneck);
         let mut doubled = base.clone();
         doubled.insert(stage, args.workers * 2);
         let label = format!("{}x2", stage.name());
-        let second = fleet::run(&args, &bins, &web, &label, &doubled, &batch).await?;
+        let second =
+            fleet::run(&args, &bins, &web, &label, &doubled, &batch, fleet::Output::File).await?;
         println!("{}", report::run_text(&second));
         runs.push(second);
     }
     let scaling = (runs.len() == 2).then(|| report::Scaling::of(&runs[0], &runs[1]));
+    runs.extend(on_s3);
     if let Some(s) = &scaling {
         println!("{}", s.text());
     }

@@ -114,7 +114,8 @@ async fn sample(
     let mut submitter = Some({
         let rt = rt.clone();
         tokio::spawn(async move {
-            let manifest = batch::submit(&rt, tasks, BatchOptions::default(), |_| {}).await;
+            let questions = batch::Question::numbered(tasks);
+            let manifest = batch::submit(&rt, questions, BatchOptions::default(), |_| {}).await;
             (manifest, started.elapsed())
         })
     });
@@ -208,19 +209,15 @@ struct JobFigures {
     sources: f64,
 }
 
-fn job_figures(rt: &Runtime, manifest: &Manifest) -> anyhow::Result<JobFigures> {
+async fn job_figures(rt: &Runtime, manifest: &Manifest) -> anyhow::Result<JobFigures> {
     let mut f = JobFigures::default();
     for job in &manifest.jobs {
-        let path = rt
-            .objects
-            .root()
-            .join(paths::job_dir(manifest.batch_id, job.job_id))
-            .join("job.json");
-        let Ok(bytes) = std::fs::read(&path) else {
+        let key = paths::job_record(manifest.batch_id, job.job_id);
+        let Ok(Some(bytes)) = rt.objects.get(&key).await else {
             continue;
         };
-        let record: Value = serde_json::from_slice(&bytes)
-            .with_context(|| format!("failed to parse {}", path.display()))?;
+        let record: Value =
+            serde_json::from_slice(&bytes).with_context(|| format!("failed to parse {key}"))?;
         f.latencies
             .push(record["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0);
         f.sources += record["sources_selected"].as_f64().unwrap_or(0.0);
@@ -299,7 +296,7 @@ pub async fn measure(
             exit: String::new(),
         })
         .collect();
-    let figures = job_figures(rt, &sampled.manifest)?;
+    let figures = job_figures(rt, &sampled.manifest).await?;
     let Sampled {
         progress, samples, ..
     } = sampled;

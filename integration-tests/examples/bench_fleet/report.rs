@@ -346,6 +346,37 @@ pub fn run_text(run: &Run) -> String {
     t
 }
 
+/// The same workers with their output on a local directory and on S3, side by side.
+pub fn output_text(file: &Run, s3: &Run) -> String {
+    let peak = |run: &Run| {
+        (run.worker_stats.iter())
+            .map(|w| w.peak_rss_mb)
+            .fold(0.0, f64::max)
+    };
+    let ratio = |a: f64, b: f64| if a > 0.0 { b / a } else { f64::NAN };
+    let mut t = String::from("\noutput on file:// and on s3:// (same workers, same batch)\n");
+    t.push_str(&format!(
+        "  {:<26} {:>10} {:>10} {:>8}\n",
+        "", "file://", "s3://", "s3/file"
+    ));
+    let mut row = |what: &str, a: f64, b: f64, unit: &str| {
+        t.push_str(&format!(
+            "  {what:<26} {a:>8.2}{unit} {b:>8.2}{unit} {:>8.2}\n",
+            ratio(a, b)
+        ));
+    };
+    row("trawl CPU per job", file.trawl_cpu_ms_per_job, s3.trawl_cpu_ms_per_job, "ms");
+    row("fetch+clean CPU per page", file.cpu_ms_per_page, s3.cpu_ms_per_page, "ms");
+    for stage in Stage::ALL {
+        if let (Some(a), Some(b)) = (file.stages.get(&stage), s3.stages.get(&stage)) {
+            row(&format!("{} CPU per job", stage.name()), a.cpu_ms_per_job, b.cpu_ms_per_job, "ms");
+        }
+    }
+    row("peak RSS, largest worker", peak(file), peak(s3), "MB");
+    row("jobs per minute", file.jobs_per_min, s3.jobs_per_min, "  ");
+    t
+}
+
 pub struct Target {
     pub what: String,
     pub measured: String,

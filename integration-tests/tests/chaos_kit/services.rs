@@ -1,5 +1,6 @@
-//! A RabbitMQ node and a redis-server of the test's own, on their own ports and data
-//! directories, so a test may kill or restart them without touching the shared instances.
+//! A RabbitMQ node, a redis-server and an S3-protocol server (s3rver) of the test's own, on
+//! their own ports and data directories, so a test may kill or restart them without touching
+//! the shared instances.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -138,6 +139,67 @@ impl OwnRedis {
     }
 }
 
+/// An s3rver of the test's own, keeping its objects in a directory of its own, so a restart
+/// finds them again (as any S3 keeps its objects over an outage).
+pub struct OwnS3 {
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl OwnS3 {
+    pub async fn start(dir: &Path) -> OwnS3 {
+        let mut s3 = OwnS3::stopped(dir);
+        s3.up().await;
+        s3
+    }
+
+    /// A server with its port and directory chosen, not started yet.
+    pub fn stopped(dir: &Path) -> OwnS3 {
+        let dir = dir.join(format!("s3-{}", free_port()));
+        std::fs::create_dir_all(&dir).unwrap();
+        OwnS3 {
+            port: free_port(),
+            dir,
+            child: None,
+        }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts the server (again) on the same port and data directory, with the bucket
+    /// `trawl-test`.
+    pub async fn up(&mut self) {
+        assert!(self.child.is_none(), "s3rver already running");
+        let child = owned("s3rver")
+            .args(["--address", "127.0.0.1", "--port", &self.port.to_string()])
+            .args(["--silent", "--no-vhost-buckets"])
+            .args(["--configure-bucket", crate::common::S3_BUCKET])
+            .arg("--directory")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("s3rver must be installed (scripts/services-up)");
+        self.child = Some(child);
+        assert!(
+            wait_for_port(self.port, Duration::from_secs(20)).await,
+            "s3rver did not listen on {}",
+            self.port
+        );
+    }
+
+    /// `kill -9`.
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+}
+
 /// A RabbitMQ node named `trawl-chaos-<port>@localhost`, run straight from the Erlang release
 /// (not the Debian wrapper, which would switch to the shared node's user and cookie), with its
 /// own ports, data directory and cookie (HOME). The release's script runs the Erlang VM in its
@@ -154,6 +216,11 @@ const RABBIT_BIN: &str = "/usr/lib/rabbitmq/bin";
 impl OwnRabbit {
     pub async fn start(dir: &Path) -> OwnRabbit {
         OwnRabbit::start_configured(dir, "", "").await
+    }
+
+    /// The node's VM, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
     }
 
     /// A node that closes a channel holding a delivery unacknowledged for longer than

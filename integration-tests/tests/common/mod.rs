@@ -17,6 +17,15 @@ use trawl_store::{RedisStore, Store};
 
 pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const REDIS: &str = "redis://127.0.0.1:6379/";
+/// The test S3 server's bucket and credentials (s3rver's own: key id and secret alike).
+pub const S3_BUCKET: &str = "trawl-test";
+pub const S3_KEY: &str = "S3RVER";
+
+/// The S3-protocol server the tests use: `TRAWL_TEST_S3_ENDPOINT`, or the s3rver
+/// `scripts/services-up` starts.
+pub fn s3_endpoint() -> String {
+    std::env::var("TRAWL_TEST_S3_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:4568".into())
+}
 
 /// The four stage workers, in pipeline order: what [`Fleet::spawn_all`] starts.
 pub const STAGES: [&str; 4] = [
@@ -153,6 +162,10 @@ impl Fleet {
             ("TRAWL__BROKER__RETRY_DELAYS_SECS", "[1, 2, 5]".into()),
             ("TRAWL__BROKER__SHUTDOWN_GRACE_SECS", "5".into()),
             ("TRAWL__JOB__DEADLINE_SECS", "600".into()),
+            // The fleet and chaos tests count each job's end on trawl.results, every one of
+            // them (the full soak's 20 000 too).
+            ("TRAWL__BROKER__RESULTS_QUEUE", "true".into()),
+            ("TRAWL__BROKER__RESULTS_MAX_LENGTH", "1000000".into()),
             ("TRAWL__METRICS__ADDR", "127.0.0.1:0".into()),
             ("RUST_LOG", "warn".into()),
         ]
@@ -195,6 +208,40 @@ impl Fleet {
         env
     }
 
+    /// Sends the fleet's results and work products to a prefix of its own in the test S3
+    /// server's bucket (s3rver, started by scripts/services-up), credentials and endpoint in
+    /// the standard variables.
+    pub fn use_s3(&mut self) {
+        let prefix = format!("s3://{S3_BUCKET}/{}", self.namespace);
+        self.use_s3_at(&s3_endpoint(), &prefix);
+    }
+
+    /// Like [`Fleet::use_s3`] with the server at `endpoint` and the store at `url`.
+    pub fn use_s3_at(&mut self, endpoint: &str, url: &str) {
+        for (k, v) in [
+            ("TRAWL__OUTPUT__URL", url),
+            ("TRAWL__OUTPUT__ENDPOINT", endpoint),
+            ("TRAWL__OUTPUT__PATH_STYLE", "true"),
+            ("TRAWL__OUTPUT__ALLOW_HTTP", "true"),
+            ("AWS_ACCESS_KEY_ID", S3_KEY),
+            ("AWS_SECRET_ACCESS_KEY", S3_KEY),
+            ("AWS_REGION", "us-east-1"),
+        ] {
+            self.env.push((k.to_owned(), v.to_owned()));
+        }
+    }
+
+    /// The fleet's object store, as its processes open it.
+    pub fn objects(&self) -> trawl_store::Objects {
+        let env: std::collections::BTreeMap<String, String> = self.env.iter().cloned().collect();
+        let config = trawl_config::Config::load(None, &env).expect("test config");
+        // The AWS_* variables are read from the process environment by the S3 client.
+        for (k, v) in self.env.iter().filter(|(k, _)| k.starts_with("AWS_")) {
+            std::env::set_var(k, v);
+        }
+        trawl_store::Objects::open(&config.output).expect("the fleet's object store")
+    }
+
     /// Where the fleet's work products go: the path of its `file://` `TRAWL__OUTPUT__URL`.
     pub fn out_dir(&self) -> PathBuf {
         let (_, url) = (self.env.iter().rev())
@@ -210,15 +257,21 @@ impl Fleet {
 
     /// The (job id, question) pairs `trawl submit` recorded for `batch`, in submission order.
     pub fn manifest(&self, batch: &str) -> Vec<(String, String)> {
-        let path = self
-            .out_dir()
-            .join("batches")
-            .join(batch)
-            .join("batch.json");
-        let manifest: trawl_pipeline::batch::Manifest = serde_json::from_slice(
-            &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-        )
-        .unwrap();
+        let key = format!("batches/{batch}/batch.json");
+        let objects = self.objects();
+        // Read on a thread of its own: callers are sync, inside the test's runtime.
+        let bytes = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(objects.get(&key))
+        })
+        .join()
+        .unwrap()
+        .unwrap()
+        .unwrap_or_else(|| panic!("no manifest of batch {batch}"));
+        let manifest: trawl_pipeline::batch::Manifest = serde_json::from_slice(&bytes).unwrap();
         (manifest.jobs.into_iter())
             .map(|j| (j.job_id.to_string(), j.query))
             .collect()
@@ -231,11 +284,36 @@ impl Fleet {
 
     /// Starts binary `name` with `args` and `env` on top of the fleet's environment.
     pub fn spawn_with(&mut self, name: &str, args: &[&str], env: &[(&str, String)]) {
+        self.spawn_in(name, args, env, None);
+    }
+
+    /// Starts binary `name` as a process on a machine of its own would run: in an empty
+    /// working directory, with its own `HOME` and `TMPDIR`, so it shares no disk with the rest
+    /// of the fleet. Returns that directory.
+    pub fn spawn_isolated(&mut self, name: &str, args: &[&str], env: &[(&str, String)]) -> PathBuf {
+        let home = self
+            .dir
+            .path()
+            .join("machines")
+            .join(format!("{name}-{}", self.spawned + 1));
+        std::fs::create_dir_all(home.join("tmp")).unwrap();
+        let mut env = env.to_vec();
+        env.push(("HOME", home.display().to_string()));
+        env.push(("TMPDIR", home.join("tmp").display().to_string()));
+        self.spawn_in(name, args, &env, Some(&home));
+        home
+    }
+
+    fn spawn_in(&mut self, name: &str, args: &[&str], env: &[(&str, String)], cwd: Option<&Path>) {
         let logs = self.dir.path().join("logs");
         std::fs::create_dir_all(&logs).unwrap();
         self.spawned += 1;
         let log = std::fs::File::create(logs.join(format!("{name}-{}.log", self.spawned))).unwrap();
-        let child = Command::new(bin(name))
+        let mut command = Command::new(bin(name));
+        if let Some(cwd) = cwd {
+            command.current_dir(cwd);
+        }
+        let child = command
             .args(args)
             .envs(self.fleet_env())
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
@@ -264,6 +342,33 @@ impl Fleet {
         let (_, mut child) = self.workers.remove(at);
         child.start_kill().unwrap(); // SIGKILL on Unix
         child.wait().await.unwrap();
+    }
+
+    /// Waits up to `limit` for every worker started as `name` to exit; their exit statuses
+    /// (`None` for one still running).
+    pub async fn exits(&mut self, name: &str, limit: Duration) -> Vec<Option<std::process::ExitStatus>> {
+        let until = tokio::time::Instant::now() + limit;
+        let mut statuses = Vec::new();
+        for (_, child) in self.workers.iter_mut().filter(|(n, _)| n == name) {
+            let left = until.saturating_duration_since(tokio::time::Instant::now());
+            statuses.push(tokio::time::timeout(left, child.wait()).await.ok().and_then(Result::ok));
+        }
+        statuses
+    }
+
+    /// Every worker log's text, by file name.
+    pub fn logs(&self) -> Vec<(String, String)> {
+        let mut logs: Vec<(String, String)> = std::fs::read_dir(self.dir.path().join("logs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(e.path()).unwrap_or_default())
+            })
+            .collect();
+        logs.sort();
+        logs
     }
 
     /// True while every worker started under `name` is still running.
@@ -454,7 +559,10 @@ impl Drop for Fleet {
                 .enable_all()
                 .build()
             {
-                let _ = rt.block_on(tokio::time::timeout(Duration::from_secs(20), remove));
+                // The timeout is made inside the runtime: its timer needs one.
+                let _ = rt.block_on(async {
+                    tokio::time::timeout(Duration::from_secs(20), remove).await
+                });
             }
         })
         .join();

@@ -81,7 +81,10 @@ impl ApiError {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",
-            format!("the fleet could not answer, try again: {e}"),
+            format!(
+                "the fleet could not answer, try again: {}",
+                trawl_telemetry::scrub(&e.to_string())
+            ),
         )
     }
 }
@@ -99,8 +102,20 @@ impl From<trawl_pipeline::StageError> for ApiError {
 }
 
 impl From<trawl_store::ObjectError> for ApiError {
+    /// The store's own words (its URL, a local path, a bucket's answer) go to the log only:
+    /// they describe the server's storage, not the request.
     fn from(e: trawl_store::ObjectError) -> Self {
-        ApiError::unavailable(e)
+        match e {
+            trawl_store::ObjectError::BadKey(_) => ApiError::not_found("no such work product"),
+            other => {
+                tracing::warn!(error = %other, "object store request failed");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    "the object store could not answer, try again",
+                )
+            }
+        }
     }
 }
 

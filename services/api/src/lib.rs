@@ -5,6 +5,9 @@
 //!   `trawl token create` and kept hashed in the store ([`tokens`]). Each token sees only its
 //!   own batches, and is rate-limited fleet-wide through the store.
 //! - Errors are JSON (`{"error": {"code", "message"}}`, [`error`]).
+//! - A batch's results come out in bulk from `GET /v1/batches/{id}/results`
+//!   ([`routes::export_results`]): one JSON line per job, a page per request, streamed as each
+//!   job is read (the server holds a few jobs at a time, never the batch), gzip when accepted.
 //! - The OpenAPI 3.1 document is generated from the handlers ([`openapi`]), served at
 //!   `/openapi.json` with this server's limits, and kept in the repository (default limits) as
 //!   `services/api/openapi.json`. integration-tests/tests/api_schema.rs runs schemathesis
@@ -22,6 +25,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use tower_http::compression::CompressionLayer;
 use trawl_config::Config;
 use trawl_pipeline::Runtime;
 use trawl_telemetry::Readiness;
@@ -139,6 +143,12 @@ pub fn router(state: AppState, readiness: Readiness) -> Router {
         )
         .route("/v1/batches/{id}/jobs", get(routes::list_jobs))
         .route("/v1/batches/{id}/events", get(routes::events))
+        // gzip when the request accepts it: a page of reports compresses several times over.
+        // Only here: compressing the event stream would hold its events back.
+        .route(
+            "/v1/batches/{id}/results",
+            get(routes::export_results).layer(CompressionLayer::new().gzip(true)),
+        )
         .route("/v1/jobs/{id}", get(routes::get_job))
         .route(
             "/v1/jobs/{id}/work-products/{*name}",
@@ -166,6 +176,8 @@ pub enum ServeError {
     Connect(#[from] trawl_pipeline::runtime::ConnectError),
     #[error(transparent)]
     Metrics(#[from] trawl_telemetry::ServeError),
+    #[error(transparent)]
+    Worker(#[from] trawl_pipeline::serve::WorkerError),
 }
 
 /// Serves the API on `api.addr`, and `/metrics`, `/healthz`, `/readyz` and `/drain` on
@@ -193,6 +205,12 @@ pub async fn serve(
     // Live (and not ready) while connecting, like a worker.
     let rt = Runtime::connect(config.clone(), Duration::from_secs(30)).await?;
     metrics::init();
+    // The API reads what the workers write: it checks it sees their object store as they do.
+    let Some(watch) = trawl_pipeline::serve::SharedWatch::start(&rt, "trawl serve", &ops).await?
+    else {
+        ops.finish().await;
+        return Ok(());
+    };
     ops.readiness.set(true);
     // A preStop `/drain` stops taking connections; requests in progress finish through the
     // graceful shutdown (an event stream may outlast any drain), so the drain answers at once.
@@ -215,8 +233,13 @@ pub async fn serve(
         .with_graceful_shutdown(stop)
         .await
         .map_err(|source| ServeError::Listen { addr, source });
+    let not_shared = watch.finish().await;
     ops.finish().await;
-    served
+    served?;
+    match not_shared {
+        Some(e) => Err(ServeError::Worker(trawl_pipeline::serve::WorkerError::NotShared(e))),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -244,7 +267,7 @@ mod tests {
         let env = BTreeMap::from([("TRAWL__API__MAX_QUESTIONS".to_owned(), "7".to_owned())]);
         let config = Config::load(None, &env).unwrap();
         let state = AppState {
-            rt: Runtime::embedded(config.clone()),
+            rt: Runtime::embedded(config.clone()).unwrap(),
             config: Arc::new(config),
         };
         let readiness = Readiness::default();

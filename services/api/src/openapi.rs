@@ -23,6 +23,7 @@ use crate::routes;
         routes::cancel_batch,
         routes::list_jobs,
         routes::events,
+        routes::export_results,
         routes::get_job,
         routes::work_product,
     ),

@@ -4,18 +4,19 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use futures_util::Stream;
-use serde::{Deserialize, Serialize};
+use futures_util::{Stream, StreamExt};
+use serde::{Deserialize, Deserializer, Serialize};
 use sha2::{Digest, Sha256};
-use trawl_messages::{paths, JobOptions, SearchTask};
-use trawl_pipeline::batch::{self, BatchOptions, Manifest};
+use trawl_messages::{paths, JobOptions, Metadata};
+use trawl_pipeline::batch::{self, BatchOptions, Manifest, ManifestJob, Question};
+use trawl_pipeline::results::{job_result, JobResult};
 use trawl_store::{BatchProgress, Cache, PENDING};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -35,8 +36,25 @@ pub struct QuestionIn {
         pattern = r"[^\t\n\x0B\x0C\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     pub query: String,
+    /// Your own id for the question, returned with its results: 1 to 128 characters, unique in
+    /// the batch. Without one, the question's id is its position in `questions`, from 1.
+    // Read as any JSON value (null included) so that `check_user`, shared with batch files,
+    // refuses a wrong one by naming the field.
+    #[serde(default, deserialize_with = "given")]
+    #[schema(value_type = String, min_length = 1, max_length = 128, required = false)]
+    pub id: Option<serde_json::Value>,
+    /// Your own JSON object, returned with the question's results: at most 4096 bytes as JSON.
+    #[serde(default, deserialize_with = "given")]
+    #[schema(value_type = Object, required = false)]
+    pub metadata: Option<serde_json::Value>,
     #[serde(default)]
     pub options: JobOptions,
+}
+
+/// A field that is present, whatever its value: JSON null is `Some(Null)`, so it is refused as
+/// the wrong type instead of read as absent.
+fn given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
 }
 
 /// A batch to research.
@@ -60,6 +78,8 @@ pub struct BatchIn {
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct JobRef {
     pub job_id: Uuid,
+    /// The question's id: yours, or its position in `questions` (from 1) when it had none.
+    pub id: String,
     pub query: String,
 }
 
@@ -93,6 +113,11 @@ pub struct BatchStatus {
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct JobSummary {
     pub job_id: Uuid,
+    /// The question's id, as submitted or given by position.
+    pub id: String,
+    /// The question's metadata, as submitted.
+    #[schema(value_type = Object)]
+    pub metadata: Metadata,
     pub query: String,
     /// pending, or how the job ended.
     pub status: String,
@@ -120,6 +145,11 @@ pub struct PageQuery {
 pub struct Job {
     pub job_id: Uuid,
     pub batch_id: Uuid,
+    /// The question's id, as submitted or given by position.
+    pub id: String,
+    /// The question's metadata, as submitted.
+    #[schema(value_type = Object)]
+    pub metadata: Metadata,
     pub query: String,
     pub status: String,
     /// The report in markdown with numbered citations, once the job has ended.
@@ -137,6 +167,13 @@ fn path_params<T>(path: Result<Path<T>, PathRejection>) -> Result<T, ApiError> {
 
 /// The pattern `BatchIn.webhook` documents, in code: an http(s) URL with a host and no spaces
 /// or control characters.
+/// `application/json`, with parameters (`; charset=utf-8`) or not, in any case; not
+/// `application/jsonfoo`.
+fn is_json_media_type(value: &str) -> bool {
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
 fn webhook_ok(url: &str) -> bool {
     let Some(rest) = url
         .strip_prefix("https://")
@@ -197,6 +234,7 @@ fn created(manifest: &Manifest) -> BatchCreated {
             .iter()
             .map(|j| JobRef {
                 job_id: j.job_id,
+                id: j.id.clone(),
                 query: j.query.clone(),
             })
             .collect(),
@@ -242,11 +280,11 @@ fn arrays_are_not_objects(batch: &serde_json::Value) -> Result<(), String> {
     Ok(())
 }
 
-/// The batch in `body`, checked: its tasks and batch-wide options.
+/// The batch in `body`, checked: its questions and batch-wide options.
 fn parse_batch_in(
     body: &[u8],
     max_questions: usize,
-) -> Result<(Vec<SearchTask>, BatchOptions), ApiError> {
+) -> Result<(Vec<Question>, BatchOptions), ApiError> {
     // RFC 8259 lets a parser ignore a byte order mark, and editors on Windows write one.
     let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
     let value: serde_json::Value = serde_json::from_slice(body)
@@ -280,9 +318,17 @@ fn parse_batch_in(
     let mut tasks = Vec::with_capacity(input.questions.len());
     for (i, q) in input.questions.into_iter().enumerate() {
         let options = q.options.or(&input.options);
-        let task = batch::check_task(&q.query, options)
-            .map_err(|reason| ApiError::invalid(format!("questions[{i}]: {reason}")))?;
-        tasks.push(task);
+        let invalid = |reason| ApiError::invalid(format!("questions[{i}]: {reason}"));
+        let task = batch::check_task(&q.query, options).map_err(invalid)?;
+        let (id, metadata) =
+            batch::check_user(q.id, q.metadata, || (i + 1).to_string()).map_err(invalid)?;
+        tasks.push(Question { task, id, metadata });
+    }
+    if let Some((i, first)) = batch::repeated_id(tasks.iter().map(|q| q.id.as_str())) {
+        return Err(ApiError::invalid(format!(
+            "questions[{i}]: id {:?} is already the id of questions[{first}]; ids must be unique in the batch (a question without an id has its position, from 1, as id)",
+            tasks[i].id
+        )));
     }
     let options = BatchOptions {
         webhook: input.webhook,
@@ -307,6 +353,7 @@ fn parse_batch_in(
             ("jobs" = (operation_id = "list_jobs", parameters(("id" = "$response.body#/batch_id")))),
             ("first_job" = (operation_id = "get_job", parameters(("id" = "$response.body#/jobs/0/job_id")))),
             ("cancel" = (operation_id = "cancel_batch", parameters(("id" = "$response.body#/batch_id")))),
+            ("results" = (operation_id = "export_results", parameters(("id" = "$response.body#/batch_id")))),
         )),
         (status = 200, description = "Replayed: this key already created the batch", body = BatchCreated,
             headers(("Idempotent-Replayed" = String, description = "`true`"))),
@@ -342,7 +389,7 @@ pub async fn submit(
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
+        .is_some_and(is_json_media_type);
     if !json {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -351,6 +398,9 @@ pub async fn submit(
         ));
     }
     let (tasks, mut options) = parse_batch_in(&body, state.config.api.max_questions)?;
+    batch::check_queued_bytes(&tasks, state.config.broker.max_batch_bytes).map_err(|e| {
+        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e)
+    })?;
     options.owner = Some(caller.0.id.clone());
 
     let key = match headers.get("idempotency-key") {
@@ -567,6 +617,8 @@ pub async fn list_jobs(
         .iter()
         .map(|j| JobSummary {
             job_id: j.job_id,
+            id: j.id.clone(),
+            metadata: j.metadata.clone(),
             query: j.query.clone(),
             status: statuses
                 .get(&j.job_id.to_string())
@@ -578,6 +630,121 @@ pub async fn list_jobs(
         jobs,
         next_cursor: (end < manifest.jobs.len()).then(|| end.to_string()),
     }))
+}
+
+/// Jobs per page of the results export when the request does not say, and at most.
+const EXPORT_PAGE: usize = 1000;
+const EXPORT_PAGE_MAX: usize = 5000;
+/// Jobs whose results are read at once while a page streams: enough to hide the object store's
+/// latency, few enough that the server holds only that many jobs' results at any time.
+const EXPORT_READ_AHEAD: usize = 8;
+/// The response header that carries the next page's cursor.
+pub const NEXT_CURSOR: &str = "x-next-cursor";
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    /// From the previous page's `X-Next-Cursor` header; opaque, and only the values this API
+    /// returned for the batch are cursors (any other is a 400).
+    pub cursor: Option<String>,
+    /// Jobs per page, 1 to 5000 (default 1000).
+    #[param(minimum = 1, maximum = 5000)]
+    pub limit: Option<usize>,
+    /// Add each ended job's work products (`work_products`: every file of its folder, as
+    /// `trawl results` copies them), not only its report and sources.
+    pub work_products: Option<bool>,
+}
+
+/// Every job of a batch with its results, one JSON line per job, a page at a time.
+///
+/// Jobs come in submission order, each line a JobResult: the question's `id` and `metadata`,
+/// its status, report and sources (a pending job has no report yet). The next page's cursor is
+/// in the `X-Next-Cursor` header, absent on the last page. Sent gzip-compressed when the request
+/// accepts it (`Accept-Encoding: gzip`). The page is streamed as its jobs are read, so a broken
+/// connection ends it early: a client counts the lines (`limit` on every page but the last).
+#[utoipa::path(
+    get, path = "/v1/batches/{id}/results", tag = "batches", operation_id = "export_results",
+    params(("id" = String, Path, format = Uuid, description = "Batch id"), ExportQuery),
+    responses(
+        (status = 200, description = "One JSON line (a JobResult) per job of the page; `schema` describes one line", content_type = "application/x-ndjson", body = JobResult,
+            headers(
+                ("X-Next-Cursor" = String, description = "Pass as `cursor` for the next page; absent on the last page"),
+            )),
+        (status = 400, description = "`limit` is not 1 to 5000, or `cursor` is not one this API returned for the batch", body = ErrorBody),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn export_results(
+    State(state): State<AppState>,
+    caller: Caller,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<ExportQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let id = path_params(path)?;
+    let Query(page) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let manifest = owned(&state, &caller, &id).await?;
+    let limit = page.limit.unwrap_or(EXPORT_PAGE);
+    if !(1..=EXPORT_PAGE_MAX).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit: must be 1 to {EXPORT_PAGE_MAX}"
+        )));
+    }
+    // A cursor is the id of the page's first job: it names a place in the batch that stays
+    // put (jobs are never added to a batch), and one from another batch names none.
+    let start = match page.cursor.as_deref() {
+        None => 0,
+        Some(cursor) => Uuid::parse_str(cursor)
+            .ok()
+            .and_then(|first| manifest.jobs.iter().position(|j| j.job_id == first))
+            .ok_or_else(|| {
+                ApiError::bad_request("cursor: not a cursor this API returned for this batch")
+            })?,
+    };
+    let end = (start + limit).min(manifest.jobs.len());
+    let next = manifest.jobs.get(end).map(|j| j.job_id.to_string());
+    let batch = manifest.batch_id;
+    // Only the page's entries are kept while it streams; each job's results are read when its
+    // line is due, a few ahead, and dropped once sent.
+    let jobs: Vec<ManifestJob> = manifest.jobs.into_iter().take(end).skip(start).collect();
+    let products = page.work_products.unwrap_or(false);
+    let rt = state.rt.clone();
+    let lines = futures_util::stream::iter(jobs)
+        .map(move |job| {
+            let rt = rt.clone();
+            async move { export_line(&rt, batch, &job, products).await }
+        })
+        .buffered(EXPORT_READ_AHEAD);
+    let mut response = Response::new(Body::from_stream(lines));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    if let Some(next) = next.and_then(|n| HeaderValue::from_str(&n).ok()) {
+        headers.insert(NEXT_CURSOR, next);
+    }
+    Ok(response)
+}
+
+/// One line of the export. An error ends the response early (the connection is closed
+/// without the last chunk), which the client sees as a broken page, never as a short one.
+async fn export_line(
+    rt: &trawl_pipeline::Runtime,
+    batch: Uuid,
+    job: &ManifestJob,
+    products: bool,
+) -> Result<Bytes, trawl_pipeline::StageError> {
+    let result: JobResult = job_result(rt, batch, job, products).await.inspect_err(|e| {
+        tracing::warn!(batch_id = %batch, job_id = %job.job_id, error = %e, "results export broken off");
+    })?;
+    let mut line = serde_json::to_vec(&result)
+        .map_err(|e| trawl_pipeline::StageError::permanent(e.to_string()))?;
+    line.push(b'\n');
+    Ok(Bytes::from(line))
 }
 
 /// The job and its owner's manifest, if `caller` may see it.
@@ -619,11 +786,10 @@ pub async fn get_job(
     let id = path_params(path)?;
     let (job, manifest) = owned_job(&state, &caller, &id).await?;
     let batch = manifest.batch_id;
-    let query = manifest
-        .jobs
-        .iter()
-        .find(|j| j.job_id == job)
-        .map(|j| j.query.clone())
+    let entry = manifest.jobs.iter().find(|j| j.job_id == job);
+    let query = entry.map(|j| j.query.clone()).unwrap_or_default();
+    let (id, metadata) = entry
+        .map(|j| (j.id.clone(), j.metadata.clone()))
         .unwrap_or_default();
     let status = state
         .rt
@@ -649,6 +815,8 @@ pub async fn get_job(
     Ok(Json(Job {
         job_id: job,
         batch_id: batch,
+        id,
+        metadata,
         query,
         status,
         report,
@@ -773,6 +941,16 @@ mod tests {
     }
 
     #[test]
+    fn only_json_is_json() {
+        for ok in ["application/json", "application/json; charset=utf-8", "Application/JSON"] {
+            assert!(is_json_media_type(ok), "{ok}");
+        }
+        for bad in ["application/jsonfoo", "application/json-seq", "text/json", ""] {
+            assert!(!is_json_media_type(bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn the_webhook_rule_is_the_documented_pattern() {
         let pattern = documented("/components/schemas/BatchIn/properties/webhook/pattern");
         for (url, ok) in [
@@ -864,7 +1042,7 @@ mod tests {
             10,
         )
         .unwrap();
-        assert_eq!(tasks[0].options.max_level, Some(1));
+        assert_eq!(tasks[0].task.options.max_level, Some(1));
         let err = parse_batch_in(b"{\"questions\": [", 10).unwrap_err();
         assert_eq!(err.status, StatusCode::BAD_REQUEST);
     }
@@ -911,7 +1089,84 @@ mod tests {
             );
         }
         let bom = b"\xef\xbb\xbf{\"questions\": [{\"query\": \"q\"}]}";
-        assert_eq!(parse_batch_in(bom, 10).unwrap().0[0].query, "q");
+        assert_eq!(parse_batch_in(bom, 10).unwrap().0[0].task.query, "q");
+    }
+
+    /// Ids and metadata are checked as a batch file's are, named by question; a question without
+    /// an id has its position from 1, and ids may not repeat.
+    #[test]
+    fn ids_and_metadata_are_checked_and_named_by_question() {
+        let (questions, _) = parse_batch_in(
+            br#"{"questions": [{"query": "a"}, {"query": "b", "id": "mine", "metadata": {"k": [1]}}, {"query": "c"}]}"#,
+            10,
+        )
+        .unwrap();
+        let ids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["1", "mine", "3"]);
+        assert_eq!(
+            serde_json::Value::Object(questions[1].metadata.clone()),
+            serde_json::json!({"k": [1]})
+        );
+        for (body, needle) in [
+            (
+                r#"{"questions": [{"query": "a", "id": ""}]}"#,
+                "questions[0]: id: must be 1 to 128",
+            ),
+            (
+                r#"{"questions": [{"query": "a"}, {"query": "b", "id": null}]}"#,
+                "questions[1]: id: must be a string",
+            ),
+            (
+                r#"{"questions": [{"query": "a", "id": 5}]}"#,
+                "questions[0]: id: must be a string of 1 to 128 characters, not a number",
+            ),
+            (
+                r#"{"questions": [{"query": "a", "metadata": []}]}"#,
+                "questions[0]: metadata: must be a JSON object",
+            ),
+            (
+                r#"{"questions": [{"query": "a", "metadata": null}]}"#,
+                "questions[0]: metadata: must be a JSON object",
+            ),
+            (
+                r#"{"questions": [{"query": "a", "id": "x"}, {"query": "b"}, {"query": "c", "id": "x"}]}"#,
+                "questions[2]: id \"x\" is already the id of questions[0]",
+            ),
+            (
+                r#"{"questions": [{"query": "a", "id": "2"}, {"query": "b"}]}"#,
+                "questions[1]: id \"2\" is already the id of questions[0]",
+            ),
+        ] {
+            let err = parse_batch_in(body.as_bytes(), 10).expect_err(body);
+            assert_eq!(err.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+            assert!(err.message.contains(needle), "{body}: {}", err.message);
+        }
+        let big = format!(
+            r#"{{"questions": [{{"query": "a", "metadata": {{"k": "{}"}}}}]}}"#,
+            "x".repeat(batch::MAX_METADATA_BYTES)
+        );
+        let err = parse_batch_in(big.as_bytes(), 10).unwrap_err();
+        assert!(
+            err.message.starts_with("questions[0]: metadata: "),
+            "{}",
+            err.message
+        );
+
+        let doc: serde_json::Value = serde_json::from_str(&crate::openapi::document()).unwrap();
+        let question = &doc["components"]["schemas"]["QuestionIn"];
+        let id = &question["properties"]["id"];
+        assert_eq!(id["maxLength"].as_u64(), Some(batch::MAX_ID_CHARS as u64));
+        assert_eq!(
+            (id["minLength"].as_u64(), id["type"].as_str()),
+            (Some(1), Some("string")),
+            "{id}"
+        );
+        assert_eq!(question["properties"]["metadata"]["type"], "object");
+        let required = question["required"].as_array().unwrap();
+        assert!(
+            !required.iter().any(|r| r == "id" || r == "metadata"),
+            "{required:?}"
+        );
     }
 
     #[test]

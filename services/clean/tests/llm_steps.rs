@@ -310,7 +310,7 @@ async fn a_spent_budget_means_no_llm_call() {
     };
     let config = stage_config(dir.path(), Some(llm));
     let stage = CleanStage::with_env(&config, &env()).unwrap();
-    let rt = Runtime::embedded(config);
+    let rt = Runtime::embedded(config).unwrap();
     let batch = uuid::Uuid::now_v7();
     rt.store
         .batch_add(&batch.to_string(), BUDGET, 100)
@@ -344,7 +344,7 @@ async fn the_stage_charges_its_spend_and_a_repeat_comes_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let config = stage_config(dir.path(), Some(llm_config(&web)));
     let stage = CleanStage::with_env(&config, &env()).unwrap();
-    let rt = Runtime::embedded(config);
+    let rt = Runtime::embedded(config).unwrap();
     let batch = uuid::Uuid::now_v7();
 
     let (doc, counters) = handle(&stage, &rt, batch, QUESTION, &["port", "designer"]).await;
@@ -373,7 +373,7 @@ async fn the_stage_charges_its_spend_and_a_repeat_comes_from_the_cache() {
     // No LLM configured: the extractive path, and the reason on the document.
     let plain = stage_config(dir.path(), None);
     let stage = CleanStage::with_env(&plain, &env()).unwrap();
-    let rt = Runtime::embedded(plain);
+    let rt = Runtime::embedded(plain).unwrap();
     let (doc, _) = handle(
         &stage,
         &rt,

@@ -1,6 +1,7 @@
 //! `trawl submit | status | results | cancel`: batches on the fleet.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,9 +10,8 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::Queue;
-use trawl_pipeline::batch::{
-    collect, manifest, parse_batch, submit as enqueue, BatchOptions, Manifest,
-};
+use trawl_pipeline::batch::{collect, manifest, parse_batch, submit as enqueue, BatchOptions};
+use trawl_pipeline::results::{job_result, JobResult};
 use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
 use uuid::Uuid;
@@ -53,7 +53,8 @@ impl ServerArgs {
 
 #[derive(clap::Args)]
 pub struct SubmitArgs {
-    /// One question per line, or JSONL lines {"query": "…", "options": {"max_urls": 5}}.
+    /// One question per line, or JSONL lines {"query": "…", "id": "…", "metadata": {…},
+    /// "options": {"max_urls": 5}}; a line without an id has its line number as id.
     file: PathBuf,
     /// POST signed `job.completed` and `batch.completed` events to this URL.
     #[arg(long, value_name = "URL")]
@@ -83,8 +84,8 @@ pub struct ResultsArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// md: DIR/<job>/report.md and every work product; json: DIR/results.json (one array);
-    /// jsonl: DIR/results.jsonl (one job per line). Each JSON record holds the question, status,
-    /// report, citations and sources.
+    /// jsonl: DIR/results.jsonl (one job per line). Each JSON record holds the question's id
+    /// and metadata, its status, report and sources.
     #[arg(long, value_parser = ["md", "json", "jsonl"], default_value = "md")]
     format: String,
     #[command(flatten)]
@@ -116,9 +117,11 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 }
 
 pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.file)
-        .with_context(|| format!("failed to read {}", args.file.display()))?;
-    let tasks = parse_batch(&bytes)
+    // A file is about what its questions weigh in the queues: past that bound it is refused
+    // before it is read whole.
+    let what = format!("{} (broker.max_batch_bytes)", args.file.display());
+    let bytes = trawl_cli::input::read_file(&args.file, config.broker.max_batch_bytes, &what)?;
+    let questions = parse_batch(&bytes)
         .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
     if let Some(url) = &args.webhook {
         let parsed =
@@ -130,9 +133,11 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     if args.budget.is_some_and(|b| !b.is_finite() || b <= 0.0) {
         bail!("--budget must be a positive amount of dollars");
     }
+    trawl_pipeline::batch::check_queued_bytes(&questions, config.broker.max_batch_bytes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     if let Some(remote) = args.server.remote()? {
         let created = remote
-            .submit(&tasks, args.webhook.as_deref(), args.budget)
+            .submit(&questions, args.webhook.as_deref(), args.budget)
             .await
             .context("failed to submit the batch")?;
         eprintln!("enqueued {} questions", created.jobs.len());
@@ -140,13 +145,13 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
         return Ok(ExitCode::SUCCESS);
     }
     let rt = fleet(config).await?;
-    let progress = bar(tasks.len() as u64, "enqueued");
+    let progress = bar(questions.len() as u64, "enqueued");
     let options = BatchOptions {
         webhook: args.webhook.clone(),
         budget_usd: args.budget,
         owner: None,
     };
-    let manifest = enqueue(&rt, tasks, options, |n| progress.set_position(n as u64)).await?;
+    let manifest = enqueue(&rt, questions, options, |n| progress.set_position(n as u64)).await?;
     progress.finish_and_clear();
     eprintln!("enqueued {} questions", manifest.jobs.len());
     println!("{}", manifest.batch_id);
@@ -261,17 +266,16 @@ pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCo
     if let Some(remote) = args.server.remote()? {
         return results_remote(&remote, args).await;
     }
-    let rt = Runtime::embedded(config);
-    let manifest = manifest(&rt, args.batch).await?.with_context(|| {
-        format!(
-            "no batch {} under {}",
-            args.batch,
-            rt.objects.root().display()
-        )
-    })?;
+    let rt = Runtime::embedded(config)?;
+    let manifest = manifest(&rt, args.batch)
+        .await?
+        .with_context(|| format!("no batch {} under {}", args.batch, rt.objects.location()))?;
     if args.format != "md" {
-        let records = json_records(&rt, &manifest).await?;
-        return write_records(&args.out, &args.format, &records);
+        let mut records = Records::create(&args.out, &args.format)?;
+        for job in &manifest.jobs {
+            records.push(&job_result(&rt, manifest.batch_id, job, false).await?)?;
+        }
+        return records.finish();
     }
     let collected = collect(&rt, &manifest, &args.out).await?;
     wrote_reports(
@@ -282,28 +286,71 @@ pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes DIR/results.json (`format` json) or DIR/results.jsonl.
-fn write_records(
-    out: &Path,
-    format: &str,
-    records: &[serde_json::Value],
-) -> anyhow::Result<ExitCode> {
-    std::fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
-    let (name, text) = if format == "json" {
-        ("results.json", serde_json::to_string_pretty(&records)?)
-    } else {
-        (
-            "results.jsonl",
-            records.iter().map(|r| r.to_string() + "\n").collect(),
-        )
-    };
-    std::fs::write(out.join(name), text).with_context(|| format!("failed to write {name}"))?;
-    eprintln!(
-        "wrote {} jobs to {}",
-        records.len(),
-        out.join(name).display()
-    );
-    Ok(ExitCode::SUCCESS)
+/// DIR/results.json (`format` json: one array, as `serde_json::to_string_pretty` writes it) or
+/// DIR/results.jsonl, written a record at a time so that no export is held whole. It is
+/// written beside its place and moved there once whole, so a failed export leaves none.
+struct Records {
+    file: std::io::BufWriter<std::fs::File>,
+    path: PathBuf,
+    part: PathBuf,
+    json: bool,
+    count: usize,
+}
+
+impl Records {
+    fn create(out: &Path, format: &str) -> anyhow::Result<Records> {
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("failed to create {}", out.display()))?;
+        let json = format == "json";
+        let path = out.join(if json {
+            "results.json"
+        } else {
+            "results.jsonl"
+        });
+        let part = path.with_extension(if json { "json.part" } else { "jsonl.part" });
+        let file = std::fs::File::create(&part)
+            .with_context(|| format!("failed to create {}", part.display()))?;
+        Ok(Records {
+            file: std::io::BufWriter::new(file),
+            path,
+            part,
+            json,
+            count: 0,
+        })
+    }
+
+    fn push(&mut self, record: &JobResult) -> anyhow::Result<()> {
+        let io = |e: std::io::Error| anyhow::Error::new(e).context("failed to write the results");
+        if self.json {
+            // An array element pretty-printed is the record's own lines, two spaces in.
+            let pretty = serde_json::to_string_pretty(record)?;
+            let open = if self.count == 0 { "[\n" } else { ",\n" };
+            self.file.write_all(open.as_bytes()).map_err(io)?;
+            for (i, line) in pretty.lines().enumerate() {
+                let sep = if i == 0 { "  " } else { "\n  " };
+                write!(self.file, "{sep}{line}").map_err(io)?;
+            }
+        } else {
+            serde_json::to_writer(&mut self.file, record)?;
+            self.file.write_all(b"\n").map_err(io)?;
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<ExitCode> {
+        if self.json {
+            let close = if self.count == 0 { "[]" } else { "\n]" };
+            self.file
+                .write_all(close.as_bytes())
+                .context("failed to write the results")?;
+        }
+        self.file.flush().context("failed to write the results")?;
+        std::fs::rename(&self.part, &self.path)
+            .with_context(|| format!("failed to write {}", self.path.display()))?;
+        eprintln!("wrote {} jobs to {}", self.count, self.path.display());
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
 fn wrote_reports(out: &Path, with_report: usize, without_report: usize) {
@@ -318,98 +365,51 @@ fn wrote_reports(out: &Path, with_report: usize, without_report: usize) {
     );
 }
 
-/// The JSON record of one job, alike in both modes: `record` is its job.json (or only a
-/// status while it has none).
-fn json_record(
-    job_id: Uuid,
-    query: &str,
-    record: &serde_json::Value,
-    report: Option<String>,
-    sources: serde_json::Value,
-) -> serde_json::Value {
-    serde_json::json!({
-        "job_id": job_id,
-        "query": query,
-        "status": record["status"],
-        "writer": record["writer"],
-        "duration_ms": record["duration_ms"],
-        "cost_usd": record["total_cost_microdollars"].as_i64().map(|c| c as f64 / 1e6),
-        "report": report,
-        "sources": sources,
-    })
-}
-
-/// `trawl results` through the API: the same files, a job and its work products at a time.
-/// The batch summary (`summary.jsonl`, `summary.md`) is not served by the API, so it is absent.
+/// `trawl results` through the API: the same files, from the batch's export (a request per
+/// page of jobs), written as the lines come. The batch summary (`summary.jsonl`, `summary.md`)
+/// is not served by the API, so it is absent.
 async fn results_remote(remote: &Remote, args: ResultsArgs) -> anyhow::Result<ExitCode> {
     let batch = args.batch;
-    let jobs = remote
-        .jobs(batch)
+    let status = remote
+        .batch(batch)
         .await
-        .with_context(|| format!("failed to list the jobs of batch {batch}"))?;
-    let progress = bar(jobs.len() as u64, "jobs");
-    let mut records = Vec::new();
-    let (mut with_report, mut without_report) = (0, 0);
-    for summary in &jobs {
-        let id = summary.job_id;
-        let job = remote
-            .job(id)
-            .await
-            .with_context(|| format!("failed to read job {id}"))?;
-        if args.format != "md" {
-            let product = |name: &'static str| async move {
-                let bytes = remote
-                    .work_product(id, name)
-                    .await
-                    .with_context(|| format!("failed to read {name} of job {id}"))?;
-                bytes
-                    .map(|b| serde_json::from_slice::<serde_json::Value>(&b))
-                    .transpose()
-                    .with_context(|| format!("{name} of job {id} is not JSON"))
-            };
-            let record = match product("job.json").await? {
-                Some(record) => record,
-                None => serde_json::json!({"status": job.status}),
-            };
-            let sources = product("sources.json").await?.unwrap_or_default();
-            records.push(json_record(
-                id,
-                &summary.query,
-                &record,
-                job.report,
-                sources,
-            ));
-        } else if job.report.is_none() {
-            without_report += 1;
-        } else {
-            let target = args.out.join(id.to_string());
-            for name in &job.work_products {
-                let Some(relative) = safe_relative(name) else {
-                    bail!("the server named a work product {name:?}, which is not a relative path");
-                };
-                let Some(bytes) = remote
-                    .work_product(id, name)
-                    .await
-                    .with_context(|| format!("failed to read {name} of job {id}"))?
-                else {
-                    continue;
-                };
-                let path = target.join(relative);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .with_context(|| format!("failed to create {}", parent.display()))?;
-                }
-                std::fs::write(&path, bytes)
-                    .with_context(|| format!("failed to write {}", path.display()))?;
-            }
-            with_report += 1;
+        .with_context(|| format!("failed to read batch {batch}"))?;
+    let md = args.format == "md";
+    let mut export = remote.export(batch, status.total, md);
+    let progress = bar(status.total, "jobs");
+    let failed = || format!("failed to read the results of batch {batch}");
+    if !md {
+        let mut records = Records::create(&args.out, &args.format)?;
+        while let Some(job) = export.next().await.with_context(failed)? {
+            records.push(&job)?;
+            progress.inc(1);
         }
+        progress.finish_and_clear();
+        return records.finish();
+    }
+    let (mut with_report, mut without_report) = (0, 0);
+    while let Some(job) = export.next().await.with_context(failed)? {
         progress.inc(1);
+        let (Some(_), Some(products)) = (&job.report, &job.work_products) else {
+            without_report += 1;
+            continue;
+        };
+        let target = args.out.join(job.job_id.to_string());
+        for (name, text) in products {
+            let Some(relative) = safe_relative(name) else {
+                bail!("the server named a work product {name:?}, which is not a relative path");
+            };
+            let path = target.join(relative);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("failed to create {}", parent.display()))?;
+            }
+            std::fs::write(&path, text)
+                .with_context(|| format!("failed to write {}", path.display()))?;
+        }
+        with_report += 1;
     }
     progress.finish_and_clear();
-    if args.format != "md" {
-        return write_records(&args.out, &args.format, &records);
-    }
     wrote_reports(&args.out, with_report, without_report);
     Ok(ExitCode::SUCCESS)
 }
@@ -421,33 +421,6 @@ fn safe_relative(name: &str) -> Option<PathBuf> {
         .all(|c| matches!(c, std::path::Component::Normal(_)))
         .then(|| path.to_path_buf())
         .filter(|p| p.components().next().is_some())
-}
-
-/// One JSON record per job: question, status and figures from job.json, the report, sources.
-async fn json_records(rt: &Runtime, manifest: &Manifest) -> anyhow::Result<Vec<serde_json::Value>> {
-    let mut out = Vec::new();
-    for job in &manifest.jobs {
-        let dir = trawl_messages::paths::job_dir(manifest.batch_id, job.job_id);
-        let read = |name: &'static str| {
-            let key = format!("{dir}/{name}");
-            async move { rt.objects.get(&key).await }
-        };
-        let record: serde_json::Value = match read("job.json").await? {
-            Some(b) => serde_json::from_slice(&b)?,
-            None => serde_json::json!({"status": "pending"}),
-        };
-        let report = read("report.md")
-            .await?
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
-        let sources: serde_json::Value = match read("sources.json").await? {
-            Some(b) => serde_json::from_slice(&b)?,
-            None => serde_json::Value::Null,
-        };
-        out.push(json_record(
-            job.job_id, &job.query, &record, report, sources,
-        ));
-    }
-    Ok(out)
 }
 
 pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode> {
@@ -465,4 +438,56 @@ pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode
     }
     println!("cancelled {}", args.batch);
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(n: u128) -> JobResult {
+        JobResult {
+            id: n.to_string(),
+            metadata: serde_json::json!({"k": [n as u64, "a\nb"]})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            job_id: Uuid::from_u128(n),
+            query: format!("question {n}"),
+            status: "done".into(),
+            writer: Some("extractive".into()),
+            duration_ms: Some(12),
+            cost_usd: Some(0.25),
+            report: Some("# r\n\n[1] x".into()),
+            sources: serde_json::json!([{"idx": 0}]),
+            work_products: None,
+        }
+    }
+
+    /// Written a record at a time, the files are what serialising the whole list would give.
+    #[test]
+    fn records_stream_to_the_files_a_whole_list_would_make() {
+        let dir = std::env::temp_dir().join(format!("trawl-records-{}", Uuid::now_v7()));
+        for count in [0, 1, 3] {
+            let all: Vec<JobResult> = (0..count).map(record).collect();
+            for format in ["json", "jsonl"] {
+                let mut records = Records::create(&dir, format).unwrap();
+                for r in &all {
+                    records.push(r).unwrap();
+                }
+                records.finish().unwrap();
+                let name = format!("results.{format}");
+                let written = std::fs::read_to_string(dir.join(&name)).unwrap();
+                let whole = if format == "json" {
+                    serde_json::to_string_pretty(&all).unwrap()
+                } else {
+                    all.iter()
+                        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+                        .collect()
+                };
+                assert_eq!(written, whole, "{count} in {format}");
+                assert!(!dir.join(format!("{name}.part")).exists());
+            }
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

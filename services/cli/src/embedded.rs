@@ -66,7 +66,7 @@ impl Embedded {
             .map_err(|e| format!("clean stage: {e}"))?;
         let synthesize = trawl_synthesize::SynthesizeStage::with_env(&config, env)
             .map_err(|e| format!("synthesize stage: {e}"))?;
-        let rt = Runtime::embedded(config);
+        let rt = Runtime::embedded(config).map_err(|e| e.to_string())?;
         let (stop, shutdown) = Shutdown::manual();
         let mut workers = JoinSet::new();
         let ready = trawl_telemetry::Readiness::default;

@@ -1,7 +1,6 @@
 //! `trawl extract`: the clean stage's extraction on a file, a URL or stdin, or on a directory of
 //! pages in one process.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -11,6 +10,8 @@ use serde_json::json;
 use trawl_clean::extract::{extract, Extracted};
 use trawl_config::Config;
 use trawl_pipeline::text::strip_links;
+
+use crate::input::{read_bounded, read_file};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -47,17 +48,16 @@ pub struct ExtractArgs {
 }
 
 pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> {
+    // A local page is held to the bound a fetched one is, before and after gunzipping.
+    let limit = config.fetch.max_bytes as u64;
     if let Some(dirs) = args.batch {
-        return batch(&dirs[0], &dirs[1], args.format);
+        return batch(&dirs[0], &dirs[1], args.format, limit);
     }
     let input = args.input.unwrap_or_default();
     let (body, url, content_type) = if input == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .context("failed to read standard input")?;
-        (html_of(&bytes)?, "http://localhost/".to_owned(), None)
-    } else if input.starts_with("http://") || input.starts_with("https://") {
+        let bytes = read_bounded(std::io::stdin(), limit, "standard input (fetch.max_bytes)")?;
+        (html_of(&bytes, limit)?, "http://localhost/".to_owned(), None)
+    } else if is_web_url(&input) {
         let url = url::Url::parse(&input).with_context(|| format!("invalid URL {input:?}"))?;
         let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
             .context("failed to build the HTTP client")?;
@@ -67,8 +67,8 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
         }
     } else {
         let path = Path::new(&input);
-        let bytes = std::fs::read(path).with_context(|| format!("failed to read {input}"))?;
-        (html_of(&bytes)?, file_url(path), None)
+        let bytes = read_file(path, limit, &format!("{input} (fetch.max_bytes)"))?;
+        (html_of(&bytes, limit)?, file_url(path), None)
     };
     let extracted = of_fetched(body, &url, content_type.as_deref());
     println!("{}", render(&extracted, &url, args.format, true));
@@ -93,14 +93,17 @@ pub fn of_fetched(body: String, url: &str, content_type: Option<&str>) -> Extrac
     }
 }
 
-/// The page as text: gunzipped when it is gzip, decoded by its `<meta>` charset or as UTF-8.
-fn html_of(bytes: &[u8]) -> anyhow::Result<String> {
+/// The page as text: gunzipped (to at most `limit` bytes) when it is gzip, decoded by its
+/// `<meta>` charset or as UTF-8.
+fn html_of(bytes: &[u8], limit: u64) -> anyhow::Result<String> {
     let raw = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .context("not a valid gzip file")?;
-        std::borrow::Cow::Owned(out)
+        let gunzipped = read_bounded(
+            flate2::read::MultiGzDecoder::new(bytes),
+            limit,
+            "the gunzipped page (fetch.max_bytes)",
+        )
+        .context("not a valid gzip file, or one that unpacks too large")?;
+        std::borrow::Cow::Owned(gunzipped)
     } else {
         std::borrow::Cow::Borrowed(bytes)
     };
@@ -182,7 +185,7 @@ fn inline_text(s: &str) -> String {
         .to_owned()
 }
 
-fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode> {
+fn batch(input: &Path, output: &Path, format: Format, limit: u64) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(output)
         .with_context(|| format!("failed to create {}", output.display()))?;
     let mut pages: Vec<(PathBuf, String)> = Vec::new();
@@ -208,9 +211,8 @@ fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode
             .expect("a valid template"),
     );
     for (path, stem) in &pages {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("failed to read {}", path.display()))?;
-        let html = html_of(&bytes).with_context(|| format!("{}", path.display()))?;
+        let bytes = read_file(path, limit, &format!("{} (fetch.max_bytes)", path.display()))?;
+        let html = html_of(&bytes, limit).with_context(|| format!("{}", path.display()))?;
         let url = (path.file_name().map(|name| dir.join(name)))
             .and_then(|p| url::Url::from_file_path(p).ok())
             .map_or_else(|| file_url(path), String::from);
@@ -225,8 +227,25 @@ fn batch(input: &Path, output: &Path, format: Format) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// An http(s) URL, whatever the case of its scheme (`HTTP://` is as much a URL as `http://`).
+fn is_web_url(input: &str) -> bool {
+    input.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn urls_are_told_from_file_names_whatever_their_case() {
+        for url in ["http://a.test/", "HTTP://a.test/", "Https://a.test/x"] {
+            assert!(super::is_web_url(url), "{url}");
+        }
+        for file in ["page.html", "./http/page.html", "ftp://a.test/", "-"] {
+            assert!(!super::is_web_url(file), "{file}");
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -245,8 +264,23 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(page.as_bytes()).unwrap();
         let gz = gz.finish().unwrap();
-        assert_eq!(html_of(&gz).unwrap(), page);
-        assert_eq!(html_of(page.as_bytes()).unwrap(), page);
-        assert!(html_of(&gz[..gz.len() / 2]).is_err());
+        assert_eq!(html_of(&gz, 1 << 20).unwrap(), page);
+        assert_eq!(html_of(page.as_bytes(), 1 << 20).unwrap(), page);
+        assert!(html_of(&gz[..gz.len() / 2], 1 << 20).is_err());
+    }
+
+    /// Issue 25, item 9: a gzip bomb unpacks only to the bound.
+    #[test]
+    fn a_gzip_bomb_stops_at_the_bound() {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..64 {
+            gz.write_all(&zeros).unwrap();
+        }
+        let bomb = gz.finish().unwrap();
+        assert!(bomb.len() < 1 << 20);
+        let err = html_of(&bomb, 4 << 20).unwrap_err();
+        assert!(format!("{err:#}").contains("larger than 4.0 MiB"), "{err:#}");
     }
 }

@@ -31,7 +31,7 @@ use trawl_config::Config;
 use trawl_fetch::http::{Fetched, Fetcher};
 use trawl_fetch::robots::{decide, rules_for, Rules};
 use trawl_messages::{paths, JobOptions};
-use trawl_pipeline::batch::{check_task, submit, BatchOptions};
+use trawl_pipeline::batch::{check_task, submit, BatchOptions, Question};
 use trawl_pipeline::serve::Shutdown;
 use trawl_pipeline::Runtime;
 use trawl_search::SearchStage;
@@ -69,7 +69,7 @@ pub struct McpArgs {
 /// Runs `trawl mcp`: one stdio session, or HTTP until SIGTERM or SIGINT.
 pub async fn run(config: Config, args: McpArgs) -> anyhow::Result<std::process::ExitCode> {
     // stdout may be the protocol channel: logs go to stderr.
-    trawl_telemetry::init_logs();
+    trawl_telemetry::init_logs(config.secret_values(&std::env::vars().collect()));
     let env: BTreeMap<String, String> = std::env::vars().collect();
     // Bound before the stages start, so a taken port or a refused address fails at once.
     let listener = match args.http.as_deref() {
@@ -331,9 +331,14 @@ impl TrawlMcp {
     ) -> Result<String, String> {
         let rt = &self.backend.rt;
         let task = check_task(question, options).map_err(|e| format!("bad question: {e}"))?;
-        let manifest = submit(rt, vec![task], BatchOptions::default(), |_| {})
-            .await
-            .map_err(|e| format!("could not enqueue the question: {e}"))?;
+        let manifest = submit(
+            rt,
+            Question::numbered(vec![task]),
+            BatchOptions::default(),
+            |_| {},
+        )
+        .await
+        .map_err(|e| format!("could not enqueue the question: {e}"))?;
         let (batch, job) = (manifest.batch_id, manifest.jobs[0].job_id);
         let progress_token = ctx.meta.get_progress_token();
         let deadline =
@@ -410,8 +415,8 @@ impl TrawlMcp {
         // Names directly under the job's folder (`docs/` holds one file per source): a short
         // footer leaves the token budget to the report.
         let names = rt.objects.list(&dir).await.unwrap_or_default();
-        let root = rt.objects.root().join(&dir);
-        let report_path = root.join("report.md").display().to_string();
+        let root = rt.objects.where_is(&dir);
+        let report_path = format!("{root}/report.md");
         let mut footer = format!(
             "\n\n---\njob {job} (batch {batch}): {}",
             record["status"].as_str().unwrap_or("done")
@@ -419,11 +424,7 @@ impl TrawlMcp {
         if let Some(cost) = record["total_cost_microdollars"].as_i64() {
             footer.push_str(&format!(", LLM cost ${:.4}", cost as f64 / 1e6));
         }
-        footer.push_str(&format!(
-            "\nwork products in {}: {}",
-            root.display(),
-            names.join(", ")
-        ));
+        footer.push_str(&format!("\nwork products in {root}: {}", names.join(", ")));
         Ok(self.fit(&report, &footer, &report_path))
     }
 

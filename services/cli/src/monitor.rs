@@ -212,7 +212,7 @@ fn init() {
 }
 
 pub async fn run(config: Config, args: MonitorArgs) -> anyhow::Result<ExitCode> {
-    trawl_telemetry::init_logs();
+    trawl_telemetry::init_logs(config.secret_values(&std::env::vars().collect()));
     if config.broker.url.is_none() || config.store.url.is_none() {
         anyhow::bail!(
             "the monitor samples a fleet: set broker.url and store.url (TRAWL__BROKER__URL, TRAWL__STORE__URL)"

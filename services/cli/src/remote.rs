@@ -6,16 +6,24 @@
 //! `trawl submit` carries the same Idempotency-Key, so the server returns the first batch rather
 //! than creating a second. The token is sent only in the Authorization header and never
 //! appears in an error.
+//!
+//! A batch's results come from the export (`GET /v1/batches/{id}/results`), a page of jobs per
+//! request, read a line at a time by [`Export`]. It does not trust the server: a page is at
+//! most `limit` lines and the batch at most its job count, a cursor may not come back, the
+//! pages may not outnumber what the job count needs, and no line may pass
+//! [`MAX_EXPORT_LINE`]. A page that breaks off is asked for again and its lines already
+//! handed out are skipped, so a caller writing lines to disk as they come never sees one twice.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::time::Duration;
 
 use reqwest::{Method, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use trawl_api::routes::{BatchCreated, BatchStatus, Job, JobPage, JobSummary};
-use trawl_messages::SearchTask;
+use trawl_api::routes::{BatchCreated, BatchStatus, NEXT_CURSOR};
+use trawl_pipeline::batch::Question;
+use trawl_pipeline::results::JobResult;
 use trawl_store::BatchProgress;
 use url::Url;
 use uuid::Uuid;
@@ -27,8 +35,20 @@ const ATTEMPTS: u32 = 5;
 const CONNECT_ATTEMPTS: u32 = 3;
 /// Longest Retry-After honoured; a server asking for more is reported instead of waited on.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
-/// The API's largest page.
-const PAGE: usize = 500;
+/// Jobs per page of the results export; fewer when every work product comes along, so that a
+/// page stays short and a retried one repeats little.
+const EXPORT_PAGE: usize = 1000;
+const EXPORT_PAGE_WITH_PRODUCTS: usize = 100;
+/// Longest line of the export accepted, in bytes: one job's results, with its work products
+/// when asked for. A line is held whole while it is decoded, so this bounds the client's memory.
+pub const MAX_EXPORT_LINE: usize = 64 << 20;
+/// Longest wait for the next bytes of a page before it is asked for again.
+const EXPORT_IDLE: Duration = Duration::from_secs(60);
+/// Longest a page may take in all: it replaces the client's request timeout, which a page of
+/// work products could outlast while bytes keep coming.
+const EXPORT_PAGE_TIME: Duration = Duration::from_secs(3600);
+/// Longest cursor accepted: the API's are job ids.
+const MAX_CURSOR: usize = 256;
 
 #[derive(Debug)]
 pub enum RemoteError {
@@ -80,13 +100,6 @@ impl RemoteError {
             status: status.as_u16(),
             code,
             message,
-        }
-    }
-
-    pub fn status(&self) -> Option<u16> {
-        match self {
-            RemoteError::Api { status, .. } => Some(*status),
-            _ => None,
         }
     }
 }
@@ -149,8 +162,9 @@ fn retryable(status: StatusCode) -> bool {
 /// `POST /v1/batches`: the API's `BatchIn`.
 #[derive(Serialize)]
 struct BatchIn<'a> {
-    /// A `SearchTask` serialises as the API's `QuestionIn`: `query` and `options`.
-    questions: &'a [SearchTask],
+    /// A `Question` serialises as the API's `QuestionIn`: `query`, `options`, `id` and
+    /// `metadata`.
+    questions: &'a [Question],
     #[serde(skip_serializing_if = "Option::is_none")]
     webhook: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -302,7 +316,7 @@ impl Remote {
     /// Submits a batch; retries of this call's attempts are one batch, never several.
     pub async fn submit(
         &self,
-        tasks: &[SearchTask],
+        tasks: &[Question],
         webhook: Option<&str>,
         budget_usd: Option<f64>,
     ) -> Result<BatchCreated, RemoteError> {
@@ -336,56 +350,263 @@ impl Remote {
         self.json(Method::DELETE, url).await
     }
 
-    /// Every job of the batch, in submission order, following the pages' cursors.
-    pub async fn jobs(&self, batch: Uuid) -> Result<Vec<JobSummary>, RemoteError> {
-        let mut jobs = Vec::new();
-        let mut cursor: Option<String> = None;
+    /// The batch's jobs with their results, a line at a time: `total` is the batch's job count
+    /// (from [`Remote::batch`]), which bounds what the server may send; with `work_products`,
+    /// each ended job's every file comes along.
+    pub fn export(&self, batch: Uuid, total: u64, work_products: bool) -> Export<'_> {
+        let limit = if work_products {
+            EXPORT_PAGE_WITH_PRODUCTS
+        } else {
+            EXPORT_PAGE
+        };
+        let total = usize::try_from(total).unwrap_or(usize::MAX);
+        Export {
+            remote: self,
+            batch,
+            work_products,
+            limit,
+            total,
+            max_pages: total / limit + 1,
+            max_line: MAX_EXPORT_LINE,
+            cursor: None,
+            seen: HashSet::new(),
+            pages: 0,
+            received: 0,
+            response: None,
+            buffer: Vec::new(),
+            scanned: 0,
+            next: None,
+            page_lines: 0,
+            skip: 0,
+            attempt: 0,
+            done: false,
+        }
+    }
+}
+
+/// A batch's export being read: [`Export::next`] gives one job's results at a time.
+pub struct Export<'a> {
+    remote: &'a Remote,
+    batch: Uuid,
+    work_products: bool,
+    limit: usize,
+    total: usize,
+    /// Pages a batch of `total` jobs needs at most: more means the server is looping.
+    max_pages: usize,
+    /// Longest line accepted ([`MAX_EXPORT_LINE`]).
+    max_line: usize,
+    /// The cursor of the page being read; `None` for the first.
+    cursor: Option<String>,
+    /// Every cursor the server has sent.
+    seen: HashSet<String>,
+    pages: usize,
+    /// Lines handed out, over every page.
+    received: usize,
+    /// The page's response while it is being read.
+    response: Option<Response>,
+    /// Bytes received and not yet handed out as lines; `scanned` of them hold no line end.
+    buffer: Vec<u8>,
+    scanned: usize,
+    /// The next page's cursor, as the page's first answer gave it.
+    next: Option<String>,
+    /// Lines of this page handed out; after a retry, `skip` of the page's lines are dropped
+    /// again, and `attempt` counts the page's retries.
+    page_lines: usize,
+    skip: usize,
+    attempt: u32,
+    done: bool,
+}
+
+impl Export<'_> {
+    fn violation(&self, detail: String) -> RemoteError {
+        RemoteError::Transport {
+            server: self.remote.server(),
+            detail: format!("the results export of batch {}: {detail}", self.batch),
+        }
+    }
+
+    /// The next job's results; `None` once every job of the batch has come.
+    pub async fn next(&mut self) -> Result<Option<JobResult>, RemoteError> {
         loop {
-            let mut url = self.url(&["v1", "batches", &batch.to_string(), "jobs"]);
-            url.query_pairs_mut()
-                .append_pair("limit", &PAGE.to_string());
-            if let Some(c) = &cursor {
-                url.query_pairs_mut().append_pair("cursor", c);
+            if self.done {
+                return Ok(None);
             }
-            let page: JobPage = self.json(Method::GET, url).await?;
-            jobs.extend(page.jobs);
-            match page.next_cursor {
-                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => return Ok(jobs),
+            if let Some(line) = self.take_line()? {
+                if self.skip > 0 {
+                    self.skip -= 1;
+                    continue;
+                }
+                return self.accept(&line).map(Some);
+            }
+            let Some(response) = self.response.as_mut() else {
+                self.open().await?;
+                continue;
+            };
+            match tokio::time::timeout(EXPORT_IDLE, response.chunk()).await {
+                Ok(Ok(Some(chunk))) => self.buffer.extend_from_slice(&chunk),
+                Ok(Ok(None)) => self.end_page().await?,
+                Ok(Err(e)) => self.broken(root_cause(&e)).await?,
+                Err(_) => {
+                    let idle = format!("no data for {} s", EXPORT_IDLE.as_secs());
+                    self.broken(idle).await?
+                }
             }
         }
     }
 
-    pub async fn job(&self, job: Uuid) -> Result<Job, RemoteError> {
-        let url = self.url(&["v1", "jobs", &job.to_string()]);
-        self.json(Method::GET, url).await
+    /// The next whole line of the buffer, if it holds one.
+    fn take_line(&mut self) -> Result<Option<Vec<u8>>, RemoteError> {
+        match self.buffer[self.scanned..].iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                let end = self.scanned + at;
+                let mut line: Vec<u8> = self.buffer.drain(..=end).collect();
+                line.pop();
+                self.scanned = 0;
+                if line.len() > self.max_line {
+                    return Err(self.too_long());
+                }
+                Ok(Some(line))
+            }
+            None => {
+                self.scanned = self.buffer.len();
+                if self.buffer.len() > self.max_line {
+                    return Err(self.too_long());
+                }
+                Ok(None)
+            }
+        }
     }
 
-    /// One work product of a job (`report.md`, `docs/1.json` …); `None` if it has none by
-    /// that name.
-    pub async fn work_product(
-        &self,
-        job: Uuid,
-        name: &str,
-    ) -> Result<Option<Vec<u8>>, RemoteError> {
-        let mut segments = vec!["v1", "jobs"];
-        let id = job.to_string();
-        segments.push(&id);
-        segments.push("work-products");
-        segments.extend(name.split('/'));
-        let url = self.url(&segments);
-        match self.send(|| self.http.get(url.clone())).await {
-            Ok(response) => response
-                .bytes()
-                .await
-                .map(|b| Some(b.to_vec()))
-                .map_err(|e| RemoteError::Transport {
-                    server: self.server(),
-                    detail: root_cause(&e),
-                }),
-            Err(e) if e.status() == Some(404) => Ok(None),
-            Err(e) => Err(e),
+    fn too_long(&self) -> RemoteError {
+        self.violation(format!(
+            "a line is longer than {} bytes, more than this client takes for one job",
+            self.max_line
+        ))
+    }
+
+    fn accept(&mut self, line: &[u8]) -> Result<JobResult, RemoteError> {
+        let job: JobResult = serde_json::from_slice(line).map_err(|e| {
+            self.violation(format!(
+                "line {} is not a job's results ({e})",
+                self.received + 1
+            ))
+        })?;
+        if self.work_products && job.report.is_some() && job.work_products.is_none() {
+            return Err(
+                self.violation(format!("job {} came without its work products", job.job_id))
+            );
         }
+        self.received += 1;
+        self.page_lines += 1;
+        if self.page_lines > self.limit || self.received > self.total {
+            return Err(self.violation(format!(
+                "more lines than asked for ({} per page, {} jobs in the batch)",
+                self.limit, self.total
+            )));
+        }
+        Ok(job)
+    }
+
+    /// Asks for the page at `cursor`: a new page, or the same one again after it broke off.
+    async fn open(&mut self) -> Result<(), RemoteError> {
+        let again = self.attempt > 0;
+        if !again {
+            self.pages += 1;
+            if self.pages > self.max_pages {
+                return Err(self.violation(format!(
+                    "more than the {} pages {} jobs take at {} a page",
+                    self.max_pages, self.total, self.limit
+                )));
+            }
+        }
+        let remote = self.remote;
+        let mut url = remote.url(&["v1", "batches", &self.batch.to_string(), "results"]);
+        url.query_pairs_mut()
+            .append_pair("limit", &self.limit.to_string());
+        if self.work_products {
+            url.query_pairs_mut().append_pair("work_products", "true");
+        }
+        if let Some(cursor) = &self.cursor {
+            url.query_pairs_mut().append_pair("cursor", cursor);
+        }
+        let response = remote
+            .send(|| remote.http.get(url.clone()).timeout(EXPORT_PAGE_TIME))
+            .await?;
+        let next = match response.headers().get(NEXT_CURSOR) {
+            None => None,
+            Some(value) => match value.to_str() {
+                Ok(next) if !next.is_empty() && next.len() <= MAX_CURSOR => Some(next.to_owned()),
+                _ => return Err(self.violation("the next page's cursor is malformed".into())),
+            },
+        };
+        if again {
+            if next != self.next {
+                return Err(self.violation("a page asked for again named another next page".into()));
+            }
+        } else {
+            if let Some(next) = &next {
+                // A cursor that comes back would walk the same pages for ever.
+                if self.cursor.as_ref() == Some(next) || !self.seen.insert(next.clone()) {
+                    return Err(self.violation(format!("the cursor {next:?} came back")));
+                }
+            }
+            self.next = next;
+        }
+        self.response = Some(response);
+        Ok(())
+    }
+
+    /// The page's response ended: it must have ended on a line end and held what was asked.
+    async fn end_page(&mut self) -> Result<(), RemoteError> {
+        if !self.buffer.is_empty() {
+            return self.broken("the page ended inside a line".into()).await;
+        }
+        self.response = None;
+        match self.next.take() {
+            Some(next) => {
+                if self.page_lines != self.limit {
+                    return Err(self.violation(format!(
+                        "a page that is not the last held {} of {} jobs",
+                        self.page_lines, self.limit
+                    )));
+                }
+                self.cursor = Some(next);
+                (self.page_lines, self.skip, self.attempt) = (0, 0, 0);
+            }
+            None => {
+                if self.received != self.total {
+                    return Err(self.violation(format!(
+                        "{} of the batch's {} jobs came",
+                        self.received, self.total
+                    )));
+                }
+                self.done = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The page broke off: ask for it again (its lines already handed out are skipped), or
+    /// give up after as many attempts as any request gets.
+    async fn broken(&mut self, detail: String) -> Result<(), RemoteError> {
+        self.response = None;
+        self.buffer.clear();
+        self.scanned = 0;
+        self.attempt += 1;
+        if self.attempt >= ATTEMPTS {
+            return Err(RemoteError::Transport {
+                server: self.remote.server(),
+                detail: format!(
+                    "the results export of batch {} broke off after {} jobs: {detail}",
+                    self.batch, self.received
+                ),
+            });
+        }
+        self.skip = self.page_lines;
+        if let Some(delay) = retry_delay(None, self.attempt) {
+            tokio::time::sleep(delay).await;
+        }
+        Ok(())
     }
 }
 
@@ -411,7 +632,7 @@ mod tests {
             e.to_string(),
             "the server refused the batch as too large (413 too_large): questions: 51 questions, more than the 50 a batch may hold"
         );
-        assert_eq!(e.status(), Some(413));
+        assert!(matches!(e, RemoteError::Api { status: 413, .. }));
     }
 
     #[test]
@@ -493,7 +714,7 @@ mod tests {
     #[test]
     fn a_batch_is_sent_in_the_apis_shape() {
         let tasks = trawl_pipeline::batch::parse_batch(
-            b"What is zorbium?\n{\"query\": \"Who found it?\", \"options\": {\"max_urls\": 3}}",
+            b"What is zorbium?\n\n{\"query\": \"Who found it?\", \"id\": \"z-2\", \"metadata\": {\"k\": 1}, \"options\": {\"max_urls\": 3}}",
         )
         .unwrap();
         let body = serde_json::to_value(BatchIn {
@@ -506,11 +727,184 @@ mod tests {
             body,
             serde_json::json!({
                 "questions": [
-                    {"query": "What is zorbium?", "options": {}},
-                    {"query": "Who found it?", "options": {"max_urls": 3}},
+                    {"query": "What is zorbium?", "options": {}, "id": "1"},
+                    {"query": "Who found it?", "options": {"max_urls": 3}, "id": "z-2", "metadata": {"k": 1}},
                 ],
                 "budget_usd": 2.5,
             })
         );
+    }
+
+    // --- the export against a server that misbehaves ----------------------------------------
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use axum::extract::{Query, State};
+    use axum::response::IntoResponse;
+
+    /// How the fake server answers page `n` (from 0) of an export: its lines, its next cursor,
+    /// and whether it breaks off after the lines (without ending the response properly).
+    type Pages =
+        Arc<dyn Fn(usize, Option<&str>) -> (Vec<String>, Option<String>, bool) + Send + Sync>;
+
+    #[derive(Clone)]
+    struct Fake {
+        pages: Pages,
+        requests: Arc<AtomicUsize>,
+    }
+
+    fn line(n: usize) -> String {
+        serde_json::json!({
+            "id": n.to_string(), "metadata": {}, "job_id": Uuid::from_u128(n as u128),
+            "query": format!("q{n}"), "status": "pending", "writer": null, "duration_ms": null,
+            "cost_usd": null, "report": null, "sources": null,
+        })
+        .to_string()
+    }
+
+    async fn page(
+        State(fake): State<Fake>,
+        Query(query): Query<BTreeMap<String, String>>,
+    ) -> axum::response::Response {
+        let n = fake.requests.fetch_add(1, Ordering::SeqCst);
+        let (lines, next, breaks) = (fake.pages)(n, query.get("cursor").map(String::as_str));
+        let mut body: Vec<Result<String, std::io::Error>> =
+            lines.into_iter().map(|l| Ok(l + "\n")).collect();
+        if breaks {
+            body.push(Err(std::io::Error::other("broken off")));
+        }
+        let mut response =
+            axum::body::Body::from_stream(futures_util::stream::iter(body)).into_response();
+        if let Some(next) = next {
+            response
+                .headers_mut()
+                .insert(NEXT_CURSOR, next.parse().unwrap());
+        }
+        response
+    }
+
+    /// Exports `total` jobs from a fake server answering pages as `pages` says; the lines'
+    /// ids in order, or the error, and the number of requests.
+    async fn export_from(
+        total: u64,
+        pages: impl Fn(usize, Option<&str>) -> (Vec<String>, Option<String>, bool)
+            + Send
+            + Sync
+            + 'static,
+    ) -> (Result<Vec<String>, String>, usize) {
+        let fake = Fake {
+            pages: Arc::new(pages),
+            requests: Arc::default(),
+        };
+        let app = axum::Router::new()
+            .route("/v1/batches/{id}/results", axum::routing::get(page))
+            .with_state(fake.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let remote =
+            Remote::new(Url::parse(&format!("http://{addr}")).unwrap(), "t".into()).unwrap();
+        let mut export = remote.export(Uuid::nil(), total, false);
+        // Lines here are short: a small limit keeps the test's memory small.
+        export.max_line = 64 << 10;
+        let mut ids = Vec::new();
+        let result = loop {
+            match export.next().await {
+                Ok(Some(job)) => ids.push(job.id),
+                Ok(None) => break Ok(ids),
+                Err(e) => break Err(e.to_string()),
+            }
+        };
+        (result, fake.requests.load(Ordering::SeqCst))
+    }
+
+    /// Page `p` of `total` jobs at EXPORT_PAGE a page, as a correct server sends it.
+    fn honest(total: usize, p: usize) -> (Vec<String>, Option<String>) {
+        let start = p * EXPORT_PAGE;
+        let end = (start + EXPORT_PAGE).min(total);
+        let next = (end < total).then(|| format!("c{end}"));
+        ((start..end).map(line).collect(), next)
+    }
+
+    #[tokio::test]
+    async fn an_export_follows_cursors_to_the_end() {
+        let total = 2 * EXPORT_PAGE + 3;
+        let (ids, requests) = export_from(total as u64, move |n, _| {
+            let (lines, next) = honest(total, n);
+            (lines, next, false)
+        })
+        .await;
+        let ids = ids.unwrap();
+        assert_eq!(ids.len(), total);
+        assert_eq!((ids[0].as_str(), ids[total - 1].as_str()), ("0", "2002"));
+        assert_eq!(requests, 3);
+    }
+
+    #[tokio::test]
+    async fn a_page_that_breaks_off_is_asked_for_again_without_repeating_lines() {
+        let total = EXPORT_PAGE + 10;
+        let (ids, requests) = export_from(total as u64, move |n, cursor| {
+            // The first request breaks off after 5 lines; the next asks for the same page.
+            let p = usize::from(cursor.is_some());
+            let (lines, next) = honest(total, p);
+            if n == 0 {
+                (lines[..5].to_vec(), next, true)
+            } else {
+                (lines, next, false)
+            }
+        })
+        .await;
+        let ids = ids.unwrap();
+        let unique: HashSet<&String> = ids.iter().collect();
+        assert_eq!((ids.len(), unique.len()), (total, total));
+        assert_eq!(requests, 3);
+    }
+
+    #[tokio::test]
+    async fn a_server_that_loops_or_oversends_is_refused() {
+        // The same cursor for ever.
+        let (result, requests) = export_from(5_000, |n, _| {
+            (
+                (n * EXPORT_PAGE..(n + 1) * EXPORT_PAGE).map(line).collect(),
+                Some("again".into()),
+                false,
+            )
+        })
+        .await;
+        let err = result.unwrap_err();
+        assert!(err.contains("the cursor \"again\" came back"), "{err}");
+        assert_eq!(requests, 2);
+        // New cursors for ever, each page holding nothing.
+        let (result, requests) =
+            export_from(1_500, |n, _| (Vec::new(), Some(format!("c{n}")), false)).await;
+        let err = result.unwrap_err();
+        assert!(
+            err.contains("a page that is not the last held 0 of 1000 jobs"),
+            "{err}"
+        );
+        assert_eq!(requests, 1);
+        // A short batch: the last page leaves jobs out.
+        let (result, _) = export_from(3, |_, _| ((0..2).map(line).collect(), None, false)).await;
+        assert!(result.unwrap_err().contains("2 of the batch's 3 jobs came"));
+        // More lines on a page than asked for.
+        let (result, _) = export_from(10_000, |_, _| {
+            ((0..EXPORT_PAGE + 1).map(line).collect(), None, false)
+        })
+        .await;
+        assert!(result.unwrap_err().contains("more lines than asked for"));
+        // Not a job's results.
+        let (result, _) = export_from(1, |_, _| (vec!["{\"oops\": 1}".into()], None, false)).await;
+        assert!(result
+            .unwrap_err()
+            .contains("line 1 is not a job's results"));
+    }
+
+    #[tokio::test]
+    async fn a_line_past_the_limit_is_refused() {
+        let (result, _) =
+            export_from(1, |_, _| (vec!["x".repeat((64 << 10) + 1)], None, false)).await;
+        let err = result.unwrap_err();
+        assert!(err.contains("a line is longer than 65536 bytes"), "{err}");
     }
 }

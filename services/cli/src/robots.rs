@@ -43,8 +43,9 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
     }
     let file_rules = match &robots {
         Some(path) => {
-            let bytes = std::fs::read(path)
-                .with_context(|| format!("failed to read {}", path.display()))?;
+            // What fetch reads of a robots.txt at most (RFC 9309 asks for 500 KiB at least).
+            let what = format!("{} (a robots.txt)", path.display());
+            let bytes = trawl_cli::input::read_file(path, trawl_fetch::robots::MAX_ROBOTS_BYTES as u64, &what)?;
             Some(Rules::Parsed(String::from_utf8_lossy(&bytes).into_owned()))
         }
         None => None,
@@ -55,7 +56,7 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
         config.store.url = None;
         let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
             .context("failed to build the HTTP client")?;
-        Some((trawl_pipeline::Runtime::embedded(config), fetcher))
+        Some((trawl_pipeline::Runtime::embedded(config)?, fetcher))
     } else {
         None
     };

@@ -7,7 +7,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult};
-use trawl_pipeline::batch::{check_task, submit};
+use trawl_pipeline::batch::{check_task, submit, Question};
 use trawl_pipeline::Runtime;
 
 #[derive(clap::Args)]
@@ -20,6 +20,8 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     let task = check_task(&args.question, JobOptions::default())
         .map_err(|e| anyhow::anyhow!("bad question: {e}"))?;
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    // This command learns its job's end from the (in-memory) results queue.
+    config.broker.results_queue = true;
     let webdriver = trawl_cli::embedded::prepare_browser(&mut config).await;
     let embedded = trawl_cli::embedded::Embedded::start(config, &env)
         .map_err(|e| anyhow::anyhow!("failed to start: {e}"))?
@@ -27,7 +29,13 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     let rt = embedded.rt.clone();
     let mut results = rt.broker.consume(Queue::Results, 1).await?;
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
-    let manifest = submit(&rt, vec![task], Default::default(), |_| {}).await?;
+    let manifest = submit(
+        &rt,
+        Question::numbered(vec![task]),
+        Default::default(),
+        |_| {},
+    )
+    .await?;
     let job = manifest.jobs[0].job_id;
 
     let bar = ProgressBar::new_spinner().with_style(
@@ -75,9 +83,7 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     eprintln!(
         "work products: {}",
         rt.objects
-            .root()
-            .join(paths::job_dir(manifest.batch_id, job))
-            .display()
+            .where_is(&paths::job_dir(manifest.batch_id, job))
     );
     Ok(match result.status {
         trawl_messages::JobStatus::Done | trawl_messages::JobStatus::Partial => ExitCode::SUCCESS,

@@ -15,7 +15,7 @@ pub struct ServeArgs {
 }
 
 pub async fn serve(mut config: Config, args: ServeArgs) -> anyhow::Result<ExitCode> {
-    trawl_telemetry::init_logs();
+    trawl_telemetry::init_logs(config.secret_values(&std::env::vars().collect()));
     if let Some(addr) = args.addr {
         config.api.addr = addr;
     }

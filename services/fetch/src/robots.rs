@@ -21,7 +21,7 @@ use crate::block::Block;
 use crate::http::{Fetched, Fetcher};
 
 /// At most this much of a robots.txt is parsed (RFC 9309 asks for at least 500 KiB).
-const MAX_ROBOTS_BYTES: usize = 500 * 1024;
+pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
 
 /// The longest Crawl-delay honoured; a site asking for more is fetched at this pace (as
 /// Heritrix caps it). More would outlast any job's deadline, and a delay such as `1e30` seconds
@@ -62,9 +62,9 @@ pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
             allowed: false,
             crawl_delay: None,
         },
-        Rules::Parsed(body) => match texting_robots::Robot::new(agent, body.as_bytes()) {
+        Rules::Parsed(body) => match texting_robots::Robot::new(agent, normalize_rules(body).as_bytes()) {
             Ok(robot) => Decision {
-                allowed: robot.allowed(url.as_str()),
+                allowed: robot.allowed(&normalize_percent(&url[url::Position::BeforePath..])),
                 crawl_delay: robot
                     .delay
                     .filter(|d| d.is_finite() && *d > 0.0)
@@ -81,6 +81,63 @@ pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
             },
         },
     }
+}
+
+/// RFC 9309 §2.2.2: a percent-encoded octet is compared unencoded when it is an unreserved
+/// character (`/%7Euser` is `/~user`), and encoded otherwise, whatever the case of its hex
+/// digits (`/a%3cd` is `/a%3Cd`). Both the rules and the URL are brought to that one form.
+fn normalize_percent(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('%') {
+        return text.into();
+    }
+    let bytes = text.as_bytes();
+    let octet_at = |i: usize| -> Option<u8> {
+        let pair = bytes.get(i + 1..i + 3)?;
+        // Two hex digits exactly: from_str_radix alone would take "+1" too.
+        if !pair.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], octet_at(i)) {
+            (b'%', Some(octet)) => {
+                if octet.is_ascii_alphanumeric() || matches!(octet, b'-' | b'.' | b'_' | b'~') {
+                    out.push(octet);
+                } else {
+                    out.extend(format!("%{octet:02X}").bytes());
+                }
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    // Only ASCII was rewritten (non-ASCII octets stay encoded), so this is still UTF-8.
+    String::from_utf8_lossy(&out).into_owned().into()
+}
+
+/// The robots.txt body with each `Allow` and `Disallow` path in [`normalize_percent`]'s form.
+fn normalize_rules(body: &str) -> std::borrow::Cow<'_, str> {
+    if !body.contains('%') {
+        return body.into();
+    }
+    body.lines()
+        .map(|line| match line.split_once(':') {
+            Some((key, value))
+                if key.trim().eq_ignore_ascii_case("allow")
+                    || key.trim().eq_ignore_ascii_case("disallow") =>
+            {
+                format!("{key}:{}\n", normalize_percent(value))
+            }
+            _ => format!("{line}\n"),
+        })
+        .collect::<String>()
+        .into()
 }
 
 pub fn origin(url: &Url) -> String {
@@ -162,6 +219,30 @@ async fn cached(rt: &Runtime, origin: &str) -> Result<Option<Rules>, StageError>
 mod tests {
     use super::*;
 
+    /// RFC 9309 §2.2.2 (issue 25, item 8): percent-encoding is compared in one form.
+    #[test]
+    fn percent_encodings_match_their_unencoded_and_other_case_forms() {
+        let cases = [
+            ("Disallow: /%7Euser", "http://h.test/~user/page", false),
+            ("Disallow: /~user", "http://h.test/%7Euser/page", false),
+            ("Disallow: /%7euser", "http://h.test/~user", false),
+            ("Disallow: /a%3cd", "http://h.test/a%3Cd", false),
+            ("Disallow: /a%3Cd", "http://h.test/a%3cd", false),
+            // A reserved character stays encoded: %2F is not a path separator.
+            ("Disallow: /a%2Fb", "http://h.test/a/b", true),
+            ("Disallow: /a/b", "http://h.test/a%2fb", true),
+            ("Disallow: /%E4%B8%AD", "http://h.test/%e4%b8%ad/x", false),
+            ("Disallow: /private", "http://h.test/public?q=%7E", true),
+            ("Disallow: /a%+1", "http://h.test/a%+1", false),
+            ("Disallow: /a%01", "http://h.test/a%+1", true),
+        ];
+        for (rule, url, allowed) in cases {
+            let rules = Rules::Parsed(format!("User-agent: *\n{rule}\n"));
+            let decision = decide(&rules, "trawl", &Url::parse(url).unwrap());
+            assert_eq!(decision.allowed, allowed, "{rule} for {url}");
+        }
+    }
+
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
     }
@@ -237,7 +318,7 @@ mod tests {
     /// comes back later) instead of waiting on its delivery; no request is made.
     #[tokio::test]
     async fn a_busy_origin_answers_none_at_once() {
-        let rt = Runtime::embedded(trawl_config::Config::default());
+        let rt = Runtime::embedded(trawl_config::Config::default()).unwrap();
         let fetcher = Fetcher::new(&rt.config.fetch).unwrap();
         let page = url("http://busy.test/page");
         let lock = format!("robots:{}", origin(&page));

@@ -1,6 +1,8 @@
-//! The SSRF guard. On by default: loopback, private, link-local (which covers cloud metadata at
-//! 169.254.169.254), CGNAT, unique-local, multicast, broadcast, documentation and unspecified
-//! addresses are refused, IPv4-mapped IPv6 included, unless an allow-listed network holds them.
+//! The SSRF guard. On by default: every address that IANA's special-purpose registries call not
+//! globally reachable is refused (loopback, private, link-local with cloud metadata at
+//! 169.254.169.254, CGNAT, benchmarking, documentation, unique-local, site-local, multicast,
+//! reserved …), and an IPv6 address that carries an IPv4 one (mapped, compatible, NAT64, 6to4,
+//! Teredo) is judged by the IPv4 it carries, unless an allow-listed network holds it.
 //!
 //! Names are resolved inside [`GuardedResolver`], once per connection, so the address checked
 //! is the address connected to: a name that answers differently on its next resolution (DNS
@@ -46,33 +48,125 @@ fn in_net(ip: IpAddr, net: IpAddr, len: u8) -> bool {
     }
 }
 
+/// One entry of IANA's special-purpose address registries: a network, and whether the
+/// registry calls it globally reachable.
+struct Special<A> {
+    net: A,
+    len: u8,
+    global: bool,
+}
+
+const fn v4(a: u8, b: u8, c: u8, d: u8, len: u8, global: bool) -> Special<u32> {
+    Special {
+        net: u32::from_be_bytes([a, b, c, d]),
+        len,
+        global,
+    }
+}
+
+/// IANA IPv4 Special-Purpose Address Registry (iana-ipv4-special-registry, as updated
+/// 2025-04), each entry with its source, plus multicast (IPv4 Multicast Address Space
+/// Registry). The most specific entry that holds an address decides; an address in none of
+/// them is global.
+const V4_SPECIAL: [Special<u32>; 21] = [
+    v4(0, 0, 0, 0, 8, false),          // "This network", RFC 791
+    v4(0, 0, 0, 0, 32, false),         // "This host on this network", RFC 1122
+    v4(10, 0, 0, 0, 8, false),         // Private-Use, RFC 1918
+    v4(100, 64, 0, 0, 10, false),      // Shared Address Space (CGNAT), RFC 6598
+    v4(127, 0, 0, 0, 8, false),        // Loopback, RFC 1122
+    v4(169, 254, 0, 0, 16, false),     // Link Local (cloud metadata), RFC 3927
+    v4(172, 16, 0, 0, 12, false),      // Private-Use, RFC 1918
+    v4(192, 0, 0, 0, 24, false),       // IETF Protocol Assignments, RFC 6890
+    v4(192, 0, 0, 9, 32, true),        // Port Control Protocol Anycast, RFC 7723
+    v4(192, 0, 0, 10, 32, true),       // Traversal Using Relays around NAT Anycast, RFC 8155
+    v4(192, 0, 2, 0, 24, false),       // Documentation (TEST-NET-1), RFC 5737
+    v4(192, 88, 99, 0, 24, false),     // Deprecated 6to4 Relay Anycast, RFC 7526
+    v4(192, 168, 0, 0, 16, false),     // Private-Use, RFC 1918
+    v4(198, 18, 0, 0, 15, false),      // Benchmarking, RFC 2544
+    v4(198, 51, 100, 0, 24, false),    // Documentation (TEST-NET-2), RFC 5737
+    v4(203, 0, 113, 0, 24, false),     // Documentation (TEST-NET-3), RFC 5737
+    v4(224, 0, 0, 0, 4, false),        // Multicast, RFC 5771
+    v4(240, 0, 0, 0, 4, false),        // Reserved, RFC 1112
+    v4(255, 255, 255, 255, 32, false), // Limited Broadcast, RFC 919
+    // Globally reachable in the registry, listed so no broader rule catches them:
+    v4(192, 31, 196, 0, 24, true),     // AS112-v4, RFC 7535
+    v4(192, 175, 48, 0, 24, true),     // Direct Delegation AS112 Service, RFC 7534
+];
+
+const fn v6(net: u128, len: u8, global: bool) -> Special<u128> {
+    Special { net, len, global }
+}
+
+/// IANA IPv6 Special-Purpose Address Registry (iana-ipv6-special-registry, as updated
+/// 2025-04), with the ranges it leaves out that no one may route to a server: site-local
+/// fec0::/10 (deprecated, RFC 3879) and multicast ff00::/8 (RFC 4291). Prefixes that carry an
+/// IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) are decided by that address first,
+/// in [`embedded_v4`].
+const V6_SPECIAL: [Special<u128>; 22] = [
+    v6(0, 128, false),                                       // Unspecified, RFC 4291
+    v6(1, 128, false),                                       // Loopback, RFC 4291
+    v6(0x0064_ff9b_0001 << 80, 48, false),                   // Local-Use IPv4/IPv6 Translation, RFC 8215
+    v6(0x0100 << 112, 64, false),                            // Discard-Only, RFC 6666
+    v6((0x0100 << 112) | (1 << 64), 64, false),              // Dummy IPv6 Prefix, RFC 9780
+    v6(0x2001 << 112, 23, false),                            // IETF Protocol Assignments, RFC 2928
+    v6((0x2001 << 112) | (0x0001 << 96) | 1, 128, true),     // Port Control Protocol Anycast, RFC 7723
+    v6((0x2001 << 112) | (0x0001 << 96) | 2, 128, true),     // TURN Anycast, RFC 8155
+    v6((0x2001 << 112) | (0x0001 << 96) | 3, 128, true),     // DNS-SD Service Registration, RFC 9665
+    v6((0x2001 << 112) | (0x0002 << 96), 48, false),         // Benchmarking, RFC 5180
+    v6((0x2001 << 112) | (0x0003 << 96), 32, true),          // AMT, RFC 7450
+    v6((0x2001 << 112) | (0x0004 << 96) | (0x0112 << 80), 48, true), // AS112-v6, RFC 7535
+    v6((0x2001 << 112) | (0x0020 << 96), 28, true),          // ORCHIDv2, RFC 7343
+    v6((0x2001 << 112) | (0x0030 << 96), 28, true),          // Drone Remote ID, RFC 9374
+    v6((0x2001 << 112) | (0x0db8 << 96), 32, false),         // Documentation, RFC 3849
+    v6((0x2620 << 112) | (0x004f << 96) | (0x8000 << 80), 48, true), // Direct Delegation AS112, RFC 7534
+    v6(0x3fff << 112, 20, false),                            // Documentation, RFC 9637
+    v6(0x5f00 << 112, 16, false),                            // Segment Routing (SRv6) SIDs, RFC 9602
+    v6(0xfc00 << 112, 7, false),                             // Unique-Local, RFC 4193
+    v6(0xfe80 << 112, 10, false),                            // Link-Local Unicast, RFC 4291
+    v6(0xfec0 << 112, 10, false),                            // Site-Local (deprecated), RFC 3879
+    v6(0xff00 << 112, 8, false),                             // Multicast, RFC 4291
+];
+
+/// Whether the most specific entry of `table` holding `ip` says not globally reachable.
+fn special<const BITS: u32>(table: &[Special<impl Copy + Into<u128>>], ip: u128) -> bool {
+    let mut best: Option<(u8, bool)> = None;
+    for entry in table {
+        let len = u32::from(entry.len);
+        let mask = if len == 0 { 0 } else { (u128::MAX >> (128 - BITS)) << (BITS - len) };
+        if ip & mask == entry.net.into() & mask && best.is_none_or(|(l, _)| entry.len >= l) {
+            best = Some((entry.len, entry.global));
+        }
+    }
+    best.is_some_and(|(_, global)| !global)
+}
+
 fn forbidden_v4(ip: Ipv4Addr) -> bool {
-    let o = ip.octets();
-    ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_multicast()
-        || ip.is_broadcast()
-        || ip.is_unspecified()
-        || ip.is_documentation()
-        || o[0] == 0
-        || (o[0] == 100 && (64..128).contains(&o[1])) // CGNAT 100.64.0.0/10
-        || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments
-        || o[0] >= 240 // reserved
+    special::<32>(&V4_SPECIAL, u128::from(u32::from(ip)))
+}
+
+/// The IPv4 address an IPv6 address carries, where a prefix says it carries one: mapped
+/// (::ffff:0:0/96), compatible (::/96, deprecated), NAT64 (64:ff9b::/96, RFC 6052), 6to4
+/// (2002::/16, RFC 3056) and Teredo (2001::/32, RFC 4380: the client's address, inverted).
+/// The loopback and unspecified addresses, also in ::/96, carry none.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let bits = u128::from(ip);
+    let low32 = Ipv4Addr::from(bits as u32);
+    let seg = ip.segments();
+    match seg {
+        [0, 0, 0, 0, 0, 0xffff, _, _] => Some(low32),
+        [0, 0, 0, 0, 0, 0, _, _] if bits > 1 => Some(low32),
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(low32),
+        [0x2002, hi, lo, ..] => Some(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo))),
+        [0x2001, 0, ..] => Some(Ipv4Addr::from(!(bits as u32))),
+        _ => None,
+    }
 }
 
 fn forbidden_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
+    if let Some(v4) = embedded_v4(ip) {
         return forbidden_v4(v4);
     }
-    let seg = ip.segments();
-    ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (seg[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
-        || (seg[0] & 0xffc0) == 0xfe80 // link local fe80::/10
-        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
-        || (seg[0] == 0x64 && seg[1] == 0xff9b) // NAT64 can reach IPv4 private space
+    special::<128>(&V6_SPECIAL, u128::from(ip))
 }
 
 impl Guard {
@@ -298,6 +392,46 @@ mod tests {
             assert!(!g.allows_ip(bad.parse().unwrap()), "{bad} allowed");
         }
         for good in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8"] {
+            assert!(g.allows_ip(good.parse().unwrap()), "{good} refused");
+        }
+    }
+
+    /// One row per registry entry (its first and last address, or the one address), and the
+    /// global addresses next to them (issue 25, item 11).
+    #[test]
+    fn every_special_purpose_range_is_decided_as_iana_lists_it() {
+        let g = Guard::default();
+        let refused = [
+            "0.0.0.0", "0.255.255.255", "10.0.0.0", "10.255.255.255", "100.64.0.0",
+            "100.127.255.255", "127.0.0.0", "127.255.255.255", "169.254.0.0", "169.254.169.254",
+            "172.16.0.0", "172.31.255.255", "192.0.0.0", "192.0.0.8", "192.0.0.255", "192.0.2.0",
+            "192.0.2.255", "192.88.99.1", "192.168.0.0", "192.168.255.255", "198.18.0.0",
+            "198.19.255.255", "198.51.100.7", "203.0.113.255", "224.0.0.1", "239.255.255.255",
+            "240.0.0.1", "254.255.255.255", "255.255.255.255",
+            "::", "::1", "64:ff9b:1::1", "100::1", "100:0:0:1::1", "2001::", "2001:1ff:ffff::1",
+            "2001:1::4", "2001:2::1", "2001:db8::1", "3fff::1", "3fff:fff::1", "5f00::1",
+            "fc00::1", "fdff::1", "fe80::1", "febf::1", "fec0::1", "feff::1", "ff02::1",
+            // IPv4 inside IPv6, judged by the IPv4 it carries.
+            "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:198.18.0.1", "::127.0.0.1",
+            "::10.1.2.3", "64:ff9b::10.0.0.1", "64:ff9b::169.254.169.254", "2002:a00:1::1",
+            "2002:c0a8:101::", "2002:7f00:1::1",
+            // Teredo, client 10.0.0.1 (inverted: f5ff:fffe), server 8.8.8.8.
+            "2001:0:808:808::f5ff:fffe",
+        ];
+        for bad in refused {
+            assert!(!g.allows_ip(bad.parse().unwrap()), "{bad} allowed");
+        }
+        let allowed = [
+            "1.1.1.1", "8.8.8.8", "93.184.216.34", "100.63.255.255", "100.128.0.0",
+            "172.15.255.255", "172.32.0.0", "192.0.0.9", "192.0.0.10", "192.0.3.0",
+            "192.31.196.1", "192.175.48.1", "198.17.255.255", "198.20.0.0", "223.255.255.255",
+            "2606:2800:220:1::1", "2001:1::1", "2001:1::2", "2001:1::3", "2001:3::1",
+            "2001:4:112::1", "2001:20::1", "2001:30::1", "2001:200::1", "2620:4f:8000::1",
+            "::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "2002:808:808::1",
+            // Teredo, client 8.8.8.8 (inverted: f7f7:f7f7).
+            "2001:0:808:808::f7f7:f7f7",
+        ];
+        for good in allowed {
             assert!(g.allows_ip(good.parse().unwrap()), "{good} refused");
         }
     }

@@ -15,7 +15,7 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
         .into_iter()
         .collect();
     let stage = trawl_search::SearchStage::with_env(&config, &env).expect("stage");
-    let rt = Runtime::embedded(config);
+    let rt = Runtime::embedded(config).unwrap();
     let (mut selected, mut hits, mut answers) = (0usize, 0usize, 0usize);
     let questions = corpus.questions();
     for q in &questions {

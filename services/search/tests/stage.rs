@@ -85,7 +85,7 @@ async fn the_chain_falls_back_and_a_repeat_is_served_from_the_cache() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let stage = trawl_search::SearchStage::with_env(&c, &env).unwrap();
-    let rt = Runtime::embedded(c);
+    let rt = Runtime::embedded(c).unwrap();
     let q = corpus.questions().remove(0);
 
     let record = run(&stage, &rt, &q.query).await;
@@ -156,7 +156,7 @@ async fn llm_analysis_and_tavily_answers_reach_the_work_product() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let stage = trawl_search::SearchStage::with_env(&c, &env).unwrap();
-    let rt = Runtime::embedded(c);
+    let rt = Runtime::embedded(c).unwrap();
     let q = corpus.questions().remove(1);
 
     let record = run(&stage, &rt, &q.query).await;
@@ -193,7 +193,7 @@ async fn an_empty_question_ends_with_no_sources_and_no_provider_call() {
     let (_, web, dir) = setup().await;
     let c = config(&web, dir.path());
     let stage = trawl_search::SearchStage::with_env(&c, &BTreeMap::new()).unwrap();
-    let rt = Runtime::embedded(c);
+    let rt = Runtime::embedded(c).unwrap();
     let record = run(&stage, &rt, "   ").await;
     assert!(record["attempts"].as_array().unwrap().is_empty());
     assert!(record["results"].as_array().unwrap().is_empty());
@@ -218,7 +218,7 @@ async fn rerank_and_llm_selection_take_part_and_are_recorded() {
         .into_iter()
         .collect();
     let stage = trawl_search::SearchStage::with_env(&c, &env).unwrap();
-    let rt = Runtime::embedded(c);
+    let rt = Runtime::embedded(c).unwrap();
     let q = corpus.questions().remove(2);
 
     let record = run(&stage, &rt, &q.query).await;

@@ -10,11 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use trawl_messages::{paths, AnalysedDoc, Outcome};
 use trawl_pipeline::batch::manifest;
 use trawl_pipeline::fanin::OutcomeRecord;
+pub use trawl_pipeline::results::JobRecord;
 use trawl_pipeline::{Runtime, StageError};
 use uuid::Uuid;
 
@@ -117,110 +117,49 @@ pub fn sources_md(question: &str, docs: &[AnalysedDoc], records: &[OutcomeRecord
     md
 }
 
-/// `job.json`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct JobRecord {
-    pub job_id: Uuid,
-    pub batch_id: Uuid,
-    pub question: String,
-    pub status: String,
-    pub writer: String,
-    pub analysis: Value,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub finished_at: chrono::DateTime<chrono::Utc>,
-    pub duration_ms: i64,
-    /// Handling time per stage in milliseconds, and messages handled per stage.
-    pub stage_ms: BTreeMap<String, i64>,
-    pub stage_messages: BTreeMap<String, i64>,
-    pub outcomes: BTreeMap<String, u32>,
-    pub tokens_in: BTreeMap<String, i64>,
-    pub tokens_out: BTreeMap<String, i64>,
-    pub cost_microdollars: BTreeMap<String, i64>,
-    pub total_cost_microdollars: i64,
-    /// LLM requests per stage whose token counts were estimated (the endpoint reported none).
-    pub estimated_usage: BTreeMap<String, i64>,
-    pub search_cache_hits: usize,
-    pub errors: Vec<String>,
-    pub sources_selected: usize,
-    pub sources_cited: usize,
-    pub removed_citations: usize,
-    pub context_tokens: usize,
-    pub tokenizer: String,
-    pub conflicts: usize,
+/// A markdown table cell: pipes escaped, line breaks as spaces.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-impl JobRecord {
-    /// Fills the per-stage maps from the job's counters (`ms.fetch`, `tokens_in.search` …).
-    pub fn add_counters(&mut self, counters: &BTreeMap<String, i64>) {
-        for (key, &value) in counters {
-            let Some((kind, stage)) = key.split_once('.') else {
-                continue;
-            };
-            let map = match kind {
-                "ms" => &mut self.stage_ms,
-                "n" => &mut self.stage_messages,
-                "tokens_in" => &mut self.tokens_in,
-                "tokens_out" => &mut self.tokens_out,
-                "cost_micro" => &mut self.cost_microdollars,
-                "estimated" => &mut self.estimated_usage,
-                _ => continue,
-            };
-            *map.entry(stage.to_owned()).or_default() += value;
-        }
-        self.total_cost_microdollars = self.cost_microdollars.values().sum();
-    }
-
-    /// Provider failures and failed sources, from the search record and outcomes.
-    pub fn add_errors(&mut self, search: &Value, records: &[OutcomeRecord]) {
-        for a in search["attempts"].as_array().into_iter().flatten() {
-            match a["outcome"].as_str() {
-                Some("cached") => self.search_cache_hits += 1,
-                Some("ok" | "empty" | "skipped") | None => {}
-                Some(_) => self
-                    .errors
-                    .push(format!("search: {}", a["detail"].as_str().unwrap_or(""))),
-            }
-        }
-        for r in records {
-            if let Outcome::Failed { reason } = &r.outcome {
-                self.errors.push(format!("{}: {reason}", r.url));
-            }
-        }
-    }
-}
-
-/// Writes `summary.jsonl` and `summary.md` for a finished batch from its jobs' `job.json`.
+/// Writes `summary.jsonl` and `summary.md` for a finished batch from its jobs' `job.json`. Each
+/// line carries the job's `id` and `metadata` from the manifest, so a line can be matched to
+/// the question that asked it whether or not the job wrote a report.
 pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> {
     let Some(manifest) = manifest(rt, batch).await? else {
         return Ok(());
     };
     let (mut lines, mut rows) = (String::new(), String::new());
     let (mut total_cost, mut by_status) = (0i64, BTreeMap::<String, usize>::new());
+    let mut budget_spent = 0;
     for job in &manifest.jobs {
-        let key = format!("{}/job.json", paths::job_dir(batch, job.job_id));
         let record: Option<JobRecord> = rt
             .objects
-            .get(&key)
+            .get(&paths::job_record(batch, job.job_id))
             .await?
             .and_then(|b| serde_json::from_slice(&b).ok());
         let line = match &record {
             Some(r) => {
                 total_cost += r.total_cost_microdollars;
                 *by_status.entry(r.status.clone()).or_default() += 1;
+                if r.writer.contains("budget spent") {
+                    budget_spent += 1;
+                }
                 rows.push_str(&format!(
-                    "| {} | {} | {} | {:.1} | {} | ${:.4} |\n",
-                    r.question.replace('|', "\\|"),
+                    "| {} | {} | {} | {} | {:.1} | {} | ${:.4} |\n",
+                    cell(&job.id),
+                    cell(&r.question),
                     r.status,
                     r.sources_cited,
                     r.duration_ms as f64 / 1000.0,
                     r.writer,
                     r.total_cost_microdollars as f64 / 1e6
                 ));
-                serde_json::json!({"job_id": job.job_id, "query": job.query, "status": r.status, "duration_ms": r.duration_ms, "sources_selected": r.sources_selected, "sources_used": r.sources_cited, "cost_usd": r.total_cost_microdollars as f64 / 1e6, "writer": r.writer})
+                serde_json::json!({"id": job.id, "metadata": job.metadata, "job_id": job.job_id, "query": job.query, "status": r.status, "duration_ms": r.duration_ms, "sources_selected": r.sources_selected, "sources_used": r.sources_cited, "cost_usd": r.total_cost_microdollars as f64 / 1e6, "writer": r.writer})
             }
             None => {
                 *by_status.entry("no report".into()).or_default() += 1;
-                serde_json::json!({"job_id": job.job_id, "query": job.query, "status": "no report"})
+                serde_json::json!({"id": job.id, "metadata": job.metadata, "job_id": job.job_id, "query": job.query, "status": "no report"})
             }
         };
         lines.push_str(&line.to_string());
@@ -228,24 +167,23 @@ pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> 
     }
     let counts: Vec<String> = by_status.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let budget_note = match manifest.budget_usd {
-        Some(usd) if lines.contains("budget spent") => format!(
-            " The LLM budget of ${usd:.4} was reached: {} job(s) were written without the LLM.",
-            lines.matches("budget spent").count()
+        Some(usd) if budget_spent > 0 => format!(
+            " The LLM budget of ${usd:.4} was reached: {budget_spent} job(s) were written without the LLM."
         ),
         Some(usd) => format!(" LLM budget ${usd:.4}, not reached."),
         None => String::new(),
     };
     let md = format!(
-        "# Batch {batch}\n\n{} jobs: {}. Cost ${:.4}.{budget_note}\n\n| question | status | sources cited | seconds | writer | cost |\n|---|---|---|---|---|---|\n{rows}",
+        "# Batch {batch}\n\n{} jobs: {}. Cost ${:.4}.{budget_note}\n\n| id | question | status | sources cited | seconds | writer | cost |\n|---|---|---|---|---|---|---|\n{rows}",
         manifest.jobs.len(),
         counts.join(", "),
         total_cost as f64 / 1e6
     );
     rt.objects
-        .put(&format!("batches/{batch}/summary.jsonl"), lines.as_bytes())
+        .put(&paths::summary_jsonl(batch), lines.as_bytes())
         .await?;
     rt.objects
-        .put(&format!("batches/{batch}/summary.md"), md.as_bytes())
+        .put(&paths::summary_md(batch), md.as_bytes())
         .await?;
     Ok(())
 }
@@ -255,24 +193,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counters_fill_per_stage_maps() {
-        let mut r = JobRecord::default();
-        let counters: BTreeMap<String, i64> = [
-            ("ms.fetch", 120),
-            ("n.fetch", 3),
-            ("cost_micro.search", 40),
-            ("cost_micro.synthesize", 60),
-            ("tokens_in.search", 900),
-            ("odd", 1),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
-        r.add_counters(&counters);
-        assert_eq!(r.stage_ms["fetch"], 120);
-        assert_eq!(r.stage_messages["fetch"], 3);
-        assert_eq!(r.total_cost_microdollars, 100);
-        assert_eq!(r.tokens_in["search"], 900);
+    fn table_cells_keep_to_one_cell() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
     }
 
     #[test]

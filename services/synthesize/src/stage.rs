@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
 use tracing::info;
@@ -16,10 +17,10 @@ use trawl_messages::{
     paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, SynthesizeTask,
     Trigger,
 };
-use trawl_pipeline::batch::options;
+use trawl_pipeline::batch::{job_input, options};
 use trawl_pipeline::fanin::{job_state, until, JobMeta, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
-use trawl_pipeline::{Handled, Runtime, Stage, StageError};
+use trawl_pipeline::{ErrorClass, Handled, Runtime, Stage, StageError};
 
 use crate::conflicts::detect;
 use crate::products::{search_md, sources_md, write_summary, JobRecord};
@@ -117,6 +118,9 @@ impl Stage for SynthesizeStage {
     }
 }
 
+/// Documents a job's synthesis reads from the object store at once.
+const DOC_READS: usize = 8;
+
 #[allow(clippy::too_many_arguments)]
 async fn synthesise(
     stage: &SynthesizeStage,
@@ -128,7 +132,6 @@ async fn synthesise(
 ) -> Result<(), StageError> {
     let (query, sources) = (&meta.query, &meta.sources);
     let by_idx: BTreeMap<u32, &OutcomeRecord> = records.iter().map(|r| (r.idx, r)).collect();
-    let mut docs: Vec<AnalysedDoc> = Vec::new();
     let mut gaps = Gaps::default();
     for record in records {
         if record.outcome != Outcome::Analysed {
@@ -137,21 +140,34 @@ async fn synthesise(
                 .entry(record.outcome.name().to_owned())
                 .or_default() += 1;
         }
-        // Irrelevant sources were analysed too: their text belongs in sources.md.
-        if let Some(key) = &record.doc {
-            match rt.objects.get(key).await? {
-                Some(bytes) => {
-                    docs.push(serde_json::from_slice(&bytes).map_err(|e| {
-                        StageError::permanent(format!("corrupt document {key}: {e}"))
-                    })?)
-                }
-                None => {
-                    return Err(StageError::retryable(format!(
-                        "document {key} not yet readable"
-                    )))
-                }
+    }
+    // Irrelevant sources were analysed too: their text belongs in sources.md. Read a few at a
+    // time: on an object store each read is a round trip.
+    // Owned keys and store handles: borrowed ones trip the compiler's check that the handler's
+    // future is Send for every lifetime.
+    let keys: Vec<String> = records.iter().filter_map(|r| r.doc.clone()).collect();
+    let read: Vec<_> = futures_util::stream::iter(keys)
+        .map(|key| {
+            let objects = rt.objects.clone();
+            async move {
+                let bytes = objects.get(&key).await;
+                (key, bytes)
             }
-        }
+        })
+        .buffered(DOC_READS)
+        .collect()
+        .await;
+    let mut docs: Vec<AnalysedDoc> = Vec::with_capacity(read.len());
+    for (key, bytes) in read {
+        let Some(bytes) = bytes? else {
+            return Err(StageError::retryable(format!(
+                "document {key} not yet readable"
+            )));
+        };
+        docs.push(
+            serde_json::from_slice(&bytes)
+                .map_err(|e| StageError::permanent(format!("corrupt document {key}: {e}")))?,
+        );
     }
     gaps.missing = sources
         .iter()
@@ -357,6 +373,20 @@ async fn finish(
     let now = chrono::Utc::now();
     record.job_id = job;
     record.batch_id = batch;
+    // The user's id and metadata, from the job's own small record (not the batch manifest,
+    // which grows with the batch). A job submitted before the record existed has neither.
+    // An unreadable record costs the job its id, never its report.
+    match job_input(rt, batch, job).await {
+        Ok(Some(input)) => {
+            record.id = input.id;
+            record.metadata = input.metadata;
+        }
+        Ok(None) => {}
+        Err(e) if e.class == ErrorClass::Permanent => {
+            warn!(error = %e, "job.json written without the job's id and metadata")
+        }
+        Err(e) => return Err(e),
+    }
     record.question = result.query.clone();
     record.status = status.clone();
     // Submission time: the job's id is a UUIDv7, whose first 48 bits are its creation time.
@@ -364,14 +394,16 @@ async fn finish(
     record.finished_at = now;
     record.duration_ms = (now - record.created_at).num_milliseconds();
     record.add_counters(&rt.store.job_counters(&job.to_string()).await?);
-    rt.put_json(&format!("{}/job.json", paths::job_dir(batch, job)), &record)
-        .await?;
+    rt.put_json(&paths::job_record(batch, job), &record).await?;
 
     let cited = result.citations.len();
     // Notify first, then finish: a worker dying between the two repeats the notification
     // (consumers of trawl.results key on job_id), while `batch_finish` counts the job once.
-    // The other order could lose the notification for good.
-    rt.publish(Queue::Results, &msg.follow(result)).await?;
+    // The other order could lose the notification for good. Only when asked for
+    // (`broker.results_queue`): nothing else reads the queue.
+    if rt.config.broker.results_queue {
+        rt.publish(Queue::Results, &msg.follow(result)).await?;
+    }
     let (batch_s, job_s) = (batch.to_string(), job.to_string());
     let first = rt
         .store
@@ -390,7 +422,7 @@ async fn finish(
     // back-off) never holds a job open past its synthesis lease.
     let webhook = options(rt, batch).await?.webhook;
     if let Some(url) = &webhook {
-        let data = serde_json::json!({"status": status, "cited": cited, "report": paths::report(batch, job)});
+        let data = serde_json::json!({"id": record.id, "metadata": record.metadata, "status": status, "cited": cited, "report": paths::report(batch, job)});
         if let Err(e) = stage
             .webhooks
             .send(url, &Event::job_completed(batch, job, data))

@@ -1,7 +1,9 @@
 //! Webhooks: a signed `POST` to a caller-supplied URL when a job or a batch completes.
 //!
 //! - The body is the [`Event`] as JSON. Event ids are deterministic (`job.completed:<job>`,
-//!   `batch.completed:<batch>`), so a receiver can deduplicate redeliveries.
+//!   `batch.completed:<batch>`), so a receiver can deduplicate redeliveries. A
+//!   `job.completed` event's `data` holds `batch_id`, `job_id`, `status`, `cited`, `report` (its
+//!   object key) and the job's own `id` and `metadata`, as the user submitted them.
 //! - Headers: `Content-Type: application/json`, `X-Trawl-Event`, `X-Trawl-Event-Id`,
 //!   `X-Trawl-Timestamp` (unix seconds) and, when a secret is configured, `X-Trawl-Signature:
 //!   v1=<hex>`, an HMAC-SHA256 over `{timestamp}.{body}` (see [`signature`]). Receivers should

@@ -162,6 +162,10 @@ pub struct BrokerSettings {
     pub delay_tiers: Vec<Duration>,
     /// Redeliveries allowed before the broker dead-letters a message itself.
     pub delivery_limit: u32,
+    /// Bounds of the results queue: its length (the oldest dropped past it) and its
+    /// messages' time to live.
+    pub results_max_length: u32,
+    pub results_ttl: Duration,
 }
 
 impl BrokerSettings {
@@ -181,7 +185,15 @@ impl BrokerSettings {
             namespace: namespace.to_owned(),
             delay_tiers: tiers,
             delivery_limit,
+            results_max_length: 10_000,
+            results_ttl: Duration::from_secs(24 * 3600),
         }
+    }
+
+    pub fn with_results_bounds(mut self, max_length: u32, ttl: Duration) -> Self {
+        self.results_max_length = max_length;
+        self.results_ttl = ttl;
+        self
     }
 
     /// The smallest tier at least `delay` long, or the longest tier.

@@ -265,7 +265,21 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
     for queue in Queue::ALL {
         let name = settings.queue_name(queue);
         let arguments = match queue {
-            Queue::Results | Queue::Dead => args(std::slice::from_ref(&quorum)),
+            Queue::Dead => args(std::slice::from_ref(&quorum)),
+            // Notifications, not the record of results: bounded, the oldest dropped first, so
+            // a queue nobody reads cannot fill the broker's memory.
+            Queue::Results => args(&[
+                quorum.clone(),
+                (
+                    "x-max-length",
+                    AMQPValue::LongLongInt(i64::from(settings.results_max_length)),
+                ),
+                ("x-overflow", long("drop-head")),
+                (
+                    "x-message-ttl",
+                    AMQPValue::LongLongInt(settings.results_ttl.as_millis() as i64),
+                ),
+            ]),
             _ => args(&[
                 quorum.clone(),
                 (

@@ -78,6 +78,18 @@ pub struct BrokerConfig {
     /// settling a message after its handler (the job-status read, the retry publish) comes on
     /// top and can take tens of seconds while Redis or RabbitMQ struggle.
     pub consumer_timeout_secs: u64,
+    /// Publish a `ResearchResult` to `trawl.results` for each ended job. Off by default: the
+    /// batch record and the object store are the record of results, and a queue nobody
+    /// consumes would grow until RabbitMQ's memory alarm blocks every publisher.
+    pub results_queue: bool,
+    /// Bounds of `trawl.results`, whether or not anything is published to it: past
+    /// `results_max_length` messages the oldest are dropped, and a message older than
+    /// `results_ttl_secs` is dropped unread.
+    pub results_max_length: u32,
+    pub results_ttl_secs: u64,
+    /// Most bytes of search tasks one batch may put into the queues; a larger submission is
+    /// refused with what to change.
+    pub max_batch_bytes: u64,
 }
 
 impl Default for BrokerConfig {
@@ -93,6 +105,10 @@ impl Default for BrokerConfig {
             shutdown_grace_secs: 30,
             message_timeout_secs: 300,
             consumer_timeout_secs: 1800,
+            results_queue: false,
+            results_max_length: 10_000,
+            results_ttl_secs: 24 * 3600,
+            max_batch_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -127,15 +143,103 @@ impl Default for StoreConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OutputConfig {
-    /// Object store for results and work products: `file:///path` (a local directory).
+    /// Object store for results and work products: `file:///path` (a local directory; only
+    /// for a fleet whose workers share that disk), `s3://bucket/prefix` (AWS S3 or any
+    /// S3-compatible server), `gs://bucket/prefix`, `az://container/prefix`, or `memory://`
+    /// (this process only: `trawl run`, tests). Credentials never go here: they come from the
+    /// standard variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`;
+    /// `GOOGLE_APPLICATION_CREDENTIALS`; `AZURE_STORAGE_ACCOUNT_NAME`, `AZURE_STORAGE_ACCOUNT_KEY`)
+    /// or the instance or pod identity (IRSA's web identity token file, ECS/EKS, IMDS).
     pub url: String,
+    /// S3-compatible endpoint (`http://127.0.0.1:9000`); `AWS_ENDPOINT_URL` when unset.
+    pub endpoint: Option<String>,
+    /// Region; `AWS_REGION` / `AWS_DEFAULT_REGION` when unset, else `us-east-1`.
+    pub region: Option<String>,
+    /// Path-style requests (`endpoint/bucket/key`), which most S3-compatible servers want;
+    /// virtual-hosted style (`bucket.endpoint/key`, AWS's default) when false.
+    pub path_style: Option<bool>,
+    /// Plain HTTP to the endpoint; `AWS_ALLOW_HTTP` when unset.
+    pub allow_http: Option<bool>,
+    /// Bound of one request to the object store, in seconds.
+    pub timeout_secs: u64,
+    /// Retries of one request (5xx, timeouts, connection errors) before the store counts as
+    /// unavailable: the message is then retried later without spending an attempt.
+    pub max_retries: u32,
+    /// Seconds between checks that every worker of the fleet sees the same store (each
+    /// writes a probe object that the others must read).
+    pub shared_check_secs: u64,
 }
 
 impl Default for OutputConfig {
     fn default() -> Self {
         OutputConfig {
             url: "file://./trawl-output".into(),
+            endpoint: None,
+            region: None,
+            path_style: None,
+            allow_http: None,
+            timeout_secs: 30,
+            max_retries: 3,
+            shared_check_secs: 5,
         }
+    }
+}
+
+/// The schemes `output.url` takes.
+pub const OUTPUT_SCHEMES: [&str; 6] = ["file", "s3", "s3a", "gs", "az", "memory"];
+
+impl OutputConfig {
+    /// What is wrong with the output settings, if anything.
+    fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let scheme = self.url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        match scheme.as_deref() {
+            Some(s) if OUTPUT_SCHEMES.contains(&s) => {
+                let rest = &self.url[s.len() + 3..];
+                let authority = rest.split('/').next().unwrap_or("");
+                if authority.contains('@') {
+                    problems.push(format!(
+                        "output.url must not carry credentials (got {}): set AWS_ACCESS_KEY_ID \
+                         and AWS_SECRET_ACCESS_KEY (or the provider's variables) in the environment",
+                        redact_url(&self.url)
+                    ));
+                } else if matches!(s, "s3" | "s3a" | "gs" | "az") && authority.is_empty() {
+                    problems.push(format!(
+                        "output.url {} names no bucket: write {s}://BUCKET/PREFIX",
+                        self.url
+                    ));
+                }
+            }
+            _ => problems.push(format!(
+                "output.url must be file:///DIR, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, \
+                 az://CONTAINER/PREFIX or memory:// (got {})",
+                redact_url(&self.url)
+            )),
+        }
+        if let Some(endpoint) = &self.endpoint {
+            if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+                problems.push(format!(
+                    "output.endpoint must be an http:// or https:// URL (got {})",
+                    redact_url(endpoint)
+                ));
+            } else if endpoint.split("://").nth(1).is_some_and(|r| {
+                r.split('/').next().is_some_and(|a| a.contains('@'))
+            }) {
+                problems.push("output.endpoint must not carry credentials".into());
+            }
+        }
+        if self.timeout_secs == 0 || self.shared_check_secs == 0 {
+            problems.push("output.timeout_secs and output.shared_check_secs must be at least 1".into());
+        }
+        problems
+    }
+
+    /// The directory of a `file://` URL.
+    pub fn local_dir(&self) -> Option<std::path::PathBuf> {
+        let (scheme, path) = self.url.split_once("://")?;
+        scheme
+            .eq_ignore_ascii_case("file")
+            .then(|| std::path::PathBuf::from(path))
     }
 }
 
@@ -501,6 +605,26 @@ impl Config {
         Config::load(file, &env)
     }
 
+    /// The secret values this config names: passwords in `broker.url` and `store.url` (as
+    /// written and percent-decoded), and the values of the variables that hold the LLM, search
+    /// provider and webhook keys (read from `env`). For the log redactor.
+    pub fn secret_values(&self, env: &BTreeMap<String, String>) -> Vec<String> {
+        let mut values = Vec::new();
+        for url in [&self.broker.url, &self.store.url].into_iter().flatten() {
+            if let Some(password) = url_password(url) {
+                if let Ok(decoded) = percent_decode(&password) {
+                    values.push(decoded);
+                }
+                values.push(password);
+            }
+        }
+        let vars = (self.llm.iter().map(|l| &l.api_key_env))
+            .chain(self.search.api_key_env.values())
+            .chain([&self.synthesize.webhook_secret_env]);
+        values.extend(vars.filter_map(|name| env.get(name)).cloned());
+        values
+    }
+
     /// Every problem at once, so a user fixes their file in one go.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let mut problems = Vec::new();
@@ -560,18 +684,18 @@ impl Config {
             problems
                 .push("fetch.max_per_host and fetch.browser_sessions must be at least 1".into());
         }
+        if self.broker.results_max_length == 0 || self.broker.results_ttl_secs == 0 {
+            problems.push(
+                "broker.results_max_length and broker.results_ttl_secs must be at least 1".into(),
+            );
+        }
         if self.broker.delivery_limit == 0 {
             problems.push("broker.delivery_limit must be at least 1".into());
         }
         if self.store.robots_ttl_secs > 24 * 3600 {
             problems.push("store.robots_ttl_secs must be at most 86400 (RFC 9309)".into());
         }
-        if !self.output.url.starts_with("file://") {
-            problems.push(format!(
-                "output.url must be a file:// URL (got {})",
-                redact_url(&self.output.url)
-            ));
-        }
+        problems.extend(self.output.problems());
         if !(0.0..=1.0).contains(&self.search.min_relevance) {
             problems.push("search.min_relevance must be between 0 and 1".into());
         }
@@ -687,10 +811,35 @@ impl Config {
         }
     }
 
-    /// The object store's root directory.
-    pub fn output_dir(&self) -> std::path::PathBuf {
-        std::path::PathBuf::from(self.output.url.trim_start_matches("file://"))
+}
+
+/// The password of a URL's userinfo, as [`redact_url`] finds it.
+fn url_password(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    let (userinfo, _) = rest.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then(|| password.to_owned())
+}
+
+fn percent_decode(text: &str) -> Result<String, std::string::FromUtf8Error> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let pair = bytes.get(i + 1..i + 3).filter(|p| p.iter().all(u8::is_ascii_hexdigit));
+        match (bytes[i], pair) {
+            (b'%', Some(pair)) => {
+                let hex = std::str::from_utf8(pair).unwrap_or("00");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
     }
+    String::from_utf8(out)
 }
 
 /// `TRAWL__SEARCH__MAX_URLS=5` sets `search.max_urls`. Values are read as TOML when they parse
@@ -739,12 +888,14 @@ pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
+    // Up to the last `@`, not the first `/`: a password with an unencoded `/`, `#`, `?` or `@`
+    // would otherwise end the userinfo early and show. An `@` in a path or query masks more
+    // than it must, which is the safe side.
+    match rest.rsplit_once('@') {
+        Some((userinfo, host_and_tail)) => {
             let user = userinfo.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:***@{host}{tail}")
+            let user = if user.contains(['/', '#', '?']) { "" } else { user };
+            format!("{scheme}://{user}:***@{host_and_tail}")
         }
         None => url.to_owned(),
     }
@@ -877,11 +1028,39 @@ mod tests {
     }
 
     #[test]
+    fn names_its_secret_values() {
+        let env = env(&[
+            ("TRAWL__BROKER__URL", "amqp://u:p%40ss-word@h/%2f"),
+            ("TRAWL__STORE__URL", "redis://:r/pw#1@h:6379/"),
+            ("TRAWL__LLM__API_KEY_ENV", "MY_MODEL"),
+            ("MY_MODEL", "sk-model-value"),
+            ("TRAWL_WEBHOOK_SECRET", "whsec-value"),
+        ]);
+        let config = Config::load(None, &env).unwrap();
+        let values = config.secret_values(&env);
+        for secret in ["p%40ss-word", "p@ss-word", "r/pw#1", "sk-model-value", "whsec-value"] {
+            assert!(values.iter().any(|v| v == secret), "{secret} in {values:?}");
+        }
+    }
+
+    #[test]
     fn redacts_passwords() {
         assert_eq!(
             redact_url("amqp://u:p@h:5672/%2f"),
             "amqp://u:***@h:5672/%2f"
         );
         assert_eq!(redact_url("redis://h:6379/"), "redis://h:6379/");
+        // Passwords with the characters that end a URL's authority, unencoded.
+        for (url, secret) in [
+            ("amqp://u:pa/ss@h:5672/%2f", "pa/ss"),
+            ("amqp://u:pa#ss@h:5672/%2f", "pa#ss"),
+            ("redis://:p@ss@h:6379/", "p@ss"),
+            ("redis://u:a?b/c#d@h:6379/0", "a?b/c#d"),
+            ("amqp://u/x:secret@h/", "secret"),
+        ] {
+            let shown = redact_url(url);
+            assert!(!shown.contains(secret), "{url} → {shown}");
+            assert!(shown.contains(":***@h"), "{url} → {shown}");
+        }
     }
 }

@@ -122,6 +122,30 @@ impl JobOptions {
     }
 }
 
+/// A job's `metadata`: the user's own JSON object, given with the question and returned with
+/// every result (at most `trawl_pipeline::batch::MAX_METADATA_BYTES` as JSON).
+pub type Metadata = serde_json::Map<String, serde_json::Value>;
+
+/// What was submitted for one job, kept beside its work products (`input.json`, [`paths::input`]):
+/// the question, its options, and the user's own `id` and `metadata`.
+///
+/// Written at submission, one small object per job, so the stage that ends the job reads its id
+/// and metadata in one read instead of the batch's whole manifest, and no message body has to
+/// carry them through the stages.
+///
+/// [`paths::input`]: crate::paths::input
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobInput {
+    /// The user's id for the job: unique in its batch; the question's line number (or position
+    /// in an API request) when it came without one.
+    pub id: String,
+    #[serde(default)]
+    pub metadata: Metadata,
+    pub query: String,
+    #[serde(default)]
+    pub options: JobOptions,
+}
+
 /// Whether a URL is an HTML page or a downloadable file (PDF, DOCX, CSV …).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -15,6 +15,26 @@ pub fn sources(batch: Uuid, job: Uuid) -> String {
     format!("{}/sources.json", job_dir(batch, job))
 }
 
+/// What was submitted for the job: question, options, the user's id and metadata (`JobInput`).
+pub fn input(batch: Uuid, job: Uuid) -> String {
+    format!("{}/input.json", job_dir(batch, job))
+}
+
+/// The job's record (`job.json`), written by synthesize when the job ends.
+pub fn job_record(batch: Uuid, job: Uuid) -> String {
+    format!("{}/job.json", job_dir(batch, job))
+}
+
+/// The batch's summary, one JSON line per job, written when its last job ends.
+pub fn summary_jsonl(batch: Uuid) -> String {
+    format!("batches/{batch}/summary.jsonl")
+}
+
+/// The batch's summary as a markdown table, written with [`summary_jsonl`].
+pub fn summary_md(batch: Uuid) -> String {
+    format!("batches/{batch}/summary.md")
+}
+
 /// The search stage's record of every result and why it was selected or rejected.
 pub fn search(batch: Uuid, job: Uuid) -> String {
     format!("{}/search.json", job_dir(batch, job))

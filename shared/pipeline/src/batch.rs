@@ -1,13 +1,14 @@
 //! Batches: reading a batch file, submitting it, and collecting its results.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use trawl_broker::Queue;
 use trawl_messages::{
-    paths, Envelope, JobOptions, SearchTask, MAX_DEADLINE_SECS, MAX_URLS, PROVIDERS,
+    paths, Envelope, JobInput, JobOptions, Metadata, SearchTask, MAX_DEADLINE_SECS, MAX_URLS,
+    PROVIDERS,
 };
 use uuid::Uuid;
 
@@ -15,6 +16,13 @@ use crate::{Runtime, StageError};
 
 /// Longest question accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 2000;
+
+/// Longest `id` a question may carry, in characters.
+pub const MAX_ID_CHARS: usize = 128;
+
+/// Largest `metadata` a question may carry, in bytes of compact JSON: it is copied into the
+/// manifest, `input.json`, `job.json`, the summary, webhook events and every export.
+pub const MAX_METADATA_BYTES: usize = 4096;
 
 /// Why a batch file was refused; a bad line is named by its number.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -27,13 +35,113 @@ pub enum BatchFileError {
     NoQuestions,
 }
 
-/// One JSONL line: `{"query": "…", "options": {"max_urls": 5}}`.
+/// One JSONL line: `{"query": "…", "options": {"max_urls": 5}}`, once `id` and `metadata`
+/// were taken out (they are checked on their own, to name the field in every refusal).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JsonLine {
     query: String,
     #[serde(default)]
     options: JobOptions,
+}
+
+/// One question of a batch, checked: its search task and the user's own id and metadata.
+///
+/// Serialises as the API's `QuestionIn` (`query`, `options`, `id`, `metadata`): that is how
+/// `trawl submit --server` sends a file's questions, each with its id, so the ids given by line
+/// number are the file's and not positions in the request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Question {
+    #[serde(flatten)]
+    pub task: SearchTask,
+    pub id: String,
+    #[serde(skip_serializing_if = "Metadata::is_empty")]
+    pub metadata: Metadata,
+}
+
+impl Question {
+    /// Questions without ids of their own, numbered from 1 as the lines of a file would be.
+    pub fn numbered(tasks: Vec<SearchTask>) -> Vec<Question> {
+        (tasks.into_iter().enumerate())
+            .map(|(i, task)| Question {
+                task,
+                id: (i + 1).to_string(),
+                metadata: Metadata::new(),
+            })
+            .collect()
+    }
+}
+
+/// What a JSON value is, for refusals ("not a number").
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Object(_) => "a JSON object",
+        Value::Array(_) => "a JSON array",
+        Value::String(_) => "a JSON string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a JSON boolean",
+        Value::Null => "JSON null",
+    }
+}
+
+/// Checks a question's `id` and `metadata` as given (`None`: the field is absent; JSON null is
+/// given, and refused). A question without an id gets `default_id()`. The reason names the
+/// field. Every way a job is submitted goes through here, as through [`check_task`].
+pub fn check_user(
+    id: Option<Value>,
+    metadata: Option<Value>,
+    default_id: impl FnOnce() -> String,
+) -> Result<(String, Metadata), String> {
+    let id = match id {
+        None => default_id(),
+        Some(Value::String(id)) => {
+            // Counted in characters, as the API's document counts `maxLength`.
+            let n = id.chars().count();
+            if n == 0 || n > MAX_ID_CHARS {
+                return Err(format!(
+                    "id: must be 1 to {MAX_ID_CHARS} characters, not {n}"
+                ));
+            }
+            id
+        }
+        Some(other) => {
+            return Err(format!(
+                "id: must be a string of 1 to {MAX_ID_CHARS} characters, not {}",
+                json_kind(&other)
+            ))
+        }
+    };
+    let metadata = match metadata {
+        None => Metadata::new(),
+        Some(Value::Object(fields)) => {
+            let size = serde_json::to_vec(&fields).map_or(usize::MAX, |b| b.len());
+            if size > MAX_METADATA_BYTES {
+                return Err(format!(
+                    "metadata: {size} bytes as JSON, more than the {MAX_METADATA_BYTES} a question may carry"
+                ));
+            }
+            fields
+        }
+        Some(other) => {
+            return Err(format!(
+                "metadata: must be a JSON object such as {{\"team\": \"search\"}}, not {}",
+                json_kind(&other)
+            ))
+        }
+    };
+    Ok((id, metadata))
+}
+
+/// The first id of `ids` used before: its index and the index of its first use.
+pub fn repeated_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<(usize, usize)> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, id) in ids.into_iter().enumerate() {
+        if let Some(&first) = seen.get(id) {
+            return Some((i, first));
+        }
+        seen.insert(id, i);
+    }
+    None
 }
 
 /// Checks one question and its options; the reason names the problem. Every way a job is
@@ -88,68 +196,109 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
             ));
         }
     }
+    // Each provider once: the chain tries (and retries) every entry, so a repeated name would
+    // multiply the requests one job makes. Known names only, so at most PROVIDERS.len().
+    let mut options = options;
+    if let Some(names) = &mut options.providers {
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|n| seen.insert(n.clone()));
+    }
     Ok(SearchTask { query, options })
 }
 
-/// Parses a batch file: one question per line, or JSONL lines `{"query": "…"}`. Blank lines
-/// and lines starting with `#` are skipped; a UTF-8 byte order mark (Windows editors write
-/// one) is dropped, and CRLF line ends are line ends. Every line is checked before anything
-/// is enqueued; the first bad one is reported by number, bytes that are not UTF-8 by line and
-/// column too.
-pub fn parse_batch(bytes: &[u8]) -> Result<Vec<SearchTask>, BatchFileError> {
+/// What a batch's search tasks weigh in the queues, in bytes (their bodies as sent).
+pub fn queued_bytes(questions: &[Question]) -> u64 {
+    (questions.iter())
+        .map(|q| serde_json::to_vec(&q.task).map_or(0, |b| b.len() as u64))
+        .sum()
+}
+
+/// Refuses a batch that would put more than `max` bytes into the queues at once, saying what
+/// to change: batch-wide options are copied into every question, so a body within its own
+/// limit can still weigh many times its size once enqueued.
+pub fn check_queued_bytes(questions: &[Question], max: u64) -> Result<(), String> {
+    let bytes = queued_bytes(questions);
+    if bytes > max {
+        return Err(format!(
+            "the batch would queue {:.1} MiB of tasks, more than broker.max_batch_bytes \
+             ({:.1} MiB): split it into smaller batches, or raise the limit",
+            bytes as f64 / 1048576.0,
+            max as f64 / 1048576.0
+        ));
+    }
+    Ok(())
+}
+
+/// Parses a batch file: one question per line, or JSONL lines `{"query": "…", "id": "…",
+/// "metadata": {…}, "options": {…}}`. Blank lines and lines starting with `#` are skipped; a
+/// UTF-8 byte order mark (Windows editors write one) is dropped, and CRLF line ends are line
+/// ends. A question without an `id` has its line number (counting every line) as id; ids are
+/// unique in the batch. Every line is checked before anything is enqueued; the first bad one is
+/// reported by number (a repeated id by both lines' numbers), bytes that are not UTF-8 by line
+/// and column too.
+pub fn parse_batch(bytes: &[u8]) -> Result<Vec<Question>, BatchFileError> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     if bytes.is_empty() {
         return Err(BatchFileError::Empty);
     }
     let text = std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e.valid_up_to()))?;
-    let mut tasks = Vec::new();
+    let mut questions = Vec::new();
+    // The line of each id so far, to name both lines of a repeated one.
+    let mut lines: HashMap<String, usize> = HashMap::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let trimmed = raw.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let task = parse_line(trimmed).map_err(|reason| BatchFileError::Line { line, reason })?;
-        tasks.push(task);
+        let question =
+            parse_line(trimmed, line).map_err(|reason| BatchFileError::Line { line, reason })?;
+        if let Some(first) = lines.insert(question.id.clone(), line) {
+            return Err(BatchFileError::Line {
+                line,
+                reason: format!(
+                    "id {:?} is already the id of line {first}; ids must be unique in the batch (a line without an id has its line number as id)",
+                    question.id
+                ),
+            });
+        }
+        questions.push(question);
     }
-    if tasks.is_empty() {
+    if questions.is_empty() {
         return Err(BatchFileError::NoQuestions);
     }
-    Ok(tasks)
+    Ok(questions)
 }
 
-/// One line (trimmed, not blank): a JSON object is a JSONL line; any other JSON value is
+/// Line `number` (trimmed, not blank): a JSON object is a JSONL line; any other JSON value is
 /// refused, since taken as a question it would be one nobody meant (`["q"]`, `42`, `null`);
-/// anything else is a question.
-fn parse_line(line: &str) -> Result<SearchTask, String> {
-    let (query, options) = match serde_json::from_str::<Value>(line) {
-        Ok(Value::Object(fields)) => {
+/// anything else is a question, with the line number as its id.
+fn parse_line(line: &str, number: usize) -> Result<Question, String> {
+    let (query, options, id, metadata) = match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(mut fields)) => {
             // serde reads a struct from an array too, by position.
             if let Some(Value::Array(_)) = fields.get("options") {
                 return Err(
                     "options: must be an object such as {\"max_urls\": 5}, not an array".into(),
                 );
             }
+            let (id, metadata) = (fields.remove("id"), fields.remove("metadata"));
             let parsed: JsonLine = serde_json::from_value(Value::Object(fields))
                 .map_err(|e| format!("invalid JSON line: {e}"))?;
-            (parsed.query, parsed.options)
+            (parsed.query, parsed.options, id, metadata)
         }
         Ok(other) => {
-            let what = match other {
-                Value::Array(_) => "a JSON array",
-                Value::String(_) => "a JSON string",
-                Value::Number(_) => "a number",
-                Value::Bool(_) => "a JSON boolean",
-                _ => "JSON null",
-            };
             return Err(format!(
-                "{what} where a question or a JSON object {{\"query\": \"…\"}} belongs"
+                "{} where a question or a JSON object {{\"query\": \"…\"}} belongs",
+                json_kind(&other)
             ));
         }
         Err(e) if line.starts_with('{') => return Err(format!("invalid JSON line: {e}")),
-        Err(_) => (line.to_owned(), JobOptions::default()),
+        Err(_) => (line.to_owned(), JobOptions::default(), None, None),
     };
-    check_task(&query, options)
+    let task = check_task(&query, options)?;
+    let (id, metadata) = check_user(id, metadata, || number.to_string())?;
+    Ok(Question { task, id, metadata })
 }
 
 /// The error for bytes that are UTF-8 up to `valid`: its line, and its column in characters.
@@ -203,13 +352,20 @@ pub struct BatchOptions {
 pub struct ManifestJob {
     pub job_id: Uuid,
     pub query: String,
+    /// The user's id for the job (see [`Question`]); empty in manifests written before jobs
+    /// had ids.
+    #[serde(default)]
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub metadata: Metadata,
 }
 
 /// Records the batch, then enqueues one search task per question; `progress` is called after
-/// each publish. Returns the manifest (batch id and job ids).
+/// each publish. Returns the manifest (batch id and job ids). The questions' ids must be
+/// unique ([`parse_batch`] and the API check that).
 pub async fn submit(
     rt: &Runtime,
-    tasks: Vec<SearchTask>,
+    questions: Vec<Question>,
     options: BatchOptions,
     progress: impl Fn(usize),
 ) -> Result<Manifest, StageError> {
@@ -218,11 +374,13 @@ pub async fn submit(
     let manifest = Manifest {
         batch_id,
         created_at: now,
-        jobs: tasks
+        jobs: questions
             .iter()
-            .map(|t| ManifestJob {
+            .map(|q| ManifestJob {
                 job_id: Uuid::now_v7(),
-                query: t.query.clone(),
+                query: q.task.query.clone(),
+                id: q.id.clone(),
+                metadata: q.metadata.clone(),
             })
             .collect(),
         webhook: options.webhook.clone(),
@@ -236,9 +394,19 @@ pub async fn submit(
     rt.put_json(&paths::batch_options(batch_id), &options)
         .await?;
     let batch_text = batch_id.to_string();
-    for job in &manifest.jobs {
+    for (question, job) in questions.iter().zip(&manifest.jobs) {
         rt.objects
             .put(&paths::job_index(job.job_id), batch_text.as_bytes())
+            .await?;
+        // The job's own copy of its id and metadata: what ends the job reads this, not the
+        // manifest, whose size grows with the batch.
+        let input = JobInput {
+            id: question.id.clone(),
+            metadata: question.metadata.clone(),
+            query: question.task.query.clone(),
+            options: question.task.options.clone(),
+        };
+        rt.put_json(&paths::input(batch_id, job.job_id), &input)
             .await?;
     }
     let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
@@ -252,7 +420,8 @@ pub async fn submit(
             .batch_add(&batch_id.to_string(), crate::runtime::BUDGET, micro)
             .await?;
     }
-    for (i, (task, job)) in tasks.into_iter().zip(&manifest.jobs).enumerate() {
+    let tasks = questions.into_iter().map(|q| q.task);
+    for (i, (task, job)) in tasks.zip(&manifest.jobs).enumerate() {
         let secs = task
             .options
             .deadline_secs
@@ -281,6 +450,21 @@ pub async fn options(rt: &Runtime, batch: Uuid) -> Result<BatchOptions, StageErr
         Some(bytes) => serde_json::from_slice(&bytes)
             .map_err(|e| StageError::permanent(format!("corrupt batch options: {e}"))),
         None => Ok(BatchOptions::default()),
+    }
+}
+
+/// What was submitted for a job (its id, metadata, question and options); `None` for a job
+/// submitted before jobs had this record.
+pub async fn job_input(
+    rt: &Runtime,
+    batch: Uuid,
+    job: Uuid,
+) -> Result<Option<JobInput>, StageError> {
+    match rt.objects.get(&paths::input(batch, job)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| StageError::permanent(format!("corrupt input.json of job {job}: {e}"))),
+        None => Ok(None),
     }
 }
 
@@ -366,12 +550,12 @@ pub async fn collect(
         collected.jobs_with_report += 1;
     }
     // The batch summary, written when the last job ended.
-    for name in ["summary.jsonl", "summary.md"] {
-        if let Some(bytes) = rt
-            .objects
-            .get(&format!("batches/{}/{name}", manifest.batch_id))
-            .await?
-        {
+    let batch = manifest.batch_id;
+    for (name, key) in [
+        ("summary.jsonl", paths::summary_jsonl(batch)),
+        ("summary.md", paths::summary_md(batch)),
+    ] {
+        if let Some(bytes) = rt.objects.get(&key).await? {
             tokio::fs::create_dir_all(out).await.map_err(io)?;
             tokio::fs::write(out.join(name), bytes).await.map_err(io)?;
         }
@@ -397,10 +581,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(tasks.len(), 2);
-        assert_eq!(tasks[0].query, "What is zorbium?");
-        assert_eq!(tasks[1].options.max_urls, Some(3));
+        assert_eq!(tasks[0].task.query, "What is zorbium?");
+        assert_eq!(tasks[1].task.options.max_urls, Some(3));
         // Text that merely starts like JSON is a question.
         assert_eq!(parse_batch(b"[draft] what is zorbium?").unwrap().len(), 1);
+    }
+
+    /// Issue 25, item 3: a repeated provider is one provider, and a batch's weight in the
+    /// queues is bounded.
+    #[test]
+    fn fan_out_is_bounded() {
+        let many = vec!["searxng".to_owned(); 2000];
+        let options = JobOptions {
+            providers: Some(many),
+            ..JobOptions::default()
+        };
+        let task = check_task("q", options).unwrap();
+        assert_eq!(task.options.providers.unwrap(), ["searxng"]);
+        let mixed = JobOptions {
+            providers: Some(vec!["brave".into(), "searxng".into(), "brave".into()]),
+            ..JobOptions::default()
+        };
+        let task = check_task("q", mixed).unwrap();
+        assert_eq!(task.options.providers.unwrap(), ["brave", "searxng"]);
+
+        let questions = Question::numbered(vec![check_task(&"x".repeat(1000), JobOptions::default()).unwrap(); 100]);
+        let bytes = queued_bytes(&questions);
+        assert!(bytes > 100_000, "{bytes}");
+        assert!(check_queued_bytes(&questions, bytes).is_ok());
+        let refused = check_queued_bytes(&questions, bytes - 1).unwrap_err();
+        assert!(refused.contains("broker.max_batch_bytes") && refused.contains("split"), "{refused}");
     }
 
     #[test]
@@ -476,7 +686,7 @@ mod tests {
         let tasks =
             parse_batch(b"\xef\xbb\xbf{\"query\": \"What is zorbium?\"}\r\n\r\nWho found it?\r\n")
                 .unwrap();
-        let queries: Vec<&str> = tasks.iter().map(|t| t.query.as_str()).collect();
+        let queries: Vec<&str> = tasks.iter().map(|t| t.task.query.as_str()).collect();
         assert_eq!(queries, ["What is zorbium?", "Who found it?"]);
     }
 
@@ -506,6 +716,109 @@ mod tests {
             assert_eq!(line, text.lines().count(), "{text}");
             assert!(reason.contains(needle), "{text}: {reason}");
         }
+    }
+
+    fn ids(questions: &[Question]) -> Vec<&str> {
+        questions.iter().map(|q| q.id.as_str()).collect()
+    }
+
+    #[test]
+    fn ids_and_metadata_are_read_and_a_line_without_an_id_has_its_number() {
+        let questions = parse_batch(
+            b"# comment\nWhat is zorbium?\n\n{\"query\": \"Who found it?\", \"id\": \"ticket-9\", \"metadata\": {\"team\": \"a\", \"n\": [1, 2]}}\n{\"query\": \"When?\"}\n",
+        )
+        .unwrap();
+        assert_eq!(ids(&questions), ["2", "ticket-9", "5"]);
+        assert!(questions[0].metadata.is_empty());
+        assert_eq!(
+            Value::Object(questions[1].metadata.clone()),
+            serde_json::json!({"team": "a", "n": [1, 2]})
+        );
+        assert_eq!(questions[1].task.query, "Who found it?");
+        // The longest id, and metadata of exactly the limit, are accepted.
+        let longest = "é".repeat(MAX_ID_CHARS);
+        let padding = "x".repeat(MAX_METADATA_BYTES - r#"{"k":""}"#.len());
+        let line = serde_json::json!({"query": "q", "id": longest, "metadata": {"k": padding}});
+        let questions = parse_batch(line.to_string().as_bytes()).unwrap();
+        assert_eq!(questions[0].id, longest);
+    }
+
+    #[test]
+    fn a_bad_id_or_metadata_names_the_line_and_the_field() {
+        let long = "i".repeat(MAX_ID_CHARS + 1);
+        let big = "x".repeat(MAX_METADATA_BYTES);
+        for (line, needle) in [
+            (
+                serde_json::json!({"query": "q", "id": ""}),
+                "id: must be 1 to 128 characters, not 0",
+            ),
+            (
+                serde_json::json!({"query": "q", "id": long}),
+                "id: must be 1 to 128 characters, not 129",
+            ),
+            (
+                serde_json::json!({"query": "q", "id": 7}),
+                "id: must be a string of 1 to 128 characters, not a number",
+            ),
+            (
+                serde_json::json!({"query": "q", "id": null}),
+                "id: must be a string",
+            ),
+            (
+                serde_json::json!({"query": "q", "metadata": [1]}),
+                "metadata: must be a JSON object such as {\"team\": \"search\"}, not a JSON array",
+            ),
+            (
+                serde_json::json!({"query": "q", "metadata": "x"}),
+                "metadata: must be a JSON object",
+            ),
+            (
+                serde_json::json!({"query": "q", "metadata": null}),
+                "not JSON null",
+            ),
+            (
+                serde_json::json!({"query": "q", "metadata": {"k": big}}),
+                "metadata: 4104 bytes as JSON, more than the 4096",
+            ),
+        ] {
+            let text = format!("ok\n# c\n{line}\n");
+            let (at, reason) = line_error(text.as_bytes());
+            assert_eq!(at, 3, "{line}");
+            assert!(reason.contains(needle), "{line}: {reason}");
+        }
+    }
+
+    #[test]
+    fn a_repeated_id_names_both_lines() {
+        let (line, reason) = line_error(
+            b"{\"query\": \"a\", \"id\": \"x\"}\nok\n\n{\"query\": \"b\", \"id\": \"x\"}\n",
+        );
+        assert_eq!(line, 4);
+        assert!(
+            reason.contains("id \"x\" is already the id of line 1") && reason.contains("unique"),
+            "{reason}"
+        );
+        // A line's number is its id when it has none: an explicit id may not take it.
+        let (line, reason) = line_error(b"first\n{\"query\": \"b\", \"id\": \"1\"}\n");
+        assert_eq!(line, 2);
+        assert!(reason.contains("already the id of line 1"), "{reason}");
+        assert_eq!(repeated_id(["a", "b", "c", "b", "a"]), Some((3, 1)));
+        assert_eq!(repeated_id(["a", "b"]), None);
+    }
+
+    #[test]
+    fn questions_are_sent_to_the_api_with_their_ids() {
+        let questions = parse_batch(b"\nq\n{\"query\": \"r\", \"metadata\": {\"a\": 1}}").unwrap();
+        assert_eq!(
+            serde_json::to_value(&questions).unwrap(),
+            serde_json::json!([
+                {"query": "q", "options": {}, "id": "2"},
+                {"query": "r", "options": {}, "id": "3", "metadata": {"a": 1}},
+            ])
+        );
+        let numbered =
+            Question::numbered(vec![questions[0].task.clone(), questions[1].task.clone()]);
+        assert_eq!(ids(&numbered), ["1", "2"]);
     }
 
     #[test]

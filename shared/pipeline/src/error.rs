@@ -21,7 +21,7 @@ pub enum ErrorClass {
 pub struct StageError {
     pub class: ErrorClass,
     pub message: String,
-    /// What failed, for the retries metric: `broker`, `store`, `timeout` or `stage`.
+    /// What failed, for the retries metric: `broker`, `store`, `objects`, `timeout` or `stage`.
     pub origin: &'static str,
 }
 
@@ -71,8 +71,17 @@ impl From<StoreError> for StageError {
 impl From<ObjectError> for StageError {
     fn from(e: ObjectError) -> Self {
         match e {
-            ObjectError::BadKey(_) => StageError::permanent(e.to_string()),
-            ObjectError::Io { .. } => StageError::retryable(e.to_string()),
+            ObjectError::BadKey(_) | ObjectError::Config { .. } => {
+                StageError::permanent(e.to_string())
+            }
+            ObjectError::Failed { .. } => StageError::retryable(e.to_string()).with_origin("objects"),
+            // Whatever the store answered after its bounded retries (down, a missing bucket,
+            // refused credentials) will not change with this message: an outage.
+            ObjectError::Unavailable { .. } => StageError {
+                class: ErrorClass::Unavailable,
+                message: e.to_string(),
+                origin: "objects",
+            },
         }
     }
 }

@@ -8,13 +8,17 @@
 //!   retry versus dead-letter.
 //! - [`fanin`]: opening a job's fan-in record, recording terminal outcomes exactly once, and
 //!   triggering synthesis when all are in (see `fanin.md`).
-//! - [`batch`]: batch files, submission and collecting results.
+//! - [`batch`]: batch files (with the user's own ids and metadata), submission and collecting
+//!   results.
+//! - [`results`]: a job's results read back: `job.json` and the one record per job that exports
+//!   write.
 //! - [`metrics`]: the worker metrics, declared once.
 
 pub mod batch;
 pub mod error;
 pub mod fanin;
 pub mod metrics;
+pub mod results;
 pub mod runtime;
 pub mod serve;
 pub mod text;

@@ -92,7 +92,7 @@ pub fn init(queue: trawl_broker::Queue, prefetch: u16) {
     for result in ["ok", "later", "retry", "dead", "skipped"] {
         init_series(&m.messages, &[("stage", stage), ("result", result)]);
     }
-    for reason in ["broker", "store", "timeout", "stage"] {
+    for reason in ["broker", "store", "objects", "timeout", "stage"] {
         init_series(&m.retries, &[("stage", stage), ("reason", reason)]);
     }
     for reason in ["undecodable", "exhausted", "permanent"] {

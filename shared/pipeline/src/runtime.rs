@@ -8,7 +8,7 @@ use trawl_broker::{Broker, BrokerSettings, MemoryBroker, Message, Queue, RabbitB
 use trawl_config::Config;
 use trawl_messages::envelope::Body;
 use trawl_messages::Envelope;
-use trawl_store::{LocalObjects, MemoryStore, RedisStore, Store};
+use trawl_store::{MemoryStore, ObjectError, Objects, RedisStore, Store};
 
 use crate::StageError;
 
@@ -32,7 +32,7 @@ pub struct Runtime {
     pub config: Arc<Config>,
     pub broker: Arc<dyn Broker>,
     pub store: Arc<dyn Store>,
-    pub objects: LocalObjects,
+    pub objects: Objects,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +43,8 @@ pub enum ConnectError {
     Broker(#[from] trawl_broker::BrokerError),
     #[error("{0}\n  hint: start Redis (scripts/services-up) or unset store.url to run embedded")]
     Store(#[from] trawl_store::StoreError),
+    #[error("{0}")]
+    Objects(#[from] ObjectError),
 }
 
 pub fn broker_settings(config: &Config) -> BrokerSettings {
@@ -61,6 +63,10 @@ pub fn broker_settings(config: &Config) -> BrokerSettings {
         &delays,
         config.broker.delivery_limit,
     )
+    .with_results_bounds(
+        config.broker.results_max_length,
+        Duration::from_secs(config.broker.results_ttl_secs),
+    )
 }
 
 impl Runtime {
@@ -77,7 +83,7 @@ impl Runtime {
             Some(url) => Arc::new(RedisStore::connect(url, &config.store.prefix, wait).await?),
             None => Arc::new(MemoryStore::new()),
         };
-        let objects = LocalObjects::new(config.output_dir());
+        let objects = Objects::open(&config.output)?;
         Ok(Runtime {
             config: Arc::new(config),
             broker,
@@ -86,15 +92,16 @@ impl Runtime {
         })
     }
 
-    /// Every stage in one process over the in-memory twins, whatever `config` names.
-    pub fn embedded(config: Config) -> Runtime {
-        let objects = LocalObjects::new(config.output_dir());
-        Runtime {
+    /// Every stage in one process over the in-memory twins of the broker and store, whatever
+    /// `config` names; work products go to `output.url`.
+    pub fn embedded(config: Config) -> Result<Runtime, ObjectError> {
+        let objects = Objects::open(&config.output)?;
+        Ok(Runtime {
             broker: Arc::new(MemoryBroker::new(broker_settings(&config))),
             store: Arc::new(MemoryStore::new()),
             objects,
             config: Arc::new(config),
-        }
+        })
     }
 
     pub fn job_ttl(&self) -> Duration {

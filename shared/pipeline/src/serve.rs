@@ -8,6 +8,7 @@ use tokio::sync::watch;
 use tracing::info;
 use trawl_broker::Queue;
 use trawl_config::{redact_url, Config};
+use trawl_store::shared::{Probe, SharedError};
 use trawl_telemetry::{Drain, Readiness};
 
 use crate::runtime::ConnectError;
@@ -88,6 +89,8 @@ pub enum WorkerError {
     Metrics(#[from] trawl_telemetry::ServeError),
     #[error("worker failed: {0}")]
     Stage(#[from] StageError),
+    #[error("{0}")]
+    NotShared(SharedError),
 }
 
 /// A long-running process's operations side: readiness, the `/drain` request, the shutdown
@@ -183,7 +186,7 @@ impl Shutdown {
 
 /// Connects, serves metrics, and consumes `queue` with `stage` until SIGTERM, then drains.
 pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(), WorkerError> {
-    trawl_telemetry::init_logs();
+    trawl_telemetry::init_logs(config.secret_values(&std::env::vars().collect()));
     if config.broker.url.is_none() || config.store.url.is_none() {
         return Err(WorkerError::NotConfigured(queue.label()));
     }
@@ -196,6 +199,10 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
     let ops = Ops::start(&config.metrics.addr).await?;
     let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
     crate::metrics::init(queue, rt.config.broker.prefetch);
+    let Some(watch) = SharedWatch::start(&rt, queue.label(), &ops).await? else {
+        ops.finish().await;
+        return Ok(());
+    };
     let result = run_worker(
         Arc::new(stage),
         rt,
@@ -204,9 +211,105 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
         ops.readiness.clone(),
     )
     .await;
+    let not_shared = watch.finish().await;
     ops.finish().await;
     result?;
-    Ok(())
+    match not_shared {
+        Some(e) => Err(WorkerError::NotShared(e)),
+        None => Ok(()),
+    }
+}
+
+/// The check that this process sees the same object store as the rest of the fleet
+/// ([`trawl_store::shared`]), from start-up to exit.
+pub struct SharedWatch {
+    task: tokio::task::JoinHandle<Option<SharedError>>,
+    probe: Arc<Probe>,
+    rt: Runtime,
+}
+
+impl SharedWatch {
+    /// Writes this process's probe and reads the fleet's, retrying while the object store
+    /// does not answer (not ready meanwhile, with the reason on `/readyz`), then checks again
+    /// every `output.shared_check_secs`; a store found not shared drains the process.
+    /// `Ok(None)` when shutdown came before the store answered.
+    pub async fn start(
+        rt: &Runtime,
+        role: &str,
+        ops: &Ops,
+    ) -> Result<Option<SharedWatch>, WorkerError> {
+        let who = format!("{role} on {} (pid {})", hostname(), std::process::id());
+        let probe = Arc::new(Probe::new(&who));
+        let every = Duration::from_secs(rt.config.output.shared_check_secs);
+        // Long enough to survive a few missed renewals, short enough that a killed worker's
+        // probe stops being checked soon.
+        let lease = every * 4;
+        let mut delay = Duration::from_millis(500);
+        loop {
+            match probe.round(&rt.objects, &*rt.store, lease).await {
+                Ok(()) => break,
+                // The probe stays registered until its lease runs out, so the peers this
+                // worker could not read find out too, whichever of them started first.
+                Err(e @ SharedError::NotShared { .. }) => return Err(WorkerError::NotShared(e)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "object store not ready");
+                    ops.readiness.unready(e.to_string());
+                    tokio::select! {
+                        _ = ops.shutdown.clone().wait() => return Ok(None),
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                    delay = (delay * 2).min(Duration::from_secs(15));
+                }
+            }
+        }
+        let task = tokio::spawn({
+            let (rt, probe, drain) = (rt.clone(), Arc::clone(&probe), ops.drain.clone());
+            async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    match probe.round(&rt.objects, &*rt.store, lease).await {
+                        Ok(()) => {}
+                        Err(e @ SharedError::NotShared { .. }) => {
+                            tracing::error!(error = %e, "object store not shared; stopping");
+                            drain.request();
+                            return Some(e);
+                        }
+                        // An outage: the stages' own requests retry without spending attempts.
+                        Err(e) => tracing::warn!(error = %e, "shared store check failed"),
+                    }
+                }
+            }
+        });
+        Ok(Some(SharedWatch {
+            task,
+            probe,
+            rt: rt.clone(),
+        }))
+    }
+
+    /// Stops checking and withdraws the probe; the error if the store was found not shared
+    /// (the probe then stays until its lease runs out, for the peers to find out as well).
+    pub async fn finish(self) -> Option<SharedError> {
+        let found = if self.task.is_finished() {
+            self.task.await.ok().flatten()
+        } else {
+            self.task.abort();
+            None
+        };
+        if found.is_none() {
+            self.probe.withdraw(&self.rt.objects, &*self.rt.store).await;
+        }
+        found
+    }
+}
+
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "an unnamed host".into())
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ fn runtime_with(adjust: impl FnOnce(&mut Config)) -> Runtime {
         std::env::temp_dir().join("trawl-worker-test").display()
     );
     adjust(&mut config);
-    Runtime::embedded(config)
+    Runtime::embedded(config).unwrap()
 }
 
 fn task() -> Vec<u8> {

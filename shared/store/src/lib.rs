@@ -8,7 +8,8 @@
 //! starts with the configured prefix (`trawl:`), and every key but a batch record has a TTL. Both
 //! twins pass the contract suite in `tests/contract.rs`.
 //!
-//! [`objects`] is the object store for results and work products (a local directory).
+//! [`objects`] is the object store for results and work products (a local directory, S3, GCS,
+//! Azure Blob or memory), and [`shared`] the check that every worker of a fleet sees the same one.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,10 +21,11 @@ pub mod memory;
 mod metrics;
 pub mod objects;
 pub mod redis;
+pub mod shared;
 
 pub use memory::MemoryStore;
 pub use metrics::init as init_metrics;
-pub use objects::{LocalObjects, ObjectError};
+pub use objects::{ObjectError, Objects};
 pub use redis::RedisStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -175,6 +177,8 @@ pub trait Store: Send + Sync + 'static {
         lease: Duration,
     ) -> Result<bool, StoreError>;
     async fn slot_release(&self, name: &str, token: &str) -> Result<(), StoreError>;
+    /// The tokens holding a slot of `name` whose lease has not run out, sorted.
+    async fn slot_holders(&self, name: &str) -> Result<Vec<String>, StoreError>;
 
     /// Creates a job's fan-in record expecting `expected` outcomes, with `meta` (the job's
     /// question and sources). Idempotent: a second call leaves the first record and returns false.

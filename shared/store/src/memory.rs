@@ -171,6 +171,19 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn slot_holders(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let mut holders: Vec<String> = (s.slots.get(name).into_iter())
+                .flat_map(|h| h.iter())
+                .filter(|(_, until)| **until > now)
+                .map(|(token, _)| token.clone())
+                .collect();
+            holders.sort();
+            holders
+        })
+    }
+
     async fn fanin_open(
         &self,
         job: &str,

@@ -1,129 +1,319 @@
-//! The object store for results and work products: a local directory (`output.url =
-//! "file:///var/lib/trawl"`). Keys are relative paths such as `batches/<b>/<job>/report.md`.
+//! The object store for results and work products, on the `object_store` crate: a local
+//! directory (`file:///var/lib/trawl`), S3 or any S3-compatible server (`s3://bucket/prefix`),
+//! Google Cloud Storage (`gs://`), Azure Blob Storage (`az://`), or this process's memory
+//! (`memory://`). Keys are relative paths such as `batches/<b>/<job>/report.md`, under the
+//! URL's prefix.
 //!
-//! Writes go to a temporary file renamed into place, so a reader never sees half a report and
-//! two workers writing the same key (a redelivered message) leave one whole copy.
+//! A reader never sees half an object: S3, GCS and Azure make a put visible whole, and the
+//! local directory writes a staging file renamed into place. Two workers writing the same key
+//! (a redelivered message) leave one whole copy.
+//!
+//! Every request is bounded (`output.timeout_secs`) and retried a bounded number of times
+//! (`output.max_retries`). What still fails is [`ObjectError::Unavailable`]: an outage, which
+//! stages retry without spending a message's attempts. Credentials come only from the
+//! environment or the pod identity, and every known secret ([`trawl_telemetry::scrub`]) is
+//! scrubbed from every error and every text written.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::TryStreamExt;
+use object_store::path::Path as StorePath;
+use object_store::{
+    BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+};
+use trawl_config::{redact_url, OutputConfig};
+use trawl_telemetry::scrub;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ObjectError {
     #[error("invalid object key {0:?}")]
     BadKey(String),
-    #[error("object store I/O on {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
+    /// `output.url` or its settings cannot make a store.
+    #[error("output.url {location}: {reason}")]
+    Config { location: String, reason: String },
+    /// A local directory could not read or write this object (a path that cannot be a file,
+    /// a full disk): retried with the message's attempts, as any failure of its work.
+    #[error("object store I/O on {key}: {reason}")]
+    Failed { key: String, reason: String },
+    /// The store did not answer, or refused, after the bounded retries: an outage (or a
+    /// missing bucket, wrong credentials), not a fault of the message.
+    #[error("object store {location}: {op} {key}: {reason}")]
+    Unavailable {
+        location: String,
+        op: &'static str,
+        key: String,
+        reason: String,
     },
 }
 
 #[derive(Clone, Debug)]
-pub struct LocalObjects {
-    root: PathBuf,
+pub struct Objects {
+    store: Arc<dyn ObjectStore>,
+    /// The URL's prefix inside the bucket (empty for a directory or memory).
+    root: String,
+    /// The URL, for messages (it never carries credentials: config refuses them).
+    location: Arc<str>,
+    local: Option<PathBuf>,
 }
 
-impl LocalObjects {
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        LocalObjects { root: root.into() }
+impl Objects {
+    /// The store `config.url` names. Nothing is contacted yet: a missing bucket or wrong
+    /// credentials show at the first request (see [`crate::shared::Probe`]).
+    pub fn open(config: &OutputConfig) -> Result<Objects, ObjectError> {
+        let url = config.url.trim();
+        let fail = |reason: String| ObjectError::Config {
+            location: redact_url(url),
+            reason,
+        };
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| fail("not a URL".into()))?;
+        let scheme = scheme.to_ascii_lowercase();
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let root = prefix.trim_matches('/').to_owned();
+        if !root.is_empty() && !key_ok(&root) {
+            return Err(fail(format!("prefix {root:?} is not a clean relative path")));
+        }
+        let store: Arc<dyn ObjectStore> = match scheme.as_str() {
+            "file" => {
+                // The directory need not exist yet: files are created with their folders on
+                // the first put, and reads of a missing directory find nothing.
+                let dir = std::path::absolute(rest)
+                    .map_err(|e| fail(format!("cannot resolve {rest:?}: {e}")))?;
+                let root = dir.to_string_lossy().trim_matches('/').to_owned();
+                if !root.is_empty() && !key_ok(&root) {
+                    return Err(fail(format!("{} is not a clean absolute path", dir.display())));
+                }
+                let fs = object_store::local::LocalFileSystem::new();
+                return Ok(Objects::with_store(Arc::new(fs), &root, url, Some(dir)));
+            }
+            "memory" => Arc::new(object_store::memory::InMemory::new()),
+            "s3" | "s3a" => {
+                let mut builder = object_store::aws::AmazonS3Builder::from_env()
+                    .with_bucket_name(bucket)
+                    .with_client_options(client_options(config))
+                    .with_retry(retry_config(config));
+                if let Some(endpoint) = &config.endpoint {
+                    builder = builder.with_endpoint(endpoint);
+                }
+                if let Some(region) = &config.region {
+                    builder = builder.with_region(region);
+                }
+                if let Some(path_style) = config.path_style {
+                    builder = builder.with_virtual_hosted_style_request(!path_style);
+                }
+                if let Some(allow) = config.allow_http {
+                    builder = builder.with_allow_http(allow);
+                }
+                Arc::new(builder.build().map_err(|e| fail(scrub(&e.to_string()).into_owned()))?)
+            }
+            "gs" => Arc::new(
+                object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_bucket_name(bucket)
+                    .with_client_options(client_options(config))
+                    .with_retry(retry_config(config))
+                    .build()
+                    .map_err(|e| fail(scrub(&e.to_string()).into_owned()))?,
+            ),
+            "az" => Arc::new(
+                object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .with_container_name(bucket)
+                    .with_client_options(client_options(config))
+                    .with_retry(retry_config(config))
+                    .build()
+                    .map_err(|e| fail(scrub(&e.to_string()).into_owned()))?,
+            ),
+            other => return Err(fail(format!("unknown scheme {other:?}"))),
+        };
+        Ok(Objects::with_store(store, &root, url, None))
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// A store in this process's memory (tests, and the embedded fleet's twin).
+    pub fn memory() -> Objects {
+        Objects::with_store(
+            Arc::new(object_store::memory::InMemory::new()),
+            "",
+            "memory://",
+            None,
+        )
     }
 
-    fn path(&self, key: &str) -> Result<PathBuf, ObjectError> {
-        let rel = Path::new(key);
-        let clean = !key.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
-        if !clean {
+    fn with_store(
+        store: Arc<dyn ObjectStore>,
+        root: &str,
+        url: &str,
+        local: Option<PathBuf>,
+    ) -> Objects {
+        Objects {
+            store,
+            root: root.to_owned(),
+            location: redact_url(url).into(),
+            local,
+        }
+    }
+
+    /// The store's URL, for messages.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The directory of a `file://` store.
+    pub fn local_dir(&self) -> Option<&std::path::Path> {
+        self.local.as_deref()
+    }
+
+    /// Where `key` is, for people: its path in a local directory, its URL in any other store.
+    pub fn where_is(&self, key: &str) -> String {
+        match &self.local {
+            Some(dir) => dir.join(key).display().to_string(),
+            None => format!("{}/{key}", self.location.trim_end_matches('/')),
+        }
+    }
+
+    fn path(&self, key: &str) -> Result<StorePath, ObjectError> {
+        if !key_ok(key) {
             return Err(ObjectError::BadKey(key.to_owned()));
         }
-        Ok(self.root.join(rel))
+        let full = if self.root.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}/{key}", self.root)
+        };
+        StorePath::parse(full).map_err(|_| ObjectError::BadKey(key.to_owned()))
     }
 
+    /// What failed, by where: a local directory's error concerns the object (`Failed`); a
+    /// remote store's, after its retries, the store (`Unavailable`).
+    fn failure(&self, op: &'static str, key: &str, e: object_store::Error) -> ObjectError {
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !reason.contains(&text) {
+                reason.push_str(": ");
+                reason.push_str(&text);
+            }
+            source = s.source();
+        }
+        let reason = scrub(&reason).into_owned();
+        if self.local.is_some() {
+            return ObjectError::Failed {
+                key: key.to_owned(),
+                reason,
+            };
+        }
+        ObjectError::Unavailable {
+            location: self.location.to_string(),
+            op,
+            key: key.to_owned(),
+            reason,
+        }
+    }
+
+    /// Writes `bytes` at `key`, whole. A text that holds a known secret (an LLM's error that
+    /// echoes its key, say) is written with the secret scrubbed.
     pub async fn put(&self, key: &str, bytes: &[u8]) -> Result<(), ObjectError> {
         let path = self.path(key)?;
-        let io = |source| ObjectError::Io {
-            path: path.display().to_string(),
-            source,
+        let bytes = match std::str::from_utf8(bytes).map(scrub) {
+            Ok(std::borrow::Cow::Owned(clean)) => clean.into_bytes(),
+            _ => bytes.to_vec(),
         };
-        if let Some(dir) = path.parent() {
-            tokio::fs::create_dir_all(dir).await.map_err(io)?;
-        }
-        let tmp = path.with_extension(format!(
-            "tmp-{}-{:x}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ));
-        tokio::fs::write(&tmp, bytes).await.map_err(io)?;
-        tokio::fs::rename(&tmp, &path).await.map_err(io)
+        let payload = PutPayload::from(bytes);
+        self.store
+            .put(&path, payload)
+            .await
+            .map(drop)
+            .map_err(|e| self.failure("put", key, e))
     }
 
+    /// The object's bytes, or `None` when there is no object at `key`.
     pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ObjectError> {
         let path = self.path(key)?;
-        match tokio::fs::read(&path).await {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(ObjectError::Io {
-                path: path.display().to_string(),
-                source,
-            }),
+        let result = match self.store.get(&path).await {
+            Ok(result) => result,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(self.failure("get", key, e)),
+        };
+        match result.bytes().await {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            // Deleted between the answer's head and its body.
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.failure("get", key, e)),
         }
     }
 
-    /// Keys of every file under `prefix`, relative to it, sorted (`docs/0.json`, `report.md` …).
-    pub async fn list_files(&self, prefix: &str) -> Result<Vec<String>, ObjectError> {
-        let mut files = Vec::new();
-        let mut pending = vec![String::new()];
-        while let Some(rel) = pending.pop() {
-            let dir = if rel.is_empty() {
-                prefix.to_owned()
-            } else {
-                format!("{prefix}/{rel}")
-            };
-            for name in self.list(&dir).await? {
-                let key = if rel.is_empty() {
-                    name
-                } else {
-                    format!("{rel}/{name}")
-                };
-                let path = self.path(&format!("{prefix}/{key}"))?;
-                if tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_dir()) {
-                    pending.push(key);
-                } else {
-                    files.push(key);
-                }
-            }
+    pub async fn delete(&self, key: &str) -> Result<(), ObjectError> {
+        let path = self.path(key)?;
+        match self.store.delete(&path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.failure("delete", key, e)),
         }
+    }
+
+    /// Keys of every object under `prefix`, relative to it, sorted (`docs/0.json`,
+    /// `report.md` …).
+    pub async fn list_files(&self, prefix: &str) -> Result<Vec<String>, ObjectError> {
+        let path = self.path(prefix)?;
+        let base = format!("{path}/");
+        let metas: Vec<_> = self
+            .store
+            .list(Some(&path))
+            .try_collect()
+            .await
+            .map_err(|e| self.failure("list", prefix, e))?;
+        let mut files: Vec<String> = metas
+            .iter()
+            .filter_map(|m| m.location.as_ref().strip_prefix(&base).map(str::to_owned))
+            .collect();
         files.sort();
         Ok(files)
     }
 
-    /// Names directly under `prefix` (files and folders), sorted.
+    /// Names directly under `prefix` (objects and "folders"), sorted.
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>, ObjectError> {
-        let dir = self.path(prefix)?;
-        let mut names = Vec::new();
-        let mut entries = match tokio::fs::read_dir(&dir).await {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
-            Err(source) => {
-                return Err(ObjectError::Io {
-                    path: dir.display().to_string(),
-                    source,
-                })
-            }
-        };
-        while let Ok(Some(entry)) = entries.next_entry().await {
-            if let Some(name) = entry.file_name().to_str() {
-                if !name.contains(".tmp-") {
-                    names.push(name.to_owned());
-                }
-            }
-        }
+        let path = self.path(prefix)?;
+        let listing = self
+            .store
+            .list_with_delimiter(Some(&path))
+            .await
+            .map_err(|e| self.failure("list", prefix, e))?;
+        let mut names: Vec<String> = (listing.common_prefixes.iter())
+            .chain(listing.objects.iter().map(|m| &m.location))
+            .filter_map(|p| p.filename().map(str::to_owned))
+            .collect();
         names.sort();
+        names.dedup();
         Ok(names)
+    }
+}
+
+/// A clean relative key: segments that are neither empty, `.` nor `..`, and no control
+/// characters or backslashes (which some stores would take as separators or reject late).
+fn key_ok(key: &str) -> bool {
+    !key.is_empty()
+        && key.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
+        && !key.chars().any(|c| c.is_control() || c == '\\')
+}
+
+fn client_options(config: &OutputConfig) -> ClientOptions {
+    ClientOptions::new()
+        .with_timeout(Duration::from_secs(config.timeout_secs))
+        .with_connect_timeout(Duration::from_secs(config.timeout_secs.min(5)))
+}
+
+/// Bounded retries: a store that stays down surfaces within about `max_retries` backoffs
+/// (and at most one request timeout each), so the stage can call it an outage.
+fn retry_config(config: &OutputConfig) -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+            base: 2.0,
+        },
+        max_retries: config.max_retries as usize,
+        retry_timeout: Duration::from_secs(config.timeout_secs * (u64::from(config.max_retries) + 1)),
     }
 }
 
@@ -131,32 +321,27 @@ impl LocalObjects {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn put_get_list_and_reject_escapes() {
-        let dir = std::env::temp_dir().join(format!("trawl-objects-{}", std::process::id()));
-        let objects = LocalObjects::new(&dir);
-        objects.put("batches/b/j/report.md", b"# r").await.unwrap();
-        objects.put("batches/b/j/report.md", b"# r2").await.unwrap();
-        assert_eq!(
-            objects.get("batches/b/j/report.md").await.unwrap().unwrap(),
-            b"# r2"
-        );
-        assert_eq!(objects.get("batches/b/j/none").await.unwrap(), None);
-        assert_eq!(
-            objects.list("batches/b/j").await.unwrap(),
-            vec!["report.md"]
-        );
-        objects.put("batches/b/j/docs/0.json", b"{}").await.unwrap();
-        assert_eq!(
-            objects.list_files("batches/b/j").await.unwrap(),
-            vec!["docs/0.json", "report.md"]
-        );
-        for bad in ["../x", "/etc/passwd", "a/../../b", ""] {
+    #[test]
+    fn keys_must_be_clean_relative_paths() {
+        for good in ["a", "batches/b/j/report.md", "jobs/0190-x"] {
+            assert!(key_ok(good), "{good}");
+        }
+        for bad in ["", "/etc/passwd", "../x", "a/../../b", "a//b", "a/./b", "a/", "a\0b", "a\\b"] {
+            assert!(!key_ok(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn open_refuses_unknown_schemes_and_dirty_prefixes() {
+        for url in ["ftp://x/y", "nothing", "s3://bucket/a/../b"] {
+            let config = OutputConfig {
+                url: url.into(),
+                ..OutputConfig::default()
+            };
             assert!(
-                matches!(objects.put(bad, b"x").await, Err(ObjectError::BadKey(_))),
-                "{bad}"
+                matches!(Objects::open(&config), Err(ObjectError::Config { .. })),
+                "{url}"
             );
         }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -41,6 +41,7 @@ struct Scripts {
     rate: Script,
     rate_hold: Script,
     slot: Script,
+    slot_holders: Script,
     fanin_extend: Script,
     fanin_open: Script,
     fanin_record: Script,
@@ -78,6 +79,13 @@ if redis.call('ZSCORE', KEYS[1], ARGV[3]) == false
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
+";
+
+/// The holders whose lease runs past now (server time).
+const SLOT_HOLDERS: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
 ";
 
 /// Crawled sources join the job before their parent's outcome is recorded, so the job cannot
@@ -191,6 +199,7 @@ impl RedisStore {
                 rate: Script::new(RATE),
                 rate_hold: Script::new(RATE_HOLD),
                 slot: Script::new(SLOT),
+                slot_holders: Script::new(SLOT_HOLDERS),
                 fanin_extend: Script::new(FANIN_EXTEND),
                 fanin_open: Script::new(FANIN_OPEN),
                 fanin_record: Script::new(FANIN_RECORD),
@@ -320,6 +329,18 @@ impl Store for RedisStore {
             .await
             .map_err(backend)?;
         Ok(())
+    }
+
+    async fn slot_holders(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        let mut holders: Vec<String> = self
+            .scripts
+            .slot_holders
+            .key(self.key(&["slots", name]))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        holders.sort();
+        Ok(holders)
     }
 
     async fn fanin_open(

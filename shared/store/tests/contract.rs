@@ -182,13 +182,17 @@ async fn slots_cap_concurrency_and_free_on_release_or_expiry(store: Arc<dyn Stor
     assert!(!store.slot_acquire("h", "c", 2, lease).await.unwrap());
     // A holder renewing its own slot is not refused.
     assert!(store.slot_acquire("h", "a", 2, lease).await.unwrap());
+    assert_eq!(store.slot_holders("h").await.unwrap(), ["a", "b"]);
     store.slot_release("h", "a").await.unwrap();
     assert!(store.slot_acquire("h", "c", 2, lease).await.unwrap());
+    assert_eq!(store.slot_holders("h").await.unwrap(), ["b", "c"]);
+    assert!(store.slot_holders("none").await.unwrap().is_empty());
     // A crashed holder's lease runs out.
     let short = Duration::from_millis(200);
     assert!(store.slot_acquire("x", "dead", 1, short).await.unwrap());
     assert!(!store.slot_acquire("x", "live", 1, short).await.unwrap());
     tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(store.slot_holders("x").await.unwrap().is_empty());
     assert!(store.slot_acquire("x", "live", 1, short).await.unwrap());
     store.delete_all().await.unwrap();
 }

@@ -113,14 +113,90 @@ fn to_classic(openmetrics: &str) -> String {
     out
 }
 
-/// Starts logging to stderr. Safe to call more than once (tests).
-pub fn init_logs() {
+/// The secret values no log line may show, whichever library wrote the line: every value of
+/// an environment variable whose name says it is one ([`looks_secret`]), and what the binary
+/// adds with [`add_secrets`] (passwords inside URLs, variables that config names).
+static SECRETS: OnceLock<std::sync::RwLock<Vec<String>>> = OnceLock::new();
+
+/// Shorter values would scrub ordinary words and numbers out of every line.
+const MIN_SECRET_CHARS: usize = 6;
+
+fn secrets() -> &'static std::sync::RwLock<Vec<String>> {
+    SECRETS.get_or_init(|| {
+        let found = std::env::vars()
+            .filter(|(name, _)| looks_secret(name))
+            .map(|(_, value)| value);
+        std::sync::RwLock::new(secret_list(found))
+    })
+}
+
+fn secret_list(values: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut list: Vec<String> = values
+        .into_iter()
+        .filter(|v| v.chars().count() >= MIN_SECRET_CHARS)
+        .collect();
+    // Longest first, so a secret that holds another is scrubbed whole.
+    list.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    list.dedup();
+    list
+}
+
+/// Whether an environment variable's name says its value is a secret (`OPENAI_API_KEY`,
+/// `AWS_SECRET_ACCESS_KEY`, `TRAWL_TOKEN`, `REDIS_PASSWORD` …).
+pub fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|word| name.split('_').any(|part| part.starts_with(word)))
+        || name.ends_with("ACCESS_KEY_ID")
+}
+
+/// Adds values to scrub from every log line and every text passed to [`scrub`].
+pub fn add_secrets(values: impl IntoIterator<Item = String>) {
+    let mut list = secrets().write().expect("secrets lock");
+    let all = std::mem::take(&mut *list).into_iter().chain(values);
+    *list = secret_list(all);
+}
+
+/// `text` with every known secret value replaced by `***`.
+pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
+    let list = secrets().read().expect("secrets lock");
+    if !list.iter().any(|s| text.contains(s.as_str())) {
+        return text.into();
+    }
+    let mut clean = text.to_owned();
+    for secret in list.iter() {
+        clean = clean.replace(secret.as_str(), "***");
+    }
+    clean.into()
+}
+
+/// Standard error through [`scrub`]: the fmt layer writes each event in one call, so a secret
+/// never straddles two writes.
+struct ScrubbedStderr;
+
+impl std::io::Write for ScrubbedStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(scrub(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Starts logging to stderr, with every known secret and `secrets` (what config names: see
+/// [`add_secrets`]) scrubbed from every line. Safe to call more than once (tests).
+pub fn init_logs(secrets: Vec<String>) {
     use tracing_subscriber::EnvFilter;
+    add_secrets(secrets);
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let json = std::env::var("TRAWL_LOG_FORMAT").is_ok_and(|v| v == "json");
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(|| ScrubbedStderr);
     let _ = if json {
         builder.json().try_init()
     } else {
@@ -128,17 +204,31 @@ pub fn init_logs() {
     };
 }
 
-/// Readiness as `/readyz` reports it: set once the worker has connected and consumes.
+/// Readiness as `/readyz` reports it: set once the worker has connected and consumes. While
+/// not ready, `/readyz` says why when a reason was given (a store it cannot reach).
 #[derive(Clone, Default)]
-pub struct Readiness(Arc<AtomicBool>);
+pub struct Readiness(Arc<AtomicBool>, Arc<std::sync::Mutex<Option<String>>>);
 
 impl Readiness {
     pub fn set(&self, ready: bool) {
+        if ready {
+            *self.1.lock().expect("readiness lock") = None;
+        }
         self.0.store(ready, Ordering::SeqCst);
+    }
+
+    /// Not ready, because of `reason` (which must hold no secret).
+    pub fn unready(&self, reason: impl Into<String>) {
+        *self.1.lock().expect("readiness lock") = Some(reason.into());
+        self.0.store(false, Ordering::SeqCst);
     }
 
     pub fn get(&self) -> bool {
         self.0.load(Ordering::SeqCst)
+    }
+
+    fn reason(&self) -> Option<String> {
+        self.1.lock().expect("readiness lock").clone()
     }
 }
 
@@ -214,9 +304,13 @@ pub fn probes(readiness: Readiness) -> Router {
             "/readyz",
             get(move || async move {
                 if readiness.get() {
-                    (StatusCode::OK, "ready")
+                    (StatusCode::OK, "ready".to_owned())
                 } else {
-                    (StatusCode::SERVICE_UNAVAILABLE, "not ready")
+                    let text = match readiness.reason() {
+                        Some(reason) => format!("not ready: {reason}"),
+                        None => "not ready".to_owned(),
+                    };
+                    (StatusCode::SERVICE_UNAVAILABLE, text)
                 }
             }),
         )
@@ -263,6 +357,22 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_known_by_their_names_and_scrubbed_longest_first() {
+        for name in ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "TRAWL_TOKEN",
+            "REDIS_PASSWORD", "TRAWL_WEBHOOK_SECRET", "AZURE_STORAGE_ACCOUNT_KEY"] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "TRAWL__BROKER__URL", "RUST_LOG", "MONKEY"] {
+            assert!(!looks_secret(name), "{name}");
+        }
+        add_secrets(["hunter2-long".to_owned(), "hunter2-long-er".to_owned(), "abc".to_owned()]);
+        assert_eq!(
+            scrub("a hunter2-long-er and a hunter2-long, abc"),
+            "a *** and a ***, abc"
+        );
+    }
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn get(addr: SocketAddr, path: &str) -> String {

@@ -1,0 +1,58 @@
+//! Local input, read with a bound: a file, standard input or a gzip stream past its limit is
+//! refused with its name and the limit before it fills memory (`/dev/zero`, a gzip bomb).
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+
+/// Reads `reader` to its end, or fails once it passes `limit` bytes; `what` names the input
+/// and the setting that bounds it, for the error.
+pub fn read_bounded(reader: impl Read, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("failed to read {what}"))?;
+    if bytes.len() as u64 > limit {
+        bail!(
+            "{what} is larger than {} (the limit): refused",
+            human(limit)
+        );
+    }
+    Ok(bytes)
+}
+
+/// [`read_bounded`] of the file at `path`.
+pub fn read_file(path: &Path, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("failed to read {}", path.display()))?;
+    read_bounded(file, limit, what)
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / 1048576.0),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endless_input_stops_at_the_limit() {
+        let endless = std::io::repeat(0);
+        let err = read_bounded(endless, 1024, "standard input").unwrap_err();
+        assert!(err.to_string().contains("larger than 1.0 KiB"), "{err}");
+        assert_eq!(read_bounded(&b"abc"[..], 3, "x").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn dev_zero_is_refused_quickly() {
+        let err = read_file(Path::new("/dev/zero"), 1 << 20, "/dev/zero").unwrap_err();
+        assert!(err.to_string().contains("larger than 1.0 MiB"), "{err}");
+    }
+}

@@ -1,0 +1,266 @@
+//! A job's results as they are read back: its `job.json` ([`JobRecord`], written by synthesize
+//! when the job ends) and the one record per job that `trawl results --format json|jsonl`
+//! writes and `GET /v1/batches/{id}/results` streams ([`JobResult`], built by [`job_result`]).
+//! One builder, so the local export, the API's and the CLI reading the API's cannot disagree.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use trawl_messages::{paths, Metadata, Outcome};
+use trawl_store::PENDING;
+use uuid::Uuid;
+
+use crate::batch::ManifestJob;
+use crate::fanin::OutcomeRecord;
+use crate::{Runtime, StageError};
+
+/// `job.json`. A field an older record lacks reads as its default.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JobRecord {
+    pub job_id: Uuid,
+    pub batch_id: Uuid,
+    /// The user's id for the job and their metadata, as submitted (`input.json`); empty for a
+    /// job submitted before jobs had them.
+    pub id: String,
+    pub metadata: Metadata,
+    pub question: String,
+    pub status: String,
+    pub writer: String,
+    pub analysis: Value,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub finished_at: chrono::DateTime<chrono::Utc>,
+    pub duration_ms: i64,
+    /// Handling time per stage in milliseconds, and messages handled per stage.
+    pub stage_ms: BTreeMap<String, i64>,
+    pub stage_messages: BTreeMap<String, i64>,
+    pub outcomes: BTreeMap<String, u32>,
+    pub tokens_in: BTreeMap<String, i64>,
+    pub tokens_out: BTreeMap<String, i64>,
+    pub cost_microdollars: BTreeMap<String, i64>,
+    pub total_cost_microdollars: i64,
+    /// LLM requests per stage whose token counts were estimated (the endpoint reported none).
+    pub estimated_usage: BTreeMap<String, i64>,
+    pub search_cache_hits: usize,
+    pub errors: Vec<String>,
+    pub sources_selected: usize,
+    pub sources_cited: usize,
+    pub removed_citations: usize,
+    pub context_tokens: usize,
+    pub tokenizer: String,
+    pub conflicts: usize,
+}
+
+impl JobRecord {
+    /// Fills the per-stage maps from the job's counters (`ms.fetch`, `tokens_in.search` …).
+    pub fn add_counters(&mut self, counters: &BTreeMap<String, i64>) {
+        for (key, &value) in counters {
+            let Some((kind, stage)) = key.split_once('.') else {
+                continue;
+            };
+            let map = match kind {
+                "ms" => &mut self.stage_ms,
+                "n" => &mut self.stage_messages,
+                "tokens_in" => &mut self.tokens_in,
+                "tokens_out" => &mut self.tokens_out,
+                "cost_micro" => &mut self.cost_microdollars,
+                "estimated" => &mut self.estimated_usage,
+                _ => continue,
+            };
+            *map.entry(stage.to_owned()).or_default() += value;
+        }
+        self.total_cost_microdollars = self.cost_microdollars.values().sum();
+    }
+
+    /// Provider failures and failed sources, from the search record and outcomes.
+    pub fn add_errors(&mut self, search: &Value, records: &[OutcomeRecord]) {
+        for a in search["attempts"].as_array().into_iter().flatten() {
+            match a["outcome"].as_str() {
+                Some("cached") => self.search_cache_hits += 1,
+                Some("ok" | "empty" | "skipped") | None => {}
+                Some(_) => self
+                    .errors
+                    .push(format!("search: {}", a["detail"].as_str().unwrap_or(""))),
+            }
+        }
+        for r in records {
+            if let Outcome::Failed { reason } = &r.outcome {
+                self.errors.push(format!("{}: {reason}", r.url));
+            }
+        }
+    }
+}
+
+/// One job of a batch with its results: a line of `trawl results --format jsonl` and of the
+/// API's export.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct JobResult {
+    /// The user's id for the job, as submitted; without one, the question's line number in the
+    /// batch file, or its position (from 1) in the API request.
+    pub id: String,
+    /// The user's metadata, as submitted (`{}` when none was).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub metadata: Metadata,
+    pub job_id: Uuid,
+    pub query: String,
+    /// pending, cancelled, or how the job ended: done, partial, no_sources, failed.
+    pub status: String,
+    /// How the report was written (`llm`, `extractive` …), once the job has ended.
+    pub writer: Option<String>,
+    /// From submission to the end of the job, once it has ended.
+    pub duration_ms: Option<i64>,
+    /// The job's LLM spend in dollars, once it has ended.
+    pub cost_usd: Option<f64>,
+    /// The report in markdown with numbered citations, once the job has ended.
+    pub report: Option<String>,
+    /// The job's `sources.json` (every selected source and what became of it); null until the
+    /// job has ended.
+    pub sources: Value,
+    /// Every work product of an ended job by name (`report.md`, `job.json`, `docs/1.json` …)
+    /// as text; only when asked for (`work_products=true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_products: Option<BTreeMap<String, String>>,
+}
+
+/// Reads one job's results: its `job.json`, report and sources and, when `work_products`, every
+/// work product. A job that has not ended yet has the batch record's status (`pending`,
+/// `cancelled`) and no report. Reads only this job's objects, so a caller streaming a batch
+/// holds one job at a time.
+pub async fn job_result(
+    rt: &Runtime,
+    batch: Uuid,
+    job: &ManifestJob,
+    work_products: bool,
+) -> Result<JobResult, StageError> {
+    let id = job.job_id;
+    let record: Option<JobRecord> = match rt.objects.get(&paths::job_record(batch, id)).await? {
+        Some(bytes) => Some(
+            serde_json::from_slice(&bytes)
+                .map_err(|e| StageError::permanent(format!("corrupt job.json of job {id}: {e}")))?,
+        ),
+        None => None,
+    };
+    let status = match &record {
+        Some(r) => r.status.clone(),
+        None => rt
+            .store
+            .batch_job_status(&batch.to_string(), &id.to_string())
+            .await?
+            .unwrap_or_else(|| PENDING.to_owned()),
+    };
+    let report = rt
+        .objects
+        .get(&paths::report(batch, id))
+        .await?
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let sources = match rt.objects.get(&paths::sources(batch, id)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| StageError::permanent(format!("corrupt sources.json of job {id}: {e}")))?,
+        None => Value::Null,
+    };
+    let products = match (&report, work_products) {
+        (_, false) => None,
+        (None, true) => Some(BTreeMap::new()),
+        (Some(report), true) => Some(read_products(rt, batch, id, report).await?),
+    };
+    Ok(JobResult {
+        id: job.id.clone(),
+        metadata: job.metadata.clone(),
+        job_id: id,
+        query: job.query.clone(),
+        status,
+        writer: record.as_ref().map(|r| r.writer.clone()),
+        duration_ms: record.as_ref().map(|r| r.duration_ms),
+        cost_usd: record
+            .as_ref()
+            .map(|r| r.total_cost_microdollars as f64 / 1e6),
+        report,
+        sources,
+        work_products: products,
+    })
+}
+
+/// Every work product of an ended job, by its name under the job's folder. Work products are
+/// text (markdown and JSON) that trawl wrote as UTF-8.
+async fn read_products(
+    rt: &Runtime,
+    batch: Uuid,
+    job: Uuid,
+    report: &str,
+) -> Result<BTreeMap<String, String>, StageError> {
+    let dir = paths::job_dir(batch, job);
+    let mut products = BTreeMap::new();
+    for name in rt.objects.list_files(&dir).await? {
+        let text = if name == "report.md" {
+            report.to_owned()
+        } else {
+            match rt.objects.get(&format!("{dir}/{name}")).await? {
+                Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                // Listed, then gone: nothing to copy.
+                None => continue,
+            }
+        };
+        products.insert(name, text);
+    }
+    Ok(products)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_fill_per_stage_maps() {
+        let mut r = JobRecord::default();
+        let counters: BTreeMap<String, i64> = [
+            ("ms.fetch", 120),
+            ("n.fetch", 3),
+            ("cost_micro.search", 40),
+            ("cost_micro.synthesize", 60),
+            ("tokens_in.search", 900),
+            ("odd", 1),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        r.add_counters(&counters);
+        assert_eq!(r.stage_ms["fetch"], 120);
+        assert_eq!(r.stage_messages["fetch"], 3);
+        assert_eq!(r.total_cost_microdollars, 100);
+        assert_eq!(r.tokens_in["search"], 900);
+    }
+
+    #[test]
+    fn an_older_job_record_reads_with_defaults() {
+        let r: JobRecord =
+            serde_json::from_str(r#"{"status": "done", "writer": "extractive"}"#).unwrap();
+        assert_eq!((r.status.as_str(), r.id.as_str()), ("done", ""));
+        assert!(r.metadata.is_empty());
+    }
+
+    #[test]
+    fn work_products_are_left_out_unless_asked_for() {
+        let mut result = JobResult {
+            id: "7".into(),
+            metadata: Metadata::new(),
+            job_id: Uuid::nil(),
+            query: "q".into(),
+            status: PENDING.into(),
+            writer: None,
+            duration_ms: None,
+            cost_usd: None,
+            report: None,
+            sources: Value::Null,
+            work_products: None,
+        };
+        let json = serde_json::to_value(&result).unwrap();
+        assert!(json.get("work_products").is_none(), "{json}");
+        assert_eq!(json["metadata"], serde_json::json!({}));
+        result.work_products = Some(BTreeMap::from([("report.md".into(), "# q".into())]));
+        let back: JobResult =
+            serde_json::from_str(&serde_json::to_string(&result).unwrap()).unwrap();
+        assert_eq!(back, result);
+    }
+}
