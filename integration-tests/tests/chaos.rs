@@ -160,14 +160,21 @@ async fn object_store_outage() {
     s3.up().await;
     let recovered = recovery(&fleet, &batch).await;
     for stage in STAGES {
-        assert!(fleet.running(stage), "{stage} exited on the object store outage");
+        assert!(
+            fleet.running(stage),
+            "{stage} exited on the object store outage"
+        );
     }
     let effect = Effect {
         ended_during: Some(ended_during),
         recovery_secs: Some(recovered),
     };
     let ledger = settle(&fleet, "object-store-outage", &batch, started, effect).await;
-    assert_eq!(ledger.dead_lettered, 0, "jobs dead-lettered by the outage: {:?}", ledger.reasons);
+    assert_eq!(
+        ledger.dead_lettered, 0,
+        "jobs dead-lettered by the outage: {:?}",
+        ledger.reasons
+    );
     fleet.cleanup().await;
 }
 
@@ -188,7 +195,11 @@ async fn object_store_down_at_start() {
     let mut ports = Vec::new();
     for stage in STAGES {
         let port = common::free_port();
-        fleet.spawn_with(stage, &[], &[("TRAWL__METRICS__ADDR", format!("127.0.0.1:{port}"))]);
+        fleet.spawn_with(
+            stage,
+            &[],
+            &[("TRAWL__METRICS__ADDR", format!("127.0.0.1:{port}"))],
+        );
         ports.push((stage, port));
     }
     let http = reqwest::Client::new();
@@ -209,16 +220,32 @@ async fn object_store_down_at_start() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert_eq!(status, 503, "{stage}: {body}");
-        assert!(body.starts_with("not ready: object store"), "{stage}: {body}");
-        assert!(!body.contains(common::S3_KEY), "{stage} shows a credential: {body}");
+        assert!(
+            body.starts_with("not ready: object store"),
+            "{stage}: {body}"
+        );
+        assert!(
+            !body.contains(common::S3_KEY),
+            "{stage} shows a credential: {body}"
+        );
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
     for stage in STAGES {
-        assert!(fleet.running(stage), "{stage} exited while the store was down");
+        assert!(
+            fleet.running(stage),
+            "{stage} exited while the store was down"
+        );
     }
     assert_eq!(finished(&fleet, &batch).await, 0);
     s3.up().await;
-    let ledger = settle(&fleet, "object-store-down-at-start", &batch, started, Effect::default()).await;
+    let ledger = settle(
+        &fleet,
+        "object-store-down-at-start",
+        &batch,
+        started,
+        Effect::default(),
+    )
+    .await;
     assert_eq!(ledger.dead_lettered, 0, "{:?}", ledger.reasons);
     fleet.cleanup().await;
 }

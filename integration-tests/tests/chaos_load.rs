@@ -378,10 +378,16 @@ async fn unread_results_stay_bounded() {
     let mut fleet = Fleet::start_using("127.0.0.1", [&url, REDIS], [&url, REDIS]).await;
     let out = tmpfs_dir();
     for (k, v) in [
-        ("TRAWL__OUTPUT__URL", format!("file://{}", out.path().display())),
+        (
+            "TRAWL__OUTPUT__URL",
+            format!("file://{}", out.path().display()),
+        ),
         // The default, which the test fleet overrides for the cases that count notifications.
         ("TRAWL__BROKER__RESULTS_QUEUE", "false".into()),
-        ("TRAWL__BROKER__RESULTS_MAX_LENGTH", UNREAD_BOUND.to_string()),
+        (
+            "TRAWL__BROKER__RESULTS_MAX_LENGTH",
+            UNREAD_BOUND.to_string(),
+        ),
     ] {
         fleet.env.push((k.into(), v));
     }
@@ -412,17 +418,26 @@ async fn unread_results_stay_bounded() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let rss_end = procfs::status_kib(vm, "VmRSS").unwrap_or(0);
-    assert_eq!(deepest, 0, "notifications were published with results_queue off");
+    assert_eq!(
+        deepest, 0,
+        "notifications were published with results_queue off"
+    );
     let progress = fleet.store.batch_progress(&batch).await.unwrap().unwrap();
     assert_eq!(progress.finished, UNREAD_JOBS as u64);
     assert_eq!(fleet.broker.depth(Queue::Dead).await.unwrap(), 0);
 
     // The same fleet asked for notifications, and still nobody reading them.
     fleet.terminate_all(Duration::from_secs(30)).await;
-    fleet.env.push(("TRAWL__BROKER__RESULTS_QUEUE".into(), "true".into()));
+    fleet
+        .env
+        .push(("TRAWL__BROKER__RESULTS_QUEUE".into(), "true".into()));
     fleet.spawn_all();
     let enabled = fleet
-        .submit(&(UNREAD_JOBS..UNREAD_JOBS + UNREAD_ENABLED_JOBS).map(soak::question).collect::<Vec<_>>())
+        .submit(
+            &(UNREAD_JOBS..UNREAD_JOBS + UNREAD_ENABLED_JOBS)
+                .map(soak::question)
+                .collect::<Vec<_>>(),
+        )
         .await;
     let progress = fleet.wait_done(&enabled, Duration::from_secs(300)).await;
     assert_eq!(progress.finished, UNREAD_ENABLED_JOBS as u64);

@@ -37,7 +37,11 @@ async fn workers_sharing_only_the_services_finish_a_batch() {
     fleet.spawn_isolated("trawl", &["serve", "--addr", &addr], &[]);
     let base = format!("http://{addr}");
     fleet
-        .wait_answering(&format!("{base}/readyz"), Duration::from_secs(20), "trawl serve")
+        .wait_answering(
+            &format!("{base}/readyz"),
+            Duration::from_secs(20),
+            "trawl serve",
+        )
         .await;
     let file = fleet.batch_file(&questions(&fleet, BATCH));
     let remote = |args: &[&str]| {
@@ -58,7 +62,10 @@ async fn workers_sharing_only_the_services_finish_a_batch() {
         "{}",
         String::from_utf8_lossy(&submitted.stderr)
     );
-    let batch = String::from_utf8(submitted.stdout).unwrap().trim().to_owned();
+    let batch = String::from_utf8(submitted.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
 
     let progress = fleet.wait_done(&batch, Duration::from_secs(900)).await;
     assert_eq!(progress.finished, BATCH as u64);
@@ -106,17 +113,15 @@ async fn workers_sharing_only_the_services_finish_a_batch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_on_disks_of_their_own_stop_and_say_why() {
     let mut fleet = Fleet::start().await;
-    fleet.env.push(("TRAWL__OUTPUT__SHARED_CHECK_SECS".into(), "1".into()));
+    fleet
+        .env
+        .push(("TRAWL__OUTPUT__SHARED_CHECK_SECS".into(), "1".into()));
     let batch = fleet.submit(&questions(&fleet, 10)).await;
     let queued = fleet.broker.depth(Queue::Search).await.unwrap();
     assert_eq!(queued, 10);
     for stage in STAGES {
         // Each worker's output is a directory on its own machine.
-        let own = fleet
-            .dir
-            .path()
-            .join("disks")
-            .join(format!("{stage}-out"));
+        let own = fleet.dir.path().join("disks").join(format!("{stage}-out"));
         let url = format!("file://{}", own.display());
         fleet.spawn_isolated(stage, &[], &[("TRAWL__OUTPUT__URL", url)]);
     }

@@ -63,7 +63,10 @@ fn settings(
         // The S3-protocol server scripts/services-up starts (s3rver), under a prefix of the
         // run's own; its credentials as every S3 tool takes them.
         Output::S3 => {
-            set("TRAWL__OUTPUT__URL", format!("s3://{S3_BUCKET}/{namespace}"));
+            set(
+                "TRAWL__OUTPUT__URL",
+                format!("s3://{S3_BUCKET}/{namespace}"),
+            );
             set("TRAWL__OUTPUT__ENDPOINT", s3_endpoint());
             set("TRAWL__OUTPUT__PATH_STYLE", "true".into());
             set("TRAWL__OUTPUT__ALLOW_HTTP", "true".into());

@@ -207,11 +207,29 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     );
 
     let base: Workers = Stage::ALL.iter().map(|&s| (s, args.workers)).collect();
-    let first = fleet::run(&args, &bins, &web, "base", &base, &batch, fleet::Output::File).await?;
+    let first = fleet::run(
+        &args,
+        &bins,
+        &web,
+        "base",
+        &base,
+        &batch,
+        fleet::Output::File,
+    )
+    .await?;
     println!("{}", report::run_text(&first));
     let mut runs = vec![first];
     let on_s3 = if args.compare_s3 {
-        let s3 = fleet::run(&args, &bins, &web, "base-s3", &base, &batch, fleet::Output::S3).await?;
+        let s3 = fleet::run(
+            &args,
+            &bins,
+            &web,
+            "base-s3",
+            &base,
+            &batch,
+            fleet::Output::S3,
+        )
+        .await?;
         println!("{}", report::run_text(&s3));
         println!("{}", report::output_text(&runs[0], &s3));
         Some(s3)
@@ -223,8 +241,16 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         let mut doubled = base.clone();
         doubled.insert(stage, args.workers * 2);
         let label = format!("{}x2", stage.name());
-        let second =
-            fleet::run(&args, &bins, &web, &label, &doubled, &batch, fleet::Output::File).await?;
+        let second = fleet::run(
+            &args,
+            &bins,
+            &web,
+            &label,
+            &doubled,
+            &batch,
+            fleet::Output::File,
+        )
+        .await?;
         println!("{}", report::run_text(&second));
         runs.push(second);
     }

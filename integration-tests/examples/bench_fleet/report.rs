@@ -365,11 +365,26 @@ pub fn output_text(file: &Run, s3: &Run) -> String {
             ratio(a, b)
         ));
     };
-    row("trawl CPU per job", file.trawl_cpu_ms_per_job, s3.trawl_cpu_ms_per_job, "ms");
-    row("fetch+clean CPU per page", file.cpu_ms_per_page, s3.cpu_ms_per_page, "ms");
+    row(
+        "trawl CPU per job",
+        file.trawl_cpu_ms_per_job,
+        s3.trawl_cpu_ms_per_job,
+        "ms",
+    );
+    row(
+        "fetch+clean CPU per page",
+        file.cpu_ms_per_page,
+        s3.cpu_ms_per_page,
+        "ms",
+    );
     for stage in Stage::ALL {
         if let (Some(a), Some(b)) = (file.stages.get(&stage), s3.stages.get(&stage)) {
-            row(&format!("{} CPU per job", stage.name()), a.cpu_ms_per_job, b.cpu_ms_per_job, "ms");
+            row(
+                &format!("{} CPU per job", stage.name()),
+                a.cpu_ms_per_job,
+                b.cpu_ms_per_job,
+                "ms",
+            );
         }
     }
     row("peak RSS, largest worker", peak(file), peak(s3), "MB");

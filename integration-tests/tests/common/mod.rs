@@ -346,12 +346,21 @@ impl Fleet {
 
     /// Waits up to `limit` for every worker started as `name` to exit; their exit statuses
     /// (`None` for one still running).
-    pub async fn exits(&mut self, name: &str, limit: Duration) -> Vec<Option<std::process::ExitStatus>> {
+    pub async fn exits(
+        &mut self,
+        name: &str,
+        limit: Duration,
+    ) -> Vec<Option<std::process::ExitStatus>> {
         let until = tokio::time::Instant::now() + limit;
         let mut statuses = Vec::new();
         for (_, child) in self.workers.iter_mut().filter(|(n, _)| n == name) {
             let left = until.saturating_duration_since(tokio::time::Instant::now());
-            statuses.push(tokio::time::timeout(left, child.wait()).await.ok().and_then(Result::ok));
+            statuses.push(
+                tokio::time::timeout(left, child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok),
+            );
         }
         statuses
     }

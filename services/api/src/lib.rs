@@ -237,7 +237,9 @@ pub async fn serve(
     ops.finish().await;
     served?;
     match not_shared {
-        Some(e) => Err(ServeError::Worker(trawl_pipeline::serve::WorkerError::NotShared(e))),
+        Some(e) => Err(ServeError::Worker(
+            trawl_pipeline::serve::WorkerError::NotShared(e),
+        )),
         None => Ok(()),
     }
 }

@@ -398,9 +398,8 @@ pub async fn submit(
         ));
     }
     let (tasks, mut options) = parse_batch_in(&body, state.config.api.max_questions)?;
-    batch::check_queued_bytes(&tasks, state.config.broker.max_batch_bytes).map_err(|e| {
-        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e)
-    })?;
+    batch::check_queued_bytes(&tasks, state.config.broker.max_batch_bytes)
+        .map_err(|e| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e))?;
     options.owner = Some(caller.0.id.clone());
 
     let key = match headers.get("idempotency-key") {
@@ -942,10 +941,19 @@ mod tests {
 
     #[test]
     fn only_json_is_json() {
-        for ok in ["application/json", "application/json; charset=utf-8", "Application/JSON"] {
+        for ok in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON",
+        ] {
             assert!(is_json_media_type(ok), "{ok}");
         }
-        for bad in ["application/jsonfoo", "application/json-seq", "text/json", ""] {
+        for bad in [
+            "application/jsonfoo",
+            "application/json-seq",
+            "text/json",
+            "",
+        ] {
             assert!(!is_json_media_type(bad), "{bad}");
         }
     }

@@ -24,6 +24,25 @@ pub enum TokenError {
     Random(String),
     #[error("no token with id {0}")]
     Unknown(String),
+    #[error("a token's name must be 1 to {MAX_NAME_CHARS} characters without control characters")]
+    BadName,
+}
+
+/// Longest token name, in characters.
+pub const MAX_NAME_CHARS: usize = 128;
+
+impl TokenRecord {
+    /// The name fit for a terminal: control characters (escape sequences) shown escaped, as
+    /// a name stored before names were checked may hold them.
+    pub fn display_name(&self) -> String {
+        self.name
+            .chars()
+            .flat_map(|c| match c.is_control() {
+                true => c.escape_default().collect::<Vec<_>>(),
+                false => vec![c],
+            })
+            .collect()
+    }
 }
 
 fn hash(token: &str) -> String {
@@ -39,6 +58,10 @@ fn random_hex(bytes: usize) -> Result<String, TokenError> {
 
 /// Creates a token named `name`; returns the token (to show once) and its record.
 pub async fn create(store: &dyn Store, name: &str) -> Result<(String, TokenRecord), TokenError> {
+    let chars = name.chars().count();
+    if chars == 0 || chars > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(TokenError::BadName);
+    }
     let token = format!("{PREFIX}{}", random_hex(32)?);
     let record = TokenRecord {
         id: random_hex(6)?,
@@ -109,5 +132,23 @@ mod tests {
             revoke(&store, &record.id).await,
             Err(TokenError::Unknown(_))
         ));
+    }
+
+    /// Issue 25: a name cannot carry terminal escapes, and one stored before is shown escaped.
+    #[tokio::test]
+    async fn names_cannot_drive_a_terminal() {
+        let store = MemoryStore::new();
+        for bad in ["", "evil\u{1b}[2J", "a\nb", &"x".repeat(MAX_NAME_CHARS + 1)] {
+            assert!(
+                matches!(create(&store, bad).await, Err(TokenError::BadName)),
+                "{bad:?}"
+            );
+        }
+        let old = TokenRecord {
+            id: "abc".into(),
+            name: "evil\u{1b}[2J".into(),
+            created_at: chrono::Utc::now(),
+        };
+        assert_eq!(old.display_name(), "evil\\u{1b}[2J");
     }
 }

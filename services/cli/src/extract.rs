@@ -49,14 +49,18 @@ pub struct ExtractArgs {
 
 pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> {
     // A local page is held to the bound a fetched one is, before and after gunzipping.
-    let limit = config.fetch.max_bytes as u64;
+    let limit = config.fetch.max_bytes;
     if let Some(dirs) = args.batch {
         return batch(&dirs[0], &dirs[1], args.format, limit);
     }
     let input = args.input.unwrap_or_default();
     let (body, url, content_type) = if input == "-" {
         let bytes = read_bounded(std::io::stdin(), limit, "standard input (fetch.max_bytes)")?;
-        (html_of(&bytes, limit)?, "http://localhost/".to_owned(), None)
+        (
+            html_of(&bytes, limit)?,
+            "http://localhost/".to_owned(),
+            None,
+        )
     } else if is_web_url(&input) {
         let url = url::Url::parse(&input).with_context(|| format!("invalid URL {input:?}"))?;
         let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
@@ -211,7 +215,11 @@ fn batch(input: &Path, output: &Path, format: Format, limit: u64) -> anyhow::Res
             .expect("a valid template"),
     );
     for (path, stem) in &pages {
-        let bytes = read_file(path, limit, &format!("{} (fetch.max_bytes)", path.display()))?;
+        let bytes = read_file(
+            path,
+            limit,
+            &format!("{} (fetch.max_bytes)", path.display()),
+        )?;
         let html = html_of(&bytes, limit).with_context(|| format!("{}", path.display()))?;
         let url = (path.file_name().map(|name| dir.join(name)))
             .and_then(|p| url::Url::from_file_path(p).ok())
@@ -281,6 +289,9 @@ mod tests {
         let bomb = gz.finish().unwrap();
         assert!(bomb.len() < 1 << 20);
         let err = html_of(&bomb, 4 << 20).unwrap_err();
-        assert!(format!("{err:#}").contains("larger than 4.0 MiB"), "{err:#}");
+        assert!(
+            format!("{err:#}").contains("larger than 4.0 MiB"),
+            "{err:#}"
+        );
     }
 }

@@ -45,7 +45,11 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
         Some(path) => {
             // What fetch reads of a robots.txt at most (RFC 9309 asks for 500 KiB at least).
             let what = format!("{} (a robots.txt)", path.display());
-            let bytes = trawl_cli::input::read_file(path, trawl_fetch::robots::MAX_ROBOTS_BYTES as u64, &what)?;
+            let bytes = trawl_cli::input::read_file(
+                path,
+                trawl_fetch::robots::MAX_ROBOTS_BYTES as u64,
+                &what,
+            )?;
             Some(Rules::Parsed(String::from_utf8_lossy(&bytes).into_owned()))
         }
         None => None,

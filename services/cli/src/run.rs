@@ -82,8 +82,7 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     }
     eprintln!(
         "work products: {}",
-        rt.objects
-            .where_is(&paths::job_dir(manifest.batch_id, job))
+        rt.objects.where_is(&paths::job_dir(manifest.batch_id, job))
     );
     Ok(match result.status {
         trawl_messages::JobStatus::Done | trawl_messages::JobStatus::Partial => ExitCode::SUCCESS,

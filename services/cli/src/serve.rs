@@ -63,13 +63,19 @@ pub async fn token(config: Config, args: TokenArgs) -> anyhow::Result<ExitCode> 
             let (token, record) = trawl_api::tokens::create(store, &name).await?;
             eprintln!(
                 "created token {} ({}); it is shown once, keep it secret",
-                record.id, record.name
+                record.id,
+                record.display_name()
             );
             println!("{token}");
         }
         TokenCommand::List => {
             for r in trawl_api::tokens::list(store).await? {
-                println!("{}\t{}\t{}", r.id, r.created_at.to_rfc3339(), r.name);
+                println!(
+                    "{}\t{}\t{}",
+                    r.id,
+                    r.created_at.to_rfc3339(),
+                    r.display_name()
+                );
             }
         }
         TokenCommand::Revoke { id } => {

@@ -62,24 +62,26 @@ pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
             allowed: false,
             crawl_delay: None,
         },
-        Rules::Parsed(body) => match texting_robots::Robot::new(agent, normalize_rules(body).as_bytes()) {
-            Ok(robot) => Decision {
-                allowed: robot.allowed(&normalize_percent(&url[url::Position::BeforePath..])),
-                crawl_delay: robot
-                    .delay
-                    .filter(|d| d.is_finite() && *d > 0.0)
-                    .map(|d| {
-                        Duration::try_from_secs_f32(d)
-                            .map_or(MAX_CRAWL_DELAY, |d| d.min(MAX_CRAWL_DELAY))
-                    })
-                    .filter(|d| !d.is_zero()),
-            },
-            // A file that cannot be parsed says nothing we could honour.
-            Err(_) => Decision {
-                allowed: true,
-                crawl_delay: None,
-            },
-        },
+        Rules::Parsed(body) => {
+            match texting_robots::Robot::new(agent, normalize_rules(body).as_bytes()) {
+                Ok(robot) => Decision {
+                    allowed: robot.allowed(&normalize_percent(&url[url::Position::BeforePath..])),
+                    crawl_delay: robot
+                        .delay
+                        .filter(|d| d.is_finite() && *d > 0.0)
+                        .map(|d| {
+                            Duration::try_from_secs_f32(d)
+                                .map_or(MAX_CRAWL_DELAY, |d| d.min(MAX_CRAWL_DELAY))
+                        })
+                        .filter(|d| !d.is_zero()),
+                },
+                // A file that cannot be parsed says nothing we could honour.
+                Err(_) => Decision {
+                    allowed: true,
+                    crawl_delay: None,
+                },
+            }
+        }
     }
 }
 

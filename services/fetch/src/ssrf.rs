@@ -89,8 +89,8 @@ const V4_SPECIAL: [Special<u32>; 21] = [
     v4(240, 0, 0, 0, 4, false),        // Reserved, RFC 1112
     v4(255, 255, 255, 255, 32, false), // Limited Broadcast, RFC 919
     // Globally reachable in the registry, listed so no broader rule catches them:
-    v4(192, 31, 196, 0, 24, true),     // AS112-v4, RFC 7535
-    v4(192, 175, 48, 0, 24, true),     // Direct Delegation AS112 Service, RFC 7534
+    v4(192, 31, 196, 0, 24, true), // AS112-v4, RFC 7535
+    v4(192, 175, 48, 0, 24, true), // Direct Delegation AS112 Service, RFC 7534
 ];
 
 const fn v6(net: u128, len: u8, global: bool) -> Special<u128> {
@@ -103,28 +103,28 @@ const fn v6(net: u128, len: u8, global: bool) -> Special<u128> {
 /// IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) are decided by that address first,
 /// in [`embedded_v4`].
 const V6_SPECIAL: [Special<u128>; 22] = [
-    v6(0, 128, false),                                       // Unspecified, RFC 4291
-    v6(1, 128, false),                                       // Loopback, RFC 4291
-    v6(0x0064_ff9b_0001 << 80, 48, false),                   // Local-Use IPv4/IPv6 Translation, RFC 8215
-    v6(0x0100 << 112, 64, false),                            // Discard-Only, RFC 6666
-    v6((0x0100 << 112) | (1 << 64), 64, false),              // Dummy IPv6 Prefix, RFC 9780
-    v6(0x2001 << 112, 23, false),                            // IETF Protocol Assignments, RFC 2928
-    v6((0x2001 << 112) | (0x0001 << 96) | 1, 128, true),     // Port Control Protocol Anycast, RFC 7723
-    v6((0x2001 << 112) | (0x0001 << 96) | 2, 128, true),     // TURN Anycast, RFC 8155
-    v6((0x2001 << 112) | (0x0001 << 96) | 3, 128, true),     // DNS-SD Service Registration, RFC 9665
-    v6((0x2001 << 112) | (0x0002 << 96), 48, false),         // Benchmarking, RFC 5180
-    v6((0x2001 << 112) | (0x0003 << 96), 32, true),          // AMT, RFC 7450
+    v6(0, 128, false),                                   // Unspecified, RFC 4291
+    v6(1, 128, false),                                   // Loopback, RFC 4291
+    v6(0x0064_ff9b_0001 << 80, 48, false), // Local-Use IPv4/IPv6 Translation, RFC 8215
+    v6(0x0100 << 112, 64, false),          // Discard-Only, RFC 6666
+    v6((0x0100 << 112) | (1 << 64), 64, false), // Dummy IPv6 Prefix, RFC 9780
+    v6(0x2001 << 112, 23, false),          // IETF Protocol Assignments, RFC 2928
+    v6((0x2001 << 112) | (0x0001 << 96) | 1, 128, true), // Port Control Protocol Anycast, RFC 7723
+    v6((0x2001 << 112) | (0x0001 << 96) | 2, 128, true), // TURN Anycast, RFC 8155
+    v6((0x2001 << 112) | (0x0001 << 96) | 3, 128, true), // DNS-SD Service Registration, RFC 9665
+    v6((0x2001 << 112) | (0x0002 << 96), 48, false), // Benchmarking, RFC 5180
+    v6((0x2001 << 112) | (0x0003 << 96), 32, true), // AMT, RFC 7450
     v6((0x2001 << 112) | (0x0004 << 96) | (0x0112 << 80), 48, true), // AS112-v6, RFC 7535
-    v6((0x2001 << 112) | (0x0020 << 96), 28, true),          // ORCHIDv2, RFC 7343
-    v6((0x2001 << 112) | (0x0030 << 96), 28, true),          // Drone Remote ID, RFC 9374
-    v6((0x2001 << 112) | (0x0db8 << 96), 32, false),         // Documentation, RFC 3849
+    v6((0x2001 << 112) | (0x0020 << 96), 28, true), // ORCHIDv2, RFC 7343
+    v6((0x2001 << 112) | (0x0030 << 96), 28, true), // Drone Remote ID, RFC 9374
+    v6((0x2001 << 112) | (0x0db8 << 96), 32, false), // Documentation, RFC 3849
     v6((0x2620 << 112) | (0x004f << 96) | (0x8000 << 80), 48, true), // Direct Delegation AS112, RFC 7534
-    v6(0x3fff << 112, 20, false),                            // Documentation, RFC 9637
-    v6(0x5f00 << 112, 16, false),                            // Segment Routing (SRv6) SIDs, RFC 9602
-    v6(0xfc00 << 112, 7, false),                             // Unique-Local, RFC 4193
-    v6(0xfe80 << 112, 10, false),                            // Link-Local Unicast, RFC 4291
-    v6(0xfec0 << 112, 10, false),                            // Site-Local (deprecated), RFC 3879
-    v6(0xff00 << 112, 8, false),                             // Multicast, RFC 4291
+    v6(0x3fff << 112, 20, false),                                    // Documentation, RFC 9637
+    v6(0x5f00 << 112, 16, false), // Segment Routing (SRv6) SIDs, RFC 9602
+    v6(0xfc00 << 112, 7, false),  // Unique-Local, RFC 4193
+    v6(0xfe80 << 112, 10, false), // Link-Local Unicast, RFC 4291
+    v6(0xfec0 << 112, 10, false), // Site-Local (deprecated), RFC 3879
+    v6(0xff00 << 112, 8, false),  // Multicast, RFC 4291
 ];
 
 /// Whether the most specific entry of `table` holding `ip` says not globally reachable.
@@ -132,7 +132,11 @@ fn special<const BITS: u32>(table: &[Special<impl Copy + Into<u128>>], ip: u128)
     let mut best: Option<(u8, bool)> = None;
     for entry in table {
         let len = u32::from(entry.len);
-        let mask = if len == 0 { 0 } else { (u128::MAX >> (128 - BITS)) << (BITS - len) };
+        let mask = if len == 0 {
+            0
+        } else {
+            (u128::MAX >> (128 - BITS)) << (BITS - len)
+        };
         if ip & mask == entry.net.into() & mask && best.is_none_or(|(l, _)| entry.len >= l) {
             best = Some((entry.len, entry.global));
         }
@@ -402,19 +406,66 @@ mod tests {
     fn every_special_purpose_range_is_decided_as_iana_lists_it() {
         let g = Guard::default();
         let refused = [
-            "0.0.0.0", "0.255.255.255", "10.0.0.0", "10.255.255.255", "100.64.0.0",
-            "100.127.255.255", "127.0.0.0", "127.255.255.255", "169.254.0.0", "169.254.169.254",
-            "172.16.0.0", "172.31.255.255", "192.0.0.0", "192.0.0.8", "192.0.0.255", "192.0.2.0",
-            "192.0.2.255", "192.88.99.1", "192.168.0.0", "192.168.255.255", "198.18.0.0",
-            "198.19.255.255", "198.51.100.7", "203.0.113.255", "224.0.0.1", "239.255.255.255",
-            "240.0.0.1", "254.255.255.255", "255.255.255.255",
-            "::", "::1", "64:ff9b:1::1", "100::1", "100:0:0:1::1", "2001::", "2001:1ff:ffff::1",
-            "2001:1::4", "2001:2::1", "2001:db8::1", "3fff::1", "3fff:fff::1", "5f00::1",
-            "fc00::1", "fdff::1", "fe80::1", "febf::1", "fec0::1", "feff::1", "ff02::1",
+            "0.0.0.0",
+            "0.255.255.255",
+            "10.0.0.0",
+            "10.255.255.255",
+            "100.64.0.0",
+            "100.127.255.255",
+            "127.0.0.0",
+            "127.255.255.255",
+            "169.254.0.0",
+            "169.254.169.254",
+            "172.16.0.0",
+            "172.31.255.255",
+            "192.0.0.0",
+            "192.0.0.8",
+            "192.0.0.255",
+            "192.0.2.0",
+            "192.0.2.255",
+            "192.88.99.1",
+            "192.168.0.0",
+            "192.168.255.255",
+            "198.18.0.0",
+            "198.19.255.255",
+            "198.51.100.7",
+            "203.0.113.255",
+            "224.0.0.1",
+            "239.255.255.255",
+            "240.0.0.1",
+            "254.255.255.255",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "64:ff9b:1::1",
+            "100::1",
+            "100:0:0:1::1",
+            "2001::",
+            "2001:1ff:ffff::1",
+            "2001:1::4",
+            "2001:2::1",
+            "2001:db8::1",
+            "3fff::1",
+            "3fff:fff::1",
+            "5f00::1",
+            "fc00::1",
+            "fdff::1",
+            "fe80::1",
+            "febf::1",
+            "fec0::1",
+            "feff::1",
+            "ff02::1",
             // IPv4 inside IPv6, judged by the IPv4 it carries.
-            "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:198.18.0.1", "::127.0.0.1",
-            "::10.1.2.3", "64:ff9b::10.0.0.1", "64:ff9b::169.254.169.254", "2002:a00:1::1",
-            "2002:c0a8:101::", "2002:7f00:1::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::ffff:198.18.0.1",
+            "::127.0.0.1",
+            "::10.1.2.3",
+            "64:ff9b::10.0.0.1",
+            "64:ff9b::169.254.169.254",
+            "2002:a00:1::1",
+            "2002:c0a8:101::",
+            "2002:7f00:1::1",
             // Teredo, client 10.0.0.1 (inverted: f5ff:fffe), server 8.8.8.8.
             "2001:0:808:808::f5ff:fffe",
         ];
@@ -422,12 +473,34 @@ mod tests {
             assert!(!g.allows_ip(bad.parse().unwrap()), "{bad} allowed");
         }
         let allowed = [
-            "1.1.1.1", "8.8.8.8", "93.184.216.34", "100.63.255.255", "100.128.0.0",
-            "172.15.255.255", "172.32.0.0", "192.0.0.9", "192.0.0.10", "192.0.3.0",
-            "192.31.196.1", "192.175.48.1", "198.17.255.255", "198.20.0.0", "223.255.255.255",
-            "2606:2800:220:1::1", "2001:1::1", "2001:1::2", "2001:1::3", "2001:3::1",
-            "2001:4:112::1", "2001:20::1", "2001:30::1", "2001:200::1", "2620:4f:8000::1",
-            "::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "2002:808:808::1",
+            "1.1.1.1",
+            "8.8.8.8",
+            "93.184.216.34",
+            "100.63.255.255",
+            "100.128.0.0",
+            "172.15.255.255",
+            "172.32.0.0",
+            "192.0.0.9",
+            "192.0.0.10",
+            "192.0.3.0",
+            "192.31.196.1",
+            "192.175.48.1",
+            "198.17.255.255",
+            "198.20.0.0",
+            "223.255.255.255",
+            "2606:2800:220:1::1",
+            "2001:1::1",
+            "2001:1::2",
+            "2001:1::3",
+            "2001:3::1",
+            "2001:4:112::1",
+            "2001:20::1",
+            "2001:30::1",
+            "2001:200::1",
+            "2620:4f:8000::1",
+            "::ffff:8.8.8.8",
+            "64:ff9b::8.8.8.8",
+            "2002:808:808::1",
             // Teredo, client 8.8.8.8 (inverted: f7f7:f7f7).
             "2001:0:808:808::f7f7:f7f7",
         ];

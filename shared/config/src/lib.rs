@@ -192,7 +192,10 @@ impl OutputConfig {
     /// What is wrong with the output settings, if anything.
     fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        let scheme = self.url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        let scheme = self
+            .url
+            .split_once("://")
+            .map(|(s, _)| s.to_ascii_lowercase());
         match scheme.as_deref() {
             Some(s) if OUTPUT_SCHEMES.contains(&s) => {
                 let rest = &self.url[s.len() + 3..];
@@ -222,14 +225,17 @@ impl OutputConfig {
                     "output.endpoint must be an http:// or https:// URL (got {})",
                     redact_url(endpoint)
                 ));
-            } else if endpoint.split("://").nth(1).is_some_and(|r| {
-                r.split('/').next().is_some_and(|a| a.contains('@'))
-            }) {
+            } else if endpoint
+                .split("://")
+                .nth(1)
+                .is_some_and(|r| r.split('/').next().is_some_and(|a| a.contains('@')))
+            {
                 problems.push("output.endpoint must not carry credentials".into());
             }
         }
         if self.timeout_secs == 0 || self.shared_check_secs == 0 {
-            problems.push("output.timeout_secs and output.shared_check_secs must be at least 1".into());
+            problems
+                .push("output.timeout_secs and output.shared_check_secs must be at least 1".into());
         }
         problems
     }
@@ -810,7 +816,6 @@ impl Config {
             Err(ConfigError::Invalid(problems))
         }
     }
-
 }
 
 /// The password of a URL's userinfo, as [`redact_url`] finds it.
@@ -826,7 +831,9 @@ fn percent_decode(text: &str) -> Result<String, std::string::FromUtf8Error> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let pair = bytes.get(i + 1..i + 3).filter(|p| p.iter().all(u8::is_ascii_hexdigit));
+        let pair = bytes
+            .get(i + 1..i + 3)
+            .filter(|p| p.iter().all(u8::is_ascii_hexdigit));
         match (bytes[i], pair) {
             (b'%', Some(pair)) => {
                 let hex = std::str::from_utf8(pair).unwrap_or("00");
@@ -894,7 +901,11 @@ pub fn redact_url(url: &str) -> String {
     match rest.rsplit_once('@') {
         Some((userinfo, host_and_tail)) => {
             let user = userinfo.split(':').next().unwrap_or("");
-            let user = if user.contains(['/', '#', '?']) { "" } else { user };
+            let user = if user.contains(['/', '#', '?']) {
+                ""
+            } else {
+                user
+            };
             format!("{scheme}://{user}:***@{host_and_tail}")
         }
         None => url.to_owned(),
@@ -1038,7 +1049,13 @@ mod tests {
         ]);
         let config = Config::load(None, &env).unwrap();
         let values = config.secret_values(&env);
-        for secret in ["p%40ss-word", "p@ss-word", "r/pw#1", "sk-model-value", "whsec-value"] {
+        for secret in [
+            "p%40ss-word",
+            "p@ss-word",
+            "r/pw#1",
+            "sk-model-value",
+            "whsec-value",
+        ] {
             assert!(values.iter().any(|v| v == secret), "{secret} in {values:?}");
         }
     }

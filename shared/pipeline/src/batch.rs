@@ -605,12 +605,20 @@ mod tests {
         let task = check_task("q", mixed).unwrap();
         assert_eq!(task.options.providers.unwrap(), ["brave", "searxng"]);
 
-        let questions = Question::numbered(vec![check_task(&"x".repeat(1000), JobOptions::default()).unwrap(); 100]);
+        let questions =
+            Question::numbered(vec![
+                check_task(&"x".repeat(1000), JobOptions::default())
+                    .unwrap();
+                100
+            ]);
         let bytes = queued_bytes(&questions);
         assert!(bytes > 100_000, "{bytes}");
         assert!(check_queued_bytes(&questions, bytes).is_ok());
         let refused = check_queued_bytes(&questions, bytes - 1).unwrap_err();
-        assert!(refused.contains("broker.max_batch_bytes") && refused.contains("split"), "{refused}");
+        assert!(
+            refused.contains("broker.max_batch_bytes") && refused.contains("split"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -74,7 +74,9 @@ impl From<ObjectError> for StageError {
             ObjectError::BadKey(_) | ObjectError::Config { .. } => {
                 StageError::permanent(e.to_string())
             }
-            ObjectError::Failed { .. } => StageError::retryable(e.to_string()).with_origin("objects"),
+            ObjectError::Failed { .. } => {
+                StageError::retryable(e.to_string()).with_origin("objects")
+            }
             // Whatever the store answered after its bounded retries (down, a missing bucket,
             // refused credentials) will not change with this message: an outage.
             ObjectError::Unavailable { .. } => StageError {

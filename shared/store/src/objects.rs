@@ -74,7 +74,9 @@ impl Objects {
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let root = prefix.trim_matches('/').to_owned();
         if !root.is_empty() && !key_ok(&root) {
-            return Err(fail(format!("prefix {root:?} is not a clean relative path")));
+            return Err(fail(format!(
+                "prefix {root:?} is not a clean relative path"
+            )));
         }
         let store: Arc<dyn ObjectStore> = match scheme.as_str() {
             "file" => {
@@ -84,7 +86,10 @@ impl Objects {
                     .map_err(|e| fail(format!("cannot resolve {rest:?}: {e}")))?;
                 let root = dir.to_string_lossy().trim_matches('/').to_owned();
                 if !root.is_empty() && !key_ok(&root) {
-                    return Err(fail(format!("{} is not a clean absolute path", dir.display())));
+                    return Err(fail(format!(
+                        "{} is not a clean absolute path",
+                        dir.display()
+                    )));
                 }
                 let fs = object_store::local::LocalFileSystem::new();
                 return Ok(Objects::with_store(Arc::new(fs), &root, url, Some(dir)));
@@ -107,7 +112,11 @@ impl Objects {
                 if let Some(allow) = config.allow_http {
                     builder = builder.with_allow_http(allow);
                 }
-                Arc::new(builder.build().map_err(|e| fail(scrub(&e.to_string()).into_owned()))?)
+                Arc::new(
+                    builder
+                        .build()
+                        .map_err(|e| fail(scrub(&e.to_string()).into_owned()))?,
+                )
             }
             "gs" => Arc::new(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
@@ -293,7 +302,9 @@ impl Objects {
 /// characters or backslashes (which some stores would take as separators or reject late).
 fn key_ok(key: &str) -> bool {
     !key.is_empty()
-        && key.split('/').all(|s| !s.is_empty() && s != "." && s != "..")
+        && key
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != "..")
         && !key.chars().any(|c| c.is_control() || c == '\\')
 }
 
@@ -313,7 +324,9 @@ fn retry_config(config: &OutputConfig) -> RetryConfig {
             base: 2.0,
         },
         max_retries: config.max_retries as usize,
-        retry_timeout: Duration::from_secs(config.timeout_secs * (u64::from(config.max_retries) + 1)),
+        retry_timeout: Duration::from_secs(
+            config.timeout_secs * (u64::from(config.max_retries) + 1),
+        ),
     }
 }
 
@@ -326,7 +339,17 @@ mod tests {
         for good in ["a", "batches/b/j/report.md", "jobs/0190-x"] {
             assert!(key_ok(good), "{good}");
         }
-        for bad in ["", "/etc/passwd", "../x", "a/../../b", "a//b", "a/./b", "a/", "a\0b", "a\\b"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../b",
+            "a//b",
+            "a/./b",
+            "a/",
+            "a\0b",
+            "a\\b",
+        ] {
             assert!(!key_ok(bad), "{bad:?}");
         }
     }

@@ -75,7 +75,9 @@ impl Probe {
         store: &dyn Store,
         lease: Duration,
     ) -> Result<(), SharedError> {
-        objects.put(&Probe::key(&self.id), self.who.as_bytes()).await?;
+        objects
+            .put(&Probe::key(&self.id), self.who.as_bytes())
+            .await?;
         store
             .slot_acquire(PROBES, &self.token(), u32::MAX, lease)
             .await?;
@@ -85,7 +87,9 @@ impl Probe {
     /// Reads the probe of every peer not read before.
     pub async fn check(&self, objects: &Objects, store: &dyn Store) -> Result<(), SharedError> {
         for token in store.slot_holders(PROBES).await? {
-            let (id, who) = token.split_once(' ').unwrap_or((token.as_str(), "a worker"));
+            let (id, who) = token
+                .split_once(' ')
+                .unwrap_or((token.as_str(), "a worker"));
             if id == self.id || self.verified.lock().expect("probe lock").contains(id) {
                 continue;
             }

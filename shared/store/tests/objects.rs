@@ -54,8 +54,14 @@ fn local() -> (tempfile::TempDir, Objects) {
 
 async fn put_get_overwrite_and_list(objects: Objects) {
     assert_eq!(objects.get("batches/b/j/report.md").await.unwrap(), None);
-    assert_eq!(objects.list("batches/b/j").await.unwrap(), Vec::<String>::new());
-    assert_eq!(objects.list_files("batches/b").await.unwrap(), Vec::<String>::new());
+    assert_eq!(
+        objects.list("batches/b/j").await.unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        objects.list_files("batches/b").await.unwrap(),
+        Vec::<String>::new()
+    );
     objects.put("batches/b/j/report.md", b"# r").await.unwrap();
     objects.put("batches/b/j/report.md", b"# r2").await.unwrap();
     assert_eq!(
@@ -64,7 +70,10 @@ async fn put_get_overwrite_and_list(objects: Objects) {
     );
     objects.put("batches/b/j/docs/0.json", b"{}").await.unwrap();
     objects.put("batches/b/j/docs/1.json", b"[]").await.unwrap();
-    objects.put("batches/b/jx/report.md", b"other").await.unwrap();
+    objects
+        .put("batches/b/jx/report.md", b"other")
+        .await
+        .unwrap();
     objects.put("batches/b/summary.md", b"s").await.unwrap();
     assert_eq!(
         objects.list("batches/b/j").await.unwrap(),
@@ -91,7 +100,15 @@ async fn put_get_overwrite_and_list(objects: Objects) {
 }
 
 async fn keys_cannot_escape(objects: Objects) {
-    for bad in ["../x", "/etc/passwd", "a/../../b", "", "a//b", "a/./b", "a\0b"] {
+    for bad in [
+        "../x",
+        "/etc/passwd",
+        "a/../../b",
+        "",
+        "a//b",
+        "a/./b",
+        "a\0b",
+    ] {
         assert!(
             matches!(objects.put(bad, b"x").await, Err(ObjectError::BadKey(_))),
             "{bad:?}"
@@ -159,7 +176,10 @@ async fn local_directory_contract() {
         .collect();
     names.sort();
     assert_eq!(names.len(), 11, "{names:?}");
-    assert!(names.iter().all(|n| !n.to_string_lossy().contains('#')), "{names:?}");
+    assert!(
+        names.iter().all(|n| !n.to_string_lossy().contains('#')),
+        "{names:?}"
+    );
 }
 
 #[tokio::test]
@@ -178,7 +198,10 @@ async fn s3_handles_on_one_prefix_share_it() {
         Objects::open(&config).unwrap(),
     );
     one.put("batches/x/report.md", b"r").await.unwrap();
-    assert_eq!(other.get("batches/x/report.md").await.unwrap().unwrap(), b"r");
+    assert_eq!(
+        other.get("batches/x/report.md").await.unwrap().unwrap(),
+        b"r"
+    );
     assert_eq!(other.list("batches").await.unwrap(), vec!["x"]);
 }
 
@@ -190,7 +213,10 @@ async fn s3_failures_are_unavailable_bounded_and_keep_secrets() {
     let started = std::time::Instant::now();
     match missing.put("k", b"x").await {
         Err(ObjectError::Unavailable { reason, .. }) => {
-            assert!(reason.contains("NoSuchBucket") || reason.contains("404"), "{reason}")
+            assert!(
+                reason.contains("NoSuchBucket") || reason.contains("404"),
+                "{reason}"
+            )
         }
         other => panic!("{other:?}"),
     }

@@ -31,7 +31,12 @@ async fn wrong_credentials_are_unavailable_and_never_shown() {
             Err(e @ ObjectError::Unavailable { .. }) => {
                 let text = e.to_string();
                 assert!(!text.contains(secret) && !text.contains(id), "{text}");
-                assert!(text.contains("403") || text.contains("Forbidden") || text.contains("Signature"), "{text}");
+                assert!(
+                    text.contains("403")
+                        || text.contains("Forbidden")
+                        || text.contains("Signature"),
+                    "{text}"
+                );
             }
             other => panic!("{other:?}"),
         }

@@ -360,14 +360,25 @@ mod tests {
 
     #[test]
     fn secrets_are_known_by_their_names_and_scrubbed_longest_first() {
-        for name in ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "TRAWL_TOKEN",
-            "REDIS_PASSWORD", "TRAWL_WEBHOOK_SECRET", "AZURE_STORAGE_ACCOUNT_KEY"] {
+        for name in [
+            "OPENAI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "TRAWL_TOKEN",
+            "REDIS_PASSWORD",
+            "TRAWL_WEBHOOK_SECRET",
+            "AZURE_STORAGE_ACCOUNT_KEY",
+        ] {
             assert!(looks_secret(name), "{name}");
         }
         for name in ["PATH", "HOME", "TRAWL__BROKER__URL", "RUST_LOG", "MONKEY"] {
             assert!(!looks_secret(name), "{name}");
         }
-        add_secrets(["hunter2-long".to_owned(), "hunter2-long-er".to_owned(), "abc".to_owned()]);
+        add_secrets([
+            "hunter2-long".to_owned(),
+            "hunter2-long-er".to_owned(),
+            "abc".to_owned(),
+        ]);
         assert_eq!(
             scrub("a hunter2-long-er and a hunter2-long, abc"),
             "a *** and a ***, abc"
