@@ -118,7 +118,7 @@ impl Stage for SynthesizeStage {
     }
 }
 
-/// Documents a job's synthesis reads from the object store at once.
+/// Documents a job's synthesis reads from a remote object store at once.
 const DOC_READS: usize = 8;
 
 #[allow(clippy::too_many_arguments)]
@@ -142,7 +142,8 @@ async fn synthesise(
         }
     }
     // Irrelevant sources were analysed too: their text belongs in sources.md. Read a few at a
-    // time: on an object store each read is a round trip.
+    // time from a remote store, where each read is a round trip; one at a time from a local
+    // directory, where a read is a system call and overlapping them only holds more buffers.
     // Owned keys and store handles: borrowed ones trip the compiler's check that the handler's
     // future is Send for every lifetime.
     let keys: Vec<String> = records.iter().filter_map(|r| r.doc.clone()).collect();
@@ -154,7 +155,11 @@ async fn synthesise(
                 (key, bytes)
             }
         })
-        .buffered(DOC_READS)
+        .buffered(if rt.objects.local_dir().is_some() {
+            1
+        } else {
+            DOC_READS
+        })
         .collect()
         .await;
     let mut docs: Vec<AnalysedDoc> = Vec::with_capacity(read.len());
