@@ -618,8 +618,8 @@ impl Config {
         let mut values = Vec::new();
         for url in [&self.broker.url, &self.store.url].into_iter().flatten() {
             if let Some(password) = url_password(url) {
-                if let Ok(decoded) = percent_decode(&password) {
-                    values.push(decoded);
+                if let Ok(decoded) = percent_encoding::percent_decode_str(&password).decode_utf8() {
+                    values.push(decoded.into_owned());
                 }
                 values.push(password);
             }
@@ -824,29 +824,6 @@ fn url_password(url: &str) -> Option<String> {
     let (userinfo, _) = rest.rsplit_once('@')?;
     let (_, password) = userinfo.split_once(':')?;
     (!password.is_empty()).then(|| password.to_owned())
-}
-
-fn percent_decode(text: &str) -> Result<String, std::string::FromUtf8Error> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let pair = bytes
-            .get(i + 1..i + 3)
-            .filter(|p| p.iter().all(u8::is_ascii_hexdigit));
-        match (bytes[i], pair) {
-            (b'%', Some(pair)) => {
-                let hex = std::str::from_utf8(pair).unwrap_or("00");
-                out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out)
 }
 
 /// `TRAWL__SEARCH__MAX_URLS=5` sets `search.max_urls`. Values are read as TOML when they parse

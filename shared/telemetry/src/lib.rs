@@ -135,8 +135,9 @@ fn secret_list(values: impl IntoIterator<Item = String>) -> Vec<String> {
         .into_iter()
         .filter(|v| v.chars().count() >= MIN_SECRET_CHARS)
         .collect();
-    // Longest first, so a secret that holds another is scrubbed whole.
-    list.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    // Longest first, so a secret that holds another is scrubbed whole; equal values next to
+    // each other, so each is kept once.
+    list.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     list.dedup();
     list
 }
@@ -382,6 +383,18 @@ mod tests {
         assert_eq!(
             scrub("a hunter2-long-er and a hunter2-long, abc"),
             "a *** and a ***, abc"
+        );
+        // Added again among others of its length, a value is still listed once.
+        add_secrets([
+            "zz-other-123".to_owned(),
+            "hunter2-long".to_owned(),
+            "aa-other-123".to_owned(),
+        ]);
+        let list = secrets().read().unwrap().clone();
+        assert_eq!(
+            list.iter().filter(|s| *s == "hunter2-long").count(),
+            1,
+            "{list:?}"
         );
     }
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
