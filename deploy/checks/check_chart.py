@@ -380,10 +380,9 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
             ok,
             f"{tag} {component}: terminationGracePeriodSeconds {grace} > drain {drain} > message timeout {timeout}",
         )
-        pre = ((main.get("lifecycle") or {}).get("preStop") or {}).get("httpGet") or {}
         r.check(
-            pre.get("path") == "/drain" and pre.get("port") == "metrics",
-            f"{tag} {component}: preStop GET /drain on port metrics",
+            drain_hook_ok(main, values),
+            f"{tag} {component}: preStop runs `trawl drain` on the metrics port over loopback",
             f"preStop {main.get('lifecycle')}",
         )
 
@@ -575,6 +574,14 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
         r.check(not problems, f"{tag} {len(dashboards)} dashboard ConfigMap(s) labelled {label}={label_value}, one per JSON file", "; ".join(problems))
 
 
+def drain_hook_ok(main: dict, values: dict) -> bool:
+    """preStop runs `trawl drain` against the metrics port over loopback: /drain answers a POST
+    from loopback only, so a kubelet httpGet (from the node, a GET) could not reach it."""
+    pre = (main.get("lifecycle") or {}).get("preStop") or {}
+    want = ["/usr/local/bin/trawl", "drain", "--addr", f"127.0.0.1:{values['metrics']['port']}"]
+    return pre.get("exec", {}).get("command") == want and "httpGet" not in pre
+
+
 def check_api_pod(r: Report, tag: str, dep: dict, main: dict, env: dict, values: dict) -> None:
     """`trawl serve`: its port and settings from api.*, probes and /drain on the metrics port."""
     api = values["api"]
@@ -589,13 +596,18 @@ def check_api_pod(r: Report, tag: str, dep: dict, main: dict, env: dict, values:
         "TRAWL__API__MAX_BODY_BYTES": str(api["limits"]["maxBodyBytes"]),
         "TRAWL__API__MAX_QUESTIONS": str(api["limits"]["maxQuestions"]),
         "TRAWL__API__IDEMPOTENCY_TTL_SECS": str(api["limits"]["idempotencyTtlSeconds"]),
+        "TRAWL__API__QUESTIONS_PER_DAY": str(api["limits"]["questionsPerDay"]),
+        "TRAWL__API__OPEN_BATCHES": str(api["limits"]["openBatches"]),
+        "TRAWL__API__HEADER_TIMEOUT_SECS": str(api["limits"]["headerTimeoutSeconds"]),
+        "TRAWL__API__IDLE_TIMEOUT_SECS": str(api["limits"]["idleTimeoutSeconds"]),
+        "TRAWL__API__MAX_CONNECTIONS": str(api["limits"]["maxConnections"]),
+        "TRAWL__API__MAX_CONNECTIONS_PER_CLIENT": str(api["limits"]["maxConnectionsPerClient"]),
     }
     for key, value in want.items():
         if env.get(key) != value:
             problems.append(f"{key}={env.get(key)!r}, want {value!r}")
-    pre = ((main.get("lifecycle") or {}).get("preStop") or {}).get("httpGet") or {}
-    if pre.get("path") != "/drain" or pre.get("port") != "metrics":
-        problems.append(f"preStop {main.get('lifecycle')}: want GET /drain on port metrics (the API port has none)")
+    if not drain_hook_ok(main, values):
+        problems.append(f"preStop {main.get('lifecycle')}: want `trawl drain` on the metrics port (the API port has no /drain)")
     if pod.get("terminationGracePeriodSeconds") != api["terminationGracePeriodSeconds"]:
         problems.append(f"terminationGracePeriodSeconds {pod.get('terminationGracePeriodSeconds')}")
     if api["autoscaling"]["enabled"] == ("replicas" in dep["spec"]):

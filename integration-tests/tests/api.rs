@@ -1018,3 +1018,130 @@ async fn ids_and_metadata_come_back_with_every_result() {
     }
     fleet.cleanup().await;
 }
+
+/// Per-token quotas: questions per UTC day and batches open at once, each refused with a 429
+/// that names the quota and what to do; a cancelled batch frees its place; one token's use
+/// never counts against another's. No worker runs, so every accepted batch stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quotas_refuse_past_their_limit_and_free_with_the_batch() {
+    let mut fleet = Fleet::start().await;
+    let base = fleet
+        .serve(&[
+            ("TRAWL__API__RATE_PER_SEC", "1000".into()),
+            ("TRAWL__API__QUESTIONS_PER_DAY", "6".into()),
+            ("TRAWL__API__OPEN_BATCHES", "2".into()),
+        ])
+        .await;
+    let http = reqwest::Client::new();
+    let (a, b) = (
+        fleet.create_token("quota-a").await,
+        fleet.create_token("quota-b").await,
+    );
+    let submit = |token: &str, n: usize| {
+        let questions: Vec<Value> = (0..n).map(|i| json!({"query": format!("q{i}")})).collect();
+        http.post(format!("{base}/v1/batches"))
+            .bearer_auth(token)
+            .json(&json!({"questions": questions}))
+            .send()
+    };
+    let refused = |answer: reqwest::Response, needle: &'static str, retry_after: bool| async move {
+        assert_eq!(answer.status(), 429);
+        assert_eq!(answer.headers().contains_key("retry-after"), retry_after);
+        let (_, body) = json_of(answer).await;
+        assert_eq!(body["error"]["code"], "quota_exceeded", "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{needle:?} not in {message}");
+    };
+    let search_depth = || async { fleet.broker.depth(Queue::Search).await.unwrap() };
+
+    // Daily questions: 4, then 3 (over 6) refused whole and nothing enqueued, then 2.
+    assert_eq!(submit(&a, 4).await.unwrap().status(), 201);
+    let depth = search_depth().await;
+    refused(submit(&a, 3).await.unwrap(), "api.questions_per_day", true).await;
+    assert_eq!(search_depth().await, depth, "a refused batch was enqueued");
+    assert_eq!(submit(&a, 2).await.unwrap().status(), 201);
+    refused(submit(&a, 1).await.unwrap(), "has submitted 6 today", true).await;
+
+    // Open batches: b's use is its own; a third open batch is refused until one is cancelled.
+    let first = json_of(submit(&b, 1).await.unwrap()).await.1["batch_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(submit(&b, 1).await.unwrap().status(), 201);
+    refused(submit(&b, 1).await.unwrap(), "api.open_batches", false).await;
+    let cancel = http
+        .delete(format!("{base}/v1/batches/{first}"))
+        .bearer_auth(&b)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 200);
+    assert_eq!(submit(&b, 1).await.unwrap().status(), 201);
+}
+
+/// A batch's record leaves the store `store.batch_ttl_secs` after the batch ends (its last job,
+/// or a cancellation); its status, job list and jobs still read the same through the API, from
+/// the `final.json` saved beside its work products.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ended_batches_read_the_same_after_their_record_expires() {
+    let mut fleet = Fleet::start().await;
+    fleet
+        .env
+        .push(("TRAWL__STORE__BATCH_TTL_SECS".into(), "2".into()));
+    let api = Api::start(&mut fleet, 1000).await;
+    let corpus: Vec<Value> = (fleet.corpus.questions().into_iter())
+        .map(|q| json!({"query": q.query}))
+        .collect();
+    let submit = |n: usize| {
+        api.post("/v1/batches")
+            .json(&json!({"questions": &corpus[..n]}))
+            .send()
+    };
+    // Cancelled before any worker runs; then one that completes.
+    let (_, cancelled) = json_of(submit(2).await.unwrap()).await;
+    let cancelled = cancelled["batch_id"].as_str().unwrap().to_owned();
+    let answer = api
+        .http
+        .delete(format!("{}/v1/batches/{cancelled}", api.base))
+        .bearer_auth(&api.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    fleet.spawn_all();
+    let (_, done) = json_of(submit(2).await.unwrap()).await;
+    let done = done["batch_id"].as_str().unwrap().to_owned();
+    fleet.wait_done(&done, Duration::from_secs(120)).await;
+
+    let read = |batch: String| {
+        let api = &api;
+        async move {
+            let (status, state) = api.get_json(&format!("/v1/batches/{batch}")).await;
+            assert_eq!(status, 200, "{state}");
+            let (status, jobs) = api.get_json(&format!("/v1/batches/{batch}/jobs")).await;
+            assert_eq!(status, 200, "{jobs}");
+            let job = jobs["jobs"][0]["job_id"].as_str().unwrap().to_owned();
+            let (status, job) = api.get_json(&format!("/v1/jobs/{job}")).await;
+            assert_eq!(status, 200, "{job}");
+            (state, jobs, job["status"].clone())
+        }
+    };
+    let before = (read(cancelled.clone()).await, read(done.clone()).await);
+    assert_eq!(before.0 .0["cancelled"], true);
+    assert_eq!(before.0 .2, "cancelled");
+    assert_eq!(before.1 .0["done"], true);
+    for batch in [&cancelled, &done] {
+        let store = &fleet.store;
+        let gone = async {
+            while store.batch_progress(batch).await.unwrap().is_some() {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), gone)
+            .await
+            .unwrap_or_else(|_| panic!("batch {batch}'s record never expired"));
+        assert!(store.batch_jobs(batch).await.unwrap().is_empty());
+    }
+    let after = (read(cancelled).await, read(done).await);
+    assert_eq!(after, before);
+}

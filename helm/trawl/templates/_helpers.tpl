@@ -327,6 +327,12 @@ changed limit rolls the API and not the workers.
 {{- $_ := set $out "TRAWL__API__MAX_BODY_BYTES" (toString (int64 $a.limits.maxBodyBytes)) }}
 {{- $_ := set $out "TRAWL__API__MAX_QUESTIONS" (toString (int64 $a.limits.maxQuestions)) }}
 {{- $_ := set $out "TRAWL__API__IDEMPOTENCY_TTL_SECS" (toString (int64 $a.limits.idempotencyTtlSeconds)) }}
+{{- $_ := set $out "TRAWL__API__QUESTIONS_PER_DAY" (toString (int64 $a.limits.questionsPerDay)) }}
+{{- $_ := set $out "TRAWL__API__OPEN_BATCHES" (toString (int64 $a.limits.openBatches)) }}
+{{- $_ := set $out "TRAWL__API__HEADER_TIMEOUT_SECS" (toString (int64 $a.limits.headerTimeoutSeconds)) }}
+{{- $_ := set $out "TRAWL__API__IDLE_TIMEOUT_SECS" (toString (int64 $a.limits.idleTimeoutSeconds)) }}
+{{- $_ := set $out "TRAWL__API__MAX_CONNECTIONS" (toString (int64 $a.limits.maxConnections)) }}
+{{- $_ := set $out "TRAWL__API__MAX_CONNECTIONS_PER_CLIENT" (toString (int64 $a.limits.maxConnectionsPerClient)) }}
 {{- toJson $out }}
 {{- end }}
 

@@ -33,6 +33,7 @@ use trawl_telemetry::Readiness;
 pub mod error;
 mod metrics;
 pub mod openapi;
+mod quotas;
 pub mod routes;
 pub mod tokens;
 
@@ -180,6 +181,16 @@ pub enum ServeError {
     Worker(#[from] trawl_pipeline::serve::WorkerError),
 }
 
+/// What the API allows each client connection (api.header_timeout_secs …).
+fn conn_limits(api: &trawl_config::ApiConfig) -> trawl_telemetry::http::ConnLimits {
+    trawl_telemetry::http::ConnLimits {
+        header_timeout: Duration::from_secs(api.header_timeout_secs),
+        idle_timeout: Duration::from_secs(api.idle_timeout_secs),
+        max_connections: api.max_connections,
+        max_per_client: api.max_connections_per_client,
+    }
+}
+
 /// Serves the API on `api.addr`, and `/metrics`, `/healthz`, `/readyz` and `/drain` on
 /// `metrics.addr` (unless empty), until SIGTERM, SIGINT or `/drain`; calls `bound` with the
 /// API's address once listening.
@@ -223,19 +234,16 @@ pub async fn serve(
             drain.finish();
         }
     };
+    let api = config.api.clone();
     let state = AppState {
         rt,
         config: Arc::new(config),
     };
     let app = router(state, ops.readiness.clone());
     bound(local);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stop)
-        .await
-        .map_err(|source| ServeError::Listen { addr, source });
+    trawl_telemetry::http::serve(listener, app, conn_limits(&api), "api", stop).await;
     let not_shared = watch.finish().await;
     ops.finish().await;
-    served?;
     match not_shared {
         Some(e) => Err(ServeError::Worker(
             trawl_pipeline::serve::WorkerError::NotShared(e),

@@ -364,7 +364,8 @@ fn parse_batch_in(
         (status = 413, description = "The body is over api.max_body_bytes, or the batch over api.max_questions", body = ErrorBody),
         (status = 415, description = "The body is not application/json", body = ErrorBody),
         (status = 422, description = "Not a valid batch, or the Idempotency-Key was used with another body", body = ErrorBody),
-        (status = 429, response = RateLimited),
+        (status = 429, description = "Over api.rate_per_sec (`rate_limited`), or over the token's quota of questions per UTC day or of open batches (`quota_exceeded`; its message says which and what to do)", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait before retrying; for the daily quota, until 00:00 UTC; absent for open batches"))),
         (status = 503, response = Unavailable),
     ),
     security(("bearer" = []))
@@ -416,7 +417,7 @@ pub async fn submit(
         }
     };
     let Some(key) = key else {
-        let manifest = batch::submit(&state.rt, tasks, options, |_| {}).await?;
+        let manifest = submit_within_quota(&state, &caller, tasks, options).await?;
         return Ok((StatusCode::CREATED, Json(created(&manifest))).into_response());
     };
 
@@ -439,7 +440,7 @@ pub async fn submit(
     let result = match store.cache_get(Cache::Idempotency, &key).await {
         Ok(Some(done)) => replay(&state, &done, &fingerprint).await,
         Ok(None) => {
-            let submitted = batch::submit(&state.rt, tasks, options, |_| {}).await;
+            let submitted = submit_within_quota(&state, &caller, tasks, options).await;
             match submitted {
                 Ok(manifest) => {
                     let remembered = Remembered {
@@ -453,13 +454,32 @@ pub async fn submit(
                         .await?;
                     Ok((StatusCode::CREATED, Json(created(&manifest))).into_response())
                 }
-                Err(e) => Err(e.into()),
+                Err(e) => Err(e),
             }
         }
         Err(e) => Err(e.into()),
     };
     let _ = store.unlock(&lock).await;
     result
+}
+
+/// Submits the batch under the caller's quotas ([`crate::quotas`]); what a failed submission
+/// took is given back.
+async fn submit_within_quota(
+    state: &AppState,
+    caller: &Caller,
+    tasks: Vec<batch::Question>,
+    options: batch::BatchOptions,
+) -> Result<Manifest, ApiError> {
+    let batch_id = Uuid::now_v7();
+    let taken = crate::quotas::take(state, &caller.0.id, batch_id, tasks.len()).await?;
+    match batch::submit_as(&state.rt, batch_id, tasks, options, |_| {}).await {
+        Ok(manifest) => Ok(manifest),
+        Err(e) => {
+            crate::quotas::give_back(&*state.rt.store, taken).await;
+            Err(e.into())
+        }
+    }
 }
 
 async fn replay(state: &AppState, done: &[u8], fingerprint: &str) -> Result<Response, ApiError> {
@@ -483,23 +503,19 @@ async fn replay(state: &AppState, done: &[u8], fingerprint: &str) -> Result<Resp
 }
 
 async fn status_of(state: &AppState, manifest: &Manifest) -> Result<BatchStatus, ApiError> {
-    let id = manifest.batch_id.to_string();
-    let progress = state
-        .rt
-        .store
-        .batch_progress(&id)
+    // No record yet: the batch is being submitted (its manifest is written first).
+    let record = batch::record(&state.rt, manifest.batch_id, false)
         .await?
-        .unwrap_or(BatchProgress {
-            total: manifest.jobs.len() as u64,
+        .unwrap_or_else(|| batch::Record {
+            progress: BatchProgress {
+                total: manifest.jobs.len() as u64,
+                ..Default::default()
+            },
             ..Default::default()
         });
-    let started = state
-        .rt
-        .store
-        .batch_counter(&id, trawl_pipeline::runtime::STARTED)
-        .await?
-        .max(0) as u64;
-    let usage = batch::usage(&state.rt, manifest.batch_id, &progress).await?;
+    let usage = record.usage();
+    let started = record.counter(trawl_pipeline::runtime::STARTED).max(0) as u64;
+    let progress = record.progress;
     Ok(BatchStatus {
         batch_id: manifest.batch_id,
         created_at: manifest.created_at,
@@ -563,7 +579,7 @@ pub async fn cancel_batch(
 ) -> Result<Json<BatchStatus>, ApiError> {
     let id = path_params(path)?;
     let manifest = owned(&state, &caller, &id).await?;
-    state.rt.store.batch_cancel(&id).await?;
+    batch::cancel(&state.rt, manifest.batch_id).await?;
     Ok(Json(status_of(&state, &manifest).await?))
 }
 
@@ -610,7 +626,10 @@ pub async fn list_jobs(
             "limit: must be 1 to {PAGE_MAX}"
         )));
     }
-    let statuses = state.rt.store.batch_jobs(&id).await?;
+    let statuses = batch::record(&state.rt, manifest.batch_id, true)
+        .await?
+        .map(|r| r.jobs)
+        .unwrap_or_default();
     let end = (start + limit).min(manifest.jobs.len());
     let jobs = manifest.jobs[start..end]
         .iter()
@@ -790,10 +809,7 @@ pub async fn get_job(
     let (id, metadata) = entry
         .map(|j| (j.id.clone(), j.metadata.clone()))
         .unwrap_or_default();
-    let status = state
-        .rt
-        .store
-        .batch_job_status(&batch.to_string(), &job.to_string())
+    let status = batch::job_status(&state.rt, batch, job)
         .await?
         .unwrap_or_else(|| PENDING.to_owned());
     let report = state

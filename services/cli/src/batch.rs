@@ -197,18 +197,22 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
     let rt = fleet(config).await?;
     let batch = args.batch.to_string();
     let get = || async {
-        rt.store.batch_progress(&batch).await?.with_context(|| {
-            format!("no batch {batch} (was it submitted to this store and prefix?)")
-        })
+        trawl_pipeline::batch::record(&rt, args.batch, false)
+            .await?
+            .with_context(|| {
+                format!("no batch {batch} (was it submitted to this store and prefix?)")
+            })
     };
-    let mut p = get().await?;
+    let mut record = get().await?;
+    let mut p = record.progress.clone();
     if args.wait {
         let progress = bar(p.total, "jobs");
         while !p.is_done() {
             progress.set_position(p.finished);
             progress.set_message(describe(&p));
             tokio::time::sleep(Duration::from_millis(500)).await;
-            p = get().await?;
+            record = get().await?;
+            p = record.progress.clone();
         }
         progress.finish_and_clear();
     }
@@ -225,7 +229,7 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
         depths.push(format!("{} {}", q.label(), rt.broker.depth(q).await?));
     }
     println!("queues (all batches): {}", depths.join(", "));
-    let usage = trawl_pipeline::batch::usage(&rt, args.batch, &p).await?;
+    let usage = record.usage();
     println!(
         "{}",
         cost_line(usage.cost_microdollars as f64 / 1e6, &usage.unused_sources)
@@ -433,7 +437,7 @@ pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode
         return Ok(ExitCode::SUCCESS);
     }
     let rt = fleet(config).await?;
-    if !rt.store.batch_cancel(&args.batch.to_string()).await? {
+    if !trawl_pipeline::batch::cancel(&rt, args.batch).await? {
         bail!("no batch {}", args.batch);
     }
     println!("cancelled {}", args.batch);

@@ -40,6 +40,9 @@ enum Command {
     Cancel(batch::CancelArgs),
     /// Run one stage's worker (search, fetch, clean or synthesize).
     Worker(worker::WorkerArgs),
+    /// Drain the worker or API on this machine: it stops taking work and this returns once it
+    /// has settled what it held (the Kubernetes preStop hook).
+    Drain(worker::DrainArgs),
     /// Extract a page's main content as markdown (FILE, URL, or - for stdin).
     Extract(extract::ExtractArgs),
     /// robots.txt tools.
@@ -84,6 +87,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             Command::Results(args) => batch::results(config, args).await,
             Command::Cancel(args) => batch::cancel(config, args).await,
             Command::Worker(args) => worker::run(config, args).await,
+            Command::Drain(args) => worker::drain(config, args).await,
             Command::Extract(args) => extract::run(config, args).await,
             Command::Robots(args) => robots::run(config, args).await,
             Command::Serve(args) => serve::serve(config, args).await,

@@ -346,7 +346,7 @@ impl TrawlMcp {
         let mut last = None;
         loop {
             if ctx.ct.is_cancelled() {
-                let _ = rt.store.batch_cancel(&batch.to_string()).await;
+                let _ = trawl_pipeline::batch::cancel(rt, batch).await;
                 return Err(format!("cancelled; job {job} of batch {batch} was stopped"));
             }
             let progress = rt
@@ -586,16 +586,19 @@ pub async fn serve_http(
         ));
     }
     bound(local);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
+    // Responses are event streams with a keep-alive every 15 s, inside the idle limit.
+    trawl_telemetry::http::serve(
+        listener,
+        app,
+        trawl_telemetry::http::ConnLimits::default(),
+        "mcp",
+        async move {
             shutdown.await;
             cancel.cancel();
-        })
-        .await
-        .map_err(|source| McpError::Listen {
-            addr: local.to_string(),
-            source,
-        })
+        },
+    )
+    .await;
+    Ok(())
 }
 
 /// Whether the config names a fleet (broker and store).

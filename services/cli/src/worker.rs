@@ -44,3 +44,65 @@ pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(clap::Args)]
+pub struct DrainArgs {
+    /// The process's metrics address [default: metrics.addr, on this machine's loopback].
+    #[arg(long, value_name = "HOST:PORT")]
+    addr: Option<String>,
+}
+
+/// `trawl drain`: asks the worker (or `trawl serve`) on this machine to stop taking work and
+/// waits until it has settled what it holds: what a Kubernetes preStop hook runs. `/drain`
+/// answers only to loopback, so this runs inside the pod.
+pub async fn drain(config: Config, args: DrainArgs) -> anyhow::Result<ExitCode> {
+    let addr = match args.addr {
+        Some(addr) => addr,
+        None => loopback_of(&config.metrics.addr)?,
+    };
+    let url = format!("http://{addr}/drain");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .context("cannot build an HTTP client")?;
+    let response = client.post(&url).send().await.with_context(|| {
+        format!("cannot reach {url}: is the process running here, with metrics.addr set?")
+    })?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if !status.is_success() {
+        anyhow::bail!("{url} answered {status}: {}", text.trim());
+    }
+    eprintln!("drained");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `metrics.addr` as this machine reaches it: a wildcard host becomes loopback.
+fn loopback_of(metrics_addr: &str) -> anyhow::Result<String> {
+    if metrics_addr.is_empty() {
+        anyhow::bail!("metrics.addr is empty, so this process serves no /drain; pass --addr");
+    }
+    let mut addr: std::net::SocketAddr = metrics_addr.parse().with_context(|| {
+        format!("metrics.addr {metrics_addr:?} is not HOST:PORT with an IP address; pass --addr")
+    })?;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    Ok(addr.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drain_goes_to_loopback_when_metrics_listen_everywhere() {
+        assert_eq!(loopback_of("0.0.0.0:9464").unwrap(), "127.0.0.1:9464");
+        assert_eq!(loopback_of("[::]:9464").unwrap(), "[::1]:9464");
+        assert_eq!(loopback_of("127.0.0.1:9000").unwrap(), "127.0.0.1:9000");
+        assert!(loopback_of("").is_err());
+    }
+}

@@ -412,7 +412,7 @@ async fn finish(
     let (batch_s, job_s) = (batch.to_string(), job.to_string());
     let first = rt
         .store
-        .batch_finish(&batch_s, &job_s, &status, &record.outcomes)
+        .batch_finish(&batch_s, &job_s, &status, &record.outcomes, rt.batch_ttl())
         .await?;
     info!(%status, cited, "job finished");
     if !first {
@@ -438,6 +438,7 @@ async fn finish(
     }
     if let Some(progress) = rt.store.batch_progress(&batch_s).await? {
         if progress.is_done() {
+            trawl_pipeline::batch::save_ended(rt, batch).await?;
             write_summary(rt, batch).await?;
             if let Some(url) = &webhook {
                 let event = Event::batch_completed(

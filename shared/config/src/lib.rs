@@ -126,6 +126,10 @@ pub struct StoreConfig {
     pub robots_ttl_secs: u64,
     /// TTL of cached robots.txt errors (5xx, unreachable).
     pub robots_error_ttl_secs: u64,
+    /// How long a batch's record (progress, job statuses, counters) stays in the store once
+    /// its last job has ended or it was cancelled; afterwards its status is read from the
+    /// `final.json` saved beside its work products.
+    pub batch_ttl_secs: u64,
 }
 
 impl Default for StoreConfig {
@@ -136,6 +140,7 @@ impl Default for StoreConfig {
             job_ttl_secs: 7 * 24 * 3600,
             robots_ttl_secs: 24 * 3600,
             robots_error_ttl_secs: 600,
+            batch_ttl_secs: 30 * 24 * 3600,
         }
     }
 }
@@ -523,6 +528,21 @@ pub struct ApiConfig {
     pub rate_per_sec: u32,
     /// How long an Idempotency-Key is remembered.
     pub idempotency_ttl_secs: u64,
+    /// A request's head must arrive within this many seconds of the connection being ready for
+    /// it (also how long an idle keep-alive connection stays open).
+    pub header_timeout_secs: u64,
+    /// A connection on which nothing moves either way for this long is closed.
+    pub idle_timeout_secs: u64,
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// Most connections open at once from one client address (IPv6: one /64); 0 for no limit,
+    /// e.g. behind a proxy that opens them all (then limit clients at the proxy).
+    pub max_connections_per_client: usize,
+    /// Questions each token may submit per UTC day, counted across every replica; 0 for no
+    /// limit.
+    pub questions_per_day: u64,
+    /// Batches each token may have open (with jobs not yet ended) at once; 0 for no limit.
+    pub open_batches: u64,
 }
 
 impl Default for ApiConfig {
@@ -533,6 +553,12 @@ impl Default for ApiConfig {
             max_questions: 10_000,
             rate_per_sec: 20,
             idempotency_ttl_secs: 24 * 3600,
+            header_timeout_secs: 10,
+            idle_timeout_secs: 60,
+            max_connections: 4096,
+            max_connections_per_client: 256,
+            questions_per_day: 100_000,
+            open_batches: 100,
         }
     }
 }
@@ -659,6 +685,15 @@ impl Config {
         {
             problems.push(
                 "api.max_body_bytes, api.max_questions and api.rate_per_sec must be at least 1"
+                    .into(),
+            );
+        }
+        if self.api.header_timeout_secs == 0
+            || self.api.idle_timeout_secs == 0
+            || self.api.max_connections == 0
+        {
+            problems.push(
+                "api.header_timeout_secs, api.idle_timeout_secs and api.max_connections must be at least 1"
                     .into(),
             );
         }

@@ -50,6 +50,12 @@ pub fn batch_manifest(batch: Uuid) -> String {
     format!("batches/{batch}/batch.json")
 }
 
+/// A batch's record as it stood when the batch ended (progress, job statuses, counters), read
+/// once the store's copy has expired.
+pub fn batch_final(batch: Uuid) -> String {
+    format!("batches/{batch}/final.json")
+}
+
 /// A batch's options (webhook, budget): small, read when each job ends.
 pub fn batch_options(batch: Uuid) -> String {
     format!("batches/{batch}/options.json")

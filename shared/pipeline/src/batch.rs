@@ -369,7 +369,18 @@ pub async fn submit(
     options: BatchOptions,
     progress: impl Fn(usize),
 ) -> Result<Manifest, StageError> {
-    let batch_id = Uuid::now_v7();
+    submit_as(rt, Uuid::now_v7(), questions, options, progress).await
+}
+
+/// [`submit`] under an id the caller chose (from `Uuid::now_v7`), e.g. to hold a quota slot
+/// in the batch's name before it exists.
+pub async fn submit_as(
+    rt: &Runtime,
+    batch_id: Uuid,
+    questions: Vec<Question>,
+    options: BatchOptions,
+    progress: impl Fn(usize),
+) -> Result<Manifest, StageError> {
     let now = chrono::Utc::now();
     let manifest = Manifest {
         batch_id,
@@ -478,34 +489,122 @@ pub async fn batch_of(rt: &Runtime, job: Uuid) -> Result<Option<Uuid>, StageErro
         .and_then(|s| Uuid::parse_str(s.trim()).ok()))
 }
 
-/// What a batch has cost so far and which sources its ended jobs could not use, from the
-/// store's batch record (no job record is read).
+/// A batch's record: its progress and counters, with its jobs' statuses when asked for. The
+/// store keeps it until `store.batch_ttl_secs` after the batch ends; [`save_ended`] keeps a copy
+/// beside the work products (`final.json`), read once the store's has expired.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Record {
+    pub progress: trawl_store::BatchProgress,
+    /// [`crate::runtime::STARTED`], [`crate::runtime::SPENT`] and [`crate::runtime::BUDGET`].
+    pub counters: BTreeMap<String, i64>,
+    /// Job id → status; empty unless asked for.
+    #[serde(default)]
+    pub jobs: BTreeMap<String, String>,
+}
+
+impl Record {
+    pub fn counter(&self, name: &str) -> i64 {
+        self.counters.get(name).copied().unwrap_or(0)
+    }
+
+    /// What the batch cost so far, and its sources not used, by outcome (`failed`, `blocked`,
+    /// `robots_disallowed` …).
+    pub fn usage(&self) -> Usage {
+        Usage {
+            cost_microdollars: self.counter(crate::runtime::SPENT),
+            unused_sources: (self.progress.outcomes.iter())
+                .filter(|(outcome, _)| *outcome != "analysed")
+                .map(|(outcome, &n)| (outcome.clone(), n))
+                .collect(),
+        }
+    }
+}
+
+const COUNTERS: [&str; 3] = [
+    crate::runtime::STARTED,
+    crate::runtime::SPENT,
+    crate::runtime::BUDGET,
+];
+
+/// The batch's record from the store, or the copy saved when it ended; `None` for a batch
+/// whose record does not exist (yet: `submit` writes the manifest first).
+pub async fn record(
+    rt: &Runtime,
+    batch: Uuid,
+    with_jobs: bool,
+) -> Result<Option<Record>, StageError> {
+    let id = batch.to_string();
+    let Some(progress) = rt.store.batch_progress(&id).await? else {
+        return saved(rt, batch).await;
+    };
+    let mut counters = BTreeMap::new();
+    for name in COUNTERS {
+        counters.insert(name.to_owned(), rt.store.batch_counter(&id, name).await?);
+    }
+    let jobs = match with_jobs {
+        true => rt.store.batch_jobs(&id).await?,
+        false => BTreeMap::new(),
+    };
+    Ok(Some(Record {
+        progress,
+        counters,
+        jobs,
+    }))
+}
+
+async fn saved(rt: &Runtime, batch: Uuid) -> Result<Option<Record>, StageError> {
+    match rt.objects.get(&paths::batch_final(batch)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            StageError::permanent(format!("corrupt final.json of batch {batch}: {e}"))
+        }),
+        None => Ok(None),
+    }
+}
+
+/// A job's status in its batch's record (`None` if the batch has no record).
+pub async fn job_status(
+    rt: &Runtime,
+    batch: Uuid,
+    job: Uuid,
+) -> Result<Option<String>, StageError> {
+    let (id, job) = (batch.to_string(), job.to_string());
+    if let Some(status) = rt.store.batch_job_status(&id, &job).await? {
+        return Ok(Some(status));
+    }
+    Ok(saved(rt, batch)
+        .await?
+        .and_then(|r| r.jobs.get(&job).cloned()))
+}
+
+/// Saves the batch's record beside its work products, for when the store's has expired: call
+/// once the batch has ended (its last job, or a cancellation).
+pub async fn save_ended(rt: &Runtime, batch: Uuid) -> Result<(), StageError> {
+    if let Some(record) = record(rt, batch, true).await? {
+        rt.put_json(&paths::batch_final(batch), &record).await?;
+    }
+    Ok(())
+}
+
+/// Cancels the batch: its pending jobs end as `cancelled` and workers skip their messages.
+/// False if there is no such batch.
+pub async fn cancel(rt: &Runtime, batch: Uuid) -> Result<bool, StageError> {
+    if !rt
+        .store
+        .batch_cancel(&batch.to_string(), rt.batch_ttl())
+        .await?
+    {
+        return Ok(false);
+    }
+    save_ended(rt, batch).await?;
+    Ok(true)
+}
+
+/// What a batch has cost so far and which sources its ended jobs could not use.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
     pub cost_microdollars: i64,
     /// Sources not used, by outcome (`failed`, `blocked`, `robots_disallowed` …).
     pub unused_sources: BTreeMap<String, u64>,
-}
-
-pub async fn usage(
-    rt: &Runtime,
-    batch: Uuid,
-    progress: &trawl_store::BatchProgress,
-) -> Result<Usage, StageError> {
-    let cost_microdollars = rt
-        .store
-        .batch_counter(&batch.to_string(), crate::runtime::SPENT)
-        .await?;
-    let unused_sources = progress
-        .outcomes
-        .iter()
-        .filter(|(outcome, _)| *outcome != "analysed")
-        .map(|(outcome, &n)| (outcome.clone(), n))
-        .collect();
-    Ok(Usage {
-        cost_microdollars,
-        unused_sources,
-    })
 }
 
 /// What [`collect`] copied.

@@ -144,9 +144,7 @@ pub async fn job_result(
     };
     let status = match &record {
         Some(r) => r.status.clone(),
-        None => rt
-            .store
-            .batch_job_status(&batch.to_string(), &id.to_string())
+        None => crate::batch::job_status(rt, batch, id)
             .await?
             .unwrap_or_else(|| PENDING.to_owned()),
     };

@@ -104,6 +104,11 @@ impl Runtime {
         })
     }
 
+    /// How long an ended batch's record stays in the store (`store.batch_ttl_secs`).
+    pub fn batch_ttl(&self) -> Duration {
+        Duration::from_secs(self.config.store.batch_ttl_secs)
+    }
+
     pub fn job_ttl(&self) -> Duration {
         Duration::from_secs(self.config.store.job_ttl_secs)
     }

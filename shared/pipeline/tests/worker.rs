@@ -287,7 +287,10 @@ async fn messages_of_ended_jobs_are_skipped() {
         .batch_create(&batch, std::slice::from_ref(&job))
         .await
         .unwrap();
-    rt.store.batch_cancel(&batch).await.unwrap();
+    rt.store
+        .batch_cancel(&batch, Duration::from_secs(60))
+        .await
+        .unwrap();
     publish(&rt, env.encode()).await;
     tokio::time::timeout(Duration::from_secs(10), async {
         while rt.broker.depth(Queue::Search).await.unwrap() > 0 {

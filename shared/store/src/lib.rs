@@ -5,8 +5,9 @@
 //!
 //! What lives here: caches (robots.txt, relevance, content, LLM responses), single-flight locks
 //! and leases, the per-host rate limiter, each job's fan-in record, and batch progress. Every key
-//! starts with the configured prefix (`trawl:`), and every key but a batch record has a TTL. Both
-//! twins pass the contract suite in `tests/contract.rs`.
+//! starts with the configured prefix (`trawl:`). Every key has a TTL but API tokens and the
+//! records of batches not yet ended (a batch's record expires `store.batch_ttl_secs` after its
+//! last job ends or it is cancelled). Both twins pass the contract suite in `tests/contract.rs`.
 //!
 //! [`objects`] is the object store for results and work products (a local directory, S3, GCS,
 //! Azure Blob or memory), and [`shared`] the check that every worker of a fleet sees the same one.
@@ -164,6 +165,18 @@ pub trait Store: Send + Sync + 'static {
     /// every process (the API's per-token rate limit).
     async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError>;
 
+    /// Adds `amount` to `name`'s count in its current window of `window` (which starts with
+    /// its first addition) if the count stays within `limit`: returns the new count, or `None`
+    /// and adds nothing. A negative `amount` (giving back what a failed request took) always
+    /// applies. The API's per-token quotas, shared by every replica.
+    async fn window_add(
+        &self,
+        name: &str,
+        amount: i64,
+        limit: u64,
+        window: Duration,
+    ) -> Result<Option<u64>, StoreError>;
+
     /// Pushes `host`'s next free slot at least `delay` into the future (a Retry-After).
     async fn rate_hold(&self, host: &str, delay: Duration) -> Result<(), StoreError>;
 
@@ -227,16 +240,18 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     async fn job_counters(&self, job: &str) -> Result<BTreeMap<String, i64>, StoreError>;
 
-    /// Creates a batch record with every job pending. Batch records have no TTL.
+    /// Creates a batch record with every job pending. It has no TTL while a job is pending.
     async fn batch_create(&self, batch: &str, jobs: &[String]) -> Result<(), StoreError>;
     /// Ends `job` with `status`, adding its sources' `outcomes` (outcome → count) to the
-    /// batch's; true only the first time, so a job is never counted twice.
+    /// batch's; true only the first time, so a job is never counted twice. Ending the last job
+    /// gives the record `ttl`.
     async fn batch_finish(
         &self,
         batch: &str,
         job: &str,
         status: &str,
         outcomes: &BTreeMap<String, u32>,
+        ttl: Duration,
     ) -> Result<bool, StoreError>;
     async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError>;
     async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError>;
@@ -255,8 +270,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Batches with jobs not yet ended.
     async fn batches_open(&self) -> Result<Vec<String>, StoreError>;
-    /// Marks the batch cancelled; true if it exists.
-    async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError>;
+    /// Marks the batch cancelled (its pending jobs end as `cancelled`) and gives its record
+    /// `ttl`; true if it exists.
+    async fn batch_cancel(&self, batch: &str, ttl: Duration) -> Result<bool, StoreError>;
 
     /// Deletes every key under this store's prefix (tests).
     async fn delete_all(&self) -> Result<(), StoreError>;

@@ -48,6 +48,18 @@ struct Batch {
     cancelled: bool,
     counters: BTreeMap<String, i64>,
     outcomes: BTreeMap<String, u64>,
+    /// Set when the batch ends.
+    expires: Option<Instant>,
+}
+
+impl State {
+    /// Forgets `batch` if its record has expired.
+    fn prune_batch(&mut self, batch: &str) {
+        if (self.batches.get(batch)).is_some_and(|b| b.expires.is_some_and(|t| t <= Instant::now()))
+        {
+            self.batches.remove(batch);
+        }
+    }
 }
 
 impl MemoryStore {
@@ -133,6 +145,30 @@ impl Store for MemoryStore {
             }
             entry.1 += 1;
             entry.1
+        })
+    }
+
+    async fn window_add(
+        &self,
+        name: &str,
+        amount: i64,
+        limit: u64,
+        window: Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let entry = s
+                .windows
+                .entry(name.to_owned())
+                .or_insert((now + window, 0));
+            if entry.0 <= now {
+                *entry = (now + window, 0);
+            }
+            if amount > 0 && entry.1 + amount.unsigned_abs() > limit {
+                return None;
+            }
+            entry.1 = entry.1.saturating_add_signed(amount);
+            Some(entry.1)
         })
     }
 
@@ -338,8 +374,10 @@ impl Store for MemoryStore {
         job: &str,
         status: &str,
         outcomes: &BTreeMap<String, u32>,
+        ttl: Duration,
     ) -> Result<bool, StoreError> {
         self.with(|s| {
+            s.prune_batch(batch);
             let Some(b) = s.batches.get_mut(batch) else {
                 return false;
             };
@@ -349,6 +387,9 @@ impl Store for MemoryStore {
                     for (outcome, &n) in outcomes {
                         *b.outcomes.entry(outcome.clone()).or_default() += u64::from(n);
                     }
+                    if !b.jobs.values().any(|st| st == PENDING) {
+                        b.expires = Some(Instant::now() + ttl);
+                    }
                     true
                 }
                 _ => false,
@@ -357,11 +398,15 @@ impl Store for MemoryStore {
     }
 
     async fn batch_job_status(&self, batch: &str, job: &str) -> Result<Option<String>, StoreError> {
-        self.with(|s| s.batches.get(batch).and_then(|b| b.jobs.get(job)).cloned())
+        self.with(|s| {
+            s.prune_batch(batch);
+            s.batches.get(batch).and_then(|b| b.jobs.get(job)).cloned()
+        })
     }
 
     async fn batch_jobs(&self, batch: &str) -> Result<BTreeMap<String, String>, StoreError> {
         self.with(|s| {
+            s.prune_batch(batch);
             s.batches
                 .get(batch)
                 .map(|b| b.jobs.clone())
@@ -371,6 +416,7 @@ impl Store for MemoryStore {
 
     async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError> {
         self.with(|s| {
+            s.prune_batch(batch);
             s.batches.get(batch).map(|b| {
                 let mut p = BatchProgress {
                     total: b.jobs.len() as u64,
@@ -389,6 +435,7 @@ impl Store for MemoryStore {
 
     async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError> {
         self.with(|s| {
+            s.prune_batch(batch);
             let b = s.batches.entry(batch.to_owned()).or_default();
             let v = b.counters.entry(counter.to_owned()).or_default();
             *v += delta;
@@ -398,6 +445,7 @@ impl Store for MemoryStore {
 
     async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError> {
         self.with(|s| {
+            s.prune_batch(batch);
             s.batches
                 .get(batch)
                 .and_then(|b| b.counters.get(counter).copied())
@@ -433,16 +481,18 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError> {
-        self.with(|s| match s.batches.get_mut(batch) {
-            Some(b) => {
-                b.cancelled = true;
-                for status in b.jobs.values_mut().filter(|st| *st == PENDING) {
-                    *status = "cancelled".to_owned();
-                }
-                true
+    async fn batch_cancel(&self, batch: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.with(|s| {
+            s.prune_batch(batch);
+            let Some(b) = s.batches.get_mut(batch) else {
+                return false;
+            };
+            b.cancelled = true;
+            for status in b.jobs.values_mut().filter(|st| *st == PENDING) {
+                *status = "cancelled".to_owned();
             }
-            None => false,
+            b.expires = Some(Instant::now() + ttl);
+            true
         })
     }
 

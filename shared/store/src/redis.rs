@@ -1,7 +1,7 @@
 //! The Redis store.
 //!
-//! Key layout under the prefix `p` (every key but `p:batch:*`, `p:batches:open` and `p:tokens`
-//! has a TTL):
+//! Key layout under the prefix `p` (every key but `p:batches:open`, `p:tokens` and the
+//! `p:batch:*` of batches not yet ended has a TTL):
 //!
 //! | key | type | written by |
 //! |---|---|---|
@@ -12,8 +12,8 @@
 //! | `p:job:<job>` | hash `expected`, `meta`, TTL | search (fan-in open) |
 //! | `p:job:<job>:outcomes` | hash idx → outcome, TTL | fetch, clean |
 //! | `p:job:<job>:counters` | hash counter → integer, TTL | every worker (timings, tokens, cost) |
-//! | `p:batch:<b>:jobs` | hash job → status | submit, synthesize, cancel |
-//! | `p:batch:<b>` | hash `finished`, `cancelled`, `status:<s>` per status, `outcome:<o>` per source outcome, `c:<name>` counters | same, and LLM spend |
+//! | `p:batch:<b>:jobs` | hash job → status; TTL `store.batch_ttl_secs` from the batch's end | submit, synthesize, cancel |
+//! | `p:batch:<b>` | hash `finished`, `cancelled`, `status:<s>` per status, `outcome:<o>` per source outcome, `c:<name>` counters; TTL as the jobs hash | same, and LLM spend |
 //! | `p:batches:open` | set of batches with jobs not yet ended | submit adds; the last finish or cancel removes |
 //! | `p:tokens` | hash SHA-256 of an API token → its record; no TTL | `trawl token` |
 //!
@@ -47,6 +47,7 @@ struct Scripts {
     fanin_record: Script,
     batch_finish: Script,
     window_count: Script,
+    window_add: Script,
     batch_cancel: Script,
 }
 
@@ -129,16 +130,33 @@ if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n
 ";
 
+const WINDOW_ADD: &str = r"
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+local d = tonumber(ARGV[1])
+if d > 0 and n + d > tonumber(ARGV[2]) then return -1 end
+local v = redis.call('INCRBY', KEYS[1], d)
+if v < 0 then
+  redis.call('SET', KEYS[1], 0, 'KEEPTTL')
+  v = 0
+end
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return v
+";
+
 const BATCH_FINISH: &str = r"
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if current ~= 'pending' then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HINCRBY', KEYS[2], 'status:' .. ARGV[2], 1)
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[2], 'outcome:' .. ARGV[i], ARGV[i + 1])
 end
 local finished = redis.call('HINCRBY', KEYS[2], 'finished', 1)
-if finished >= redis.call('HLEN', KEYS[1]) then redis.call('SREM', KEYS[3], ARGV[3]) end
+if finished >= redis.call('HLEN', KEYS[1]) then
+  redis.call('SREM', KEYS[3], ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
 return 1
 ";
 
@@ -154,6 +172,8 @@ for i = 1, #jobs, 2 do
   end
 end
 redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1
 ";
 
@@ -205,6 +225,7 @@ impl RedisStore {
                 fanin_record: Script::new(FANIN_RECORD),
                 batch_finish: Script::new(BATCH_FINISH),
                 window_count: Script::new(WINDOW_COUNT),
+                window_add: Script::new(WINDOW_ADD),
                 batch_cancel: Script::new(BATCH_CANCEL),
             }),
         })
@@ -287,6 +308,26 @@ impl Store for RedisStore {
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)
+    }
+
+    async fn window_add(
+        &self,
+        name: &str,
+        amount: i64,
+        limit: u64,
+        window: Duration,
+    ) -> Result<Option<u64>, StoreError> {
+        let count: i64 = self
+            .scripts
+            .window_add
+            .key(self.key(&["window", name]))
+            .arg(amount)
+            .arg(limit)
+            .arg(ms(window))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(u64::try_from(count).ok())
     }
 
     async fn rate_hold(&self, host: &str, delay: Duration) -> Result<(), StoreError> {
@@ -515,6 +556,7 @@ impl Store for RedisStore {
         job: &str,
         status: &str,
         outcomes: &BTreeMap<String, u32>,
+        ttl: Duration,
     ) -> Result<bool, StoreError> {
         let mut script = self.scripts.batch_finish.prepare_invoke();
         script
@@ -523,7 +565,8 @@ impl Store for RedisStore {
             .key(self.key(&["batches", "open"]))
             .arg(job)
             .arg(status)
-            .arg(batch);
+            .arg(batch)
+            .arg(ms(ttl));
         for (outcome, n) in outcomes {
             script.arg(outcome).arg(n);
         }
@@ -629,7 +672,7 @@ impl Store for RedisStore {
             .map_err(backend)
     }
 
-    async fn batch_cancel(&self, batch: &str) -> Result<bool, StoreError> {
+    async fn batch_cancel(&self, batch: &str, ttl: Duration) -> Result<bool, StoreError> {
         let found: u32 = self
             .scripts
             .batch_cancel
@@ -637,6 +680,7 @@ impl Store for RedisStore {
             .key(self.key(&["batch", batch]))
             .key(self.key(&["batches", "open"]))
             .arg(batch)
+            .arg(ms(ttl))
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;

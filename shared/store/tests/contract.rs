@@ -294,23 +294,23 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
         .collect();
     let none = BTreeMap::new();
     assert!(store
-        .batch_finish(&batch, "job-0", "done", &outcomes)
+        .batch_finish(&batch, "job-0", "done", &outcomes, KEEP)
         .await
         .unwrap());
     assert!(
         !store
-            .batch_finish(&batch, "job-0", "done", &outcomes)
+            .batch_finish(&batch, "job-0", "done", &outcomes, KEEP)
             .await
             .unwrap(),
         "finished twice"
     );
     assert!(store
-        .batch_finish(&batch, "job-1", "partial", &outcomes)
+        .batch_finish(&batch, "job-1", "partial", &outcomes, KEEP)
         .await
         .unwrap());
     assert!(
         !store
-            .batch_finish(&batch, "job-9", "done", &outcomes)
+            .batch_finish(&batch, "job-9", "done", &outcomes, KEEP)
             .await
             .unwrap(),
         "unknown job"
@@ -336,7 +336,7 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
         Some("pending")
     );
 
-    assert!(store.batch_cancel(&batch).await.unwrap());
+    assert!(store.batch_cancel(&batch, KEEP).await.unwrap());
     assert!(!store.batches_open().await.unwrap().contains(&batch));
     let p = store.batch_progress(&batch).await.unwrap().unwrap();
     assert!(p.is_done() && p.cancelled);
@@ -345,7 +345,7 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
     assert_eq!(p.by_status.get("cancelled"), Some(&2));
     assert!(
         !store
-            .batch_finish(&batch, "job-3", "done", &none)
+            .batch_finish(&batch, "job-3", "done", &none, KEEP)
             .await
             .unwrap(),
         "finished after cancel"
@@ -356,17 +356,68 @@ async fn batch_progress_counts_each_job_once(store: Arc<dyn Store>) {
         .await
         .unwrap()
         .is_none());
-    assert!(!store.batch_cancel("no-such-batch").await.unwrap());
+    assert!(!store.batch_cancel("no-such-batch", KEEP).await.unwrap());
 
     // A batch closes when its last job ends.
     let single = uuid::Uuid::now_v7().to_string();
     store.batch_create(&single, &["only".into()]).await.unwrap();
     assert!(store.batches_open().await.unwrap().contains(&single));
     assert!(store
-        .batch_finish(&single, "only", "done", &none)
+        .batch_finish(&single, "only", "done", &none, KEEP)
         .await
         .unwrap());
     assert!(!store.batches_open().await.unwrap().contains(&single));
+    store.delete_all().await.unwrap();
+}
+
+/// How long an ended batch's record is kept in the tests that do not wait for it to go.
+const KEEP: Duration = Duration::from_secs(600);
+
+async fn ended_batches_expire_and_open_ones_stay(store: Arc<dyn Store>) {
+    let ttl = Duration::from_millis(300);
+    let none = BTreeMap::new();
+    let (ended, cancelled, open) = ("b-ended", "b-cancelled", "b-open");
+    for batch in [ended, cancelled, open] {
+        store
+            .batch_create(batch, &["j1".into(), "j2".into()])
+            .await
+            .unwrap();
+        store.batch_add(batch, "spent", 5).await.unwrap();
+    }
+    for job in ["j1", "j2"] {
+        assert!(store
+            .batch_finish(ended, job, "done", &none, ttl)
+            .await
+            .unwrap());
+    }
+    assert!(store
+        .batch_finish(open, "j1", "done", &none, ttl)
+        .await
+        .unwrap());
+    assert!(store.batch_cancel(cancelled, ttl).await.unwrap());
+    assert!(store
+        .batch_progress(ended)
+        .await
+        .unwrap()
+        .unwrap()
+        .is_done());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    for batch in [ended, cancelled] {
+        assert!(
+            store.batch_progress(batch).await.unwrap().is_none(),
+            "{batch}"
+        );
+        assert!(store.batch_jobs(batch).await.unwrap().is_empty(), "{batch}");
+        assert_eq!(
+            store.batch_counter(batch, "spent").await.unwrap(),
+            0,
+            "{batch}"
+        );
+    }
+    // A batch with a pending job keeps its record whatever the TTL of its ended jobs.
+    let p = store.batch_progress(open).await.unwrap().unwrap();
+    assert_eq!((p.total, p.finished), (2, 1));
+    assert_eq!(store.batch_counter(open, "spent").await.unwrap(), 5);
     store.delete_all().await.unwrap();
 }
 
@@ -378,6 +429,37 @@ async fn window_counts_reset_after_the_window(store: Arc<dyn Store>) {
     assert_eq!(store.window_count("other", window).await.unwrap(), 1);
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(store.window_count("w", window).await.unwrap(), 1);
+    store.delete_all().await.unwrap();
+}
+
+async fn window_additions_stay_within_their_limit(store: Arc<dyn Store>) {
+    let window = Duration::from_millis(400);
+    assert_eq!(store.window_add("q", 6, 10, window).await.unwrap(), Some(6));
+    // Over the limit: refused whole, nothing taken.
+    assert_eq!(store.window_add("q", 5, 10, window).await.unwrap(), None);
+    assert_eq!(
+        store.window_add("q", 4, 10, window).await.unwrap(),
+        Some(10)
+    );
+    // Given back (a submission that failed after taking its share), then taken again.
+    assert_eq!(
+        store.window_add("q", -4, 10, window).await.unwrap(),
+        Some(6)
+    );
+    assert_eq!(
+        store.window_add("q", -100, 10, window).await.unwrap(),
+        Some(0)
+    );
+    assert_eq!(store.window_add("q", 3, 10, window).await.unwrap(), Some(3));
+    assert_eq!(
+        store.window_add("other", 10, 10, window).await.unwrap(),
+        Some(10)
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        store.window_add("q", 10, 10, window).await.unwrap(),
+        Some(10)
+    );
     store.delete_all().await.unwrap();
 }
 
@@ -443,6 +525,8 @@ both! {
     batch_counters_add_up,
     tokens_are_kept_until_revoked,
     window_counts_reset_after_the_window,
+    window_additions_stay_within_their_limit,
+    ended_batches_expire_and_open_ones_stay,
 }
 
 /// Two separate connections (as two worker processes would have) share one limiter.

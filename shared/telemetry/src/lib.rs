@@ -12,10 +12,14 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use axum::http::StatusCode;
-use axum::routing::get;
+use axum::extract::ConnectInfo;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
 use axum::Router;
 use prometheus_client::registry::Registry;
+
+pub mod http;
 
 pub use prometheus_client;
 
@@ -275,13 +279,32 @@ impl Drain {
 pub fn routes(readiness: Readiness, drain: Drain) -> Router {
     probes(readiness.clone()).route(
         "/drain",
-        get(move || async move {
-            readiness.set(false);
-            drain.request();
-            drain.finished().await;
-            "drained"
-        }),
+        post(
+            move |ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap| async move {
+                if let Err(why) = drain_allowed(peer.ip(), &headers) {
+                    return (StatusCode::FORBIDDEN, why).into_response();
+                }
+                readiness.set(false);
+                drain.request();
+                drain.finished().await;
+                "drained".into_response()
+            },
+        ),
     )
+}
+
+/// `/drain` stops the process, so only someone on the machine (in Kubernetes, the pod: the
+/// preStop hook runs `trawl drain`) may ask for it: a POST from a loopback address. A browser
+/// adds `Origin` to every POST, so a page an operator opens cannot send one from its
+/// machine either.
+fn drain_allowed(peer: std::net::IpAddr, headers: &HeaderMap) -> Result<(), &'static str> {
+    if !peer.to_canonical().is_loopback() {
+        return Err("/drain is answered only to this machine: run `trawl drain` on it (in Kubernetes the preStop hook does)\n");
+    }
+    if headers.contains_key(header::ORIGIN) || headers.contains_key("sec-fetch-site") {
+        return Err("/drain is not answered to a browser: run `trawl drain`\n");
+    }
+    Ok(())
 }
 
 /// `/metrics`, `/healthz` and `/readyz` without `/drain`, for servers (the API) that expose
@@ -344,14 +367,13 @@ pub async fn serve(
         source,
     })?;
     let app = routes(readiness, drain);
-    let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
-        {
-            tracing::warn!(error = %e, "metrics server stopped");
-        }
-    });
+    let task = tokio::spawn(http::serve(
+        listener,
+        app,
+        http::ConnLimits::default(),
+        "metrics",
+        shutdown,
+    ));
     Ok((bound, task))
 }
 
@@ -399,16 +421,48 @@ mod tests {
     }
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    async fn get(addr: SocketAddr, path: &str) -> String {
+    async fn request(addr: SocketAddr, method: &str, path: &str, headers: &str) -> String {
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-        s.write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
-        )
-        .await
-        .unwrap();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n{headers}Connection: close\r\n\r\n"
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).await.unwrap();
         out
+    }
+
+    async fn get(addr: SocketAddr, path: &str) -> String {
+        request(addr, "GET", path, "").await
+    }
+
+    #[test]
+    fn drain_is_allowed_from_loopback_and_never_from_a_browser() {
+        let none = HeaderMap::new();
+        for peer in ["127.0.0.1", "127.3.2.1", "::1", "::ffff:127.0.0.1"] {
+            assert!(
+                drain_allowed(peer.parse().unwrap(), &none).is_ok(),
+                "{peer}"
+            );
+        }
+        for peer in [
+            "10.0.0.7",
+            "192.168.1.2",
+            "::ffff:10.0.0.7",
+            "fe80::1",
+            "0.0.0.0",
+        ] {
+            assert!(
+                drain_allowed(peer.parse().unwrap(), &none).is_err(),
+                "{peer}"
+            );
+        }
+        let mut browser = HeaderMap::new();
+        browser.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
+        assert!(drain_allowed("127.0.0.1".parse().unwrap(), &browser).is_err());
+        let mut fetch = HeaderMap::new();
+        fetch.insert("sec-fetch-site", "cross-site".parse().unwrap());
+        assert!(drain_allowed("127.0.0.1".parse().unwrap(), &fetch).is_err());
     }
 
     #[test]
@@ -456,8 +510,15 @@ mod tests {
             "not the classic format: {metrics}"
         );
 
-        // /drain asks the worker to stop, reads not-ready, and answers once the worker is done.
-        let answer = tokio::spawn(get(addr, "/drain"));
+        // A GET (what a link, an image or an old preStop hook sends) and a browser's POST change
+        // nothing.
+        assert!(get(addr, "/drain").await.starts_with("HTTP/1.1 405"));
+        let from_page = request(addr, "POST", "/drain", "Origin: http://evil.example\r\n").await;
+        assert!(from_page.starts_with("HTTP/1.1 403"), "{from_page}");
+        assert!(readiness.get());
+        // A POST from this machine asks the worker to stop, reads not-ready, and answers once
+        // the worker is done.
+        let answer = tokio::spawn(request(addr, "POST", "/drain", ""));
         tokio::time::timeout(std::time::Duration::from_secs(5), drain.requested())
             .await
             .expect("drain requested");
