@@ -23,10 +23,19 @@ pub fn read_bounded(reader: impl Read, limit: u64, what: &str) -> anyhow::Result
     Ok(bytes)
 }
 
-/// [`read_bounded`] of the file at `path`.
+/// [`read_bounded`] of the file at `path`; a regular file whose size is past `limit` is
+/// refused before a byte is read (a device or a pipe is read up to it).
 pub fn read_file(path: &Path, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
     let file =
         std::fs::File::open(path).with_context(|| format!("failed to read {}", path.display()))?;
+    if let Ok(meta) = file.metadata() {
+        if meta.is_file() && meta.len() > limit {
+            bail!(
+                "{what} is larger than {} (the limit): refused",
+                human(limit)
+            );
+        }
+    }
     read_bounded(file, limit, what)
 }
 
@@ -41,6 +50,18 @@ fn human(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_file_is_refused_by_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sparse");
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(3 << 30)
+            .unwrap();
+        let err = read_file(&path, 1 << 20, "the batch").unwrap_err();
+        assert!(err.to_string().contains("larger than 1.0 MiB"), "{err}");
+    }
 
     #[test]
     fn endless_input_stops_at_the_limit() {
