@@ -32,8 +32,8 @@ async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
     config.llm = Some(LlmConfig {
         base_url: format!("{}/v1", web.base_url()),
         model: "gpt-4o-mini".into(),
-        input_price_per_mtok: 1000.0,
-        output_price_per_mtok: 1000.0,
+        input_price_per_mtok: Some(1000.0),
+        output_price_per_mtok: Some(1000.0),
         ..Default::default()
     });
     // One message at a time per stage, so one job's spend is on the books before the next looks.
@@ -107,4 +107,43 @@ async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
         summary.contains("budget of $0.0000 was reached"),
         "{summary}"
     );
+}
+
+/// A budget needs prices: a batch with one is refused, by `trawl submit` and by the API's
+/// check, when a model in use has none (its spend would read 0 and the budget never trip).
+#[test]
+fn a_budget_without_prices_is_refused_with_the_setting_to_add() {
+    let mut config = Config {
+        llm: Some(LlmConfig {
+            model: "gpt-4o-mini".into(),
+            models: [(
+                "report".to_owned(),
+                trawl_config::StepModel::Name("house-model-7b".into()),
+            )]
+            .into(),
+            ..Default::default()
+        }),
+        ..Config::default()
+    };
+    let err = trawl_pipeline::batch::check_budget(&config, Some(5.0)).unwrap_err();
+    assert!(
+        err.contains("house-model-7b") && err.contains("llm.prices.\"house-model-7b\""),
+        "{err}"
+    );
+    assert!(
+        !err.contains("gpt-4o-mini"),
+        "a model of the built-in table: {err}"
+    );
+    // Without a budget, or with the price set, it goes through.
+    assert!(trawl_pipeline::batch::check_budget(&config, None).is_ok());
+    let llm = config.llm.as_mut().unwrap();
+    llm.prices.insert(
+        "house-model-7b".into(),
+        trawl_config::ModelPrice {
+            input: 0.2,
+            cached_input: None,
+            output: 0.2,
+        },
+    );
+    assert!(trawl_pipeline::batch::check_budget(&config, Some(5.0)).is_ok());
 }

@@ -434,6 +434,14 @@ async fn bad_input() {
             &["options to be an object"],
         ),
         (
+            "a report allowance past the limit",
+            with(json!({"report_max_tokens": 50}))
+                .to_string()
+                .into_bytes(),
+            422,
+            &["questions[1]: report_max_tokens must be 100 to 16000"],
+        ),
+        (
             "an empty question",
             json!({"questions": [q(ok), q(" \t ")]})
                 .to_string()

@@ -217,6 +217,23 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/v1/messages", post(llm::messages))
         .route("/v1/embeddings", post(llm::embeddings))
         .route("/v1/models", get(llm::models))
+        .route(
+            "/openai/deployments/{deployment}/chat/completions",
+            post(llm::azure::chat_completions),
+        )
+        .route(
+            "/openai/deployments/{deployment}/embeddings",
+            post(llm::azure::embeddings),
+        )
+        .route(
+            "/v1beta/openai/chat/completions",
+            post(llm::gemini::chat_completions),
+        )
+        .route("/v1beta/openai/embeddings", post(llm::gemini::embeddings))
+        .route(
+            "/local/v1/chat/completions",
+            post(llm::openai::local_chat_completions),
+        )
         .layer(middleware::from_fn_with_state(state.clone(), llm_latency));
     Router::new()
         .route("/search", get(search))

@@ -399,6 +399,7 @@ pub async fn submit(
         ));
     }
     let (tasks, mut options) = parse_batch_in(&body, state.config.api.max_questions)?;
+    batch::check_budget(&state.config, options.budget_usd).map_err(ApiError::invalid)?;
     batch::check_queued_bytes(&tasks, state.config.broker.max_batch_bytes)
         .map_err(|e| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e))?;
     options.owner = Some(caller.0.id.clone());

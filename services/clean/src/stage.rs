@@ -80,7 +80,7 @@ impl CleanStage {
             _ => None,
         };
         let (use_llm, path) = match (&llm, &configured) {
-            (Some(llm), _) => (LlmUse::Yes(llm), format!("llm:{}", llm.model())),
+            (Some(llm), _) => (LlmUse::Yes(llm), format!("llm:{}", llm.model_of("clean"))),
             (None, Some(_)) => (
                 LlmUse::Unavailable("the batch's LLM budget is spent"),
                 "budget-spent".into(),

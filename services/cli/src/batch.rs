@@ -144,6 +144,7 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
         println!("{}", created.batch_id);
         return Ok(ExitCode::SUCCESS);
     }
+    trawl_pipeline::batch::check_budget(&config, args.budget).map_err(anyhow::Error::msg)?;
     let rt = fleet(config).await?;
     let progress = bar(questions.len() as u64, "enqueued");
     let options = BatchOptions {

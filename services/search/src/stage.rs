@@ -51,10 +51,11 @@ impl SearchStage {
 
     /// Builds the stage with API keys looked up in `env` (tests pass their own).
     pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .timeout(Duration::from_secs(config.search.timeout_secs))
-            .user_agent(format!("{} (research; search)", config.fetch.user_agent))
-            .no_proxy()
+            .user_agent(format!("{} (research; search)", config.fetch.user_agent));
+        let http = trawl_llm::proxy::apply(builder, &config.search.proxy, env)
+            .map_err(|e| format!("search.proxy: {e}"))?
             .build()
             .map_err(|e| e.to_string())?;
         let llm = match &config.llm {

@@ -240,3 +240,53 @@ async fn rerank_and_llm_selection_take_part_and_are_recorded() {
         .iter()
         .any(|n| n.as_str().unwrap().contains("reranked")));
 }
+
+/// Search providers and the LLM go through the proxy their config or the environment names,
+/// and `NO_PROXY` exempts a host. simweb is the proxy here: it answers by path whatever host a
+/// request names, and records that host; the `.invalid` names resolve nowhere else.
+#[tokio::test]
+async fn providers_and_the_llm_go_through_their_proxy() {
+    let (corpus, web, dir) = setup().await;
+    let mut c = config(&web, dir.path());
+    c.search.providers = vec!["tavily".into()];
+    c.search
+        .endpoints
+        .insert("tavily".into(), "http://search.invalid/tavily".into());
+    c.search.proxy = web.base_url();
+    c.llm = Some(LlmConfig {
+        base_url: "http://llm.invalid/v1".into(),
+        model: "simweb-1".into(),
+        max_retries: 0,
+        ..Default::default()
+    });
+    let env = |extra: &[(&str, &str)]| -> BTreeMap<String, String> {
+        [("TAVILY_API_KEY", "t"), ("OPENAI_API_KEY", "o")]
+            .iter()
+            .chain(extra)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let proxy = web.base_url();
+    let q = corpus.questions().remove(1);
+    let stage =
+        trawl_search::SearchStage::with_env(&c, &env(&[("HTTP_PROXY", proxy.as_str())])).unwrap();
+    let rt = Runtime::embedded(c.clone()).unwrap();
+    let record = run(&stage, &rt, &q.query).await;
+    assert_eq!(record["analysis"]["path"], "llm", "{}", record["analysis"]);
+    assert!(!record["results"].as_array().unwrap().is_empty());
+    let hosts: Vec<String> = (web.stats().snapshot().into_iter())
+        .map(|(host, _, _)| host)
+        .collect();
+    assert!(hosts.iter().any(|h| h == "search.invalid"), "{hosts:?}");
+    assert!(hosts.iter().any(|h| h == "llm.invalid"), "{hosts:?}");
+
+    // NO_PROXY exempts the LLM's host: it is then unreachable, and analysis falls back.
+    let stage = trawl_search::SearchStage::with_env(
+        &c,
+        &env(&[("HTTP_PROXY", proxy.as_str()), ("NO_PROXY", "llm.invalid")]),
+    )
+    .unwrap();
+    let rt = Runtime::embedded(c).unwrap();
+    let record = run(&stage, &rt, &format!("{} again", q.query)).await;
+    assert_ne!(record["analysis"]["path"], "llm", "{}", record["analysis"]);
+}

@@ -188,6 +188,13 @@ async fn synthesise(
         conflicts: conflicts.len(),
         ..Default::default()
     };
+    // The job's own report allowance, if it asked for one (its input record is tiny; an
+    // unreadable one leaves the default).
+    let answer_tokens = match job_input(rt, batch, job).await {
+        Ok(Some(input)) => input.options.report_max_tokens,
+        _ => None,
+    }
+    .unwrap_or(cfg.report_max_tokens);
     let budget_left = stage.llm.is_none() || rt.budget_left(&batch.to_string()).await?;
     let llm = stage
         .llm
@@ -206,6 +213,7 @@ async fn synthesise(
                 &conflicts,
                 &gaps,
                 cfg.max_tokens,
+                answer_tokens,
                 &cfg.language,
             )
             .await;

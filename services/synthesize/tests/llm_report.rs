@@ -69,6 +69,7 @@ async fn invented_citations_are_removed_and_counted() {
         &[],
         &Gaps::default(),
         20_000,
+        1500,
         "",
     )
     .await
@@ -119,6 +120,7 @@ async fn the_prompt_never_exceeds_the_budget_and_conflicts_are_listed() {
             &conflicts,
             &Gaps::default(),
             budget,
+            1500,
             "",
         )
         .await

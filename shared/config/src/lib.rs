@@ -280,6 +280,9 @@ pub struct SearchConfig {
     /// Environment variable holding each provider's API key, overriding the conventional name
     /// (`SERPER_API_KEY` …). A provider whose key is missing is skipped.
     pub api_key_env: BTreeMap<String, String>,
+    /// Proxy for search-provider calls (`http://host:port`); empty: `HTTPS_PROXY`,
+    /// `HTTP_PROXY`, `NO_PROXY`. Page fetches never use a proxy.
+    pub proxy: String,
     /// Results asked of the providers per sub-query (pagination stops there or when dry).
     pub results_per_query: usize,
     /// Default recency window: any, day, week, month or year.
@@ -305,6 +308,7 @@ impl Default for SearchConfig {
             providers: vec!["searxng".into(), "duckduckgo".into()],
             news_providers: vec!["searxng".into(), "duckduckgo".into()],
             searxng_url: "http://127.0.0.1:8888".into(),
+            proxy: String::new(),
             endpoints: BTreeMap::new(),
             api_key_env: BTreeMap::new(),
             results_per_query: 15,
@@ -448,6 +452,8 @@ impl Default for CleanConfig {
 pub struct SynthesizeConfig {
     /// Token budget of the prompt given to the report writer (sources, question, instructions).
     pub max_tokens: usize,
+    /// Most tokens the LLM's report may take (a job's `report_max_tokens` option overrides it).
+    pub report_max_tokens: u32,
     /// Sentences the extractive report takes in all.
     pub sentences: usize,
     /// Language of reports; empty: the language of the question.
@@ -462,6 +468,7 @@ impl Default for SynthesizeConfig {
     fn default() -> Self {
         SynthesizeConfig {
             max_tokens: 20_000,
+            report_max_tokens: 1500,
             sentences: 6,
             language: String::new(),
             webhook_secret_env: "TRAWL_WEBHOOK_SECRET".into(),
@@ -470,17 +477,150 @@ impl Default for SynthesizeConfig {
     }
 }
 
+/// The LLM APIs trawl speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LlmProvider {
+    /// OpenAI's API (`https://api.openai.com/v1`), or an OpenAI-compatible server at `base_url`.
+    Openai,
+    /// Azure OpenAI: `base_url` is the resource's endpoint (`https://NAME.openai.azure.com`) and
+    /// `model` the deployment's name; the key goes in the `api-key` header.
+    Azure,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Google Gemini, through its OpenAI-compatible endpoint.
+    Gemini,
+    /// OpenRouter (`https://openrouter.ai/api/v1`), models named `vendor/model`.
+    Openrouter,
+    /// A server of your own that speaks OpenAI's API (Ollama, vLLM, llama.cpp): `base_url`
+    /// required, a key only if the server wants one.
+    OpenaiCompatible,
+}
+
+impl LlmProvider {
+    pub fn name(self) -> &'static str {
+        match self {
+            LlmProvider::Openai => "openai",
+            LlmProvider::Azure => "azure",
+            LlmProvider::Anthropic => "anthropic",
+            LlmProvider::Gemini => "gemini",
+            LlmProvider::Openrouter => "openrouter",
+            LlmProvider::OpenaiCompatible => "openai-compatible",
+        }
+    }
+
+    /// The public endpoint; `None` where each deployment has its own.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            LlmProvider::Openai => Some("https://api.openai.com/v1"),
+            LlmProvider::Anthropic => Some("https://api.anthropic.com"),
+            LlmProvider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta/openai"),
+            LlmProvider::Openrouter => Some("https://openrouter.ai/api/v1"),
+            LlmProvider::Azure | LlmProvider::OpenaiCompatible => None,
+        }
+    }
+
+    /// The variable that holds the key when `api_key_env` is empty; `None` for servers that
+    /// need none.
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            LlmProvider::Openai => Some("OPENAI_API_KEY"),
+            LlmProvider::Azure => Some("AZURE_OPENAI_API_KEY"),
+            LlmProvider::Anthropic => Some("ANTHROPIC_API_KEY"),
+            LlmProvider::Gemini => Some("GEMINI_API_KEY"),
+            LlmProvider::Openrouter => Some("OPENROUTER_API_KEY"),
+            LlmProvider::OpenaiCompatible => None,
+        }
+    }
+
+    /// Whether the provider serves `/embeddings` in OpenAI's format.
+    pub fn has_embeddings(self) -> bool {
+        self != LlmProvider::Anthropic
+    }
+}
+
+/// The LLM steps, each of which may have its own model (`llm.models`).
+pub const LLM_STEPS: [&str; 6] = [
+    "analysis",
+    "relevance",
+    "selection",
+    "clean",
+    "analyse",
+    "report",
+];
+
+/// One model behind one endpoint: a step's own (`llm.models.STEP`) or the embeddings'
+/// (`llm.embeddings`). Empty fields take the main `[llm]` section's.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmEndpoint {
+    pub provider: Option<LlmProvider>,
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: String,
+}
+
+impl LlmEndpoint {
+    /// The variable that holds this endpoint's key: `api_key_env`, or the provider's.
+    pub fn key_env(&self) -> Option<String> {
+        match (self.api_key_env.trim(), self.provider) {
+            ("", Some(p)) => p.default_key_env().map(str::to_owned),
+            ("", None) => None,
+            (var, _) => Some(var.to_owned()),
+        }
+    }
+}
+
+/// A step's model: a name served by the main provider, or a model behind another endpoint.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum StepModel {
+    Name(String),
+    Endpoint(LlmEndpoint),
+}
+
+impl StepModel {
+    /// The step's endpoint, with the main section's settings where it names none.
+    pub fn resolve(&self, main: &LlmConfig) -> LlmEndpoint {
+        match self {
+            StepModel::Name(model) => LlmEndpoint {
+                model: model.clone(),
+                ..main.endpoint()
+            },
+            StepModel::Endpoint(e) => main.fill(e),
+        }
+    }
+}
+
+/// Dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    pub input: f64,
+    /// Input tokens served from the provider's prompt cache; `input` when absent.
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+    pub output: f64,
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
-    /// `openai` (any OpenAI-compatible endpoint: OpenAI, Ollama, vLLM, llama.cpp) or `anthropic`.
-    pub provider: String,
+    /// openai, azure, anthropic, gemini, openrouter or openai-compatible.
+    pub provider: LlmProvider,
     /// Empty: the provider's public endpoint.
     pub base_url: String,
+    /// The model (Azure: the deployment) every step uses unless `models` names another.
     pub model: String,
     /// Name of the environment variable that holds the API key (never the key itself). Empty:
-    /// `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`. A local server without auth may leave it unset.
+    /// the provider's (`OPENAI_API_KEY`, `AZURE_OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+    /// `GEMINI_API_KEY`, `OPENROUTER_API_KEY`); an openai-compatible server may need none.
     pub api_key_env: String,
+    /// Azure OpenAI's `api-version`.
+    pub api_version: String,
+    /// Models per step: `analysis`, `relevance`, `selection`, `clean`, `analyse`, `report`; a
+    /// model name, or `{ provider, base_url, model, api_key_env }` for another endpoint.
+    pub models: BTreeMap<String, StepModel>,
     pub timeout_secs: u64,
     /// Retries on 429 and 5xx, with back-off (honouring Retry-After).
     pub max_retries: u32,
@@ -488,27 +628,175 @@ pub struct LlmConfig {
     pub json_mode: bool,
     /// How long an identical request's answer is reused (0: no cache).
     pub cache_ttl_secs: u64,
-    /// Prices per million tokens, for cost metrics and reports.
-    pub input_price_per_mtok: f64,
-    pub output_price_per_mtok: f64,
-    /// Model for `/embeddings` (semantic rerank); empty disables rerank.
+    /// Reasoning models (o-series, gpt-5, Gemini 2.5): `minimal`, `low`, `medium` or `high`;
+    /// empty: the model's default.
+    pub reasoning_effort: String,
+    /// Tokens a reasoning model may spend thinking, on top of each answer's allowance.
+    pub reasoning_tokens: u32,
+    /// Prices per model in dollars per million tokens (`{ input, cached_input, output }`), over
+    /// the built-in table of well-known models.
+    pub prices: BTreeMap<String, ModelPrice>,
+    /// The main model's prices, per million tokens (older form of `prices`).
+    pub input_price_per_mtok: Option<f64>,
+    pub output_price_per_mtok: Option<f64>,
+    /// Proxy for LLM calls (`http://host:port`); empty: `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`.
+    pub proxy: String,
+    /// The embeddings endpoint for semantic rerank (any provider with OpenAI's `/embeddings`).
+    pub embeddings: Option<LlmEndpoint>,
+    /// Embedding model on the main endpoint (shorthand for `embeddings.model`).
     pub embedding_model: String,
 }
 
 impl Default for LlmConfig {
     fn default() -> Self {
         LlmConfig {
-            provider: "openai".into(),
+            provider: LlmProvider::Openai,
             base_url: String::new(),
             model: "gpt-4o-mini".into(),
             api_key_env: String::new(),
+            api_version: "2024-10-21".into(),
+            models: BTreeMap::new(),
             timeout_secs: 60,
             max_retries: 3,
             json_mode: true,
             cache_ttl_secs: 7 * 24 * 3600,
-            input_price_per_mtok: 0.0,
-            output_price_per_mtok: 0.0,
+            reasoning_effort: String::new(),
+            reasoning_tokens: 4096,
+            prices: BTreeMap::new(),
+            input_price_per_mtok: None,
+            output_price_per_mtok: None,
+            proxy: String::new(),
+            embeddings: None,
             embedding_model: String::new(),
+        }
+    }
+}
+
+impl LlmConfig {
+    /// The main endpoint.
+    pub fn endpoint(&self) -> LlmEndpoint {
+        LlmEndpoint {
+            provider: Some(self.provider),
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key_env: self.api_key_env.clone(),
+        }
+    }
+
+    /// `e` with the main section's provider, and its URL and key when `e` keeps its provider.
+    fn fill(&self, e: &LlmEndpoint) -> LlmEndpoint {
+        let provider = e.provider.unwrap_or(self.provider);
+        let same = provider == self.provider;
+        let pick = |own: &str, main: &str| match (own.is_empty(), same) {
+            (true, true) => main.to_owned(),
+            _ => own.to_owned(),
+        };
+        LlmEndpoint {
+            provider: Some(provider),
+            base_url: pick(&e.base_url, &self.base_url),
+            model: if e.model.is_empty() {
+                self.model.clone()
+            } else {
+                e.model.clone()
+            },
+            api_key_env: pick(&e.api_key_env, &self.api_key_env),
+        }
+    }
+
+    /// The endpoint `step` uses.
+    pub fn step(&self, step: &str) -> LlmEndpoint {
+        match self.models.get(step) {
+            Some(m) => m.resolve(self),
+            None => self.endpoint(),
+        }
+    }
+
+    /// The embeddings endpoint, if any is configured.
+    pub fn embeddings_endpoint(&self) -> Option<LlmEndpoint> {
+        match (&self.embeddings, self.embedding_model.is_empty()) {
+            (Some(e), _) => Some(self.fill(e)),
+            (None, false) => Some(LlmEndpoint {
+                model: self.embedding_model.clone(),
+                ..self.endpoint()
+            }),
+            (None, true) => None,
+        }
+    }
+
+    /// Every endpoint in use: the main one, each step's and the embeddings'.
+    pub fn endpoints(&self) -> Vec<LlmEndpoint> {
+        let mut all = vec![self.endpoint()];
+        all.extend(self.models.values().map(|m| m.resolve(self)));
+        all.extend(self.embeddings_endpoint());
+        all
+    }
+
+    /// Problems with this section, for [`Config::validate`].
+    fn problems(&self, problems: &mut Vec<String>) {
+        for step in self.models.keys() {
+            if !LLM_STEPS.contains(&step.as_str()) {
+                problems.push(format!(
+                    "llm.models.{step}: not a step (the steps are {})",
+                    LLM_STEPS.join(", ")
+                ));
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for e in self.endpoints() {
+            let provider = e.provider.unwrap_or(self.provider);
+            if e.model.trim().is_empty() {
+                problems.push(format!("llm: a {} endpoint has no model", provider.name()));
+            }
+            if e.base_url.trim().is_empty()
+                && provider.default_base_url().is_none()
+                && seen.insert(provider)
+            {
+                problems.push(format!(
+                    "llm: provider {} needs base_url (its endpoint: {})",
+                    provider.name(),
+                    match provider {
+                        LlmProvider::Azure => "https://NAME.openai.azure.com",
+                        _ => "the server's OpenAI-compatible URL, e.g. http://127.0.0.1:11434/v1 for Ollama",
+                    }
+                ));
+            }
+        }
+        if let Some(e) = self.embeddings_endpoint() {
+            if !e.provider.unwrap_or(self.provider).has_embeddings() {
+                problems.push(
+                    "llm: anthropic serves no embeddings; set [llm.embeddings] with a provider that does (openai, azure, gemini, openai-compatible)"
+                        .into(),
+                );
+            }
+        }
+        for (model, price) in &self.prices {
+            let values = [Some(price.input), price.cached_input, Some(price.output)];
+            if values
+                .into_iter()
+                .flatten()
+                .any(|v| !v.is_finite() || v < 0.0)
+            {
+                problems.push(format!(
+                    "llm.prices.{model:?}: prices must be numbers of dollars per million tokens, 0 or more"
+                ));
+            }
+        }
+        for (name, v) in [
+            ("input_price_per_mtok", self.input_price_per_mtok),
+            ("output_price_per_mtok", self.output_price_per_mtok),
+        ] {
+            if v.is_some_and(|v| !v.is_finite() || v < 0.0) {
+                problems.push(format!("llm.{name} must be 0 or more"));
+            }
+        }
+        if !["", "minimal", "low", "medium", "high"].contains(&self.reasoning_effort.as_str()) {
+            problems.push(format!(
+                "llm.reasoning_effort must be minimal, low, medium, high or empty (got {:?})",
+                self.reasoning_effort
+            ));
+        }
+        if self.timeout_secs == 0 {
+            problems.push("llm.timeout_secs must be at least 1".into());
         }
     }
 }
@@ -650,7 +938,12 @@ impl Config {
                 values.push(password);
             }
         }
-        let vars = (self.llm.iter().map(|l| &l.api_key_env))
+        let llm_vars: Vec<String> = (self.llm.iter())
+            .flat_map(|l| l.endpoints())
+            .filter_map(|e| e.key_env())
+            .collect();
+        let vars = llm_vars
+            .iter()
             .chain(self.search.api_key_env.values())
             .chain([&self.synthesize.webhook_secret_env]);
         values.extend(vars.filter_map(|name| env.get(name)).cloned());
@@ -696,6 +989,12 @@ impl Config {
                 "api.header_timeout_secs, api.idle_timeout_secs and api.max_connections must be at least 1"
                     .into(),
             );
+        }
+        if !(100..=16_000).contains(&self.synthesize.report_max_tokens) {
+            problems.push(format!(
+                "synthesize.report_max_tokens must be 100 to 16000 (got {})",
+                self.synthesize.report_max_tokens
+            ));
         }
         if self.mcp.max_tokens < 100 || self.mcp.research_timeout_secs == 0 {
             problems.push(
@@ -780,9 +1079,12 @@ impl Config {
             && self
                 .llm
                 .as_ref()
-                .is_some_and(|l| l.embedding_model.is_empty())
+                .is_some_and(|l| l.embeddings_endpoint().is_none())
         {
-            problems.push("search.rerank needs llm.embedding_model".into());
+            problems.push(
+                "search.rerank needs embeddings: [llm.embeddings] (provider, model …) or llm.embedding_model"
+                    .into(),
+            );
         }
         if self.search.results_per_query == 0 {
             problems.push("search.results_per_query must be at least 1".into());
@@ -830,12 +1132,7 @@ impl Config {
             ));
         }
         if let Some(llm) = &self.llm {
-            if !matches!(llm.provider.as_str(), "openai" | "anthropic") {
-                problems.push(format!(
-                    "llm.provider must be openai or anthropic (got {:?})",
-                    llm.provider
-                ));
-            }
+            llm.problems(&mut problems);
         }
         if !self.metrics.addr.is_empty()
             && self.metrics.addr.parse::<std::net::SocketAddr>().is_err()

@@ -1,37 +1,46 @@
-//! The LLM client every stage shares: OpenAI-compatible chat completions (OpenAI, Ollama,
-//! vLLM, llama.cpp server) and Anthropic's Messages API, plus OpenAI-compatible embeddings.
+//! The LLM client every stage shares: chat completions for OpenAI, Azure OpenAI, Gemini,
+//! OpenRouter and self-run OpenAI-compatible servers (Ollama, vLLM, llama.cpp), Anthropic's
+//! Messages API, and OpenAI-format embeddings, each step on its own model if configured.
 //!
-//! - [`Llm::chat`]: one completion, with a timeout, retries with back-off on 429 and 5xx
-//!   (honouring `Retry-After`), token usage and cost recorded, and answers cached in the store by
-//!   a hash of the request.
+//! - [`Llm::chat`]: one completion, on the model its step maps to (`llm.models`), with a
+//!   timeout, retries with back-off on 429 and 5xx (honouring `Retry-After`), parameters fit for
+//!   the model's family and learnt from its refusals ([`wire`]), usage (cached and reasoning
+//!   tokens included) and cost recorded ([`prices`]), and answers cached in the store by a hash
+//!   of the request.
 //! - [`Llm::json`]: a completion that must be a JSON value passing the caller's validation:
-//!   JSON mode where the endpoint supports it (an endpoint that rejects `response_format` is
-//!   asked again without it, and remembered), robust extraction where it does not ([`json`]),
-//!   and one repair turn that shows the model its error before giving up.
-//! - [`Llm::embed`]: embeddings for semantic rerank.
+//!   JSON mode where the endpoint supports it (one that rejects `response_format` is asked
+//!   again without it, and remembered), robust extraction where it does not ([`json`]), and one
+//!   repair turn that shows the model its error before giving up.
+//! - [`Llm::embed`]: embeddings for semantic rerank, from their own endpoint (`llm.embeddings`).
 //!
-//! The API key is read once from the environment variable the config names, sent only in
-//! request headers, and never appears in errors, logs or metrics.
+//! Calls go through the proxy config or the environment names ([`proxy`]). API keys are read
+//! once from the variables the config names, sent only in request headers, and never appear in
+//! errors, logs or metrics.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tracing::warn;
-use trawl_config::LlmConfig;
+use trawl_config::{LlmConfig, LlmEndpoint};
 use trawl_store::{Cache, Store};
 
 pub mod json;
 mod metrics;
+pub mod prices;
+pub mod proxy;
+pub mod wire;
 
 use metrics::METRICS;
+use wire::Endpoint;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
+    #[error("LLM configuration: {0}")]
+    Config(String),
     #[error("LLM request failed: {0}")]
     Request(String),
     #[error("LLM request timed out")]
@@ -48,6 +57,7 @@ impl LlmError {
     /// A bounded metric label.
     pub fn label(&self) -> &'static str {
         match self {
+            LlmError::Config(_) => "config",
             LlmError::Request(_) => "request_error",
             LlmError::Timeout => "timeout",
             LlmError::Status { status: 429, .. } => "rate_limited",
@@ -60,6 +70,19 @@ impl LlmError {
     fn retryable(&self) -> bool {
         matches!(self, LlmError::Timeout | LlmError::Request(_))
             || matches!(self, LlmError::Status { status, .. } if *status == 429 || *status >= 500)
+    }
+}
+
+/// The `llm.models` step a request's task belongs to.
+pub fn step_of(task: &str) -> &'static str {
+    match task {
+        "query_analysis" => "analysis",
+        "relevance" => "relevance",
+        "select" => "selection",
+        "clean" | "judge" => "clean",
+        "analysis" | "analysis_news" => "analyse",
+        "report" => "report",
+        _ => "",
     }
 }
 
@@ -95,8 +118,16 @@ impl ChatRequest {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every input token, those served from the prompt cache included.
     pub input_tokens: u64,
+    /// Input tokens served from the prompt cache (billed at the cached price).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// Every output token, reasoning included.
     pub output_tokens: u64,
+    /// Output tokens a reasoning model spent thinking.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
     /// True when the endpoint reported no usage and the counts are estimated (4 characters a
     /// token), so costs built on them can be marked as estimates.
     #[serde(default)]
@@ -134,47 +165,80 @@ pub struct Spent {
 struct Inner {
     http: reqwest::Client,
     config: LlmConfig,
-    base_url: String,
-    api_key: Option<String>,
-    /// Cleared when the endpoint rejects `response_format`.
-    json_mode: AtomicBool,
+    main: Endpoint,
+    /// Steps with a model of their own.
+    steps: HashMap<&'static str, Endpoint>,
+    embeddings: Option<Endpoint>,
 }
 
+/// How many refused parameters one request may learn before its 400 is final.
+const MAX_LEARNT: usize = 4;
+
 impl Llm {
-    /// A client for `config`, reading the key from `env`.
+    /// A client for `config`, reading keys from `env`. Every problem at once: a hosted
+    /// provider without its key, a proxy that is not a URL.
     pub fn new(config: &LlmConfig, env: &BTreeMap<String, String>) -> Result<Llm, LlmError> {
-        let anthropic = config.provider == "anthropic";
-        let base_url = match (config.base_url.trim(), anthropic) {
-            ("", true) => "https://api.anthropic.com".to_owned(),
-            ("", false) => "https://api.openai.com/v1".to_owned(),
-            (url, _) => url.trim_end_matches('/').to_owned(),
+        let mut problems = Vec::new();
+        let mut check = |e: LlmEndpoint, what: &str| {
+            let var = e.key_env();
+            let endpoint = resolve(config, e, env);
+            if endpoint.api_key.is_none() {
+                if endpoint.hosted() {
+                    problems.push(format!(
+                        "{what} uses {} ({}), whose key is not set: export {}",
+                        endpoint.model,
+                        endpoint.provider.name(),
+                        var.as_deref().unwrap_or("its key variable")
+                    ));
+                } else if let Some(var) = var {
+                    // A server of the user's own may run without a key.
+                    warn!(key = %var, model = %endpoint.model, "no LLM API key in the environment; sending requests without one");
+                }
+            }
+            if endpoint.price.is_none() {
+                warn!(
+                    model = %endpoint.model,
+                    "no price known for this model: its cost counts as 0, and batches with a budget are refused (set llm.prices)"
+                );
+            }
+            endpoint
         };
-        let key_var = match (config.api_key_env.trim(), anthropic) {
-            ("", true) => "ANTHROPIC_API_KEY",
-            ("", false) => "OPENAI_API_KEY",
-            (var, _) => var,
-        };
-        let api_key = env.get(key_var).filter(|k| !k.trim().is_empty()).cloned();
-        if api_key.is_none() {
-            // Local servers (Ollama, llama.cpp) run without a key; a hosted one will answer 401.
-            warn!(
-                key = key_var,
-                "no LLM API key in the environment; sending requests without one"
-            );
+        let main = check(config.endpoint(), "[llm]");
+        let mut steps = HashMap::new();
+        for step in trawl_config::LLM_STEPS {
+            if config.models.contains_key(step) {
+                steps.insert(
+                    step,
+                    check(config.step(step), &format!("llm.models.{step}")),
+                );
+            }
         }
-        metrics::init(&config.model);
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(config.timeout_secs))
-            .no_proxy()
-            .build()
+        let embeddings = config
+            .embeddings_endpoint()
+            .map(|e| check(e, "llm.embeddings"));
+        let builder = reqwest::Client::builder().timeout(Duration::from_secs(config.timeout_secs));
+        let http = proxy::apply(builder, &config.proxy, env)
+            .map_err(|e| {
+                problems.push(format!("llm.proxy: {e}"));
+            })
+            .ok()
+            .map(|b| b.build());
+        if !problems.is_empty() {
+            return Err(LlmError::Config(problems.join("; ")));
+        }
+        let http = http
+            .expect("built when there is no problem")
             .map_err(|e| LlmError::Request(e.to_string()))?;
+        for e in std::iter::once(&main).chain(steps.values()) {
+            metrics::init(&e.model);
+        }
         Ok(Llm {
             inner: Arc::new(Inner {
                 http,
-                base_url,
-                api_key,
-                json_mode: AtomicBool::new(config.json_mode),
                 config: config.clone(),
+                main,
+                steps,
+                embeddings,
             }),
             store: None,
             ledger: Default::default(),
@@ -196,8 +260,14 @@ impl Llm {
         *self.ledger.lock().expect("ledger lock")
     }
 
-    pub fn model(&self) -> &str {
-        &self.inner.config.model
+    /// The endpoint a request of `task` goes to.
+    fn endpoint(&self, task: &str) -> &Endpoint {
+        (self.inner.steps.get(step_of(task))).unwrap_or(&self.inner.main)
+    }
+
+    /// The model a request of `task` goes to.
+    pub fn model_of(&self, task: &str) -> &str {
+        &self.endpoint(task).model
     }
 
     /// One completion (from the cache when an identical request was answered before).
@@ -211,13 +281,14 @@ impl Llm {
         json_mode: bool,
     ) -> Result<ChatResponse, LlmError> {
         let cfg = &self.inner.config;
+        let endpoint = self.endpoint(request.task);
         let key = format!(
             "{:016x}",
             fnv1a(
                 &serde_json::to_vec(&(
-                    &cfg.provider,
-                    &cfg.model,
-                    &self.inner.base_url,
+                    endpoint.provider.name(),
+                    &endpoint.model,
+                    &endpoint.base_url,
                     request,
                     json_mode
                 ))
@@ -227,18 +298,24 @@ impl Llm {
         if let Some(cached) = self.cached(&key).await {
             return Ok(cached);
         }
-        let mut attempt = 0;
+        let options = wire::Options {
+            json_mode,
+            reasoning_effort: &cfg.reasoning_effort,
+            reasoning_tokens: cfg.reasoning_tokens,
+        };
+        let (mut attempt, mut learnt) = (0, 0);
         loop {
+            let (url, body) = wire::chat_request(endpoint, request, &options);
             let started = Instant::now();
-            let result = self.send(request, json_mode).await;
-            let model = cfg.model.as_str();
+            let result = self.send(endpoint, url, &body, request).await;
+            let model = endpoint.model.as_str();
             METRICS
                 .latency
                 .get_or_create(&metrics::labels(&[("model", model)]))
                 .observe(started.elapsed().as_secs_f64());
             let outcome = match &result {
                 Ok(_) => "ok",
-                Err((e, _)) => e.label(),
+                Err(f) => f.error.label(),
             };
             METRICS
                 .requests
@@ -250,12 +327,7 @@ impl Llm {
                 .inc();
             match result {
                 Ok(response) => {
-                    let cost = METRICS.record_usage(
-                        model,
-                        &response.usage,
-                        cfg.input_price_per_mtok,
-                        cfg.output_price_per_mtok,
-                    );
+                    let cost = METRICS.record_usage(model, &response.usage, endpoint.price);
                     {
                         let mut spent = self.ledger.lock().expect("ledger lock");
                         spent.input_tokens += response.usage.input_tokens;
@@ -267,14 +339,28 @@ impl Llm {
                     self.store_cached(&key, &response).await;
                     return Ok(response);
                 }
-                Err((e, retry_after)) if e.retryable() && attempt < cfg.max_retries => {
+                Err(Failure {
+                    error:
+                        LlmError::Status {
+                            status: 400,
+                            message,
+                        },
+                    param,
+                    ..
+                }) if learnt < MAX_LEARNT
+                    && wire::learn(endpoint, &body, param.as_deref(), &message) =>
+                {
+                    // The model refused a parameter: ask again without it.
+                    learnt += 1;
+                }
+                Err(f) if f.error.retryable() && attempt < cfg.max_retries => {
                     attempt += 1;
-                    let backoff =
-                        retry_after.unwrap_or(Duration::from_millis(500 * (1 << attempt.min(6))));
-                    warn!(task = request.task, attempt, error = %e, "LLM request failed; retrying");
+                    let backoff = (f.retry_after)
+                        .unwrap_or(Duration::from_millis(500 * (1 << attempt.min(6))));
+                    warn!(task = request.task, attempt, error = %f.error, "LLM request failed; retrying");
                     tokio::time::sleep(backoff.min(Duration::from_secs(60))).await;
                 }
-                Err((e, _)) => return Err(e),
+                Err(f) => return Err(f.error),
             }
         }
     }
@@ -288,21 +374,10 @@ impl Llm {
         let mut request = request.clone();
         let mut usage = Usage::default();
         for turn in 0..2 {
-            let json_mode = self.inner.json_mode.load(Ordering::Relaxed);
-            let response = match self.chat_mode(&request, json_mode).await {
-                Err(LlmError::Status {
-                    status: 400,
-                    message,
-                }) if json_mode && message.contains("response_format") => {
-                    // The endpoint does not do JSON mode: ask again without it, and remember.
-                    self.inner.json_mode.store(false, Ordering::Relaxed);
-                    self.chat_mode(&request, false).await?
-                }
-                other => other?,
-            };
-            usage.input_tokens += response.usage.input_tokens;
-            usage.output_tokens += response.usage.output_tokens;
-            usage.estimated |= response.usage.estimated;
+            let response = self
+                .chat_mode(&request, self.inner.config.json_mode)
+                .await?;
+            usage.add(&response.usage);
             let problem = match json::extract_json(&response.text).map(serde_json::from_str::<T>) {
                 Some(Ok(value)) => match validate(&value) {
                     Ok(()) => return Ok((value, usage)),
@@ -323,7 +398,7 @@ impl Llm {
         unreachable!("the loop returns on its second turn")
     }
 
-    /// Embeddings of `texts` from the configured embedding model.
+    /// Embeddings of `texts` from the embeddings endpoint (`llm.embeddings`).
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         #[derive(Deserialize)]
         struct Item {
@@ -334,21 +409,20 @@ impl Llm {
         struct Response {
             data: Vec<Item>,
         }
-        let body = json!({"model": self.inner.config.embedding_model, "input": texts});
-        let request = self.authorised(
-            self.inner
-                .http
-                .post(format!("{}/embeddings", self.inner.base_url)),
-            false,
-        );
+        let Some(endpoint) = &self.inner.embeddings else {
+            return Err(LlmError::Config(
+                "no embeddings endpoint: set [llm.embeddings] or llm.embedding_model".into(),
+            ));
+        };
+        let (url, body) = wire::embeddings_request(endpoint, texts);
+        let request = wire::authorise(endpoint, self.inner.http.post(url));
         let response = request.json(&body).send().await.map_err(|e| classify(&e))?;
-        let (status, retry) = (response.status().as_u16(), retry_after(&response));
+        let status = response.status().as_u16();
         let bytes = response.bytes().await.map_err(|e| classify(&e))?;
         if status != 200 {
-            let _ = retry;
             return Err(LlmError::Status {
                 status,
-                message: error_message(&bytes),
+                message: wire::error_of(&bytes).0,
             });
         }
         let mut parsed: Response =
@@ -357,96 +431,34 @@ impl Llm {
         Ok(parsed.data.into_iter().map(|i| i.embedding).collect())
     }
 
-    fn authorised(
-        &self,
-        builder: reqwest::RequestBuilder,
-        anthropic: bool,
-    ) -> reqwest::RequestBuilder {
-        match (&self.inner.api_key, anthropic) {
-            (Some(key), true) => builder.header("x-api-key", key),
-            (Some(key), false) => builder.bearer_auth(key),
-            (None, _) => builder,
-        }
-    }
-
     async fn send(
         &self,
+        endpoint: &Endpoint,
+        url: String,
+        body: &Value,
         request: &ChatRequest,
-        json_mode: bool,
-    ) -> Result<ChatResponse, (LlmError, Option<Duration>)> {
-        let cfg = &self.inner.config;
-        let anthropic = cfg.provider == "anthropic";
-        let turns: Vec<Value> = request
-            .messages
-            .iter()
-            .map(|(role, text)| json!({"role": role, "content": text}))
-            .collect();
-        let (url, body) = if anthropic {
-            let body = json!({"model": cfg.model, "max_tokens": request.max_tokens, "temperature": request.temperature, "system": request.system, "messages": turns});
-            (format!("{}/v1/messages", self.inner.base_url), body)
-        } else {
-            let mut messages = vec![json!({"role": "system", "content": request.system})];
-            messages.extend(turns);
-            let mut body = json!({"model": cfg.model, "max_tokens": request.max_tokens, "temperature": request.temperature, "messages": messages});
-            if json_mode {
-                body["response_format"] = json!({"type": "json_object"});
-            }
-            (format!("{}/chat/completions", self.inner.base_url), body)
+    ) -> Result<ChatResponse, Failure> {
+        let failure = |error| Failure {
+            error,
+            retry_after: None,
+            param: None,
         };
-        let mut builder = self.authorised(self.inner.http.post(url), anthropic);
-        if anthropic {
-            builder = builder.header("anthropic-version", "2023-06-01");
-        }
-        let response = builder
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| (classify(&e), None))?;
+        let builder = wire::authorise(endpoint, self.inner.http.post(url));
+        let response = (builder.json(body).send().await).map_err(|e| failure(classify(&e)))?;
         let (status, retry) = (response.status().as_u16(), retry_after(&response));
-        let bytes = response.bytes().await.map_err(|e| (classify(&e), None))?;
+        let bytes = response.bytes().await.map_err(|e| failure(classify(&e)))?;
         if status != 200 {
-            return Err((
-                LlmError::Status {
-                    status,
-                    message: error_message(&bytes),
-                },
-                retry,
-            ));
+            let (message, param) = wire::error_of(&bytes);
+            return Err(Failure {
+                error: LlmError::Status { status, message },
+                retry_after: retry,
+                param,
+            });
         }
         let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| (LlmError::Malformed(e.to_string()), None))?;
-        let (text, usage) = if anthropic {
-            let text = value["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("");
-            let usage = Usage {
-                input_tokens: value["usage"]["input_tokens"].as_u64().unwrap_or(0),
-                output_tokens: value["usage"]["output_tokens"].as_u64().unwrap_or(0),
-                estimated: false,
-            };
-            (text, usage)
-        } else {
-            let text = value["choices"][0]["message"]["content"]
-                .as_str()
-                .map(str::to_owned);
-            let Some(text) = text else {
-                return Err((
-                    LlmError::Malformed("no choices[0].message.content".into()),
-                    None,
-                ));
-            };
-            let usage = Usage {
-                input_tokens: value["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-                output_tokens: value["usage"]["completion_tokens"].as_u64().unwrap_or(0),
-                estimated: false,
-            };
-            (text, usage)
-        };
-        let mut usage = usage;
+            .map_err(|e| failure(LlmError::Malformed(e.to_string())))?;
+        let (text, mut usage) = wire::chat_answer(endpoint.provider, &value)
+            .map_err(|e| failure(LlmError::Malformed(e)))?;
         if usage.input_tokens == 0 && usage.output_tokens == 0 {
             let sent: usize =
                 request.system.len() + request.messages.iter().map(|(_, t)| t.len()).sum::<usize>();
@@ -454,6 +466,7 @@ impl Llm {
                 input_tokens: sent.div_ceil(4) as u64,
                 output_tokens: text.len().div_ceil(4) as u64,
                 estimated: true,
+                ..Usage::default()
             };
         }
         Ok(ChatResponse {
@@ -492,6 +505,43 @@ impl Llm {
     }
 }
 
+impl Usage {
+    fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.estimated |= other.estimated;
+    }
+}
+
+/// A failed request: the error, the wait the endpoint asked for, the parameter it refused.
+struct Failure {
+    error: LlmError,
+    retry_after: Option<Duration>,
+    param: Option<String>,
+}
+
+/// `e` as a resolved endpoint: its URL (or the provider's), its key from `env`, its price.
+fn resolve(config: &LlmConfig, e: LlmEndpoint, env: &BTreeMap<String, String>) -> Endpoint {
+    let provider = e.provider.unwrap_or(config.provider);
+    let base_url = match e.base_url.trim() {
+        "" => provider.default_base_url().unwrap_or_default().to_owned(),
+        url => url.trim_end_matches('/').to_owned(),
+    };
+    let api_key = (e.key_env())
+        .and_then(|var| env.get(&var).cloned())
+        .filter(|k| !k.trim().is_empty());
+    Endpoint {
+        provider,
+        base_url,
+        price: prices::of(config, &e.model),
+        model: e.model,
+        api_key,
+        api_version: config.api_version.clone(),
+    }
+}
+
 fn classify(e: &reqwest::Error) -> LlmError {
     if e.is_timeout() {
         LlmError::Timeout
@@ -514,14 +564,6 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
         .map(Duration::from_secs_f64)
-}
-
-/// The provider's error message (`error.message` in both APIs), or the body's start.
-fn error_message(bytes: &[u8]) -> String {
-    serde_json::from_slice::<Value>(bytes)
-        .ok()
-        .and_then(|v| v["error"]["message"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned())
 }
 
 /// FNV-1a: a stable hash for cache keys (unlike `DefaultHasher`, the same across builds).

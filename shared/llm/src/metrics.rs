@@ -8,13 +8,15 @@ use trawl_telemetry::prometheus_client::metrics::family::Family;
 use trawl_telemetry::prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use trawl_telemetry::{init_series, register, Labels};
 
+use crate::prices::Price;
 use crate::Usage;
 
 pub(crate) struct LlmMetrics {
     /// Requests by model, task and outcome (`ok`, `timeout`, `rate_limited` …).
     pub requests: Family<Labels, Counter>,
     pub latency: Family<Labels, Histogram>,
-    /// Tokens by model and kind (`input`, `output`).
+    /// Tokens by model and kind (`input`, `cached_input`, `output`, `reasoning`; the cached
+    /// input is part of the input, the reasoning part of the output).
     pub tokens: Family<Labels, Counter>,
     /// Spend by model, in dollars (the base unit; the stores keep exact micro-dollars).
     pub cost: Family<Labels, Counter<f64, AtomicU64>>,
@@ -50,23 +52,19 @@ pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
 });
 
 impl LlmMetrics {
-    /// Counts the tokens and returns their cost in micro-dollars.
-    pub fn record_usage(
-        &self,
-        model: &str,
-        usage: &Usage,
-        input_price: f64,
-        output_price: f64,
-    ) -> u64 {
-        self.tokens
-            .get_or_create(&labels(&[("model", model), ("kind", "input")]))
-            .inc_by(usage.input_tokens);
-        self.tokens
-            .get_or_create(&labels(&[("model", model), ("kind", "output")]))
-            .inc_by(usage.output_tokens);
-        let micro = (usage.input_tokens as f64 * input_price
-            + usage.output_tokens as f64 * output_price)
-            .round() as u64;
+    /// Counts the tokens and returns their cost in micro-dollars (0 without a price).
+    pub fn record_usage(&self, model: &str, usage: &Usage, price: Option<Price>) -> u64 {
+        for (kind, n) in [
+            ("input", usage.input_tokens),
+            ("cached_input", usage.cached_input_tokens),
+            ("output", usage.output_tokens),
+            ("reasoning", usage.reasoning_tokens),
+        ] {
+            self.tokens
+                .get_or_create(&labels(&[("model", model), ("kind", kind)]))
+                .inc_by(n);
+        }
+        let micro = price.map_or(0, |p| crate::prices::cost_micro(&p, usage));
         self.cost
             .get_or_create(&labels(&[("model", model)]))
             .inc_by(micro as f64 / 1e6);
@@ -79,7 +77,7 @@ pub(crate) use trawl_telemetry::labels;
 /// Creates `model`'s token and cost series at zero, so spend panels show the configured model
 /// before its first call.
 pub(crate) fn init(model: &str) {
-    for kind in ["input", "output"] {
+    for kind in ["input", "cached_input", "output", "reasoning"] {
         init_series(&METRICS.tokens, &[("model", model), ("kind", kind)]);
     }
     init_series(&METRICS.cost, &[("model", model)]);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use trawl_config::LlmConfig;
+use trawl_config::{LlmConfig, LlmProvider};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_llm::{ChatRequest, Llm, LlmError};
 use trawl_store::{MemoryStore, Store};
@@ -40,7 +40,10 @@ fn llm(web: &Simweb, provider: &str, timeout_secs: u64) -> Llm {
         format!("{}/v1", web.base_url())
     };
     let config = LlmConfig {
-        provider: provider.into(),
+        provider: match provider {
+            "anthropic" => LlmProvider::Anthropic,
+            _ => LlmProvider::Openai,
+        },
         base_url,
         model: "simweb-1".into(),
         timeout_secs,
@@ -193,7 +196,7 @@ async fn missing_usage_is_estimated_and_marked() {
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let config = LlmConfig {
         base_url: format!("http://{addr}/v1"),
-        input_price_per_mtok: 1.0,
+        input_price_per_mtok: Some(1.0),
         ..Default::default()
     };
     let client = Llm::new(&config, &env()).unwrap();

@@ -105,7 +105,19 @@ pub struct JobOptions {
     )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 2592000))]
     pub deadline_secs: Option<u64>,
+    /// Most tokens the report may take, 100 to 16000 ([`REPORT_MAX_TOKENS`]); default
+    /// `synthesize.report_max_tokens`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::report_max_tokens"
+    )]
+    #[cfg_attr(feature = "openapi", schema(minimum = 100, maximum = 16000))]
+    pub report_max_tokens: Option<u32>,
 }
+
+/// The range of a report's token allowance.
+pub const REPORT_MAX_TOKENS: std::ops::RangeInclusive<u32> = 100..=16_000;
 
 impl JobOptions {
     /// These options, with `defaults` where these are silent.
@@ -118,6 +130,7 @@ impl JobOptions {
             providers: self.providers.or(d.providers),
             freshness: self.freshness.or(d.freshness),
             deadline_secs: self.deadline_secs.or(d.deadline_secs),
+            report_max_tokens: self.report_max_tokens.or(d.report_max_tokens),
         }
     }
 }

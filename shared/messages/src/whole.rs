@@ -41,6 +41,17 @@ pub fn deadline_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
     )
 }
 
+/// `deserialize_with` for `report_max_tokens`.
+pub fn report_max_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    optional(
+        d,
+        Whole(
+            "report_max_tokens to be a whole number from 100 to 16000",
+            PhantomData,
+        ),
+    )
+}
+
 /// `deserialize_with` for `min_relevance`: any JSON number.
 pub fn min_relevance<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     optional(d, Number("min_relevance to be a number from 0 to 1"))

@@ -180,6 +180,12 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
     {
         return Err("freshness must be any, day, week, month or year".into());
     }
+    if options
+        .report_max_tokens
+        .is_some_and(|n| !trawl_messages::REPORT_MAX_TOKENS.contains(&n))
+    {
+        return Err("report_max_tokens must be 100 to 16000".into());
+    }
     if options.max_level.is_some_and(|l| l > 3) {
         return Err("max_level must be 0 to 3".into());
     }
@@ -358,6 +364,22 @@ pub struct ManifestJob {
     pub id: String,
     #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub metadata: Metadata,
+}
+
+/// A budget needs every model in use to have a price: otherwise spend would read 0 and the
+/// budget never trip. The error names the models and the setting to add.
+pub fn check_budget(config: &trawl_config::Config, budget_usd: Option<f64>) -> Result<(), String> {
+    let (Some(_), Some(llm)) = (budget_usd, &config.llm) else {
+        return Ok(());
+    };
+    let unpriced = trawl_llm::prices::unpriced(llm);
+    match unpriced.first() {
+        None => Ok(()),
+        Some(first) => Err(format!(
+            "the batch has a budget, but no price is known for {}: set llm.prices.{first:?} = {{ input = …, output = … }} (dollars per million tokens) for each, or submit without a budget",
+            unpriced.join(", ")
+        )),
+    }
 }
 
 /// Records the batch, then enqueues one search task per question; `progress` is called after

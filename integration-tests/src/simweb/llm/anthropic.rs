@@ -22,7 +22,8 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
         .get("model")
         .and_then(Value::as_str)
         .ok_or("model: Field required")?;
-    body.get("max_tokens")
+    let allowance = body
+        .get("max_tokens")
         .and_then(Value::as_u64)
         .ok_or("max_tokens: Field required")?;
     let messages = body
@@ -32,6 +33,7 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
         .ok_or("messages: at least one message is required")?;
     let mut chat = Chat {
         system: content_text(body.get("system").unwrap_or(&Value::Null)),
+        allowance: Some(allowance),
         ..Chat::default()
     };
     for m in messages {
@@ -62,7 +64,8 @@ pub fn message(chat: &Chat, model: &str, reply: &str) -> Value {
         "content": [{"type": "text", "text": reply}],
         "stop_reason": "end_turn",
         "stop_sequence": null,
-        "usage": {"input_tokens": input_tokens, "output_tokens": tokens(reply)},
+        "usage": {"input_tokens": input_tokens, "output_tokens": tokens(reply),
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
     })
 }
 
@@ -94,8 +97,14 @@ pub async fn messages(headers: HeaderMap, body: Bytes) -> Response {
         Ok(p) => p,
         Err(msg) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", &msg),
     };
+    let response = answer(&chat, &model).await;
+    super::openai::record("anthropic", &chat, &model, response.status());
+    response
+}
+
+async fn answer(chat: &Chat, model: &str) -> Response {
     match chat.respond().await {
-        Outcome::Reply(reply) => Json(message(&chat, &model, &reply)).into_response(),
+        Outcome::Reply(reply) => Json(message(chat, model, &reply)).into_response(),
         Outcome::RateLimited => {
             let mut r = error(
                 StatusCode::TOO_MANY_REQUESTS,

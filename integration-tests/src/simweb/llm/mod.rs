@@ -1,6 +1,8 @@
 //! A scripted LLM: OpenAI-compatible chat completions (`POST /v1/chat/completions`),
 //! Anthropic's Messages API (`POST /v1/messages`), OpenAI-compatible embeddings
-//! (`POST /v1/embeddings`) and `GET /v1/models`.
+//! (`POST /v1/embeddings`) and `GET /v1/models`; Azure OpenAI's deployment routes
+//! ([`azure`]) and Gemini's OpenAI-compatible endpoint ([`gemini`]). Reasoning models refuse
+//! what OpenAI's refuse ([`openai`]); [`calls`] lists every chat request answered.
 //!
 //! Chat replies are a deterministic function of the conversation ([`script`]):
 //! * The system prompt's first line `trawl task: <task>` picks the task (OpenAI: the first
@@ -27,15 +29,17 @@ use axum::http::{header, HeaderMap};
 use serde_json::{json, Value};
 
 pub mod anthropic;
+pub mod azure;
 pub mod clean_tasks;
 pub mod embeddings;
+pub mod gemini;
 pub mod openai;
 pub mod script;
 pub mod tasks;
 
 pub use anthropic::messages;
 pub use embeddings::embeddings;
-pub use openai::chat_completions;
+pub use openai::{calls, chat_completions, Call};
 
 pub const MODEL: &str = "simweb-1";
 /// Fixed so responses are byte-identical across runs.

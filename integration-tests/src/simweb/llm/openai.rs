@@ -1,10 +1,22 @@
-//! OpenAI-compatible `POST /v1/chat/completions`.
+//! Chat completions in OpenAI's format, as OpenAI (`POST /v1/chat/completions`), Azure OpenAI
+//! (`POST /openai/deployments/{deployment}/chat/completions?api-version=…`, key in `api-key`)
+//! and Gemini's OpenAI-compatible endpoint (`POST /v1beta/openai/chat/completions`, errors as
+//! a list) serve them.
+//!
+//! A reasoning model (a name starting `o1`, `o3`, `o4` or `gpt-5`, or holding `reasoning`)
+//! refuses `max_tokens` and a `temperature` other than 1 with OpenAI's own 400 bodies, and
+//! reports reasoning tokens in its usage. A system prompt seen before is reported as cached
+//! input (`prompt_tokens_details.cached_tokens`), as OpenAI's prefix caching does. Every
+//! request is recorded for [`calls`].
 
 use axum::body::Bytes;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
+
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
 
 use super::script::{fnv1a, Chat, Msg, Outcome};
 use super::{content_text, has_bearer, tokens, CREATED, MODEL};
@@ -50,6 +62,9 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
             .and_then(Value::as_str),
         Some("json_object" | "json_schema")
     );
+    chat.allowance = ["max_completion_tokens", "max_tokens"]
+        .iter()
+        .find_map(|k| body.get(*k).and_then(Value::as_u64));
     let model = body.get("model").and_then(Value::as_str).unwrap_or(MODEL);
     Ok((chat, model.to_string()))
 }
@@ -58,7 +73,16 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
 pub fn completion(chat: &Chat, model: &str, reply: &str) -> Value {
     let prompt_tokens =
         tokens(&chat.system) + chat.messages.iter().map(|m| tokens(&m.text)).sum::<u64>();
-    let completion_tokens = tokens(reply);
+    let reasoning_tokens = if reasoning_model(model) { 64 } else { 0 };
+    let completion_tokens = tokens(reply) + reasoning_tokens;
+    let cached_tokens = match SYSTEMS_SEEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(fnv1a(chat.system.as_bytes()))
+    {
+        true => 0,
+        false => tokens(&chat.system),
+    };
     // A stable id derived from the prompt, so identical calls look identical.
     let h = fnv1a(chat.prompt().as_bytes());
     json!({
@@ -76,8 +100,129 @@ pub fn completion(chat: &Chat, model: &str, reply: &str) -> Value {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens, "audio_tokens": 0,
+                "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
         },
     })
+}
+
+/// System prompts seen, process-wide: a second request with one reports it as cached input.
+static SYSTEMS_SEEN: LazyLock<Mutex<HashSet<u64>>> = LazyLock::new(Default::default);
+
+/// One chat request as simweb answered it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// `openai`, `azure`, `gemini` or `anthropic`.
+    pub api: &'static str,
+    pub task: String,
+    pub model: String,
+    pub status: u16,
+    /// The answer's token allowance the request sent (`max_completion_tokens` or `max_tokens`).
+    pub allowance: Option<u64>,
+}
+
+static CALLS: LazyLock<Mutex<Vec<Call>>> = LazyLock::new(Default::default);
+
+/// Every chat request this process's simwebs answered, in order.
+pub fn calls() -> Vec<Call> {
+    CALLS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+pub(super) fn record(api: &'static str, chat: &Chat, model: &str, status: StatusCode) {
+    CALLS.lock().unwrap_or_else(|e| e.into_inner()).push(Call {
+        api,
+        task: chat.task().unwrap_or_default().to_owned(),
+        model: model.to_owned(),
+        status: status.as_u16(),
+        allowance: chat.allowance,
+    });
+}
+
+/// The APIs that speak chat completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    OpenAi,
+    Azure,
+    Gemini,
+    /// A keyless OpenAI-compatible server.
+    Local,
+}
+
+impl Api {
+    fn name(self) -> &'static str {
+        match self {
+            Api::OpenAi => "openai",
+            Api::Azure => "azure",
+            Api::Gemini => "gemini",
+            Api::Local => "local",
+        }
+    }
+
+    /// The API's error body: OpenAI's envelope (Azure passes it through), or Gemini's list
+    /// with a gRPC status.
+    pub fn error(
+        self,
+        status: StatusCode,
+        message: &str,
+        kind: &str,
+        param: Option<&str>,
+        code: Option<&str>,
+    ) -> Response {
+        match self {
+            Api::Gemini => {
+                let grpc = match status.as_u16() {
+                    400 => "INVALID_ARGUMENT",
+                    401 | 403 => "PERMISSION_DENIED",
+                    429 => "RESOURCE_EXHAUSTED",
+                    _ => "INTERNAL",
+                };
+                let body = json!([{"error": {"code": status.as_u16(), "message": message, "status": grpc}}]);
+                (status, Json(body)).into_response()
+            }
+            _ => error(status, message, kind, param, code),
+        }
+    }
+}
+
+/// Whether simweb's model `model` behaves as OpenAI's reasoning models do.
+pub fn reasoning_model(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    ["o1", "o3", "o4", "gpt-5"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || name.contains("reasoning")
+}
+
+/// What a reasoning model refuses in `body`, as OpenAI answers it.
+fn refused(api: Api, model: &str, body: &Value) -> Option<Response> {
+    if !reasoning_model(model) {
+        return None;
+    }
+    if body.get("max_tokens").is_some() {
+        return Some(api.error(
+            StatusCode::BAD_REQUEST,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            "invalid_request_error",
+            Some("max_tokens"),
+            Some("unsupported_parameter"),
+        ));
+    }
+    match body.get("temperature").and_then(Value::as_f64) {
+        Some(t) if t != 1.0 => Some(api.error(
+            StatusCode::BAD_REQUEST,
+            &format!("Unsupported value: 'temperature' does not support {t} with this model. Only the default (1) value is supported."),
+            "invalid_request_error",
+            Some("temperature"),
+            Some("unsupported_value"),
+        )),
+        _ => None,
+    }
+}
+
+/// A server of one's own (Ollama, llama.cpp) under `/local/v1`: no key needed.
+pub async fn local_chat_completions(body: Bytes) -> Response {
+    complete(Api::Local, None, &body).await
 }
 
 pub async fn chat_completions(headers: HeaderMap, body: Bytes) -> Response {
@@ -90,13 +235,18 @@ pub async fn chat_completions(headers: HeaderMap, body: Bytes) -> Response {
             Some("invalid_api_key"),
         );
     }
-    let parsed = serde_json::from_slice::<Value>(&body)
-        .map_err(|e| format!("invalid JSON body: {e}"))
-        .and_then(|v| parse(&v));
-    let (chat, model) = match parsed {
+    complete(Api::OpenAi, None, &body).await
+}
+
+/// Answers a chat completion through `api`; `deployment` (Azure) names the model.
+pub async fn complete(api: Api, deployment: Option<&str>, body: &[u8]) -> Response {
+    let value =
+        serde_json::from_slice::<Value>(body).map_err(|e| format!("invalid JSON body: {e}"));
+    let parsed = value.and_then(|v| parse(&v).map(|p| (v, p)));
+    let (value, (chat, model)) = match parsed {
         Ok(p) => p,
         Err(msg) => {
-            return error(
+            return api.error(
                 StatusCode::BAD_REQUEST,
                 &msg,
                 "invalid_request_error",
@@ -105,10 +255,20 @@ pub async fn chat_completions(headers: HeaderMap, body: Bytes) -> Response {
             )
         }
     };
+    let model = deployment.map(str::to_owned).unwrap_or(model);
+    let response = match refused(api, &model, &value) {
+        Some(refusal) => refusal,
+        None => answer(api, &chat, &model).await,
+    };
+    record(api.name(), &chat, &model, response.status());
+    response
+}
+
+async fn answer(api: Api, chat: &Chat, model: &str) -> Response {
     match chat.respond().await {
-        Outcome::Reply(reply) => Json(completion(&chat, &model, &reply)).into_response(),
+        Outcome::Reply(reply) => Json(completion(chat, model, &reply)).into_response(),
         Outcome::RateLimited => {
-            let mut r = error(
+            let mut r = api.error(
                 StatusCode::TOO_MANY_REQUESTS,
                 "Rate limit reached for requests. Please try again in 1s.",
                 "requests",
@@ -119,14 +279,14 @@ pub async fn chat_completions(headers: HeaderMap, body: Bytes) -> Response {
                 .insert(header::RETRY_AFTER, "1".parse().expect("header value"));
             r
         }
-        Outcome::ServerError => error(
+        Outcome::ServerError => api.error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "The server had an error while processing your request. Sorry about that!",
             "server_error",
             None,
             None,
         ),
-        Outcome::JsonModeUnsupported => error(
+        Outcome::JsonModeUnsupported => api.error(
             StatusCode::BAD_REQUEST,
             "response_format is not supported",
             "invalid_request_error",

@@ -31,6 +31,8 @@ pub struct Chat {
     pub messages: Vec<Msg>,
     /// OpenAI `response_format` of type `json_object` or `json_schema`.
     pub json_mode: bool,
+    /// The answer's token allowance asked for.
+    pub allowance: Option<u64>,
 }
 
 /// What the endpoint should do with a request; each API renders it in its own wire format.
@@ -225,7 +227,7 @@ mod tests {
         Chat {
             system: format!("trawl task: {task}\nYou are a careful assistant."),
             messages,
-            json_mode: false,
+            ..Chat::default()
         }
     }
 

@@ -19,9 +19,6 @@ not in the sources. Where sources disagree, say so and cite each side. Do not ad
 sources at the end; it is added for you. Write in markdown, in the language of the question \
 unless you are told otherwise.";
 
-/// Tokens kept free for the model's answer (the budget covers what is sent).
-const ANSWER_TOKENS: u32 = 1500;
-
 /// What the LLM path produced, for the report and `job.json`.
 pub struct LlmReport {
     pub report: Report,
@@ -65,9 +62,10 @@ pub async fn write(
     conflicts: &[Conflict],
     gaps: &Gaps,
     max_tokens: usize,
+    answer_tokens: u32,
     language: &str,
 ) -> Result<LlmReport, LlmError> {
-    let tokenizer = Tokenizer::for_model(llm.model());
+    let tokenizer = Tokenizer::for_model(llm.model_of("report"));
     let relevant: Vec<&AnalysedDoc> = docs.iter().filter(|d| d.is_relevant).collect();
     let sources: Vec<ContextSource> = relevant
         .iter()
@@ -121,7 +119,7 @@ pub async fn write(
         .map(|(i, _)| *i)
         .collect();
     request.messages[0].1 = format!("{head}{}", ctx.text);
-    request.max_tokens = ANSWER_TOKENS;
+    request.max_tokens = answer_tokens;
     let response = llm.chat(&request).await?;
 
     let checked = citations::check(&response.text, &known);

@@ -1,0 +1,324 @@
+//! The LLM providers' contract: `trawl run` with every LLM step on (query analysis, relevance,
+//! selection, rerank embeddings, the clean stage's judge, cleaning and analysis, the report)
+//! against simweb speaking each provider's wire format: OpenAI with a reasoning model it knows
+//! and one it must learn from its 400s, Azure OpenAI, Anthropic, Gemini's OpenAI-compatible
+//! endpoint, and a keyless server of one's own; then one run with a model per step across two
+//! providers. Each run must answer with citations, every step's requests must reach the
+//! provider's own route and succeed, and only the learnt refusals may fail, once each.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::Fleet;
+use trawl_integration_tests::simweb::llm::{calls, Call};
+
+/// The tasks every run must send through the provider (the judge and cleaning depend on the
+/// pages, and the analysis task's name on the question).
+const TASKS: [&str; 4] = ["query_analysis", "relevance", "select", "report"];
+
+struct Case {
+    name: &'static str,
+    env: Vec<(&'static str, String)>,
+    /// The simweb API the chat requests must arrive through.
+    api: &'static str,
+    model: &'static str,
+    /// 400s the model answers before the client has learnt what it refuses.
+    learnt: usize,
+}
+
+async fn run(fleet: &Fleet, case: &Case) -> Vec<Call> {
+    let question = fleet.corpus.questions().into_iter().next().unwrap();
+    let before = calls().len();
+    let mut command = fleet.trawl_alone();
+    command
+        .args(["run", &question.query])
+        .env("TRAWL__SEARCH__LLM_RELEVANCE", "true")
+        .env("TRAWL__SEARCH__SELECTION", "llm")
+        .env("TRAWL__SEARCH__RERANK", "true")
+        .env("TRAWL__LLM__CACHE_TTL_SECS", "0")
+        .envs(case.env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdin(Stdio::null());
+    let out = command.output().await.unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{}: {stderr}\n{stdout}", case.name);
+    common::assert_cites_answer(&stdout, &question);
+    calls()[before..].to_vec()
+}
+
+fn check(case: &Case, seen: &[Call]) {
+    let mine: Vec<&Call> = seen.iter().filter(|c| c.model == case.model).collect();
+    for task in TASKS {
+        assert!(
+            (mine.iter()).any(|c| c.task == task && c.status == 200 && c.api == case.api),
+            "{}: no successful {task} through {}: {seen:?}",
+            case.name,
+            case.api
+        );
+    }
+    assert!(
+        mine.iter()
+            .any(|c| c.task.starts_with("analysis") && c.status == 200),
+        "{}: no source analysis: {seen:?}",
+        case.name
+    );
+    let failed: Vec<&&Call> = mine.iter().filter(|c| c.status != 200).collect();
+    assert_eq!(failed.len(), case.learnt, "{}: {failed:?}", case.name);
+    assert!(
+        failed.iter().all(|c| c.status == 400),
+        "{}: {failed:?}",
+        case.name
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_llm_step_runs_through_every_provider() {
+    let fleet = Fleet::start().await;
+    let web = fleet.simweb.base_url();
+    let key = |var: &'static str| (var, format!("{}-test-key", var.to_lowercase()));
+    let embeddings = (
+        "TRAWL__LLM__EMBEDDINGS",
+        format!("{{ provider = \"openai\", base_url = \"{web}/v1\", model = \"simweb-embed\" }}"),
+    );
+    let chat = |provider: &str, url: String, model: &str| {
+        vec![
+            ("TRAWL__LLM__PROVIDER", provider.to_owned()),
+            ("TRAWL__LLM__BASE_URL", url),
+            ("TRAWL__LLM__MODEL", model.to_owned()),
+        ]
+    };
+    let cases = vec![
+        Case {
+            name: "OpenAI, a reasoning model it knows",
+            env: [
+                chat("openai", format!("{web}/v1"), "gpt-5-mini"),
+                vec![
+                    key("OPENAI_API_KEY"),
+                    ("TRAWL__LLM__EMBEDDING_MODEL", "simweb-embed".into()),
+                ],
+            ]
+            .concat(),
+            api: "openai",
+            model: "gpt-5-mini",
+            learnt: 0,
+        },
+        Case {
+            name: "OpenAI-compatible, a reasoning model it must learn",
+            env: [
+                chat("openai", format!("{web}/v1"), "simweb-reasoning"),
+                vec![
+                    key("OPENAI_API_KEY"),
+                    ("TRAWL__LLM__EMBEDDING_MODEL", "simweb-embed".into()),
+                ],
+            ]
+            .concat(),
+            api: "openai",
+            model: "simweb-reasoning",
+            // max_tokens, then temperature: once each for the process.
+            learnt: 2,
+        },
+        Case {
+            name: "Azure OpenAI",
+            env: [
+                chat("azure", web.clone(), "prod-gpt-4o"),
+                vec![
+                    key("AZURE_OPENAI_API_KEY"),
+                    embeddings.clone(),
+                    key("OPENAI_API_KEY"),
+                ],
+            ]
+            .concat(),
+            api: "azure",
+            model: "prod-gpt-4o",
+            learnt: 0,
+        },
+        Case {
+            name: "Anthropic",
+            env: [
+                chat("anthropic", web.clone(), "claude-3-5-haiku-latest"),
+                vec![
+                    key("ANTHROPIC_API_KEY"),
+                    embeddings.clone(),
+                    key("OPENAI_API_KEY"),
+                ],
+            ]
+            .concat(),
+            api: "anthropic",
+            model: "claude-3-5-haiku-latest",
+            learnt: 0,
+        },
+        Case {
+            name: "Gemini",
+            env: [
+                chat("gemini", format!("{web}/v1beta/openai"), "gemini-2.5-flash"),
+                vec![
+                    key("GEMINI_API_KEY"),
+                    ("TRAWL__LLM__EMBEDDING_MODEL", "simweb-embed".into()),
+                ],
+            ]
+            .concat(),
+            api: "gemini",
+            model: "gemini-2.5-flash",
+            learnt: 0,
+        },
+        Case {
+            name: "a server of one's own, without a key",
+            env: [
+                chat(
+                    "openai-compatible",
+                    format!("{web}/local/v1"),
+                    "llama3.1:8b",
+                ),
+                vec![embeddings.clone(), key("OPENAI_API_KEY")],
+            ]
+            .concat(),
+            api: "local",
+            model: "llama3.1:8b",
+            learnt: 0,
+        },
+    ];
+    for case in &cases {
+        let seen = run(&fleet, case).await;
+        check(case, &seen);
+    }
+
+    // A model per step: the report on a strong model, relevance on another provider.
+    let case = Case {
+        name: "a model per step",
+        env: [
+            chat("openai", format!("{web}/v1"), "gpt-4o-mini"),
+            vec![
+                key("OPENAI_API_KEY"),
+                key("ANTHROPIC_API_KEY"),
+                ("TRAWL__LLM__EMBEDDING_MODEL", "simweb-embed".into()),
+                (
+                    "TRAWL__LLM__MODELS",
+                    format!("{{ report = \"gpt-5\", relevance = {{ provider = \"anthropic\", base_url = \"{web}\", model = \"claude-3-5-haiku-latest\" }} }}"),
+                ),
+            ],
+        ]
+        .concat(),
+        api: "openai",
+        model: "gpt-4o-mini",
+        learnt: 0,
+    };
+    let seen = run(&fleet, &case).await;
+    let by = |task: &str| -> Vec<(&str, &str)> {
+        (seen.iter())
+            .filter(|c| c.task == task && c.status == 200)
+            .map(|c| (c.api, c.model.as_str()))
+            .collect()
+    };
+    assert!(
+        by("report").iter().all(|c| *c == ("openai", "gpt-5")),
+        "{seen:?}"
+    );
+    assert!(!by("report").is_empty());
+    assert!(
+        by("relevance")
+            .iter()
+            .all(|c| *c == ("anthropic", "claude-3-5-haiku-latest")),
+        "{seen:?}"
+    );
+    assert!(!by("relevance").is_empty());
+    assert!(by("query_analysis")
+        .iter()
+        .all(|c| *c == ("openai", "gpt-4o-mini")));
+    fleet.cleanup().await;
+}
+
+/// What config refuses at start-up, every problem at once.
+#[tokio::test]
+async fn bad_llm_settings_are_refused_together() {
+    let fleet = Fleet::start().await;
+    let mut command = fleet.trawl_alone();
+    command
+        .args(["run", "What is zorbium?"])
+        .env("TRAWL__LLM__PROVIDER", "openai")
+        .env("TRAWL__LLM__MODELS", "{ reprot = \"gpt-5\" }")
+        .env(
+            "TRAWL__LLM__PRICES",
+            "{ \"gpt-5\" = { input = -1.0, output = 10.0 } }",
+        )
+        .env("TRAWL__LLM__REASONING_EFFORT", "extreme")
+        .stdin(Stdio::null());
+    let out = command.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    for needle in [
+        "llm.models.reprot: not a step",
+        "llm.prices.\"gpt-5\"",
+        "llm.reasoning_effort",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
+    }
+    // A hosted provider without its key, for a step of its own.
+    let mut command = fleet.trawl_alone();
+    command
+        .args(["run", "What is zorbium?"])
+        .env(
+            "TRAWL__LLM__BASE_URL",
+            format!("{}/v1", fleet.simweb.base_url()),
+        )
+        .env("OPENAI_API_KEY", "k")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env(
+            "TRAWL__LLM__MODELS",
+            "{ report = { provider = \"anthropic\", model = \"claude-sonnet-4\" } }",
+        )
+        .stdin(Stdio::null());
+    let out = command.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("llm.models.report") && stderr.contains("ANTHROPIC_API_KEY"),
+        "{stderr}"
+    );
+    fleet.cleanup().await;
+}
+
+/// A report's token allowance: `synthesize.report_max_tokens`, or the job's own
+/// `report_max_tokens` option, across the fleet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_sets_its_report_length() {
+    let mut fleet = Fleet::start().await;
+    let web = fleet.simweb.base_url();
+    let model = "report-length-test";
+    for (k, v) in [
+        ("TRAWL__LLM__PROVIDER", "openai".to_owned()),
+        ("TRAWL__LLM__BASE_URL", format!("{web}/v1")),
+        ("TRAWL__LLM__MODEL", model.to_owned()),
+        ("OPENAI_API_KEY", "k".to_owned()),
+        ("TRAWL__SYNTHESIZE__REPORT_MAX_TOKENS", "1200".to_owned()),
+    ] {
+        fleet.env.push((k.to_owned(), v));
+    }
+    fleet.spawn_all();
+    let questions = fleet.corpus.questions();
+    let file = fleet.dir.path().join("lengths.jsonl");
+    let lines = [
+        serde_json::json!({"query": questions[0].query, "options": {"report_max_tokens": 3000}}),
+        serde_json::json!({"query": questions[1].query}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&file, text.join("\n")).unwrap();
+    let out = fleet.trawl(&["submit", file.to_str().unwrap()]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    fleet
+        .wait_done(&batch, std::time::Duration::from_secs(120))
+        .await;
+    let allowances: std::collections::BTreeSet<u64> = (calls().into_iter())
+        .filter(|c| c.model == model && c.task == "report" && c.status == 200)
+        .filter_map(|c| c.allowance)
+        .collect();
+    assert_eq!(allowances, [1200, 3000].into(), "{:?}", calls());
+    fleet.cleanup().await;
+}
