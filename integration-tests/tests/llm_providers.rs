@@ -4,7 +4,9 @@
 //! and one it must learn from its 400s, Azure OpenAI, Anthropic, Gemini's OpenAI-compatible
 //! endpoint, and a keyless server of one's own; then one run with a model per step across two
 //! providers. Each run must answer with citations, every step's requests must reach the
-//! provider's own route and succeed, and only the learnt refusals may fail, once each.
+//! provider's own route and succeed, the JSON steps must send their schema (OpenAI's
+//! `json_schema` response format, Anthropic's forced tool), and only the learnt refusals may
+//! fail, once each.
 
 mod common;
 
@@ -25,7 +27,12 @@ struct Case {
     model: &'static str,
     /// 400s the model answers before the client has learnt what it refuses.
     learnt: usize,
+    /// How the JSON steps must ask for structured output.
+    structured: &'static str,
 }
+
+/// The steps whose answer is JSON, parsed into a Rust type whose schema goes with the request.
+const JSON_TASKS: [&str; 4] = ["query_analysis", "relevance", "select", "judge"];
 
 async fn run(fleet: &Fleet, case: &Case) -> Vec<Call> {
     let question = fleet.corpus.questions().into_iter().next().unwrap();
@@ -65,6 +72,17 @@ fn check(case: &Case, seen: &[Call]) {
         "{}: no source analysis: {seen:?}",
         case.name
     );
+    for call in mine
+        .iter()
+        .filter(|c| JSON_TASKS.contains(&c.task.as_str()) || c.task.starts_with("analysis"))
+    {
+        assert_eq!(
+            call.format,
+            Some(case.structured),
+            "{}: {call:?}",
+            case.name
+        );
+    }
     let failed: Vec<&&Call> = mine.iter().filter(|c| c.status != 200).collect();
     assert_eq!(failed.len(), case.learnt, "{}: {failed:?}", case.name);
     assert!(
@@ -104,6 +122,7 @@ async fn every_llm_step_runs_through_every_provider() {
             api: "openai",
             model: "gpt-5-mini",
             learnt: 0,
+            structured: "json_schema",
         },
         Case {
             name: "OpenAI-compatible, a reasoning model it must learn",
@@ -119,6 +138,7 @@ async fn every_llm_step_runs_through_every_provider() {
             model: "simweb-reasoning",
             // max_tokens, then temperature: once each for the process.
             learnt: 2,
+            structured: "json_schema",
         },
         Case {
             name: "Azure OpenAI",
@@ -134,6 +154,7 @@ async fn every_llm_step_runs_through_every_provider() {
             api: "azure",
             model: "prod-gpt-4o",
             learnt: 0,
+            structured: "json_schema",
         },
         Case {
             name: "Anthropic",
@@ -149,6 +170,7 @@ async fn every_llm_step_runs_through_every_provider() {
             api: "anthropic",
             model: "claude-3-5-haiku-latest",
             learnt: 0,
+            structured: "tool",
         },
         Case {
             name: "Gemini",
@@ -163,6 +185,7 @@ async fn every_llm_step_runs_through_every_provider() {
             api: "gemini",
             model: "gemini-2.5-flash",
             learnt: 0,
+            structured: "json_schema",
         },
         Case {
             name: "a server of one's own, without a key",
@@ -178,6 +201,7 @@ async fn every_llm_step_runs_through_every_provider() {
             api: "local",
             model: "llama3.1:8b",
             learnt: 0,
+            structured: "json_schema",
         },
     ];
     for case in &cases {
@@ -204,6 +228,7 @@ async fn every_llm_step_runs_through_every_provider() {
         api: "openai",
         model: "gpt-4o-mini",
         learnt: 0,
+        structured: "json_schema",
     };
     let seen = run(&fleet, &case).await;
     let by = |task: &str| -> Vec<(&str, &str)> {

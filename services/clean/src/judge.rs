@@ -211,8 +211,9 @@ pub fn sample(markdown: &str, max: usize) -> String {
 }
 
 /// The LLM's verdict.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
+    /// 1: only the page's own content; 0: only page furniture.
     pub score: f64,
     #[serde(default)]
     pub problems: Vec<String>,

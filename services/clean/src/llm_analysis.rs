@@ -50,7 +50,7 @@ pub struct LlmAnalysis {
     pub key_points: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct Answer {
     is_relevant: bool,
     summary: String,

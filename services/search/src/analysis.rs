@@ -140,11 +140,16 @@ pub fn analyse(question: &str) -> QueryAnalysis {
     }
 }
 
-#[derive(Deserialize)]
+/// The model's plan for a question; its JSON Schema goes with the request.
+#[derive(Deserialize, schemars::JsonSchema)]
 struct LlmAnalysis {
+    /// What the asker wants, one sentence.
     intent: String,
+    /// 1 to 5 web search queries that together answer the question, the most direct first.
     sub_queries: Vec<String>,
+    /// facts, definition, how-to, comparison, opinion, statistics, news, latest or current events.
     info_type: String,
+    /// The specific values the answer must contain, as short noun phrases.
     target_data_points: Vec<String>,
     search_strategy: String,
 }

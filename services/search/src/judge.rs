@@ -22,7 +22,7 @@ use crate::score::Scored;
 /// How long a relevance decision is reused.
 const RELEVANCE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Relevance {
     pub relevant: bool,
     pub reasoning: String,
@@ -119,8 +119,9 @@ pub async fn rerank(llm: &Llm, question: &str, candidates: &[Scored]) -> Result<
         .collect())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct Picked {
+    /// The numbers of the chosen results, best first.
     selected: Vec<usize>,
 }
 

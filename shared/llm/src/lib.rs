@@ -8,9 +8,10 @@
 //!   tokens included) and cost recorded ([`prices`]), and answers cached in the store by a hash
 //!   of the request.
 //! - [`Llm::json`]: a completion that must be a JSON value passing the caller's validation:
-//!   JSON mode where the endpoint supports it (one that rejects `response_format` is asked
-//!   again without it, and remembered), robust extraction where it does not ([`json`]), and one
-//!   repair turn that shows the model its error before giving up.
+//!   the answer type's JSON Schema as a structured output where the endpoint takes one (OpenAI's
+//!   `json_schema`, Anthropic's forced tool), plain JSON mode where it takes only that (a
+//!   refusal is learnt and remembered), robust extraction where it takes neither ([`json`]), and
+//!   one repair turn that shows the model its error before giving up.
 //! - [`Llm::embed`]: embeddings for semantic rerank, from their own endpoint (`llm.embeddings`).
 //!
 //! Calls go through the proxy config or the environment names ([`proxy`]). API keys are read
@@ -272,13 +273,13 @@ impl Llm {
 
     /// One completion (from the cache when an identical request was answered before).
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.chat_mode(request, false).await
+        self.chat_as(request, wire::Answer::Text).await
     }
 
-    async fn chat_mode(
+    async fn chat_as(
         &self,
         request: &ChatRequest,
-        json_mode: bool,
+        answer: wire::Answer<'_>,
     ) -> Result<ChatResponse, LlmError> {
         let cfg = &self.inner.config;
         let endpoint = self.endpoint(request.task);
@@ -290,7 +291,7 @@ impl Llm {
                     &endpoint.model,
                     &endpoint.base_url,
                     request,
-                    json_mode
+                    format!("{answer:?}")
                 ))
                 .unwrap_or_default()
             )
@@ -299,7 +300,7 @@ impl Llm {
             return Ok(cached);
         }
         let options = wire::Options {
-            json_mode,
+            answer,
             reasoning_effort: &cfg.reasoning_effort,
             reasoning_tokens: cfg.reasoning_tokens,
         };
@@ -365,18 +366,23 @@ impl Llm {
         }
     }
 
-    /// A completion parsed as `T` and checked by `validate`; one repair turn on failure.
-    pub async fn json<T: DeserializeOwned>(
+    /// A completion parsed as `T` and checked by `validate`; one repair turn on failure. The
+    /// endpoint is given `T`'s JSON Schema ([`schema_of`]) where it takes one, plain JSON mode
+    /// where it does not, and neither when `llm.json_mode` is off.
+    pub async fn json<T: DeserializeOwned + schemars::JsonSchema>(
         &self,
         request: &ChatRequest,
         validate: impl Fn(&T) -> Result<(), String>,
     ) -> Result<(T, Usage), LlmError> {
+        let schema = schema_of::<T>();
+        let answer = match self.inner.config.json_mode {
+            true => wire::Answer::Schema(&schema),
+            false => wire::Answer::Text,
+        };
         let mut request = request.clone();
         let mut usage = Usage::default();
         for turn in 0..2 {
-            let response = self
-                .chat_mode(&request, self.inner.config.json_mode)
-                .await?;
+            let response = self.chat_as(&request, answer).await?;
             usage.add(&response.usage);
             let problem = match json::extract_json(&response.text).map(serde_json::from_str::<T>) {
                 Some(Ok(value)) => match validate(&value) {
@@ -503,6 +509,23 @@ impl Llm {
             }
         }
     }
+}
+
+/// The JSON Schema of `T` as the LLM APIs take it: draft 7, every subschema inline (no
+/// `$ref`), without `$schema` and `title`.
+pub fn schema_of<T: schemars::JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft07().with(|s| {
+        s.inline_subschemas = true;
+    });
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Some(fields) = schema.as_object_mut() {
+        fields.remove("$schema");
+        fields.remove("title");
+    }
+    schema
 }
 
 impl Usage {

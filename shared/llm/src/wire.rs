@@ -69,7 +69,11 @@ pub struct Quirks {
     /// `Some(true)`: `max_completion_tokens`; `Some(false)`: `max_tokens`; `None`: the default.
     pub completion_tokens: Option<bool>,
     pub no_reasoning_effort: bool,
+    /// `response_format` of type `json_schema` refused: `json_object` instead.
+    pub no_schema: bool,
     pub no_response_format: bool,
+    /// Anthropic tool use refused: the JSON comes as text.
+    pub no_tools: bool,
 }
 
 fn quirks() -> &'static Mutex<HashMap<String, Quirks>> {
@@ -84,12 +88,14 @@ pub fn quirks_of(endpoint: &Endpoint) -> Quirks {
 }
 
 /// The parameters a chat body may carry that a model can refuse.
-const REFUSABLE: [&str; 5] = [
+const REFUSABLE: [&str; 7] = [
     "max_tokens",
     "max_completion_tokens",
     "temperature",
     "reasoning_effort",
     "response_format",
+    "tool_choice",
+    "tools",
 ];
 
 /// Learns from a 400 that names a parameter the request sent: remembers the change for the
@@ -120,6 +126,9 @@ pub fn learn(endpoint: &Endpoint, body: &Value, param: Option<&str>, message: &s
         "max_completion_tokens" => entry.completion_tokens = Some(false),
         "temperature" => entry.no_temperature = true,
         "reasoning_effort" => entry.no_reasoning_effort = true,
+        "tools" | "tool_choice" => entry.no_tools = true,
+        // A schema refused falls back to plain JSON mode, and that to none.
+        _ if body["response_format"]["type"] == "json_schema" => entry.no_schema = true,
         _ => entry.no_response_format = true,
     }
     let changed = *entry != before;
@@ -134,9 +143,20 @@ pub fn learn(endpoint: &Endpoint, body: &Value, param: Option<&str>, message: &s
     changed
 }
 
+/// The shape of answer a request asks for.
+#[derive(Clone, Copy, Debug)]
+pub enum Answer<'a> {
+    Text,
+    /// Any JSON object (`response_format: json_object`).
+    Json,
+    /// JSON that fits this schema: OpenAI's `json_schema` response format (Azure, Gemini,
+    /// OpenRouter and most servers of one's own take it too), Anthropic's forced tool use.
+    Schema(&'a Value),
+}
+
 /// What a chat request asks for beyond the conversation.
 pub struct Options<'a> {
-    pub json_mode: bool,
+    pub answer: Answer<'a>,
     pub reasoning_effort: &'a str,
     pub reasoning_tokens: u32,
 }
@@ -150,17 +170,26 @@ pub fn chat_request(
     let turns: Vec<Value> = (request.messages.iter())
         .map(|(role, text)| json!({"role": role, "content": text}))
         .collect();
+    let quirks = quirks_of(endpoint);
     if endpoint.provider == LlmProvider::Anthropic {
-        let body = json!({
+        let mut body = json!({
             "model": endpoint.model,
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "system": request.system,
             "messages": turns,
         });
+        if let (Answer::Schema(schema), false) = (options.answer, quirks.no_tools) {
+            // Structured output on Anthropic: one tool whose input is the answer, forced.
+            body["tools"] = json!([{
+                "name": request.task,
+                "description": "Give the answer to the task as this tool's input.",
+                "input_schema": schema,
+            }]);
+            body["tool_choice"] = json!({"type": "tool", "name": request.task});
+        }
         return (format!("{}/v1/messages", endpoint.base_url), body);
     }
-    let quirks = quirks_of(endpoint);
     let reasoning = reasoning_model(&endpoint.model);
     let mut messages = vec![json!({"role": "system", "content": request.system})];
     messages.extend(turns);
@@ -187,8 +216,16 @@ pub fn chat_request(
     if reasoning && !options.reasoning_effort.is_empty() && !quirks.no_reasoning_effort {
         body["reasoning_effort"] = json!(options.reasoning_effort);
     }
-    if options.json_mode && !quirks.no_response_format {
-        body["response_format"] = json!({"type": "json_object"});
+    match options.answer {
+        Answer::Schema(schema) if !quirks.no_schema && !quirks.no_response_format => {
+            body["response_format"] = json!({"type": "json_schema", "json_schema": {
+                "name": request.task, "schema": schema, "strict": false,
+            }});
+        }
+        Answer::Schema(_) | Answer::Json if !quirks.no_response_format => {
+            body["response_format"] = json!({"type": "json_object"});
+        }
+        _ => {}
     }
     let url = match endpoint.provider {
         LlmProvider::Azure => format!(
@@ -231,10 +268,18 @@ pub fn authorise(endpoint: &Endpoint, builder: reqwest::RequestBuilder) -> reqwe
 pub fn chat_answer(provider: LlmProvider, value: &Value) -> Result<(String, Usage), String> {
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     if provider == LlmProvider::Anthropic {
-        let text = (value["content"].as_array().into_iter().flatten())
+        let blocks = || value["content"].as_array().into_iter().flatten();
+        let mut text = blocks()
             .filter_map(|c| c["text"].as_str())
             .collect::<Vec<_>>()
             .join("");
+        // A forced tool's input is the structured answer.
+        if let Some(input) = blocks()
+            .find(|c| c["type"] == "tool_use")
+            .map(|c| &c["input"])
+        {
+            text = input.to_string();
+        }
         let u = &value["usage"];
         // Anthropic counts cache reads and writes apart from `input_tokens`.
         let cached = n(&u["cache_read_input_tokens"]);
@@ -299,7 +344,7 @@ mod tests {
 
     fn options() -> Options<'static> {
         Options {
-            json_mode: true,
+            answer: Answer::Json,
             reasoning_effort: "low",
             reasoning_tokens: 1000,
         }
@@ -377,6 +422,53 @@ mod tests {
         assert_eq!(url, "https://api.anthropic.com/v1/messages");
         assert_eq!(body["max_tokens"], 1024);
         assert_eq!(body["system"], request.system);
+    }
+
+    #[test]
+    fn a_schema_goes_as_each_api_takes_it() {
+        let request = ChatRequest::new("relevance", "s", "u".into());
+        let schema = json!({"type": "object", "properties": {"relevant": {"type": "boolean"}}});
+        let options = Options {
+            answer: Answer::Schema(&schema),
+            reasoning_effort: "",
+            reasoning_tokens: 0,
+        };
+        let openai = endpoint(LlmProvider::Openai, "http://schema.test/v1", "m-schema");
+        let (_, body) = chat_request(&openai, &request, &options);
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        assert_eq!(body["response_format"]["json_schema"]["name"], "relevance");
+        assert_eq!(body["response_format"]["json_schema"]["schema"], schema);
+        // Refused: plain JSON mode, then nothing.
+        assert!(learn(
+            &openai,
+            &body,
+            Some("response_format"),
+            "not supported"
+        ));
+        let (_, body) = chat_request(&openai, &request, &options);
+        assert_eq!(body["response_format"], json!({"type": "json_object"}));
+        assert!(learn(
+            &openai,
+            &body,
+            Some("response_format"),
+            "not supported"
+        ));
+        assert!(chat_request(&openai, &request, &options)
+            .1
+            .get("response_format")
+            .is_none());
+
+        let claude = endpoint(LlmProvider::Anthropic, "http://schema.test", "c-schema");
+        let (_, body) = chat_request(&claude, &request, &options);
+        assert_eq!(body["tools"][0]["input_schema"], schema);
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": "relevance"})
+        );
+        let answer = json!({"content": [{"type": "tool_use", "id": "t", "name": "relevance",
+            "input": {"relevant": true}}], "usage": {"input_tokens": 3, "output_tokens": 2}});
+        let (text, _) = chat_answer(LlmProvider::Anthropic, &answer).unwrap();
+        assert_eq!(text, r#"{"relevant":true}"#);
     }
 
     #[test]

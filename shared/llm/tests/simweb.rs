@@ -11,7 +11,7 @@ use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_llm::{ChatRequest, Llm, LlmError};
 use trawl_store::{MemoryStore, Store};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct Analysis {
     sub_queries: Vec<String>,
     info_type: String,
@@ -208,4 +208,53 @@ async fn missing_usage_is_estimated_and_marked() {
     let spent = client.spent();
     assert_eq!((spent.requests, spent.estimated_requests), (1, 1));
     assert!(spent.cost_microdollars > 0);
+}
+
+/// Structured outputs: the answer's JSON Schema goes with the request (OpenAI's `json_schema`
+/// response format, Anthropic's forced tool), and a server that refuses the schema gets plain
+/// JSON mode instead, which the client remembers for the model.
+#[tokio::test]
+async fn json_steps_send_their_schema_and_fall_back_without_it() {
+    use trawl_integration_tests::simweb::llm::calls;
+    let web = simweb().await;
+    for provider in ["openai", "anthropic"] {
+        let client = llm(&web, provider, 10);
+        let question = format!("What is zorbium? schema-{provider}");
+        let (a, _) = client
+            .json::<Analysis>(&analysis(&question), valid)
+            .await
+            .unwrap();
+        assert!(!a.sub_queries.is_empty());
+        let formats: Vec<_> = (calls().into_iter())
+            .filter(|c| c.api == provider && c.task == "query_analysis" && c.status == 200)
+            .map(|c| c.format)
+            .collect();
+        let want = if provider == "anthropic" {
+            "tool"
+        } else {
+            "json_schema"
+        };
+        assert!(formats.contains(&Some(want)), "{provider}: {formats:?}");
+    }
+    let client = llm(&web, "openai", 10);
+    let (a, _) = client
+        .json::<Analysis>(&analysis("What is zorbium? simweb:no-json-schema"), valid)
+        .await
+        .unwrap();
+    assert!(!a.sub_queries.is_empty());
+    let refused: Vec<_> = (calls().into_iter())
+        .filter(|c| c.status == 400 && c.format == Some("json_schema"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let (_, _) = client
+        .json::<Analysis>(
+            &analysis("What is zorbium? simweb:no-json-schema again"),
+            valid,
+        )
+        .await
+        .unwrap();
+    let refused_again = (calls().into_iter())
+        .filter(|c| c.status == 400 && c.format == Some("json_schema"))
+        .count();
+    assert_eq!(refused_again, 1, "the refusal was not remembered");
 }

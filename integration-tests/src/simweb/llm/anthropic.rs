@@ -31,9 +31,16 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
         .and_then(Value::as_array)
         .filter(|m| !m.is_empty())
         .ok_or("messages: at least one message is required")?;
+    // Structured output on Anthropic: a forced tool, whose input is the answer.
+    let forced = body.pointer("/tool_choice/type").and_then(Value::as_str) == Some("tool")
+        && body
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| !t.is_empty());
     let mut chat = Chat {
         system: content_text(body.get("system").unwrap_or(&Value::Null)),
         allowance: Some(allowance),
+        format: forced.then_some("tool"),
         ..Chat::default()
     };
     for m in messages {
@@ -51,8 +58,25 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
     Ok((chat, model.to_string()))
 }
 
+/// The reply as a content block: a `tool_use` block with the reply as its input when a tool
+/// was forced and the reply is a JSON object, else text.
+fn content(chat: &Chat, reply: &str) -> Value {
+    match serde_json::from_str::<Value>(reply) {
+        Ok(input) if chat.format == Some("tool") && input.is_object() => {
+            let name = chat.task().unwrap_or("answer");
+            json!({"type": "tool_use", "id": format!("toolu_sim{:016x}", fnv1a(reply.as_bytes())), "name": name, "input": input})
+        }
+        _ => json!({"type": "text", "text": reply}),
+    }
+}
+
 /// A `message` object carrying `reply`.
 pub fn message(chat: &Chat, model: &str, reply: &str) -> Value {
+    let block = content(chat, reply);
+    let stop_reason = match block["type"] == "tool_use" {
+        true => "tool_use",
+        false => "end_turn",
+    };
     let input_tokens =
         tokens(&chat.system) + chat.messages.iter().map(|m| tokens(&m.text)).sum::<u64>();
     let h = fnv1a(chat.prompt().as_bytes());
@@ -61,8 +85,8 @@ pub fn message(chat: &Chat, model: &str, reply: &str) -> Value {
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": reply}],
-        "stop_reason": "end_turn",
+        "content": [block],
+        "stop_reason": stop_reason,
         "stop_sequence": null,
         "usage": {"input_tokens": input_tokens, "output_tokens": tokens(reply),
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},

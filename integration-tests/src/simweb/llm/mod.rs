@@ -18,10 +18,11 @@
 //!   `not valid JSON`), `simweb:badjson-always`, `simweb:fenced`, `simweb:think`,
 //!   `simweb:llm-429` (first request per prompt, process-wide), `simweb:llm-500`,
 //!   `simweb:llm-slow` (30 s), `simweb:no-json-mode` (OpenAI 400 on `response_format`),
+//!   `simweb:no-json-schema` (OpenAI 400 on a `json_schema` response format only),
 //!   `simweb:llm-hang` (never answers) and `simweb:llm-hang-once` (the first request per
 //!   prompt never answers; [`script::hangs`] counts them).
 //! * Requests need a key: OpenAI `Authorization: Bearer <key>`, Anthropic `x-api-key` plus
-//!   `anthropic-version`.
+//!   `anthropic-version` (a forced tool gets the JSON answer as a `tool_use` block's input).
 //!
 //! Embeddings are 64-dimensional hashed bags of lower-cased words ([`embeddings::embed`]).
 

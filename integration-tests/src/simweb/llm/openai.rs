@@ -57,11 +57,15 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
             other => return Err(format!("invalid role in 'messages': {other:?}")),
         }
     }
-    chat.json_mode = matches!(
-        body.pointer("/response_format/type")
-            .and_then(Value::as_str),
-        Some("json_object" | "json_schema")
-    );
+    chat.format = match body
+        .pointer("/response_format/type")
+        .and_then(Value::as_str)
+    {
+        Some("json_schema") => Some("json_schema"),
+        Some("json_object") => Some("json_object"),
+        _ => None,
+    };
+    chat.json_mode = chat.format.is_some();
     chat.allowance = ["max_completion_tokens", "max_tokens"]
         .iter()
         .find_map(|k| body.get(*k).and_then(Value::as_u64));
@@ -120,6 +124,8 @@ pub struct Call {
     pub status: u16,
     /// The answer's token allowance the request sent (`max_completion_tokens` or `max_tokens`).
     pub allowance: Option<u64>,
+    /// How structured output was asked for: `json_schema`, `json_object` or `tool` (Anthropic).
+    pub format: Option<&'static str>,
 }
 
 static CALLS: LazyLock<Mutex<Vec<Call>>> = LazyLock::new(Default::default);
@@ -136,6 +142,7 @@ pub(super) fn record(api: &'static str, chat: &Chat, model: &str, status: Status
         model: model.to_owned(),
         status: status.as_u16(),
         allowance: chat.allowance,
+        format: chat.format,
     });
 }
 
@@ -194,8 +201,19 @@ pub fn reasoning_model(model: &str) -> bool {
         || name.contains("reasoning")
 }
 
-/// What a reasoning model refuses in `body`, as OpenAI answers it.
-fn refused(api: Api, model: &str, body: &Value) -> Option<Response> {
+/// What a reasoning model refuses in `body`, as OpenAI answers it; and, with the
+/// `simweb:no-json-schema` marker, a `json_schema` response format, as servers without
+/// structured outputs answer it.
+fn refused(api: Api, model: &str, body: &Value, chat: &Chat) -> Option<Response> {
+    if chat.format == Some("json_schema") && chat.prompt().contains("simweb:no-json-schema") {
+        return Some(api.error(
+            StatusCode::BAD_REQUEST,
+            "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+            "invalid_request_error",
+            Some("response_format"),
+            None,
+        ));
+    }
     if !reasoning_model(model) {
         return None;
     }
@@ -256,7 +274,7 @@ pub async fn complete(api: Api, deployment: Option<&str>, body: &[u8]) -> Respon
         }
     };
     let model = deployment.map(str::to_owned).unwrap_or(model);
-    let response = match refused(api, &model, &value) {
+    let response = match refused(api, &model, &value, &chat) {
         Some(refusal) => refusal,
         None => answer(api, &chat, &model).await,
     };

@@ -33,6 +33,8 @@ pub struct Chat {
     pub json_mode: bool,
     /// The answer's token allowance asked for.
     pub allowance: Option<u64>,
+    /// How structured output was asked for: `json_schema`, `json_object` or `tool`.
+    pub format: Option<&'static str>,
 }
 
 /// What the endpoint should do with a request; each API renders it in its own wire format.
