@@ -347,3 +347,67 @@ async fn a_job_sets_its_report_length() {
     assert_eq!(allowances, [1200, 3000].into(), "{:?}", calls());
     fleet.cleanup().await;
 }
+
+/// An LLM that never answers (nothing listens at its URL): `trawl run` still answers with a
+/// cited report and says on stderr that every LLM call failed; in the fleet, job.json lists
+/// each step that fell back and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_llm_is_said_and_every_job_still_ends_with_a_cited_report() {
+    let mut fleet = Fleet::start().await;
+    let dead = format!("http://127.0.0.1:{}/v1", common::free_port());
+    let env = [
+        ("TRAWL__LLM__PROVIDER", "openai".to_owned()),
+        ("TRAWL__LLM__BASE_URL", dead),
+        ("TRAWL__LLM__MODEL", "gpt-4o-mini".to_owned()),
+        ("TRAWL__LLM__MAX_RETRIES", "0".to_owned()),
+        ("TRAWL__SEARCH__LLM_RELEVANCE", "true".to_owned()),
+        ("OPENAI_API_KEY", "k".to_owned()),
+    ];
+    let question = fleet.corpus.questions().into_iter().next().unwrap();
+    let out = fleet
+        .trawl_alone()
+        .args(["run", &question.query])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    common::assert_cites_answer(&stdout, &question);
+    assert!(
+        stderr.contains("warning: every LLM call failed (")
+            && stderr.contains("analysis: request_error")
+            && stderr.contains("report: request_error"),
+        "{stderr}"
+    );
+
+    for (k, v) in env {
+        fleet.env.push((k.to_owned(), v));
+    }
+    fleet.spawn_all();
+    let batch = fleet.submit(std::slice::from_ref(&question.query)).await;
+    fleet
+        .wait_done(&batch, std::time::Duration::from_secs(120))
+        .await;
+    let (job, _) = fleet.manifest(&batch).remove(0);
+    let record: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fleet.job_dir(&batch, &job).join("job.json")).unwrap(),
+    )
+    .unwrap();
+    let fallbacks = &record["llm_fallbacks"];
+    for step in ["analysis", "relevance", "analyse", "report"] {
+        assert!(
+            fallbacks[format!("{step}: request_error")].as_i64() > Some(0),
+            "{step}: {record}"
+        );
+    }
+    assert!(
+        record["writer"].as_str().unwrap().starts_with("extractive"),
+        "{record}"
+    );
+    fleet.cleanup().await;
+}

@@ -18,7 +18,6 @@ use trawl_config::Config;
 use trawl_llm::{fnv1a, Llm};
 use trawl_messages::{paths, AnalysedDoc, Envelope, FetchedDoc, Outcome};
 use trawl_pipeline::fanin::{record_outcome, JobMeta, OutcomeRecord};
-use trawl_pipeline::runtime::Spend;
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_store::Cache;
 
@@ -94,14 +93,7 @@ impl CleanStage {
         let processed = process(use_llm, &rt.config.clean, &ctx, title, markdown).await;
         store_cached(rt, &key, &processed).await;
         if let Some(llm) = &llm {
-            let spent = llm.spent();
-            let spend = Spend {
-                input_tokens: spent.input_tokens,
-                output_tokens: spent.output_tokens,
-                cost_microdollars: spent.cost_microdollars,
-                estimated_requests: spent.estimated_requests,
-            };
-            rt.charge(&batch, &msg.job_id.to_string(), "clean", spend)
+            rt.charge(&batch, &msg.job_id.to_string(), "clean", &llm.spent())
                 .await?;
         }
         Ok(processed)

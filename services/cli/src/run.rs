@@ -80,6 +80,9 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     if result.status == trawl_messages::JobStatus::NoSources {
         explain_search(&rt, manifest.batch_id, job).await;
     }
+    if rt.config.llm.is_some() {
+        explain_fallbacks();
+    }
     eprintln!(
         "work products: {}",
         rt.objects.where_is(&paths::job_dir(manifest.batch_id, job))
@@ -88,6 +91,29 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
         trawl_messages::JobStatus::Done | trawl_messages::JobStatus::Partial => ExitCode::SUCCESS,
         _ => ExitCode::from(2),
     })
+}
+
+/// Says which LLM steps fell back to their non-LLM path, loudly when the LLM never answered:
+/// a wrong URL, model or key should not pass for a working setup.
+fn explain_fallbacks() {
+    let (answered, fallbacks) = trawl_llm::process_fallbacks();
+    if fallbacks.is_empty() {
+        return;
+    }
+    let list: Vec<String> = (fallbacks.iter())
+        .map(|(step, n)| format!("{step} ×{n}"))
+        .collect();
+    if answered == 0 {
+        eprintln!(
+            "warning: every LLM call failed ({}): the report was written without the LLM; check llm.base_url, llm.model and the API key",
+            list.join(", ")
+        );
+    } else {
+        eprintln!(
+            "note: some LLM steps fell back to their non-LLM path ({})",
+            list.join(", ")
+        );
+    }
 }
 
 /// When nothing could be cited, say what the search providers reported: most often the cause

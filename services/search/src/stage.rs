@@ -270,7 +270,7 @@ impl Stage for SearchStage {
                 &msg.batch_id.to_string(),
                 &msg.job_id.to_string(),
                 "search",
-                spend(spent),
+                spent,
             )
             .await?;
         }
@@ -405,16 +405,6 @@ async fn record_answer(
         doc: Some(key),
     };
     record_outcome(rt, msg, &msg.body.query, record).await
-}
-
-/// The pipeline's view of what the LLM handle spent.
-fn spend(spent: &trawl_llm::Spent) -> trawl_pipeline::runtime::Spend {
-    trawl_pipeline::runtime::Spend {
-        input_tokens: spent.input_tokens,
-        output_tokens: spent.output_tokens,
-        cost_microdollars: spent.cost_microdollars,
-        estimated_requests: spent.estimated_requests,
-    }
 }
 
 #[cfg(test)]

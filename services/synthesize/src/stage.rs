@@ -188,13 +188,11 @@ async fn synthesise(
         conflicts: conflicts.len(),
         ..Default::default()
     };
-    // The job's own report allowance, if it asked for one (its input record is tiny; an
-    // unreadable one leaves the default).
-    let answer_tokens = match job_input(rt, batch, job).await {
-        Ok(Some(input)) => input.options.report_max_tokens,
-        _ => None,
-    }
-    .unwrap_or(cfg.report_max_tokens);
+    let input = read_input(rt, batch, job).await?;
+    // The job's own report allowance, if it asked for one.
+    let answer_tokens = (input.as_ref())
+        .and_then(|i| i.options.report_max_tokens)
+        .unwrap_or(cfg.report_max_tokens);
     let budget_left = stage.llm.is_none() || rt.budget_left(&batch.to_string()).await?;
     let llm = stage
         .llm
@@ -218,13 +216,8 @@ async fn synthesise(
             )
             .await;
             let spent = llm.spent();
-            rt.charge(
-                &batch.to_string(),
-                &job.to_string(),
-                "synthesize",
-                spend(&spent),
-            )
-            .await?;
+            rt.charge(&batch.to_string(), &job.to_string(), "synthesize", &spent)
+                .await?;
             match written {
                 Ok(w) => {
                     job_record.context_tokens = w.context_tokens;
@@ -333,7 +326,25 @@ async fn synthesise(
         citations: report.citations,
         outcomes,
     };
-    finish(stage, rt, msg, result, job_record).await
+    finish(stage, rt, msg, result, job_record, input).await
+}
+
+/// The job's own small record of what was submitted (`input.json`: id, metadata, options),
+/// not the batch manifest, which grows with the batch. A job submitted before the record
+/// existed has none, and an unreadable one costs the job its id and options, never its report.
+async fn read_input(
+    rt: &Runtime,
+    batch: uuid::Uuid,
+    job: uuid::Uuid,
+) -> Result<Option<trawl_messages::JobInput>, StageError> {
+    match job_input(rt, batch, job).await {
+        Ok(input) => Ok(input),
+        Err(e) if e.class == ErrorClass::Permanent => {
+            warn!(error = %e, "the job's input record is unreadable; ending it without its id and metadata");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Ends a job whose search never opened its fan-in record before the deadline.
@@ -366,7 +377,8 @@ async fn search_never_finished(
         errors: vec!["search did not complete before the deadline".into()],
         ..Default::default()
     };
-    finish(stage, rt, msg, result, record).await
+    let input = read_input(rt, msg.batch_id, msg.job_id).await?;
+    finish(stage, rt, msg, result, record, input).await
 }
 
 /// Writes `job.json`, announces the result, records the job as ended, and when that ends the
@@ -377,6 +389,7 @@ async fn finish(
     msg: &Envelope<SynthesizeTask>,
     result: ResearchResult,
     mut record: JobRecord,
+    input: Option<trawl_messages::JobInput>,
 ) -> Result<(), StageError> {
     let (batch, job) = (msg.batch_id, msg.job_id);
     let status = serde_json::to_value(result.status)
@@ -386,19 +399,9 @@ async fn finish(
     let now = chrono::Utc::now();
     record.job_id = job;
     record.batch_id = batch;
-    // The user's id and metadata, from the job's own small record (not the batch manifest,
-    // which grows with the batch). A job submitted before the record existed has neither.
-    // An unreadable record costs the job its id, never its report.
-    match job_input(rt, batch, job).await {
-        Ok(Some(input)) => {
-            record.id = input.id;
-            record.metadata = input.metadata;
-        }
-        Ok(None) => {}
-        Err(e) if e.class == ErrorClass::Permanent => {
-            warn!(error = %e, "job.json written without the job's id and metadata")
-        }
-        Err(e) => return Err(e),
+    if let Some(input) = input {
+        record.id = input.id;
+        record.metadata = input.metadata;
     }
     record.question = result.query.clone();
     record.status = status.clone();
@@ -465,14 +468,4 @@ async fn finish(
 fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
     let (secs, nanos) = id.get_timestamp()?.to_unix();
     chrono::DateTime::from_timestamp(secs as i64, nanos)
-}
-
-/// The pipeline's view of what the LLM handle spent.
-fn spend(spent: &trawl_llm::Spent) -> trawl_pipeline::runtime::Spend {
-    trawl_pipeline::runtime::Spend {
-        input_tokens: spent.input_tokens,
-        output_tokens: spent.output_tokens,
-        cost_microdollars: spent.cost_microdollars,
-        estimated_requests: spent.estimated_requests,
-    }
 }

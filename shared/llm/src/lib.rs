@@ -152,8 +152,9 @@ pub struct Llm {
     ledger: Arc<std::sync::Mutex<Spent>>,
 }
 
-/// Tokens and money spent through one [`Llm`] handle (answers from the cache cost nothing).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Tokens and money spent through one [`Llm`] handle (answers from the cache cost nothing),
+/// and the steps that fell back to their non-LLM path.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spent {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -161,6 +162,9 @@ pub struct Spent {
     pub requests: u64,
     /// Requests whose usage the endpoint did not report (counts estimated).
     pub estimated_requests: u64,
+    /// LLM calls that failed for good, by `step: reason` (`relevance: timeout`): each step
+    /// then takes its non-LLM path.
+    pub fallbacks: BTreeMap<String, u64>,
 }
 
 struct Inner {
@@ -258,7 +262,30 @@ impl Llm {
 
     /// What this handle has spent so far.
     pub fn spent(&self) -> Spent {
-        *self.ledger.lock().expect("ledger lock")
+        self.ledger.lock().expect("ledger lock").clone()
+    }
+
+    /// Records that `task`'s call failed for good with `error`, so its step falls back to its
+    /// non-LLM path: in this handle's ledger (for the job's work products), the process's
+    /// tally ([`process_fallbacks`]) and `trawl_llm_fallbacks_total{step, reason}`.
+    fn fell_back<T>(&self, task: &str, result: Result<T, LlmError>) -> Result<T, LlmError> {
+        if let Err(e) = &result {
+            let step = match step_of(task) {
+                "" => task,
+                step => step,
+            };
+            let key = format!("{step}: {}", e.label());
+            *(self.ledger.lock().expect("ledger lock").fallbacks)
+                .entry(key.clone())
+                .or_default() += 1;
+            *FALLBACKS
+                .lock()
+                .expect("fallbacks lock")
+                .entry(key)
+                .or_default() += 1;
+            METRICS.fallback(step, e.label());
+        }
+        result
     }
 
     /// The endpoint a request of `task` goes to.
@@ -273,7 +300,8 @@ impl Llm {
 
     /// One completion (from the cache when an identical request was answered before).
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.chat_as(request, wire::Answer::Text).await
+        let result = self.chat_as(request, wire::Answer::Text).await;
+        self.fell_back(request.task, result)
     }
 
     async fn chat_as(
@@ -338,6 +366,7 @@ impl Llm {
                         spent.estimated_requests += u64::from(response.usage.estimated);
                     }
                     self.store_cached(&key, &response).await;
+                    OK_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return Ok(response);
                 }
                 Err(Failure {
@@ -374,6 +403,15 @@ impl Llm {
         request: &ChatRequest,
         validate: impl Fn(&T) -> Result<(), String>,
     ) -> Result<(T, Usage), LlmError> {
+        let result = self.json_turns(request, validate).await;
+        self.fell_back(request.task, result)
+    }
+
+    async fn json_turns<T: DeserializeOwned + schemars::JsonSchema>(
+        &self,
+        request: &ChatRequest,
+        validate: impl Fn(&T) -> Result<(), String>,
+    ) -> Result<(T, Usage), LlmError> {
         let schema = schema_of::<T>();
         let answer = match self.inner.config.json_mode {
             true => wire::Answer::Schema(&schema),
@@ -406,6 +444,11 @@ impl Llm {
 
     /// Embeddings of `texts` from the embeddings endpoint (`llm.embeddings`).
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        let result = self.embed_once(texts).await;
+        self.fell_back("rerank", result)
+    }
+
+    async fn embed_once(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         #[derive(Deserialize)]
         struct Item {
             index: usize,
@@ -537,6 +580,18 @@ impl Usage {
         self.estimated |= other.estimated;
     }
 }
+
+/// Every fallback of this process, by `step: reason`.
+static FALLBACKS: std::sync::Mutex<BTreeMap<String, u64>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// The LLM calls of this process that failed for good, by `step: reason`, and those that
+/// succeeded: `trawl run` tells its user when the LLM never answered.
+pub fn process_fallbacks() -> (u64, BTreeMap<String, u64>) {
+    let ok = OK_CALLS.load(std::sync::atomic::Ordering::Relaxed);
+    (ok, FALLBACKS.lock().expect("fallbacks lock").clone())
+}
+
+static OK_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// A failed request: the error, the wait the endpoint asked for, the parameter it refused.
 struct Failure {

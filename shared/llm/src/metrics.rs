@@ -21,6 +21,8 @@ pub(crate) struct LlmMetrics {
     /// Spend by model, in dollars (the base unit; the stores keep exact micro-dollars).
     pub cost: Family<Labels, Counter<f64, AtomicU64>>,
     pub cache_hits: Counter,
+    /// LLM calls that failed for good, by step and reason: the step took its non-LLM path.
+    pub fallbacks: Family<Labels, Counter>,
 }
 
 pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
@@ -49,9 +51,20 @@ pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
         "LLM answers served from the cache",
         Counter::default(),
     ),
+    fallbacks: register(
+        "llm_fallbacks",
+        "LLM calls that failed for good, by step and reason (the step took its non-LLM path)",
+        Family::default(),
+    ),
 });
 
 impl LlmMetrics {
+    pub fn fallback(&self, step: &str, reason: &str) {
+        self.fallbacks
+            .get_or_create(&labels(&[("step", step), ("reason", reason)]))
+            .inc();
+    }
+
     /// Counts the tokens and returns their cost in micro-dollars (0 without a price).
     pub fn record_usage(&self, model: &str, usage: &Usage, price: Option<Price>) -> u64 {
         for (kind, n) in [

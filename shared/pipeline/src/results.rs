@@ -42,6 +42,9 @@ pub struct JobRecord {
     pub total_cost_microdollars: i64,
     /// LLM requests per stage whose token counts were estimated (the endpoint reported none).
     pub estimated_usage: BTreeMap<String, i64>,
+    /// LLM calls that failed for good, by `step: reason` (`relevance: timeout`): those steps
+    /// took their non-LLM path.
+    pub llm_fallbacks: BTreeMap<String, i64>,
     pub search_cache_hits: usize,
     pub errors: Vec<String>,
     pub sources_selected: usize,
@@ -66,6 +69,7 @@ impl JobRecord {
                 "tokens_out" => &mut self.tokens_out,
                 "cost_micro" => &mut self.cost_microdollars,
                 "estimated" => &mut self.estimated_usage,
+                "fallback" => &mut self.llm_fallbacks,
                 _ => continue,
             };
             *map.entry(stage.to_owned()).or_default() += value;

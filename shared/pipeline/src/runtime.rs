@@ -18,15 +18,6 @@ pub const BUDGET: &str = "budget_micro";
 /// Batch counter of jobs whose search has opened their fan-in (for running-job progress).
 pub const STARTED: &str = "started";
 
-/// What a stage spent on an LLM for one job.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Spend {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cost_microdollars: u64,
-    pub estimated_requests: u64,
-}
-
 #[derive(Clone)]
 pub struct Runtime {
     pub config: Arc<Config>,
@@ -144,12 +135,19 @@ impl Runtime {
         batch: &str,
         job: &str,
         stage: &str,
-        spend: Spend,
+        spend: &trawl_llm::Spent,
     ) -> Result<(), StageError> {
+        // Steps that fell back: `fallback.STEP: REASON`, read back into job.json.
+        let mut fields: Vec<(String, i64)> = (spend.fallbacks.iter())
+            .map(|(step, &n)| (format!("fallback.{step}"), n as i64))
+            .collect();
         if spend.input_tokens + spend.output_tokens == 0 {
+            if !fields.is_empty() {
+                self.store.job_add(job, &fields, self.job_ttl()).await?;
+            }
             return Ok(());
         }
-        let fields = [
+        fields.extend([
             (format!("tokens_in.{stage}"), spend.input_tokens as i64),
             (format!("tokens_out.{stage}"), spend.output_tokens as i64),
             (
@@ -161,7 +159,7 @@ impl Runtime {
                 format!("estimated.{stage}"),
                 spend.estimated_requests as i64,
             ),
-        ];
+        ]);
         self.store.job_add(job, &fields, self.job_ttl()).await?;
         if spend.cost_microdollars > 0 {
             self.store
