@@ -29,6 +29,7 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::process::{Child, Command};
 use trawl_config::Config;
+use trawl_integration_tests::benchkit;
 use trawl_integration_tests::procfs::{cpu_secs, status_kib};
 use trawl_integration_tests::simweb::{soak, Corpus, Simweb};
 use trawl_messages::Queue;
@@ -68,20 +69,6 @@ struct Args {
     timeout_secs: u64,
 }
 
-impl Args {
-    fn bins(&self) -> anyhow::Result<PathBuf> {
-        if let Some(dir) = &self.bins {
-            return Ok(dir.clone());
-        }
-        // target/release/examples/bench_export → target/release
-        let exe = std::env::current_exe().context("failed to find this executable")?;
-        exe.parent()
-            .and_then(|p| p.parent())
-            .map(PathBuf::from)
-            .context("odd executable path; give --bins")
-    }
-}
-
 /// A process this run started, and where its stderr goes.
 struct Process {
     name: String,
@@ -106,50 +93,24 @@ fn check_alive(procs: &mut [Process]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Everything that makes the run what it is, on top of any TRAWL__* variables of the
-/// environment (to try other settings).
+/// Everything that makes the run what it is, on top of [`benchkit::simweb_fleet`]'s.
 fn settings(
     args: &Args,
     web: &Simweb,
     namespace: &str,
     objects: &Path,
 ) -> BTreeMap<String, String> {
-    let addr = web.addr();
-    let mut env: BTreeMap<String, String> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("TRAWL__"))
-        .collect();
+    let mut env = benchkit::simweb_fleet(AMQP, REDIS, namespace, web.addr(), args.timeout_secs);
     let mut set = |k: &str, v: String| {
         env.insert(k.to_owned(), v);
     };
-    set("TRAWL__BROKER__URL", AMQP.into());
-    set("TRAWL__STORE__URL", REDIS.into());
-    set("TRAWL__BROKER__NAMESPACE", namespace.into());
-    set("TRAWL__STORE__PREFIX", namespace.into());
     set(
         "TRAWL__OUTPUT__URL",
         format!("file://{}", objects.display()),
     );
-    set("TRAWL__SEARCH__SEARXNG_URL", format!("http://{addr}"));
-    // simweb only: a question it did not answer must not fall through to the real web.
-    set("TRAWL__SEARCH__PROVIDERS", "[\"searxng\"]".into());
-    set("TRAWL__SEARCH__NEWS_PROVIDERS", "[\"searxng\"]".into());
-    set(
-        "TRAWL__FETCH__RESOLVE",
-        format!("{{ \"*.test\" = \"{addr}\" }}"),
-    );
-    set("TRAWL__FETCH__ALLOW_NETWORKS", "[\"127.0.0.1/32\"]".into());
-    set("TRAWL__FETCH__MAX_LEVEL", "1".into());
     // The soak's pages sit on 50 hosts: at the default second between two requests to a host
     // fetching would take 200 s per 10 000 jobs; the chaos soak uses the same 50 ms.
     set("TRAWL__FETCH__MIN_INTERVAL_MS", "50".into());
-    // Every job must end with its report, not be synthesised at its deadline while queued.
-    set(
-        "TRAWL__JOB__DEADLINE_SECS",
-        (args.timeout_secs * 2).to_string(),
-    );
-    // Several processes on one machine: each its own metrics port.
-    set("TRAWL__METRICS__ADDR", "127.0.0.1:0".into());
-    set("TRAWL__BROKER__SHUTDOWN_GRACE_SECS", "5".into());
     // A batch of N questions in one request (the defaults take 10 000 in 4 MiB).
     let questions = args.jobs.max(10_000);
     set("TRAWL__API__MAX_QUESTIONS", questions.to_string());
@@ -705,7 +666,7 @@ async fn main() -> anyhow::Result<()> {
         soak::MAX_QUESTIONS - 1
     );
     ensure!(args.rounds >= 1, "--rounds must be at least 1");
-    let bins = args.bins()?;
+    let bins = benchkit::release_bins(args.bins.as_deref())?;
     for name in [
         "trawl",
         "trawl-search",

@@ -4,5 +4,6 @@
 //! SearXNG-compatible search endpoint over it, and an OpenAI-compatible LLM endpoint.
 //! `procfs` reads the kernel's CPU and memory accounting for the benchmarks and the chaos suite.
 
+pub mod benchkit;
 pub mod procfs;
 pub mod simweb;

@@ -1077,6 +1077,7 @@ async fn quotas_refuse_past_their_limit_and_free_with_the_batch() {
         .unwrap();
     assert_eq!(cancel.status(), 200);
     assert_eq!(submit(&b, 1).await.unwrap().status(), 201);
+    fleet.cleanup().await;
 }
 
 /// A batch's record leaves the store `store.batch_ttl_secs` after the batch ends (its last job,
@@ -1123,10 +1124,15 @@ async fn ended_batches_read_the_same_after_their_record_expires() {
             let job = jobs["jobs"][0]["job_id"].as_str().unwrap().to_owned();
             let (status, job) = api.get_json(&format!("/v1/jobs/{job}")).await;
             assert_eq!(status, 200, "{job}");
-            (state, jobs, job["status"].clone())
+            // The export's statuses (a cancelled job has no job.json: its status is the
+            // batch record's, or the saved copy's).
+            let lines = export_pages(api, &batch, "").await.concat();
+            let exported: Vec<Value> = lines.iter().map(|l| l["status"].clone()).collect();
+            (state, jobs, job["status"].clone(), exported)
         }
     };
     let before = (read(cancelled.clone()).await, read(done.clone()).await);
+    assert_eq!(before.0 .3, [json!("cancelled"), json!("cancelled")]);
     assert_eq!(before.0 .0["cancelled"], true);
     assert_eq!(before.0 .2, "cancelled");
     assert_eq!(before.1 .0["done"], true);
@@ -1144,4 +1150,5 @@ async fn ended_batches_read_the_same_after_their_record_expires() {
     }
     let after = (read(cancelled).await, read(done).await);
     assert_eq!(after, before);
+    fleet.cleanup().await;
 }

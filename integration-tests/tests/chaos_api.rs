@@ -241,4 +241,5 @@ async fn hostile_clients() {
     ledger.wall_secs = started.elapsed().as_secs_f64();
     ledger.notes = notes;
     ledger.settle();
+    fleet.cleanup().await;
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use tokio::process::{Child, Command};
 use trawl_config::Config;
+use trawl_integration_tests::benchkit;
 use trawl_integration_tests::simweb::Simweb;
 use trawl_pipeline::Runtime;
 
@@ -35,8 +36,8 @@ pub enum Output {
     S3,
 }
 
-/// The fleet's settings: what makes this run what it is, on top of any TRAWL__* variables
-/// of the environment (to try other settings, e.g. TRAWL__BROKER__PREFETCH).
+/// The fleet's settings: what makes this run what it is, on top of
+/// [`benchkit::simweb_fleet`]'s.
 fn settings(
     args: &Args,
     web: &Simweb,
@@ -45,16 +46,10 @@ fn settings(
     output: Output,
 ) -> BTreeMap<String, String> {
     let addr = web.addr();
-    let mut env: BTreeMap<String, String> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("TRAWL__"))
-        .collect();
+    let mut env = benchkit::simweb_fleet(AMQP, REDIS, namespace, addr, args.timeout_secs);
     let mut set = |k: &str, v: String| {
         env.insert(k.to_owned(), v);
     };
-    set("TRAWL__BROKER__URL", AMQP.into());
-    set("TRAWL__STORE__URL", REDIS.into());
-    set("TRAWL__BROKER__NAMESPACE", namespace.into());
-    set("TRAWL__STORE__PREFIX", namespace.into());
     match output {
         Output::File => set(
             "TRAWL__OUTPUT__URL",
@@ -74,25 +69,6 @@ fn settings(
             set("AWS_SECRET_ACCESS_KEY", S3_KEY.into());
         }
     }
-    set("TRAWL__SEARCH__SEARXNG_URL", format!("http://{addr}"));
-    // simweb only: a question it did not answer must not fall through to the real web.
-    set("TRAWL__SEARCH__PROVIDERS", "[\"searxng\"]".into());
-    set("TRAWL__SEARCH__NEWS_PROVIDERS", "[\"searxng\"]".into());
-    set(
-        "TRAWL__FETCH__RESOLVE",
-        format!("{{ \"*.test\" = \"{addr}\" }}"),
-    );
-    set("TRAWL__FETCH__ALLOW_NETWORKS", "[\"127.0.0.1/32\"]".into());
-    // Plain HTTP levels only: the browser levels are outside what this measures.
-    set("TRAWL__FETCH__MAX_LEVEL", "1".into());
-    // A slow run must measure every job, not synthesise the late ones at their deadline.
-    set(
-        "TRAWL__JOB__DEADLINE_SECS",
-        (args.timeout_secs * 2).to_string(),
-    );
-    // Several workers on one machine: each its own metrics port.
-    set("TRAWL__METRICS__ADDR", "127.0.0.1:0".into());
-    set("TRAWL__BROKER__SHUTDOWN_GRACE_SECS", "5".into());
     if !args.no_llm {
         set("TRAWL__LLM__PROVIDER", "openai".into());
         set("TRAWL__LLM__BASE_URL", format!("http://{addr}/v1"));

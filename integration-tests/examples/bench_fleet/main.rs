@@ -115,20 +115,6 @@ pub struct Args {
     pub keep: bool,
 }
 
-impl Args {
-    fn bins(&self) -> anyhow::Result<PathBuf> {
-        if let Some(dir) = &self.bins {
-            return Ok(dir.clone());
-        }
-        // target/release/examples/bench_fleet → target/release
-        let exe = std::env::current_exe().context("failed to find this executable")?;
-        exe.parent()
-            .and_then(|p| p.parent())
-            .map(PathBuf::from)
-            .context("odd executable path; give --bins")
-    }
-}
-
 /// Ctrl-C: the run stopped its workers and removed its queues and keys; not a failure to
 /// explain with a backtrace.
 #[derive(Debug)]
@@ -167,7 +153,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
             format!("--double takes search, fetch, clean, synthesize, auto or none, not {s:?}")
         })?)),
     };
-    let bins = args.bins()?;
+    let bins = trawl_integration_tests::benchkit::release_bins(args.bins.as_deref())?;
     for stage in Stage::ALL {
         let path = bins.join(stage.binary());
         if !path.exists() {

@@ -3,8 +3,8 @@
 //! - `api.questions_per_day`: questions submitted per UTC day. A batch is taken whole or
 //!   refused whole, and a submission that fails after taking its share gives it back.
 //! - `api.open_batches`: batches with jobs not yet ended. Each open batch holds a slot named
-//!   after its token; a slot whose batch has ended is freed at the token's next submission,
-//!   and a slot frees itself after `store.job_ttl_secs` whatever happens to its batch.
+//!   after its token; the slots of ended batches are freed when a submission finds every slot
+//!   taken, and a slot frees itself after `store.job_ttl_secs` whatever happens to its batch.
 //!
 //! Either refusal is a 429 `quota_exceeded` that says which quota, how much is used and what
 //! to do.
@@ -86,11 +86,15 @@ pub async fn take(
     }
     if api.open_batches > 0 {
         let name = format!("quota:open-batches:{token}");
-        free_ended(store, &name).await?;
         let lease = Duration::from_secs(state.config.store.job_ttl_secs);
         let limit = u32::try_from(api.open_batches).unwrap_or(u32::MAX);
         let batch = batch.to_string();
-        if store.slot_acquire(&name, &batch, limit, lease).await? {
+        // The slots of ended batches are looked for only when every slot is taken.
+        let mut acquired = store.slot_acquire(&name, &batch, limit, lease).await?;
+        if !acquired && free_ended(store, &name).await? {
+            acquired = store.slot_acquire(&name, &batch, limit, lease).await?;
+        }
+        if acquired {
             taken.slot = Some((name, batch));
         } else {
             give_back(store, taken).await;
@@ -106,16 +110,18 @@ pub async fn take(
     Ok(taken)
 }
 
-/// Frees the slots of the token's batches that have ended (or been cancelled).
-async fn free_ended(store: &dyn Store, name: &str) -> Result<(), ApiError> {
+/// Frees the slots of the token's batches that have ended (or been cancelled); true if any
+/// was freed. A slot whose batch has no record yet belongs to a submission in progress.
+async fn free_ended(store: &dyn Store, name: &str) -> Result<bool, ApiError> {
+    let mut freed = false;
     for batch in store.slot_holders(name).await? {
-        if let Some(progress) = store.batch_progress(&batch).await? {
-            if progress.is_done() {
-                store.slot_release(name, &batch).await?;
-            }
+        let ended = (store.batch_progress(&batch).await?).is_some_and(|p| p.is_done());
+        if ended {
+            store.slot_release(name, &batch).await?;
+            freed = true;
         }
     }
-    Ok(())
+    Ok(freed)
 }
 
 /// Gives back what a submission that failed took (best effort: a slot left behind frees

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -505,7 +506,7 @@ async fn replay(state: &AppState, done: &[u8], fingerprint: &str) -> Result<Resp
 
 async fn status_of(state: &AppState, manifest: &Manifest) -> Result<BatchStatus, ApiError> {
     // No record yet: the batch is being submitted (its manifest is written first).
-    let record = batch::record(&state.rt, manifest.batch_id, false)
+    let record = batch::record(&state.rt, manifest.batch_id)
         .await?
         .unwrap_or_else(|| batch::Record {
             progress: BatchProgress {
@@ -627,10 +628,7 @@ pub async fn list_jobs(
             "limit: must be 1 to {PAGE_MAX}"
         )));
     }
-    let statuses = batch::record(&state.rt, manifest.batch_id, true)
-        .await?
-        .map(|r| r.jobs)
-        .unwrap_or_default();
+    let statuses = batch::job_statuses(&state.rt, manifest.batch_id).await?;
     let end = (start + limit).min(manifest.jobs.len());
     let jobs = manifest.jobs[start..end]
         .iter()
@@ -730,11 +728,13 @@ pub async fn export_results(
     // line is due, a few ahead, and dropped once sent.
     let jobs: Vec<ManifestJob> = manifest.jobs.into_iter().take(end).skip(start).collect();
     let products = page.work_products.unwrap_or(false);
+    // The statuses of jobs without a job.json yet, read once for the page.
+    let statuses = Arc::new(batch::job_statuses(&state.rt, batch).await?);
     let rt = state.rt.clone();
     let lines = futures_util::stream::iter(jobs)
         .map(move |job| {
-            let rt = rt.clone();
-            async move { export_line(&rt, batch, &job, products).await }
+            let (rt, statuses) = (rt.clone(), Arc::clone(&statuses));
+            async move { export_line(&rt, batch, &job, &statuses, products).await }
         })
         .buffered(EXPORT_READ_AHEAD);
     let mut response = Response::new(Body::from_stream(lines));
@@ -755,9 +755,10 @@ async fn export_line(
     rt: &trawl_pipeline::Runtime,
     batch: Uuid,
     job: &ManifestJob,
+    statuses: &BTreeMap<String, String>,
     products: bool,
 ) -> Result<Bytes, trawl_pipeline::StageError> {
-    let result: JobResult = job_result(rt, batch, job, products).await.inspect_err(|e| {
+    let result: JobResult = job_result(rt, batch, job, statuses, products).await.inspect_err(|e| {
         tracing::warn!(batch_id = %batch, job_id = %job.job_id, error = %e, "results export broken off");
     })?;
     let mut line = serde_json::to_vec(&result)

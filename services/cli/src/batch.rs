@@ -198,7 +198,7 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
     let rt = fleet(config).await?;
     let batch = args.batch.to_string();
     let get = || async {
-        trawl_pipeline::batch::record(&rt, args.batch, false)
+        trawl_pipeline::batch::record(&rt, args.batch)
             .await?
             .with_context(|| {
                 format!("no batch {batch} (was it submitted to this store and prefix?)")
@@ -277,8 +277,9 @@ pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCo
         .with_context(|| format!("no batch {} under {}", args.batch, rt.objects.location()))?;
     if args.format != "md" {
         let mut records = Records::create(&args.out, &args.format)?;
+        let statuses = trawl_pipeline::batch::job_statuses(&rt, manifest.batch_id).await?;
         for job in &manifest.jobs {
-            records.push(&job_result(&rt, manifest.batch_id, job, false).await?)?;
+            records.push(&job_result(&rt, manifest.batch_id, job, &statuses, false).await?)?;
         }
         return records.finish();
     }

@@ -243,7 +243,9 @@ async fn rerank_and_llm_selection_take_part_and_are_recorded() {
 
 /// Search providers and the LLM go through the proxy their config or the environment names,
 /// and `NO_PROXY` exempts a host. simweb is the proxy here: it answers by path whatever host a
-/// request names, and records that host; the `.invalid` names resolve nowhere else.
+/// request names, and records that host. Nothing leaves loopback: the provider's `.invalid`
+/// name is only ever sent to the proxy (never resolved), and the LLM's address is a closed
+/// port on 127.0.0.2, reachable through the proxy alone.
 #[tokio::test]
 async fn providers_and_the_llm_go_through_their_proxy() {
     let (corpus, web, dir) = setup().await;
@@ -253,8 +255,12 @@ async fn providers_and_the_llm_go_through_their_proxy() {
         .endpoints
         .insert("tavily".into(), "http://search.invalid/tavily".into());
     c.search.proxy = web.base_url();
+    let closed = std::net::TcpListener::bind("127.0.0.2:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     c.llm = Some(LlmConfig {
-        base_url: "http://llm.invalid/v1".into(),
+        base_url: format!("http://{closed}/v1"),
         model: "simweb-1".into(),
         max_retries: 0,
         ..Default::default()
@@ -278,12 +284,12 @@ async fn providers_and_the_llm_go_through_their_proxy() {
         .map(|(host, _, _)| host)
         .collect();
     assert!(hosts.iter().any(|h| h == "search.invalid"), "{hosts:?}");
-    assert!(hosts.iter().any(|h| h == "llm.invalid"), "{hosts:?}");
+    assert!(hosts.iter().any(|h| h == "127.0.0.2"), "{hosts:?}");
 
-    // NO_PROXY exempts the LLM's host: it is then unreachable, and analysis falls back.
+    // NO_PROXY exempts the LLM's host: its closed port refuses, and analysis falls back.
     let stage = trawl_search::SearchStage::with_env(
         &c,
-        &env(&[("HTTP_PROXY", proxy.as_str()), ("NO_PROXY", "llm.invalid")]),
+        &env(&[("HTTP_PROXY", proxy.as_str()), ("NO_PROXY", "127.0.0.2")]),
     )
     .unwrap();
     let rt = Runtime::embedded(c).unwrap();

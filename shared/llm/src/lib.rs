@@ -222,17 +222,16 @@ impl Llm {
             .embeddings_endpoint()
             .map(|e| check(e, "llm.embeddings"));
         let builder = reqwest::Client::builder().timeout(Duration::from_secs(config.timeout_secs));
-        let http = proxy::apply(builder, &config.proxy, env)
-            .map_err(|e| {
-                problems.push(format!("llm.proxy: {e}"));
-            })
-            .ok()
-            .map(|b| b.build());
-        if !problems.is_empty() {
-            return Err(LlmError::Config(problems.join("; ")));
+        let builder = proxy::apply(builder, &config.proxy, env);
+        if let Err(e) = &builder {
+            problems.push(format!("llm.proxy: {e}"));
         }
-        let http = http
-            .expect("built when there is no problem")
+        let builder = match builder {
+            Ok(builder) if problems.is_empty() => builder,
+            _ => return Err(LlmError::Config(problems.join("; "))),
+        };
+        let http = builder
+            .build()
             .map_err(|e| LlmError::Request(e.to_string()))?;
         for e in std::iter::once(&main).chain(steps.values()) {
             metrics::init(&e.model);
@@ -319,7 +318,7 @@ impl Llm {
                     &endpoint.model,
                     &endpoint.base_url,
                     request,
-                    format!("{answer:?}")
+                    answer.key()
                 ))
                 .unwrap_or_default()
             )

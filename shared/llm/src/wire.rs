@@ -154,6 +154,17 @@ pub enum Answer<'a> {
     Schema(&'a Value),
 }
 
+impl Answer<'_> {
+    /// What distinguishes the answer asked for, for the answer cache's key.
+    pub fn key(&self) -> (&'static str, Option<&Value>) {
+        match self {
+            Answer::Text => ("text", None),
+            Answer::Json => ("json", None),
+            Answer::Schema(schema) => ("schema", Some(schema)),
+        }
+    }
+}
+
 /// What a chat request asks for beyond the conversation.
 pub struct Options<'a> {
     pub answer: Answer<'a>,

@@ -519,7 +519,7 @@ pub struct Record {
     pub progress: trawl_store::BatchProgress,
     /// [`crate::runtime::STARTED`], [`crate::runtime::SPENT`] and [`crate::runtime::BUDGET`].
     pub counters: BTreeMap<String, i64>,
-    /// Job id → status; empty unless asked for.
+    /// Job id → status: in the saved copy only (the store's are read by [`job_statuses`]).
     #[serde(default)]
     pub jobs: BTreeMap<String, String>,
 }
@@ -548,13 +548,9 @@ const COUNTERS: [&str; 3] = [
     crate::runtime::BUDGET,
 ];
 
-/// The batch's record from the store, or the copy saved when it ended; `None` for a batch
-/// whose record does not exist (yet: `submit` writes the manifest first).
-pub async fn record(
-    rt: &Runtime,
-    batch: Uuid,
-    with_jobs: bool,
-) -> Result<Option<Record>, StageError> {
+/// The batch's progress and counters from the store, or the copy saved when it ended; `None`
+/// for a batch whose record does not exist (yet: `submit` writes the manifest first).
+pub async fn record(rt: &Runtime, batch: Uuid) -> Result<Option<Record>, StageError> {
     let id = batch.to_string();
     let Some(progress) = rt.store.batch_progress(&id).await? else {
         return saved(rt, batch).await;
@@ -563,15 +559,24 @@ pub async fn record(
     for name in COUNTERS {
         counters.insert(name.to_owned(), rt.store.batch_counter(&id, name).await?);
     }
-    let jobs = match with_jobs {
-        true => rt.store.batch_jobs(&id).await?,
-        false => BTreeMap::new(),
-    };
     Ok(Some(Record {
         progress,
         counters,
-        jobs,
+        jobs: BTreeMap::new(),
     }))
+}
+
+/// Every job's status (job id → status), from the store or the copy saved when the batch
+/// ended: read once for a page of jobs, not once per job.
+pub async fn job_statuses(
+    rt: &Runtime,
+    batch: Uuid,
+) -> Result<BTreeMap<String, String>, StageError> {
+    let jobs = rt.store.batch_jobs(&batch.to_string()).await?;
+    if !jobs.is_empty() {
+        return Ok(jobs);
+    }
+    Ok(saved(rt, batch).await?.map(|r| r.jobs).unwrap_or_default())
 }
 
 async fn saved(rt: &Runtime, batch: Uuid) -> Result<Option<Record>, StageError> {
@@ -601,7 +606,8 @@ pub async fn job_status(
 /// Saves the batch's record beside its work products, for when the store's has expired: call
 /// once the batch has ended (its last job, or a cancellation).
 pub async fn save_ended(rt: &Runtime, batch: Uuid) -> Result<(), StageError> {
-    if let Some(record) = record(rt, batch, true).await? {
+    if let Some(mut record) = record(rt, batch).await? {
+        record.jobs = rt.store.batch_jobs(&batch.to_string()).await?;
         rt.put_json(&paths::batch_final(batch), &record).await?;
     }
     Ok(())

@@ -129,13 +129,14 @@ pub struct JobResult {
 }
 
 /// Reads one job's results: its `job.json`, report and sources and, when `work_products`, every
-/// work product. A job that has not ended yet has the batch record's status (`pending`,
-/// `cancelled`) and no report. Reads only this job's objects, so a caller streaming a batch
-/// holds one job at a time.
+/// work product. A job that has not ended yet has its status in `statuses` (the batch's, from
+/// [`crate::batch::job_statuses`]: `pending`, `cancelled`) and no report. Reads only this job's
+/// objects, so a caller streaming a batch holds one job at a time.
 pub async fn job_result(
     rt: &Runtime,
     batch: Uuid,
     job: &ManifestJob,
+    statuses: &BTreeMap<String, String>,
     work_products: bool,
 ) -> Result<JobResult, StageError> {
     let id = job.job_id;
@@ -148,9 +149,7 @@ pub async fn job_result(
     };
     let status = match &record {
         Some(r) => r.status.clone(),
-        None => crate::batch::job_status(rt, batch, id)
-            .await?
-            .unwrap_or_else(|| PENDING.to_owned()),
+        None => (statuses.get(&id.to_string()).cloned()).unwrap_or_else(|| PENDING.to_owned()),
     };
     let report = rt
         .objects

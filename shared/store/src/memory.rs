@@ -53,6 +53,18 @@ struct Batch {
 }
 
 impl State {
+    /// The count of `name`'s current window of `window`, which starts with its first use.
+    fn window(&mut self, name: &str, window: Duration) -> &mut u64 {
+        let now = Instant::now();
+        let entry = (self.windows)
+            .entry(name.to_owned())
+            .or_insert((now + window, 0));
+        if entry.0 <= now {
+            *entry = (now + window, 0);
+        }
+        &mut entry.1
+    }
+
     /// Forgets `batch` if its record has expired.
     fn prune_batch(&mut self, batch: &str) {
         if (self.batches.get(batch)).is_some_and(|b| b.expires.is_some_and(|t| t <= Instant::now()))
@@ -135,16 +147,9 @@ impl Store for MemoryStore {
 
     async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError> {
         self.with(|s| {
-            let now = Instant::now();
-            let entry = s
-                .windows
-                .entry(name.to_owned())
-                .or_insert((now + window, 0));
-            if entry.0 <= now {
-                *entry = (now + window, 0);
-            }
-            entry.1 += 1;
-            entry.1
+            let count = s.window(name, window);
+            *count += 1;
+            *count
         })
     }
 
@@ -156,19 +161,12 @@ impl Store for MemoryStore {
         window: Duration,
     ) -> Result<Option<u64>, StoreError> {
         self.with(|s| {
-            let now = Instant::now();
-            let entry = s
-                .windows
-                .entry(name.to_owned())
-                .or_insert((now + window, 0));
-            if entry.0 <= now {
-                *entry = (now + window, 0);
-            }
-            if amount > 0 && entry.1 + amount.unsigned_abs() > limit {
+            let count = s.window(name, window);
+            if amount > 0 && *count + amount.unsigned_abs() > limit {
                 return None;
             }
-            entry.1 = entry.1.saturating_add_signed(amount);
-            Some(entry.1)
+            *count = count.saturating_add_signed(amount);
+            Some(*count)
         })
     }
 
