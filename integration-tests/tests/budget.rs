@@ -1,112 +1,99 @@
-//! A batch LLM budget: once a batch has spent it, its remaining jobs are written without the
-//! LLM, and the summary says so. Every stage in this process (in-memory twins), LLM from simweb.
+//! A batch's LLM budget is a hard cap across the fleet: each LLM call reserves what it may
+//! cost in Redis before it is sent and settles what it did cost after, so workers racing for
+//! the last of a budget never spend past it; once a call finds no room, the batch's remaining
+//! work goes without the LLM, and every job still ends with a cited report.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+mod common;
+
 use std::time::Duration;
 
+use common::Fleet;
 use trawl_config::{Config, LlmConfig};
-use trawl_integration_tests::simweb::{Corpus, Simweb};
-use trawl_messages::{JobOptions, SearchTask};
-use trawl_pipeline::batch::{submit, BatchOptions, Question};
+use trawl_store::budget::{BUDGET, REFUSED, RESERVED, SPENT};
+use trawl_store::Store;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_spent_budget_switches_jobs_to_the_extractive_path() {
-    let corpus = Arc::new(Corpus::generate());
-    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::default();
-    config.output.url = format!("file://{}", dir.path().display());
-    config.search.searxng_url = web.base_url();
-    config.search.providers = vec!["searxng".into()];
-    config
-        .fetch
-        .resolve
-        .insert("*.test".into(), web.addr().to_string());
-    config.fetch.allow_networks = vec!["127.0.0.0/8".into()];
-    config.fetch.min_interval_ms = 20;
-    config.broker.retry_delays_secs = vec![1];
-    // A dollar per thousand tokens: the first LLM call spends the whole budget.
-    config.llm = Some(LlmConfig {
-        base_url: format!("{}/v1", web.base_url()),
-        model: "gpt-4o-mini".into(),
-        input_price_per_mtok: Some(1000.0),
-        output_price_per_mtok: Some(1000.0),
-        ..Default::default()
-    });
-    // One message at a time per stage, so one job's spend is on the books before the next looks.
-    config.broker.prefetch = 1;
-    let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "k".to_string())]
-        .into_iter()
-        .collect();
-    let embedded = trawl_cli::embedded::Embedded::start(config, &env).unwrap();
-    let rt = embedded.rt.clone();
-
-    let tasks = corpus
-        .questions()
-        .into_iter()
-        .take(4)
-        .map(|q| SearchTask {
-            query: q.query,
-            options: JobOptions::default(),
-        })
-        .collect();
-    let options = BatchOptions {
-        budget_usd: Some(0.000_001),
-        ..Default::default()
-    };
-    let manifest = submit(&rt, Question::numbered(tasks), options, |_| {})
-        .await
-        .unwrap();
-    let batch = manifest.batch_id;
-    tokio::time::timeout(Duration::from_secs(120), async {
-        while !rt
-            .store
-            .batch_progress(&batch.to_string())
-            .await
-            .unwrap()
-            .unwrap()
-            .is_done()
-        {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .expect("batch did not finish");
-    embedded.stop().await;
-
-    let mut writers = Vec::new();
-    let mut total_cost = 0;
-    for job in &manifest.jobs {
-        let bytes = rt
-            .objects
-            .get(&format!("batches/{batch}/{}/job.json", job.job_id))
-            .await
-            .unwrap()
-            .unwrap();
-        let record: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        writers.push(record["writer"].as_str().unwrap().to_owned());
-        total_cost += record["total_cost_microdollars"].as_i64().unwrap();
+async fn racing_workers_never_spend_past_the_budget() {
+    let mut fleet = Fleet::start().await;
+    let web = fleet.simweb.base_url();
+    // $10 per million tokens: a page's analysis reserves up to about $0.06, so 30 cents pays
+    // for part of the batch's calls (in one run: $0.21 spent, 8 of 10 jobs partly without).
+    let model = "budget-race";
+    for (k, v) in [
+        ("TRAWL__LLM__PROVIDER", "openai".to_owned()),
+        ("TRAWL__LLM__BASE_URL", format!("{web}/v1")),
+        ("TRAWL__LLM__MODEL", model.to_owned()),
+        (
+            "TRAWL__LLM__PRICES",
+            format!("{{ \"{model}\" = {{ input = 10.0, output = 10.0 }} }}"),
+        ),
+        ("TRAWL__LLM__CACHE_TTL_SECS", "0".to_owned()),
+        ("OPENAI_API_KEY", "k".to_owned()),
+    ] {
+        fleet.env.push((k.to_owned(), v));
     }
-    assert!(total_cost > 0, "LLM spend was not recorded");
-    assert!(
-        writers.iter().any(|w| w.contains("budget spent")),
-        "{writers:?}"
+    // Two workers of each LLM stage, each with the default prefetch: calls race for the budget.
+    for name in [
+        "trawl-search",
+        "trawl-search",
+        "trawl-fetch",
+        "trawl-clean",
+        "trawl-clean",
+        "trawl-synthesize",
+        "trawl-synthesize",
+    ] {
+        fleet.spawn(name);
+    }
+    let questions: Vec<String> = (fleet.corpus.questions().into_iter())
+        .take(10)
+        .map(|q| q.query)
+        .collect();
+    let batch = fleet.submit_with(&questions, &["--budget", "0.3"]).await;
+    fleet.wait_done(&batch, Duration::from_secs(240)).await;
+
+    let counter = |name: &'static str| {
+        let (store, batch) = (&fleet.store, batch.clone());
+        async move { store.batch_counter(&batch, name).await.unwrap() }
+    };
+    let (budget, spent) = (counter(BUDGET).await, counter(SPENT).await);
+    assert_eq!(budget, 300_000);
+    assert!(spent > 0, "no LLM call was granted");
+    assert!(spent <= budget, "spent {spent} of a {budget} budget");
+    assert!(counter(REFUSED).await > 0, "the budget was never reached");
+    assert_eq!(counter(RESERVED).await, 0, "a reservation was left behind");
+
+    // Every job ended with a cited report; the jobs' own costs add up to the batch's spend.
+    let mut charged = 0;
+    let mut without_llm = 0;
+    for (job, _) in fleet.manifest(&batch) {
+        let dir = fleet.job_dir(&batch, &job);
+        let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(report.contains("[1]"), "{report}");
+        let record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("job.json")).unwrap()).unwrap();
+        charged += record["total_cost_microdollars"].as_i64().unwrap();
+        let writer = record["writer"].as_str().unwrap();
+        let refused =
+            (record["llm_fallbacks"].as_object().unwrap().keys()).any(|k| k.ends_with(": budget"));
+        without_llm += usize::from(writer.contains("budget spent") || refused);
+    }
+    eprintln!(
+        "budget {budget} µ$, spent {spent} µ$, {} refusals, {without_llm} of {} jobs partly without the LLM",
+        counter(REFUSED).await,
+        questions.len()
     );
-    let summary = String::from_utf8(
-        rt.objects
-            .get(&format!("batches/{batch}/summary.md"))
-            .await
-            .unwrap()
-            .unwrap(),
+    assert_eq!(charged, spent, "jobs were charged other than the batch");
+    assert!(without_llm > 0);
+    let summary = std::fs::read_to_string(
+        fleet
+            .out_dir()
+            .join("batches")
+            .join(&batch)
+            .join("summary.md"),
     )
     .unwrap();
-    assert!(
-        summary.contains("budget of $0.0000 was reached"),
-        "{summary}"
-    );
+    assert!(summary.contains("was reached"), "{summary}");
+    fleet.cleanup().await;
 }
 
 /// A budget needs prices: a batch with one is refused, by `trawl submit` and by the API's

@@ -305,7 +305,7 @@ async fn bad_llm_settings_are_refused_together() {
     fleet.cleanup().await;
 }
 
-/// A report's token allowance: `synthesize.report_max_tokens`, or the job's own
+/// A report's token allowance: `report.max_tokens`, or the job's own
 /// `report_max_tokens` option, across the fleet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_sets_its_report_length() {
@@ -317,7 +317,7 @@ async fn a_job_sets_its_report_length() {
         ("TRAWL__LLM__BASE_URL", format!("{web}/v1")),
         ("TRAWL__LLM__MODEL", model.to_owned()),
         ("OPENAI_API_KEY", "k".to_owned()),
-        ("TRAWL__SYNTHESIZE__REPORT_MAX_TOKENS", "1200".to_owned()),
+        ("TRAWL__REPORT__MAX_TOKENS", "1200".to_owned()),
     ] {
         fleet.env.push((k.to_owned(), v));
     }
@@ -409,5 +409,78 @@ async fn a_dead_llm_is_said_and_every_job_still_ends_with_a_cited_report() {
         record["writer"].as_str().unwrap().starts_with("extractive"),
         "{record}"
     );
+    fleet.cleanup().await;
+}
+
+/// An LLM in trouble for minutes, answering garbage and then 500s: every job still ends with a
+/// cited report through the non-LLM paths, job.json names each step that fell back and why,
+/// and once the model is well again the next job's steps and report are the LLM's (nothing
+/// learnt or cached from the bad answers sticks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_llm_in_trouble_leaves_cited_reports_and_names_the_steps_that_fell_back() {
+    use trawl_integration_tests::simweb::llm::script::{set_trouble, Trouble};
+    let mut fleet = Fleet::start().await;
+    let model = "trouble-test";
+    let web = fleet.simweb.base_url();
+    for (k, v) in [
+        ("TRAWL__LLM__PROVIDER", "openai".to_owned()),
+        ("TRAWL__LLM__BASE_URL", format!("{web}/v1")),
+        ("TRAWL__LLM__MODEL", model.to_owned()),
+        ("TRAWL__LLM__MAX_RETRIES", "1".to_owned()),
+        ("TRAWL__SEARCH__LLM_RELEVANCE", "true".to_owned()),
+        ("OPENAI_API_KEY", "k".to_owned()),
+    ] {
+        fleet.env.push((k.to_owned(), v));
+    }
+    fleet.spawn_all();
+    let questions = fleet.corpus.questions();
+    let phases: [(Option<Trouble>, &[&str]); 3] = [
+        (
+            Some(Trouble::Garbage),
+            &[
+                "analysis: invalid_json",
+                "relevance: invalid_json",
+                "analyse: invalid_json",
+                "report: malformed",
+            ],
+        ),
+        (
+            Some(Trouble::Failing),
+            &[
+                "analysis: http_error",
+                "relevance: http_error",
+                "analyse: http_error",
+                "report: http_error",
+            ],
+        ),
+        (None, &[]),
+    ];
+    for (question, (trouble, reasons)) in questions.iter().zip(phases) {
+        set_trouble(model, trouble);
+        let batch = fleet.submit(std::slice::from_ref(&question.query)).await;
+        fleet
+            .wait_done(&batch, std::time::Duration::from_secs(180))
+            .await;
+        let (job, _) = fleet.manifest(&batch).remove(0);
+        let dir = fleet.job_dir(&batch, &job);
+        common::assert_cites_answer(
+            &std::fs::read_to_string(dir.join("report.md")).unwrap(),
+            question,
+        );
+        let record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("job.json")).unwrap()).unwrap();
+        let fallbacks = record["llm_fallbacks"].as_object().unwrap();
+        let writer = record["writer"].as_str().unwrap();
+        for reason in reasons {
+            assert!(
+                fallbacks.contains_key(*reason),
+                "{trouble:?} {reason}: {record}"
+            );
+        }
+        match trouble {
+            Some(_) => assert!(writer.starts_with("extractive"), "{record}"),
+            None => assert!(writer == "llm" && fallbacks.is_empty(), "{record}"),
+        }
+    }
     fleet.cleanup().await;
 }

@@ -75,7 +75,9 @@ impl CleanStage {
         let batch = msg.batch_id.to_string();
         let configured = self.llm.clone();
         let llm = match &configured {
-            Some(llm) if rt.budget_left(&batch).await? => Some(llm.with_store(rt.store.clone())),
+            Some(llm) if rt.budget_left(&batch).await? => {
+                Some(llm.for_batch(rt.store.clone(), &batch))
+            }
             _ => None,
         };
         let (use_llm, path) = match (&llm, &configured) {
@@ -93,7 +95,7 @@ impl CleanStage {
         let processed = process(use_llm, &rt.config.clean, &ctx, title, markdown).await;
         store_cached(rt, &key, &processed).await;
         if let Some(llm) = &llm {
-            rt.charge(&batch, &msg.job_id.to_string(), "clean", &llm.spent())
+            rt.charge(&msg.job_id.to_string(), "clean", &llm.spent())
                 .await?;
         }
         Ok(processed)

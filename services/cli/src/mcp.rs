@@ -248,7 +248,7 @@ impl TrawlMcp {
             Err(e) => return CallToolResult::error(vec![Content::text(format!("bad query: {e}"))]),
         };
         let rt = &self.backend.rt;
-        let found = self.backend.search.find(rt, &task, true).await;
+        let found = self.backend.search.find(rt, &task, true, None).await;
         if !found.answered && !found.analysis.sub_queries.is_empty() {
             let errors: Vec<String> = found
                 .attempts

@@ -111,14 +111,20 @@ pub struct Found {
 impl SearchStage {
     /// Analyses the question, runs the provider chain for each sub-query, then scores and
     /// selects. `use_llm` is false once a batch's LLM budget is spent: the heuristic analysis
-    /// and the formula then decide. The stage's handler and `trawl mcp`'s search tool share it.
-    pub async fn find(&self, rt: &Runtime, task: &SearchTask, use_llm: bool) -> Found {
+    /// and the formula then decide; each LLM call reserves from `batch`'s budget when given.
+    /// The stage's handler and `trawl mcp`'s search tool share it.
+    pub async fn find(
+        &self,
+        rt: &Runtime,
+        task: &SearchTask,
+        use_llm: bool,
+        batch: Option<&str>,
+    ) -> Found {
         let cfg = &rt.config.search;
-        let llm = self
-            .llm
-            .as_ref()
-            .filter(|_| use_llm)
-            .map(|l| l.with_store(rt.store.clone()));
+        let llm = (self.llm.as_ref().filter(|_| use_llm)).map(|l| match batch {
+            Some(batch) => l.for_batch(rt.store.clone(), batch),
+            None => l.with_store(rt.store.clone()),
+        });
         let analysis = analyse_with(llm.as_ref(), &task.query).await;
         let chain = match &task.options.providers {
             Some(p) => p.clone(),
@@ -201,7 +207,8 @@ impl Stage for SearchStage {
 
     async fn handle(&self, rt: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
         let task = &msg.body;
-        let budget_left = self.llm.is_none() || rt.budget_left(&msg.batch_id.to_string()).await?;
+        let batch = msg.batch_id.to_string();
+        let budget_left = self.llm.is_none() || rt.budget_left(&batch).await?;
         let Found {
             analysis,
             attempts,
@@ -210,7 +217,7 @@ impl Stage for SearchStage {
             results: scored,
             answered,
             spent,
-        } = self.find(rt, task, budget_left).await;
+        } = self.find(rt, task, budget_left, Some(&batch)).await;
         // Every provider failed: retry, since an outage must not end the job with no sources.
         // On the last attempt, go on with none, so the job still ends (its report and
         // search.json say why) instead of waiting in the dead-letter queue.
@@ -266,13 +273,7 @@ impl Stage for SearchStage {
             is_news: analysis.is_news,
         };
         if let Some(spent) = &spent {
-            rt.charge(
-                &msg.batch_id.to_string(),
-                &msg.job_id.to_string(),
-                "search",
-                spent,
-            )
-            .await?;
+            rt.charge(&msg.job_id.to_string(), "search", spent).await?;
         }
         let sources = open_job(rt, &msg, meta).await?;
         METRICS.selected_per_question.observe(sources.len() as f64);

@@ -192,13 +192,11 @@ async fn synthesise(
     // The job's own report allowance, if it asked for one.
     let answer_tokens = (input.as_ref())
         .and_then(|i| i.options.report_max_tokens)
-        .unwrap_or(cfg.report_max_tokens);
-    let budget_left = stage.llm.is_none() || rt.budget_left(&batch.to_string()).await?;
-    let llm = stage
-        .llm
-        .as_ref()
-        .filter(|_| budget_left)
-        .map(|l| l.with_store(rt.store.clone()));
+        .unwrap_or(rt.config.report.max_tokens);
+    let batch_id = batch.to_string();
+    let budget_left = stage.llm.is_none() || rt.budget_left(&batch_id).await?;
+    let llm = (stage.llm.as_ref().filter(|_| budget_left))
+        .map(|l| l.for_batch(rt.store.clone(), &batch_id));
     let relevant = docs.iter().any(|d| d.is_relevant);
     let report = match (&llm, relevant) {
         (Some(llm), true) => {
@@ -216,8 +214,7 @@ async fn synthesise(
             )
             .await;
             let spent = llm.spent();
-            rt.charge(&batch.to_string(), &job.to_string(), "synthesize", &spent)
-                .await?;
+            rt.charge(&job.to_string(), "synthesize", &spent).await?;
             match written {
                 Ok(w) => {
                     job_record.context_tokens = w.context_tokens;
@@ -234,7 +231,12 @@ async fn synthesise(
                         &gaps,
                         cfg.sentences,
                     );
-                    r.writer = format!("extractive (LLM failed: {e})");
+                    r.writer = match e {
+                        trawl_llm::LlmError::Budget(_) => {
+                            "extractive (batch LLM budget spent)".into()
+                        }
+                        e => format!("extractive (LLM failed: {e})"),
+                    };
                     r
                 }
             }

@@ -39,6 +39,7 @@ pub struct Config {
     pub fetch: FetchConfig,
     pub clean: CleanConfig,
     pub synthesize: SynthesizeConfig,
+    pub report: ReportConfig,
     pub llm: Option<LlmConfig>,
     pub metrics: MetricsConfig,
     pub api: ApiConfig,
@@ -452,8 +453,6 @@ impl Default for CleanConfig {
 pub struct SynthesizeConfig {
     /// Token budget of the prompt given to the report writer (sources, question, instructions).
     pub max_tokens: usize,
-    /// Most tokens the LLM's report may take (a job's `report_max_tokens` option overrides it).
-    pub report_max_tokens: u32,
     /// Sentences the extractive report takes in all.
     pub sentences: usize,
     /// Language of reports; empty: the language of the question.
@@ -468,12 +467,25 @@ impl Default for SynthesizeConfig {
     fn default() -> Self {
         SynthesizeConfig {
             max_tokens: 20_000,
-            report_max_tokens: 1500,
             sentences: 6,
             language: String::new(),
             webhook_secret_env: "TRAWL_WEBHOOK_SECRET".into(),
             webhook_attempts: 5,
         }
+    }
+}
+
+/// The report a job ends with.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReportConfig {
+    /// Most tokens the LLM's report may take (a job's `report_max_tokens` option overrides it).
+    pub max_tokens: u32,
+}
+
+impl Default for ReportConfig {
+    fn default() -> Self {
+        ReportConfig { max_tokens: 1500 }
     }
 }
 
@@ -990,10 +1002,10 @@ impl Config {
                     .into(),
             );
         }
-        if !(100..=16_000).contains(&self.synthesize.report_max_tokens) {
+        if !(100..=16_000).contains(&self.report.max_tokens) {
             problems.push(format!(
-                "synthesize.report_max_tokens must be 100 to 16000 (got {})",
-                self.synthesize.report_max_tokens
+                "report.max_tokens must be 100 to 16000 (got {})",
+                self.report.max_tokens
             ));
         }
         if self.mcp.max_tokens < 100 || self.mcp.research_timeout_secs == 0 {

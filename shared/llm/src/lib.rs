@@ -52,6 +52,9 @@ pub enum LlmError {
     Malformed(String),
     #[error("LLM answer was not the JSON asked for: {0}")]
     InvalidJson(String),
+    /// The batch's budget has no room for the call (or its reservation could not be made).
+    #[error("the batch's LLM budget has no room for this call: {0}")]
+    Budget(String),
 }
 
 impl LlmError {
@@ -65,6 +68,7 @@ impl LlmError {
             LlmError::Status { .. } => "http_error",
             LlmError::Malformed(_) => "malformed",
             LlmError::InvalidJson(_) => "invalid_json",
+            LlmError::Budget(_) => "budget",
         }
     }
 
@@ -148,6 +152,8 @@ pub struct Llm {
     inner: Arc<Inner>,
     /// Caches answers when set (see [`Llm::with_store`]).
     store: Option<Arc<dyn Store>>,
+    /// The batch whose budget each call reserves from and is charged to ([`Llm::for_batch`]).
+    batch: Option<Arc<str>>,
     /// What this handle has spent, so a stage can charge its job and batch.
     ledger: Arc<std::sync::Mutex<Spent>>,
 }
@@ -245,6 +251,7 @@ impl Llm {
                 embeddings,
             }),
             store: None,
+            batch: None,
             ledger: Default::default(),
         })
     }
@@ -255,7 +262,19 @@ impl Llm {
         Llm {
             inner: Arc::clone(&self.inner),
             store: Some(store),
+            batch: None,
             ledger: Default::default(),
+        }
+    }
+
+    /// A handle for one piece of a batch's work: as [`Llm::with_store`], and each call first
+    /// reserves its estimated cost from the batch's budget in `store` (refused: the call fails
+    /// with [`LlmError::Budget`] and its step falls back), then settles what it really cost.
+    /// The budget is so a hard cap across the fleet, whatever the number of workers.
+    pub fn for_batch(&self, store: Arc<dyn Store>, batch: &str) -> Llm {
+        Llm {
+            batch: Some(batch.into()),
+            ..self.with_store(store)
         }
     }
 
@@ -265,26 +284,31 @@ impl Llm {
     }
 
     /// Records that `task`'s call failed for good with `error`, so its step falls back to its
-    /// non-LLM path: in this handle's ledger (for the job's work products), the process's
-    /// tally ([`process_fallbacks`]) and `trawl_llm_fallbacks_total{step, reason}`.
+    /// non-LLM path (see [`Llm::reject`]).
     fn fell_back<T>(&self, task: &str, result: Result<T, LlmError>) -> Result<T, LlmError> {
-        if let Err(e) = &result {
-            let step = match step_of(task) {
-                "" => task,
-                step => step,
-            };
-            let key = format!("{step}: {}", e.label());
-            *(self.ledger.lock().expect("ledger lock").fallbacks)
-                .entry(key.clone())
-                .or_default() += 1;
-            *FALLBACKS
-                .lock()
-                .expect("fallbacks lock")
-                .entry(key)
-                .or_default() += 1;
-            METRICS.fallback(step, e.label());
-        }
-        result
+        result.map_err(|e| self.reject(task, e))
+    }
+
+    /// Records that `task`'s step falls back to its non-LLM path because of `error` (its call
+    /// failed for good, or its answer could not be used: a report that cites nothing): in this
+    /// handle's ledger (for the job's work products), the process's tally
+    /// ([`process_fallbacks`]) and `trawl_llm_fallbacks_total{step, reason}`. Returns `error`.
+    pub fn reject(&self, task: &str, error: LlmError) -> LlmError {
+        let step = match step_of(task) {
+            "" => task,
+            step => step,
+        };
+        let key = format!("{step}: {}", error.label());
+        *(self.ledger.lock().expect("ledger lock").fallbacks)
+            .entry(key.clone())
+            .or_default() += 1;
+        *FALLBACKS
+            .lock()
+            .expect("fallbacks lock")
+            .entry(key)
+            .or_default() += 1;
+        METRICS.fallback(step, error.label());
+        error
     }
 
     /// The endpoint a request of `task` goes to.
@@ -299,15 +323,37 @@ impl Llm {
 
     /// One completion (from the cache when an identical request was answered before).
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let result = self.chat_as(request, wire::Answer::Text).await;
+        self.chat_checked(request, |_| Ok(())).await
+    }
+
+    /// A completion that `check` accepts: an answer it refuses is the step's fallback (as
+    /// [`Llm::reject`] records it), and is not cached, so the next identical request asks the
+    /// model again instead of replaying an answer that could not be used.
+    pub async fn chat_checked(
+        &self,
+        request: &ChatRequest,
+        check: impl FnOnce(&ChatResponse) -> Result<(), LlmError>,
+    ) -> Result<ChatResponse, LlmError> {
+        let result = match self.chat_as(request, wire::Answer::Text).await {
+            Ok((response, key)) => match check(&response) {
+                Ok(()) => {
+                    self.store_cached(&key, &response).await;
+                    Ok(response)
+                }
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
         self.fell_back(request.task, result)
     }
 
+    /// One completion and its cache key, from the cache when an identical request was
+    /// answered before; the caller caches the answer once it has accepted it.
     async fn chat_as(
         &self,
         request: &ChatRequest,
         answer: wire::Answer<'_>,
-    ) -> Result<ChatResponse, LlmError> {
+    ) -> Result<(ChatResponse, String), LlmError> {
         let cfg = &self.inner.config;
         let endpoint = self.endpoint(request.task);
         let key = format!(
@@ -324,16 +370,86 @@ impl Llm {
             )
         );
         if let Some(cached) = self.cached(&key).await {
-            return Ok(cached);
+            return Ok((cached, key));
         }
         let options = wire::Options {
             answer,
             reasoning_effort: &cfg.reasoning_effort,
             reasoning_tokens: cfg.reasoning_tokens,
         };
+        let reserved = self.reserve(endpoint, request, &options).await?;
+        let result = self.attempts(endpoint, request, &options).await;
+        let cost = result.as_ref().map_or(0, |(_, cost)| *cost);
+        self.settle(reserved, cost).await;
+        let (response, _) = result?;
+        Ok((response, key))
+    }
+
+    /// Reserves the most `request` may cost from the batch's budget: its input at a token per
+    /// three bytes (tokenizers average nearer four) and its whole output allowance, at the
+    /// model's price. Nothing to reserve without a batch, a price or a store.
+    async fn reserve(
+        &self,
+        endpoint: &Endpoint,
+        request: &ChatRequest,
+        options: &wire::Options<'_>,
+    ) -> Result<u64, LlmError> {
+        let (Some(store), Some(batch), Some(price)) = (&self.store, &self.batch, endpoint.price)
+        else {
+            return Ok(0);
+        };
+        let sent = request.system.len()
+            + (request.messages.iter())
+                .map(|(_, t)| t.len() + 16)
+                .sum::<usize>()
+            + options.answer.schema_len();
+        let most = Usage {
+            input_tokens: sent.div_ceil(3) as u64,
+            output_tokens: u64::from(wire::output_allowance(endpoint, request, options)),
+            ..Usage::default()
+        };
+        let amount = prices::cost_micro(&price, &most).max(1);
+        match store.budget_reserve(batch, amount as i64).await {
+            Ok(true) => Ok(amount),
+            Ok(false) => Err(LlmError::Budget(format!(
+                "{} needs up to ${:.6}",
+                request.task,
+                amount as f64 / 1e6
+            ))),
+            // Without the store the cap cannot be kept: no call.
+            Err(e) => Err(LlmError::Budget(format!("the store is unavailable: {e}"))),
+        }
+    }
+
+    /// Ends a reservation with what the call cost (nothing if it failed). A reservation the
+    /// store could not settle stays reserved: the cap errs on the safe side.
+    async fn settle(&self, reserved: u64, cost: u64) {
+        let (Some(store), Some(batch)) = (&self.store, &self.batch) else {
+            return;
+        };
+        if reserved == 0 && cost == 0 {
+            return;
+        }
+        if let Err(e) = store
+            .budget_settle(batch, reserved as i64, cost as i64)
+            .await
+        {
+            warn!(error = %e, batch = %batch, "LLM spend could not be settled in the store");
+        }
+    }
+
+    /// Sends `request` until it is answered, its error is final, or its retries are spent;
+    /// learns the parameters the model refuses on the way. The answer and what it cost.
+    async fn attempts(
+        &self,
+        endpoint: &Endpoint,
+        request: &ChatRequest,
+        options: &wire::Options<'_>,
+    ) -> Result<(ChatResponse, u64), LlmError> {
+        let cfg = &self.inner.config;
         let (mut attempt, mut learnt) = (0, 0);
         loop {
-            let (url, body) = wire::chat_request(endpoint, request, &options);
+            let (url, body) = wire::chat_request(endpoint, request, options);
             let started = Instant::now();
             let result = self.send(endpoint, url, &body, request).await;
             let model = endpoint.model.as_str();
@@ -364,9 +480,8 @@ impl Llm {
                         spent.requests += 1;
                         spent.estimated_requests += u64::from(response.usage.estimated);
                     }
-                    self.store_cached(&key, &response).await;
                     OK_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    return Ok(response);
+                    return Ok((response, cost));
                 }
                 Err(Failure {
                     error:
@@ -419,11 +534,15 @@ impl Llm {
         let mut request = request.clone();
         let mut usage = Usage::default();
         for turn in 0..2 {
-            let response = self.chat_as(&request, answer).await?;
+            let (response, key) = self.chat_as(&request, answer).await?;
             usage.add(&response.usage);
             let problem = match json::extract_json(&response.text).map(serde_json::from_str::<T>) {
                 Some(Ok(value)) => match validate(&value) {
-                    Ok(()) => return Ok((value, usage)),
+                    Ok(()) => {
+                        // Only an answer that parsed and validated is cached.
+                        self.store_cached(&key, &response).await;
+                        return Ok((value, usage));
+                    }
                     Err(why) => why,
                 },
                 Some(Err(e)) => e.to_string(),

@@ -163,6 +163,14 @@ impl Answer<'_> {
             Answer::Schema(schema) => ("schema", Some(schema)),
         }
     }
+
+    /// Bytes the answer's schema adds to a request (it is sent, and billed, as input).
+    pub fn schema_len(&self) -> usize {
+        match self {
+            Answer::Schema(schema) => schema.to_string().len(),
+            _ => 0,
+        }
+    }
 }
 
 /// What a chat request asks for beyond the conversation.
@@ -170,6 +178,15 @@ pub struct Options<'a> {
     pub answer: Answer<'a>,
     pub reasoning_effort: &'a str,
     pub reasoning_tokens: u32,
+}
+
+/// The most output tokens a request may take: its `max_tokens`, and a reasoning model's
+/// thinking room on top (which counts against its completion tokens).
+pub fn output_allowance(endpoint: &Endpoint, request: &ChatRequest, options: &Options) -> u32 {
+    match endpoint.provider != LlmProvider::Anthropic && reasoning_model(&endpoint.model) {
+        true => request.max_tokens.saturating_add(options.reasoning_tokens),
+        false => request.max_tokens,
+    }
 }
 
 /// The request's URL and body, and whether the key goes in Azure's `api-key` header.
@@ -210,11 +227,7 @@ pub fn chat_request(
             || matches!(endpoint.provider, LlmProvider::Azure)
             || endpoint.hosted() && endpoint.provider == LlmProvider::Openai,
     );
-    // A reasoning model's thinking counts against its completion tokens.
-    let allowance = match reasoning {
-        true => request.max_tokens.saturating_add(options.reasoning_tokens),
-        false => request.max_tokens,
-    };
+    let allowance = output_allowance(endpoint, request, options);
     let field = if completion_tokens {
         "max_completion_tokens"
     } else {

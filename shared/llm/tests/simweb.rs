@@ -163,6 +163,46 @@ async fn identical_requests_are_answered_from_the_cache() {
     assert_eq!(first.text, second.text);
 }
 
+/// An answer that could not be used is not cached: once the model is well again, the same
+/// request reaches it instead of replaying the garbage.
+#[tokio::test]
+async fn answers_that_fail_their_check_are_not_cached() {
+    use trawl_integration_tests::simweb::llm::script::{set_trouble, Trouble};
+    let web = simweb().await;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "cache-garbage-test".into(),
+        max_retries: 0,
+        ..Default::default()
+    };
+    let client = Llm::new(&config, &env()).unwrap().with_store(store);
+    let request = analysis("What is cached garbage?");
+    set_trouble("cache-garbage-test", Some(Trouble::Garbage));
+    let err = client.json::<Analysis>(&request, valid).await.unwrap_err();
+    assert!(matches!(err, LlmError::InvalidJson(_)), "{err}");
+    let refused = client
+        .chat_checked(&request, |_| Err(LlmError::Malformed("not this".into())))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, LlmError::Malformed(_)), "{refused}");
+    assert_eq!(
+        client.spent().fallbacks,
+        [
+            ("analysis: invalid_json".to_owned(), 1),
+            ("analysis: malformed".to_owned(), 1)
+        ]
+        .into()
+    );
+
+    set_trouble("cache-garbage-test", None);
+    let (a, _) = client.json::<Analysis>(&request, valid).await.unwrap();
+    assert!(!a.sub_queries.is_empty());
+    let text = client.chat(&request).await.unwrap();
+    assert!(!text.cached, "the refused answer was cached");
+    assert!(client.chat(&request).await.unwrap().cached);
+}
+
 #[tokio::test]
 async fn embeddings_rank_related_text_higher() {
     let web = simweb().await;

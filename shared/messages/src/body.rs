@@ -106,7 +106,7 @@ pub struct JobOptions {
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 2592000))]
     pub deadline_secs: Option<u64>,
     /// Most tokens the report may take, 100 to 16000 ([`REPORT_MAX_TOKENS`]); default
-    /// `synthesize.report_max_tokens`.
+    /// `report.max_tokens`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

@@ -271,4 +271,17 @@ mod tests {
         assert_eq!(back["attempt"], 3);
         assert_eq!(back["future_field"], "kept");
     }
+
+    /// Found by fuzzing (fuzz/corpus/envelope/regress_float_not_exact): `10e-31` decoded to the
+    /// f64 nearest 1e-30, which encodes as `1e-30`, which serde_json's fast float parser read
+    /// one ulp lower, so a score changed on its way through a queue. serde_json's
+    /// `float_roundtrip` makes every float parse exact.
+    #[test]
+    fn floats_survive_encode_and_decode_exactly() {
+        let bytes = include_bytes!("../../../fuzz/corpus/envelope/regress_float_not_exact");
+        let env = Envelope::<crate::FetchedDoc>::decode(bytes).unwrap();
+        assert_eq!(env.body.source.score, 1e-30);
+        let again = Envelope::<crate::FetchedDoc>::decode(&env.encode()).unwrap();
+        assert_eq!(again, env);
+    }
 }

@@ -13,8 +13,7 @@ use trawl_store::{MemoryStore, ObjectError, Objects, RedisStore, Store};
 use crate::StageError;
 
 /// Batch counters of LLM spend and budget, in micro-dollars.
-pub const SPENT: &str = "spent_micro";
-pub const BUDGET: &str = "budget_micro";
+pub use trawl_store::budget::{BUDGET, REFUSED, SPENT};
 /// Batch counter of jobs whose search has opened their fan-in (for running-job progress).
 pub const STARTED: &str = "started";
 
@@ -128,11 +127,11 @@ impl Runtime {
         Ok(())
     }
 
-    /// Charges a job and its batch with what a stage spent on an LLM (for `job.json`,
-    /// summaries and the batch budget).
+    /// Charges a job with what a stage spent on an LLM (for `job.json` and summaries); the
+    /// batch was charged call by call, as each settled its budget reservation
+    /// ([`trawl_llm::Llm::for_batch`]).
     pub async fn charge(
         &self,
-        batch: &str,
         job: &str,
         stage: &str,
         spend: &trawl_llm::Spent,
@@ -160,20 +159,22 @@ impl Runtime {
                 spend.estimated_requests as i64,
             ),
         ]);
-        self.store.job_add(job, &fields, self.job_ttl()).await?;
-        if spend.cost_microdollars > 0 {
-            self.store
-                .batch_add(batch, SPENT, spend.cost_microdollars as i64)
-                .await?;
-        }
-        Ok(())
+        self.store
+            .job_add(job, &fields, self.job_ttl())
+            .await
+            .map_err(StageError::from)
     }
 
-    /// False once the batch has spent its LLM budget (a batch without one never runs out):
-    /// from then on its jobs take the non-LLM paths.
+    /// False once the batch's LLM budget is reached: spent, or unable to give a call the room
+    /// the call might cost (a batch without a budget never runs out). From then on its jobs
+    /// take the non-LLM paths, without asking the store call by call.
     pub async fn budget_left(&self, batch: &str) -> Result<bool, StageError> {
         let budget = self.store.batch_counter(batch, BUDGET).await?;
-        Ok(budget <= 0 || self.store.batch_counter(batch, SPENT).await? < budget)
+        if budget <= 0 {
+            return Ok(true);
+        }
+        Ok(self.store.batch_counter(batch, REFUSED).await? == 0
+            && self.store.batch_counter(batch, SPENT).await? < budget)
     }
 
     /// Writes a JSON work product.

@@ -19,6 +19,18 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub mod memory;
+
+/// A batch's LLM budget counters ([`Store::batch_counter`]), in micro-dollars.
+pub mod budget {
+    /// The cap; 0 or absent: no budget.
+    pub const BUDGET: &str = "budget_micro";
+    /// What finished calls cost.
+    pub const SPENT: &str = "spent_micro";
+    /// What calls under way have reserved ([`crate::Store::budget_reserve`]).
+    pub const RESERVED: &str = "reserved_micro";
+    /// Reservations refused: once there is one, the budget is reached.
+    pub const REFUSED: &str = "budget_refusals";
+}
 mod metrics;
 pub mod objects;
 pub mod redis;
@@ -259,6 +271,15 @@ pub trait Store: Send + Sync + 'static {
     /// Adds `delta` to a batch counter (LLM spend, the budget …) and returns its new value.
     async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError>;
     async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError>;
+    /// Reserves `amount` micro-dollars of a batch's LLM budget before a call, atomically across
+    /// the fleet: granted (and added to [`budget::RESERVED`]) when the batch has no budget or
+    /// `spent + reserved + amount` stays within it; refused, and counted in
+    /// [`budget::REFUSED`], otherwise. A batch without a budget reserves nothing.
+    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<bool, StoreError>;
+    /// Ends a reservation after the call: its `reserved` leaves [`budget::RESERVED`] and what
+    /// the call cost is added to [`budget::SPENT`].
+    async fn budget_settle(&self, batch: &str, reserved: i64, spent: i64)
+        -> Result<(), StoreError>;
 
     /// API tokens, by the SHA-256 (hex) of the token: the caller's record (JSON). Tokens are
     /// never stored in the clear, and stay until revoked (no TTL).

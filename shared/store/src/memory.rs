@@ -451,6 +451,44 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<bool, StoreError> {
+        use crate::budget::{BUDGET, REFUSED, RESERVED, SPENT};
+        self.with(|s| {
+            s.prune_batch(batch);
+            let b = s.batches.entry(batch.to_owned()).or_default();
+            let get = |c: &str| b.counters.get(c).copied().unwrap_or(0);
+            let budget = get(BUDGET);
+            if budget <= 0 {
+                return true;
+            }
+            let amount = amount.max(0);
+            if get(SPENT) + get(RESERVED) + amount > budget {
+                *b.counters.entry(REFUSED.to_owned()).or_default() += 1;
+                return false;
+            }
+            *b.counters.entry(RESERVED.to_owned()).or_default() += amount;
+            true
+        })
+    }
+
+    async fn budget_settle(
+        &self,
+        batch: &str,
+        reserved: i64,
+        spent: i64,
+    ) -> Result<(), StoreError> {
+        use crate::budget::{RESERVED, SPENT};
+        self.with(|s| {
+            s.prune_batch(batch);
+            let b = s.batches.entry(batch.to_owned()).or_default();
+            for (counter, delta) in [(RESERVED, -reserved.max(0)), (SPENT, spent.max(0))] {
+                if delta != 0 {
+                    *b.counters.entry(counter.to_owned()).or_default() += delta;
+                }
+            }
+        })
+    }
+
     async fn token_put(&self, hash: &str, record: &[u8]) -> Result<(), StoreError> {
         self.with(|s| {
             s.tokens.insert(hash.to_owned(), record.to_vec());

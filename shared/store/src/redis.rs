@@ -49,6 +49,7 @@ struct Scripts {
     window_count: Script,
     window_add: Script,
     batch_cancel: Script,
+    budget_reserve: Script,
 }
 
 const RATE: &str = r"
@@ -160,6 +161,19 @@ end
 return 1
 ";
 
+const BUDGET_RESERVE: &str = r"
+local budget = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if budget <= 0 then return 1 end
+local spent = tonumber(redis.call('HGET', KEYS[1], ARGV[2]) or '0')
+local reserved = tonumber(redis.call('HGET', KEYS[1], ARGV[3]) or '0')
+if spent + reserved + tonumber(ARGV[4]) > budget then
+  redis.call('HINCRBY', KEYS[1], ARGV[5], 1)
+  return 0
+end
+redis.call('HINCRBY', KEYS[1], ARGV[3], ARGV[4])
+return 1
+";
+
 const BATCH_CANCEL: &str = r"
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 'cancelled', 1)
@@ -227,6 +241,7 @@ impl RedisStore {
                 window_count: Script::new(WINDOW_COUNT),
                 window_add: Script::new(WINDOW_ADD),
                 batch_cancel: Script::new(BATCH_CANCEL),
+                budget_reserve: Script::new(BUDGET_RESERVE),
             }),
         })
     }
@@ -633,6 +648,42 @@ impl Store for RedisStore {
             .await
             .map_err(backend)?;
         Ok(v.unwrap_or(0))
+    }
+
+    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<bool, StoreError> {
+        let granted: i64 = (self.scripts.budget_reserve)
+            .key(self.key(&["batch", batch]))
+            .arg(format!("c:{}", crate::budget::BUDGET))
+            .arg(format!("c:{}", crate::budget::SPENT))
+            .arg(format!("c:{}", crate::budget::RESERVED))
+            .arg(amount.max(0))
+            .arg(format!("c:{}", crate::budget::REFUSED))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(granted == 1)
+    }
+
+    async fn budget_settle(
+        &self,
+        batch: &str,
+        reserved: i64,
+        spent: i64,
+    ) -> Result<(), StoreError> {
+        let key = self.key(&["batch", batch]);
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        if reserved > 0 {
+            pipe.hincr(&key, format!("c:{}", crate::budget::RESERVED), -reserved)
+                .ignore();
+        }
+        if spent > 0 {
+            pipe.hincr(&key, format!("c:{}", crate::budget::SPENT), spent)
+                .ignore();
+        }
+        pipe.query_async::<()>(&mut self.con())
+            .await
+            .map_err(backend)
     }
 
     async fn token_put(&self, hash: &str, record: &[u8]) -> Result<(), StoreError> {

@@ -485,6 +485,39 @@ async fn batch_counters_add_up(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+/// The budget is a hard cap: reservations racing from many tasks never take more than the
+/// budget leaves, a batch without one reserves nothing, and settling moves a reservation into
+/// what was spent.
+async fn budget_reservations_keep_to_the_cap(store: Arc<dyn Store>) {
+    use trawl_store::budget::{BUDGET, REFUSED, RESERVED, SPENT};
+    assert!(store.budget_reserve("free", 1_000_000).await.unwrap());
+    assert_eq!(store.batch_counter("free", RESERVED).await.unwrap(), 0);
+
+    store.batch_add("b", BUDGET, 1000).await.unwrap();
+    let tries = (0..50).map(|_| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.budget_reserve("b", 30).await.unwrap() })
+    });
+    let mut granted = 0;
+    for t in tries {
+        granted += i64::from(t.await.unwrap());
+    }
+    assert_eq!(granted, 33, "1000 holds 33 reservations of 30");
+    assert_eq!(store.batch_counter("b", RESERVED).await.unwrap(), 990);
+    assert_eq!(store.batch_counter("b", REFUSED).await.unwrap(), 17);
+    assert!(!store.budget_reserve("b", 11).await.unwrap());
+    assert!(store.budget_reserve("b", 10).await.unwrap());
+
+    // Two calls end: one cost less than it reserved, one failed and cost nothing.
+    store.budget_settle("b", 30, 12).await.unwrap();
+    store.budget_settle("b", 30, 0).await.unwrap();
+    assert_eq!(store.batch_counter("b", RESERVED).await.unwrap(), 940);
+    assert_eq!(store.batch_counter("b", SPENT).await.unwrap(), 12);
+    assert!(store.budget_reserve("b", 48).await.unwrap());
+    assert!(!store.budget_reserve("b", 1).await.unwrap());
+    store.delete_all().await.unwrap();
+}
+
 async fn job_counters_add_up(store: Arc<dyn Store>) {
     let ttl = Duration::from_secs(60);
     store
@@ -523,6 +556,7 @@ both! {
     batch_progress_counts_each_job_once,
     job_counters_add_up,
     batch_counters_add_up,
+    budget_reservations_keep_to_the_cap,
     tokens_are_kept_until_revoked,
     window_counts_reset_after_the_window,
     window_additions_stay_within_their_limit,

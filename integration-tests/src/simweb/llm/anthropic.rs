@@ -127,7 +127,7 @@ pub async fn messages(headers: HeaderMap, body: Bytes) -> Response {
 }
 
 async fn answer(chat: &Chat, model: &str) -> Response {
-    match chat.respond().await {
+    match chat.respond(model).await {
         Outcome::Reply(reply) => Json(message(chat, model, &reply)).into_response(),
         Outcome::RateLimited => {
             let mut r = error(

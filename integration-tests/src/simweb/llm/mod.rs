@@ -21,6 +21,8 @@
 //!   `simweb:no-json-schema` (OpenAI 400 on a `json_schema` response format only),
 //!   `simweb:llm-hang` (never answers) and `simweb:llm-hang-once` (the first request per
 //!   prompt never answers; [`script::hangs`] counts them).
+//! * [`script::set_trouble`] puts a model in trouble for every request to it, whatever the
+//!   prompt: garbage answers, or 500s.
 //! * Requests need a key: OpenAI `Authorization: Bearer <key>`, Anthropic `x-api-key` plus
 //!   `anthropic-version` (a forced tool gets the JSON answer as a `tool_use` block's input).
 //!

@@ -283,7 +283,7 @@ pub async fn complete(api: Api, deployment: Option<&str>, body: &[u8]) -> Respon
 }
 
 async fn answer(api: Api, chat: &Chat, model: &str) -> Response {
-    match chat.respond().await {
+    match chat.respond(model).await {
         Outcome::Reply(reply) => Json(completion(chat, model, &reply)).into_response(),
         Outcome::RateLimited => {
             let mut r = api.error(

@@ -49,6 +49,32 @@ pub enum Outcome {
     JsonModeUnsupported,
 }
 
+/// A model in trouble, for every request to it while set ([`set_trouble`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trouble {
+    /// Answers 200 with text that is neither the JSON asked for nor a cited report.
+    Garbage,
+    /// Answers 500 with the API's own server-error body.
+    Failing,
+}
+
+/// What [`Trouble::Garbage`] answers.
+pub const GARBAGE: &str = "lorem ipsum ]]} <<< the the the {\"unterminated\": ";
+
+/// Models in trouble, by name (process-wide, so the fleet's processes meet it through any
+/// simweb of the test; tests give their model a name of its own).
+static TROUBLE: LazyLock<Mutex<HashMap<String, Trouble>>> = LazyLock::new(Default::default);
+
+/// Puts model `model` in `trouble` (or out of it, with `None`), whatever the prompt: an
+/// outage of minutes, as tests of what the fleet does without its LLM need.
+pub fn set_trouble(model: &str, trouble: Option<Trouble>) {
+    let mut models = TROUBLE.lock().unwrap_or_else(|e| e.into_inner());
+    match trouble {
+        Some(t) => models.insert(model.to_owned(), t),
+        None => models.remove(model),
+    };
+}
+
 /// Requests seen per prompt hash, for `simweb:llm-429` (process-wide, so 429-once holds across
 /// servers and APIs in one test binary; tests should use distinct prompts).
 static SEEN_429: LazyLock<Mutex<HashMap<u64, u32>>> = LazyLock::new(Default::default);
@@ -177,12 +203,19 @@ impl Chat {
         text
     }
 
-    /// Applies the markers in order: `llm-hang` (never answers), `llm-hang-once` (the first
-    /// request for the prompt never answers), `llm-500`, `llm-429` (first request only),
-    /// `no-json-mode` (only with JSON mode), `llm-slow` (sleeps, then answers). A hung request
-    /// stands for a model that accepted the call and went silent: only the client's own
-    /// timeout, or dropping the call, ends it.
-    pub async fn respond(&self) -> Outcome {
+    /// Model `model` in [`Trouble`] answers as that says. Otherwise applies the markers in order:
+    /// `llm-hang` (never answers), `llm-hang-once` (the first request for the prompt never
+    /// answers), `llm-500`, `llm-429` (first request only), `no-json-mode` (only with JSON
+    /// mode), `llm-slow` (sleeps, then answers). A hung request stands for a model that
+    /// accepted the call and went silent: only the client's own timeout, or dropping the
+    /// call, ends it.
+    pub async fn respond(&self, model: &str) -> Outcome {
+        let trouble = (TROUBLE.lock().unwrap_or_else(|e| e.into_inner()).get(model)).copied();
+        match trouble {
+            Some(Trouble::Garbage) => return Outcome::Reply(GARBAGE.into()),
+            Some(Trouble::Failing) => return Outcome::ServerError,
+            None => {}
+        }
         let prompt = self.prompt();
         if prompt.contains("simweb:llm-hang")
             && (!prompt.contains("simweb:llm-hang-once") || first_in(&SEEN_HANG, prompt))
@@ -305,24 +338,24 @@ mod tests {
     #[tokio::test]
     async fn http_markers() {
         let c = chat("select", &["simweb:llm-500 script-500"]);
-        assert_eq!(c.respond().await, Outcome::ServerError);
-        assert_eq!(c.respond().await, Outcome::ServerError);
+        assert_eq!(c.respond("m").await, Outcome::ServerError);
+        assert_eq!(c.respond("m").await, Outcome::ServerError);
 
         let c = chat("select", &["simweb:llm-429 script-429-once"]);
-        assert_eq!(c.respond().await, Outcome::RateLimited);
-        assert!(matches!(c.respond().await, Outcome::Reply(_)));
-        assert!(matches!(c.respond().await, Outcome::Reply(_)));
+        assert_eq!(c.respond("m").await, Outcome::RateLimited);
+        assert!(matches!(c.respond("m").await, Outcome::Reply(_)));
+        assert!(matches!(c.respond("m").await, Outcome::Reply(_)));
         // Counted per prompt: another prompt gets its own first 429.
         let other = chat("select", &["simweb:llm-429 script-429-other"]);
-        assert_eq!(other.respond().await, Outcome::RateLimited);
+        assert_eq!(other.respond("m").await, Outcome::RateLimited);
 
         let mut c = chat("select", &["simweb:no-json-mode script"]);
-        assert!(matches!(c.respond().await, Outcome::Reply(_)));
+        assert!(matches!(c.respond("m").await, Outcome::Reply(_)));
         c.json_mode = true;
-        assert_eq!(c.respond().await, Outcome::JsonModeUnsupported);
+        assert_eq!(c.respond("m").await, Outcome::JsonModeUnsupported);
 
         let slow = chat("select", &["simweb:llm-slow script"]);
-        let r = tokio::time::timeout(Duration::from_millis(300), slow.respond()).await;
+        let r = tokio::time::timeout(Duration::from_millis(300), slow.respond("m")).await;
         assert!(r.is_err(), "slow marker answered early");
     }
 
@@ -331,14 +364,26 @@ mod tests {
         let (started, _) = hangs();
         let hang = chat("select", &["simweb:llm-hang script-hang"]);
         for _ in 0..2 {
-            let r = tokio::time::timeout(Duration::from_millis(100), hang.respond()).await;
+            let r = tokio::time::timeout(Duration::from_millis(100), hang.respond("m")).await;
             assert!(r.is_err(), "hang marker answered");
         }
         let once = chat("select", &["simweb:llm-hang-once script-hang-once"]);
-        let r = tokio::time::timeout(Duration::from_millis(100), once.respond()).await;
+        let r = tokio::time::timeout(Duration::from_millis(100), once.respond("m")).await;
         assert!(r.is_err(), "hang-once marker answered its first request");
-        assert!(matches!(once.respond().await, Outcome::Reply(_)));
+        assert!(matches!(once.respond("m").await, Outcome::Reply(_)));
         // Other tests of this binary may hang too: count at least ours.
         assert!(hangs().0 >= started + 3);
+    }
+
+    #[tokio::test]
+    async fn a_model_in_trouble_answers_garbage_or_fails_until_let_go() {
+        let c = chat("relevance", &[PROMPT]);
+        set_trouble("troubled", Some(Trouble::Garbage));
+        assert_eq!(c.respond("troubled").await, Outcome::Reply(GARBAGE.into()));
+        assert!(matches!(c.respond("m").await, Outcome::Reply(r) if r != GARBAGE));
+        set_trouble("troubled", Some(Trouble::Failing));
+        assert_eq!(c.respond("troubled").await, Outcome::ServerError);
+        set_trouble("troubled", None);
+        assert!(matches!(c.respond("troubled").await, Outcome::Reply(r) if r != GARBAGE));
     }
 }

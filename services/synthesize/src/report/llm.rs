@@ -120,7 +120,19 @@ pub async fn write(
         .collect();
     request.messages[0].1 = format!("{head}{}", ctx.text);
     request.max_tokens = answer_tokens;
-    let response = llm.chat(&request).await?;
+    // Read sources and an answer that cites none of them is not a report to trust (a model
+    // answering garbage, or from its own memory): the extractive report cites them.
+    let response = llm
+        .chat_checked(&request, |r| {
+            match known.is_empty() || !citations::check(&r.text, &known).cited.is_empty() {
+                true => Ok(()),
+                false => Err(LlmError::Malformed(format!(
+                    "the report cites none of its {} sources",
+                    known.len()
+                ))),
+            }
+        })
+        .await?;
 
     let checked = citations::check(&response.text, &known);
     let citations: Vec<trawl_messages::Citation> = checked
