@@ -410,8 +410,8 @@ impl Llm {
         };
         let amount = prices::cost_micro(&price, &most).max(1);
         match store.budget_reserve(batch, amount as i64).await {
-            Ok(true) => Ok(amount),
-            Ok(false) => Err(LlmError::Budget(format!(
+            Ok(Some(reserved)) => Ok(reserved.max(0) as u64),
+            Ok(None) => Err(LlmError::Budget(format!(
                 "{} needs up to ${:.6}",
                 request.task,
                 amount as f64 / 1e6

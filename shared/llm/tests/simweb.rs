@@ -203,6 +203,42 @@ async fn answers_that_fail_their_check_are_not_cached() {
     assert!(client.chat(&request).await.unwrap().cached);
 }
 
+/// A handle bound to a batch charges the batch call by call: with a budget, each call holds a
+/// reservation only while it runs; without one, it reserves nothing and spend still counts.
+#[tokio::test]
+async fn a_batch_handle_reserves_while_calling_and_charges_what_was_spent() {
+    use trawl_store::budget::{BUDGET, REFUSED, RESERVED, SPENT};
+    let web = simweb().await;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "gpt-4o-mini".into(),
+        cache_ttl_secs: 0,
+        ..Default::default()
+    };
+    let llm = Llm::new(&config, &env()).unwrap();
+    store.batch_add("capped", BUDGET, 1_000_000).await.unwrap();
+    for batch in ["free", "capped"] {
+        let client = llm.for_batch(Arc::clone(&store), batch);
+        client.chat(&analysis("What is spent?")).await.unwrap();
+        let cost = client.spent().cost_microdollars as i64;
+        assert!(cost > 0);
+        assert_eq!(store.batch_counter(batch, SPENT).await.unwrap(), cost);
+        assert_eq!(store.batch_counter(batch, RESERVED).await.unwrap(), 0);
+    }
+    // A budget smaller than a call's most cost: refused before anything is sent.
+    store.batch_add("tiny", BUDGET, 1).await.unwrap();
+    let client = llm.for_batch(Arc::clone(&store), "tiny");
+    let err = client.chat(&analysis("What is spent?")).await.unwrap_err();
+    assert!(matches!(err, LlmError::Budget(_)), "{err}");
+    assert_eq!(store.batch_counter("tiny", REFUSED).await.unwrap(), 1);
+    assert_eq!(client.spent().requests, 0);
+    assert_eq!(
+        client.spent().fallbacks,
+        [("analysis: budget".to_owned(), 1)].into()
+    );
+}
+
 #[tokio::test]
 async fn embeddings_rank_related_text_higher() {
     let web = simweb().await;

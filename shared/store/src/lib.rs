@@ -272,10 +272,10 @@ pub trait Store: Send + Sync + 'static {
     async fn batch_add(&self, batch: &str, counter: &str, delta: i64) -> Result<i64, StoreError>;
     async fn batch_counter(&self, batch: &str, counter: &str) -> Result<i64, StoreError>;
     /// Reserves `amount` micro-dollars of a batch's LLM budget before a call, atomically across
-    /// the fleet: granted (and added to [`budget::RESERVED`]) when the batch has no budget or
-    /// `spent + reserved + amount` stays within it; refused, and counted in
-    /// [`budget::REFUSED`], otherwise. A batch without a budget reserves nothing.
-    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<bool, StoreError>;
+    /// the fleet. Returns what was reserved: `amount` when `spent + reserved + amount` stays
+    /// within the budget (added to [`budget::RESERVED`]), 0 for a batch without a budget, and
+    /// `None` when refused (counted in [`budget::REFUSED`], nothing else changed).
+    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<Option<i64>, StoreError>;
     /// Ends a reservation after the call: its `reserved` leaves [`budget::RESERVED`] and what
     /// the call cost is added to [`budget::SPENT`].
     async fn budget_settle(&self, batch: &str, reserved: i64, spent: i64)

@@ -451,7 +451,7 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<bool, StoreError> {
+    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<Option<i64>, StoreError> {
         use crate::budget::{BUDGET, REFUSED, RESERVED, SPENT};
         self.with(|s| {
             s.prune_batch(batch);
@@ -459,15 +459,15 @@ impl Store for MemoryStore {
             let get = |c: &str| b.counters.get(c).copied().unwrap_or(0);
             let budget = get(BUDGET);
             if budget <= 0 {
-                return true;
+                return Some(0);
             }
             let amount = amount.max(0);
             if get(SPENT) + get(RESERVED) + amount > budget {
                 *b.counters.entry(REFUSED.to_owned()).or_default() += 1;
-                return false;
+                return None;
             }
             *b.counters.entry(RESERVED.to_owned()).or_default() += amount;
-            true
+            Some(amount)
         })
     }
 

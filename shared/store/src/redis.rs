@@ -163,15 +163,15 @@ return 1
 
 const BUDGET_RESERVE: &str = r"
 local budget = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if budget <= 0 then return 1 end
+if budget <= 0 then return 0 end
 local spent = tonumber(redis.call('HGET', KEYS[1], ARGV[2]) or '0')
 local reserved = tonumber(redis.call('HGET', KEYS[1], ARGV[3]) or '0')
 if spent + reserved + tonumber(ARGV[4]) > budget then
   redis.call('HINCRBY', KEYS[1], ARGV[5], 1)
-  return 0
+  return -1
 end
 redis.call('HINCRBY', KEYS[1], ARGV[3], ARGV[4])
-return 1
+return tonumber(ARGV[4])
 ";
 
 const BATCH_CANCEL: &str = r"
@@ -608,10 +608,14 @@ impl Store for RedisStore {
 
     async fn batch_progress(&self, batch: &str) -> Result<Option<BatchProgress>, StoreError> {
         let mut con = self.con();
-        let fields: BTreeMap<String, u64> = con
+        // Signed: the hash also holds the batch's counters ([`Store::batch_add`]).
+        let fields: BTreeMap<String, i64> = con
             .hgetall(self.key(&["batch", batch]))
             .await
             .map_err(backend)?;
+        let fields: BTreeMap<String, u64> = (fields.into_iter())
+            .map(|(k, v)| (k, v.max(0) as u64))
+            .collect();
         if fields.is_empty() {
             return Ok(None);
         }
@@ -650,8 +654,8 @@ impl Store for RedisStore {
         Ok(v.unwrap_or(0))
     }
 
-    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<bool, StoreError> {
-        let granted: i64 = (self.scripts.budget_reserve)
+    async fn budget_reserve(&self, batch: &str, amount: i64) -> Result<Option<i64>, StoreError> {
+        let reserved: i64 = (self.scripts.budget_reserve)
             .key(self.key(&["batch", batch]))
             .arg(format!("c:{}", crate::budget::BUDGET))
             .arg(format!("c:{}", crate::budget::SPENT))
@@ -661,7 +665,7 @@ impl Store for RedisStore {
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;
-        Ok(granted == 1)
+        Ok((reserved >= 0).then_some(reserved))
     }
 
     async fn budget_settle(
