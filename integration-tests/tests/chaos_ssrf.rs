@@ -35,7 +35,7 @@ use trawl_config::FetchConfig;
 use trawl_fetch::browser::{BrowserPool, LocalWebDriver};
 use trawl_fetch::browser_proxy::BrowserProxy;
 use trawl_fetch::metrics::METRICS;
-use trawl_fetch::ssrf::{Guard, GuardedResolver, Rebinding};
+use trawl_guard::{Guard, GuardedResolver, Rebinding};
 use trawl_integration_tests::simweb::guarded::ssrf;
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use url::Url;

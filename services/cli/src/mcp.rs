@@ -469,6 +469,7 @@ impl TrawlMcp {
             Fetched::Transient(reason) | Fetched::Failed(reason) => {
                 return Err(format!("could not fetch {url}: {reason}"))
             }
+            Fetched::Refused(refusal) => return Err(format!("could not fetch {url}: {refusal}")),
             Fetched::TooLarge => {
                 return Err(format!(
                     "larger than fetch.max_bytes ({} bytes)",

@@ -49,7 +49,7 @@ use url::Url;
 
 use crate::browser_proxy::BrowserProxy;
 use crate::metrics::{labels, METRICS};
-use crate::ssrf::{Guard, GuardedResolver};
+use trawl_guard::{Guard, GuardedResolver, LookupError, Refusal};
 
 /// What a stealth session claims to be: a desktop Chrome, matching the Chromium that runs it.
 const DESKTOP_UA: &str =
@@ -534,12 +534,16 @@ impl BrowserPool {
     async fn check(&self, url: &Url) -> Result<(), BrowserError> {
         self.guard.check_url(url).map_err(refused)?;
         match url.host() {
-            Some(url::Host::Domain(host)) => self
-                .resolver
-                .lookup(host)
-                .await
-                .map(|_| ())
-                .map_err(refused),
+            Some(url::Host::Domain(host)) => {
+                self.resolver
+                    .lookup(host)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| match e {
+                        LookupError::Refused(r) => refused(r),
+                        LookupError::Unresolved(reason) => BrowserError::Navigation(reason),
+                    })
+            }
             _ => Ok(()),
         }
     }
@@ -637,13 +641,10 @@ fn new_session_error(e: &NewSessionError) -> BrowserError {
     }
 }
 
-/// A failure of the pool's own guard checks; a refusal among them is counted here, as the
-/// proxy counts its own.
-fn refused(reason: String) -> BrowserError {
-    if reason.contains("refused:") {
-        METRICS.ssrf_refusals.inc();
-    }
-    BrowserError::Navigation(reason)
+/// A refusal of the pool's own guard checks, counted here as the proxy counts its own.
+fn refused(refusal: Refusal) -> BrowserError {
+    METRICS.ssrf_refusals.inc();
+    BrowserError::Navigation(refusal.to_string())
 }
 
 /// How many of `idle` sessions to close before opening one more, when `free` permits are held

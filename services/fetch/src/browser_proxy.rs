@@ -38,7 +38,7 @@ use tracing::{debug, info, warn};
 use url::{Host, Url};
 
 use crate::metrics::METRICS;
-use crate::ssrf::GuardedResolver;
+use trawl_guard::{refusal_in, GuardedResolver, LookupError, Refusal};
 
 /// Refusals kept for [`BrowserProxy::refused_since`]: enough for the pages in flight.
 const REMEMBERED: usize = 512;
@@ -400,7 +400,9 @@ async fn tunnel(mut client: TcpStream, head: Head, shared: &Shared) {
     let host = url.host_str().unwrap_or_default().to_owned();
     let addrs = match target_addrs(&url, &shared.resolver).await {
         Ok(addrs) => addrs,
-        Err(Failure::Refused(reason)) => return refuse(&mut client, &host, &reason, shared).await,
+        Err(Failure::Refused(refusal)) => {
+            return refuse(&mut client, &host, &refusal.to_string(), shared).await
+        }
         Err(Failure::Unreachable(reason)) => {
             debug!(host, reason, "browser proxy: no address to connect to");
             return answer(&mut client, 502, "Bad Gateway", limits).await;
@@ -437,7 +439,7 @@ async fn tunnel(mut client: TcpStream, head: Head, shared: &Shared) {
 }
 
 enum Failure {
-    Refused(String),
+    Refused(Refusal),
     Unreachable(String),
 }
 
@@ -460,8 +462,8 @@ async fn target_addrs(url: &Url, resolver: &GuardedResolver) -> Result<Vec<Socke
                     a
                 })
                 .collect()),
-            Err(reason) if reason.starts_with("refused:") => Err(Failure::Refused(reason)),
-            Err(reason) => Err(Failure::Unreachable(reason)),
+            Err(LookupError::Refused(refusal)) => Err(Failure::Refused(refusal)),
+            Err(LookupError::Unresolved(reason)) => Err(Failure::Unreachable(reason)),
         },
         None => Err(Failure::Unreachable("no host".into())),
     }
@@ -513,9 +515,9 @@ async fn forward(mut client: TcpStream, head: Head, shared: &Shared) {
         _ => return answer(&mut client, 400, "Bad Request", limits).await,
     };
     let host = url.host_str().unwrap_or_default().to_owned();
-    if let Err(reason) = shared.resolver.guard().check_url(&url) {
+    if let Err(refusal) = shared.resolver.guard().check_url(&url) {
         // Literal addresses never reach the resolver: checked here.
-        return refuse(&mut client, &host, &reason, shared).await;
+        return refuse(&mut client, &host, &refusal.to_string(), shared).await;
     }
     let Ok(method) = reqwest::Method::from_bytes(head.method.as_bytes()) else {
         return answer(&mut client, 400, "Bad Request", limits).await;
@@ -559,9 +561,8 @@ async fn forward(mut client: TcpStream, head: Head, shared: &Shared) {
     let mut response = match request.send().await {
         Ok(response) => response,
         Err(e) => {
-            let text = trawl_pipeline::error::describe(&e);
-            return match text.find("refused:") {
-                Some(at) => refuse(&mut client, &host, &text[at..], shared).await,
+            return match refusal_in(&e) {
+                Some(refusal) => refuse(&mut client, &host, &refusal.to_string(), shared).await,
                 None if e.is_timeout() => answer(&mut client, 504, "Gateway Timeout", limits).await,
                 None => answer(&mut client, 502, "Bad Gateway", limits).await,
             };
@@ -632,7 +633,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::ssrf::{Guard, Lookup, Rebinding};
+    use trawl_guard::{Guard, Lookup, Rebinding};
 
     /// Where tests' servers stand: allowed 127.0.0.1, and 127.0.0.2, private and never to be
     /// reached.

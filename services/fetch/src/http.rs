@@ -22,7 +22,7 @@ use url::Url;
 
 use crate::block::{self, Block};
 use crate::files::{self, mime_of, Kind};
-use crate::ssrf::{resolver, Guard};
+use trawl_guard::{refusal_in, resolver, Guard, Refusal};
 
 const BROWSER_UA: &str =
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36";
@@ -48,8 +48,10 @@ pub enum Fetched {
     },
     /// Worth another attempt later (5xx, connection errors).
     Transient(String),
-    /// Will not change (404, refused by the SSRF guard, too many redirects, timeouts …).
+    /// Will not change (404, too many redirects, timeouts …).
     Failed(String),
+    /// Refused by the SSRF guard: the URL, a redirect hop or every address of its host.
+    Refused(Refusal),
     TooLarge,
     Unsupported(String),
 }
@@ -121,8 +123,8 @@ impl Fetcher {
     }
 
     pub async fn get(&self, url: &Url, level: u8) -> Fetched {
-        if let Err(reason) = self.guard.check_url(url) {
-            return Fetched::Failed(reason);
+        if let Err(refusal) = self.guard.check_url(url) {
+            return Fetched::Refused(refusal);
         }
         let client = &self.levels[usize::from(level.min(1))];
         let response = match client.get(url.clone()).send().await {
@@ -241,11 +243,14 @@ fn parse_retry_after(value: &str) -> Option<Duration> {
 }
 
 fn classify_error(e: &reqwest::Error) -> Fetched {
+    if let Some(refusal) = refusal_in(e) {
+        return Fetched::Refused(refusal.clone());
+    }
     let text = trawl_pipeline::error::describe(e);
     if e.is_timeout() {
         // A server that has not finished in the time limit will not finish on a retry either.
         Fetched::Failed(format!("timeout: {text}"))
-    } else if text.contains("refused:") || e.is_redirect() || e.is_builder() {
+    } else if e.is_redirect() || e.is_builder() {
         Fetched::Failed(text)
     } else {
         Fetched::Transient(text)

@@ -1,7 +1,8 @@
 //! The fetch stage: get the page when it can be had, politely, and say why when it cannot.
 //!
-//! - [`ssrf`]: the guard against fetching private, loopback and metadata addresses, and the DNS
-//!   resolver that applies it (plus the configured host overrides) to every connection.
+//! Every connection goes through `trawl_guard` (the SSRF guard and the resolver that applies
+//! it and the configured host overrides), shared with webhooks.
+//!
 //! - [`robots`]: robots.txt per RFC 9309, cached per origin in the store.
 //! - [`http`]: levels 0 and 1 over plain HTTP, bounded in size, time and redirects; charset
 //!   decoding.
@@ -27,7 +28,6 @@ pub mod files;
 pub mod http;
 pub mod metrics;
 pub mod robots;
-pub mod ssrf;
 pub mod stage;
 
 pub use stage::FetchStage;

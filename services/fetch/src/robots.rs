@@ -168,7 +168,7 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
             ..
         } if status != 429 && status != 503 => (Rules::AllowAll, false),
         Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
-        Fetched::Failed(reason) if reason.contains("refused:") => (Rules::Refused(reason), true),
+        Fetched::Refused(refusal) => (Rules::Refused(refusal.to_string()), true),
         Fetched::Blocked { .. }
         | Fetched::Transient(_)
         | Fetched::Failed(_)
@@ -309,10 +309,16 @@ mod tests {
             rules_from(Fetched::Transient("timed out".into())).0,
             Rules::DisallowAll
         );
-        let refused = "refused: intranet.example resolves only to private or reserved addresses";
+        let refused = trawl_guard::Refusal::Resolves("intranet.example".into());
         assert_eq!(
-            rules_from(Fetched::Failed(refused.into())),
-            (Rules::Refused(refused.into()), true)
+            rules_from(Fetched::Refused(refused)),
+            (
+                Rules::Refused(
+                    "refused: intranet.example resolves only to private or reserved addresses"
+                        .into()
+                ),
+                true
+            )
         );
     }
 

@@ -194,12 +194,12 @@ impl FetchStage {
                 Fetched::Page(page) => Attempt::Page(page),
                 Fetched::Blocked { block, retry_after } => Attempt::Blocked { block, retry_after },
                 Fetched::Transient(reason) => Attempt::Transient(reason),
-                Fetched::Failed(reason) => {
-                    if reason.contains("refused:") {
-                        // A redirect hop or a resolved address the guard refused. The browser
-                        // levels count their refusals where they happen (the pool, its proxy).
-                        METRICS.ssrf_refusals.inc();
-                    }
+                Fetched::Failed(reason) => Attempt::Ended(Outcome::Failed { reason }),
+                Fetched::Refused(refusal) => {
+                    // A redirect hop or a resolved address the guard refused. The browser
+                    // levels count their refusals where they happen (the pool, its proxy).
+                    METRICS.ssrf_refusals.inc();
+                    let reason = refusal.to_string();
                     Attempt::Ended(Outcome::Failed { reason })
                 }
                 Fetched::TooLarge => Attempt::Ended(Outcome::TooLarge),
@@ -359,8 +359,9 @@ impl Stage for FetchStage {
                 return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
             }
         };
-        if let Err(reason) = self.fetcher.guard().check_url(&url) {
+        if let Err(refusal) = self.fetcher.guard().check_url(&url) {
             METRICS.ssrf_refusals.inc();
+            let reason = refusal.to_string();
             return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
         }
         let cfg = &rt.config.fetch;

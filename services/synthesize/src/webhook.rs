@@ -26,7 +26,7 @@ use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
-use trawl_fetch::ssrf::{resolver, Guard};
+use trawl_guard::{refusal_in, resolver, Guard};
 use url::Url;
 use uuid::Uuid;
 
@@ -201,7 +201,9 @@ impl Webhooks {
     /// Delivers `event` to `url`, retrying as the module documentation describes.
     pub async fn send(&self, url: &str, event: &Event) -> Result<(), WebhookError> {
         let url = Url::parse(url).map_err(|e| WebhookError::Refused(format!("bad URL: {e}")))?;
-        self.guard.check_url(&url).map_err(WebhookError::Refused)?;
+        self.guard
+            .check_url(&url)
+            .map_err(|r| WebhookError::Refused(r.to_string()))?;
         // Serialised once: every attempt carries the same body (and so the same id and
         // created_at); only the timestamp and signature change.
         let body = serde_json::to_vec(event)
@@ -288,13 +290,8 @@ impl Webhooks {
 /// A refusal by the guarded resolver is final; any other transport error (timeout, connection
 /// refused or reset, DNS failure) is worth another try.
 fn transport_failure(err: &reqwest::Error) -> Failure {
-    let mut source: Option<&dyn std::error::Error> = Some(err);
-    while let Some(e) = source {
-        let text = e.to_string();
-        if text.starts_with("refused:") {
-            return Failure::Final(WebhookError::Refused(text));
-        }
-        source = e.source();
+    if let Some(refusal) = refusal_in(err) {
+        return Failure::Final(WebhookError::Refused(refusal.to_string()));
     }
     let kind = if err.is_timeout() {
         "timed out"

@@ -11,7 +11,10 @@
 //! octal, hex) are normalised by the URL parser first and checked by [`Guard::check_url`].
 //!
 //! The browser levels use the same resolver: Chromium reaches the web only through the
-//! fetch worker's [`crate::browser_proxy`], which resolves and connects here.
+//! fetch worker's browser proxy, which resolves and connects here; webhooks go through it too.
+//!
+//! A refusal is a [`Refusal`] value, also when it comes back inside a client's error chain
+//! ([`refusal_in`]): callers tell it from other failures by type, not by text.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -20,6 +23,41 @@ use std::sync::Arc;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
+
+/// Why the guard refused a URL or a name: never to be fetched, and said so.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("refused: scheme {0} is not http(s)")]
+    Scheme(String),
+    #[error("refused: URL has no host")]
+    NoHost,
+    #[error("refused: {0} is a private or reserved address")]
+    Address(IpAddr),
+    #[error("refused: {0} resolves only to private or reserved addresses")]
+    Resolves(String),
+}
+
+/// Why a name gave no address to connect to.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    #[error(transparent)]
+    Refused(Refusal),
+    #[error("{0}")]
+    Unresolved(String),
+}
+
+/// The guard's refusal somewhere in `error`'s chain of sources (an HTTP client's error around
+/// the resolver's or the redirect policy's).
+pub fn refusal_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Refusal> {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(refusal) = e.downcast_ref::<Refusal>() {
+            return Some(refusal);
+        }
+        next = e.source();
+    }
+    None
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct Guard {
@@ -194,20 +232,19 @@ impl Guard {
     }
 
     /// Checks what can be checked before resolving: scheme, and a literal IP host.
-    pub fn check_url(&self, url: &Url) -> Result<(), String> {
+    pub fn check_url(&self, url: &Url) -> Result<(), Refusal> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("refused: scheme {} is not http(s)", url.scheme()));
+            return Err(Refusal::Scheme(url.scheme().to_owned()));
         }
         let ip = match url.host() {
             Some(Host::Ipv4(v4)) => IpAddr::V4(v4),
             Some(Host::Ipv6(v6)) => IpAddr::V6(v6),
             Some(Host::Domain(_)) => return Ok(()),
-            None => return Err("refused: URL has no host".into()),
+            None => return Err(Refusal::NoHost),
         };
-        if self.allows_ip(ip) {
-            Ok(())
-        } else {
-            Err(format!("refused: {ip} is a private or reserved address"))
+        match self.allows_ip(ip) {
+            true => Ok(()),
+            false => Err(Refusal::Address(ip)),
         }
     }
 }
@@ -324,11 +361,11 @@ impl GuardedResolver {
     /// The addresses of `host` the guard allows; an error when there are none. An override's
     /// address carries its port; a looked-up address has port 0 (the caller's port applies).
     /// Each call resolves afresh: connect to what it returned, never to a later answer.
-    pub async fn lookup(&self, host: &str) -> Result<Vec<SocketAddr>, String> {
+    pub async fn lookup(&self, host: &str) -> Result<Vec<SocketAddr>, LookupError> {
         let candidates: Vec<SocketAddr> = match self.lookup_override(host) {
             Some(addr) => vec![addr],
             None => (self.lookup.lookup(host).await)
-                .map_err(|e| format!("{host} did not resolve: {e}"))?
+                .map_err(|e| LookupError::Unresolved(format!("{host} did not resolve: {e}")))?
                 .into_iter()
                 .map(|ip| SocketAddr::new(ip, 0))
                 .collect(),
@@ -340,10 +377,8 @@ impl GuardedResolver {
             .collect();
         match (allowed.is_empty(), candidates.is_empty()) {
             (false, _) => Ok(allowed),
-            (true, true) => Err(format!("{host} did not resolve")),
-            (true, false) => Err(format!(
-                "refused: {host} resolves only to private or reserved addresses"
-            )),
+            (true, true) => Err(LookupError::Unresolved(format!("{host} did not resolve"))),
+            (true, false) => Err(LookupError::Refused(Refusal::Resolves(host.to_owned()))),
         }
     }
 }
@@ -353,10 +388,15 @@ impl Resolve for GuardedResolver {
         let host = name.as_str().to_owned();
         let this = self.clone();
         Box::pin(async move {
-            let addrs = this
-                .lookup(&host)
-                .await
-                .map_err(|e| -> Box<dyn std::error::Error + Send + Sync> { e.into() })?;
+            // The refusal itself is the error, so [`refusal_in`] finds it in the client's.
+            let addrs = this.lookup(&host).await.map_err(
+                |e| -> Box<dyn std::error::Error + Send + Sync> {
+                    match e {
+                        LookupError::Refused(r) => Box::new(r),
+                        e => Box::new(e),
+                    }
+                },
+            )?;
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
     }
@@ -560,6 +600,27 @@ mod tests {
         assert!(closed.resolve("localhost".parse().unwrap()).await.is_err());
     }
 
+    /// A refusal comes back through an HTTP client's error as the typed value: nothing is
+    /// sent (the only address is refused before any connection).
+    #[tokio::test]
+    async fn a_refusal_is_found_in_the_clients_error_by_type() {
+        let overrides = [("a.test".to_string(), "127.0.0.1:9".to_string())]
+            .into_iter()
+            .collect();
+        let client = reqwest::Client::builder()
+            .dns_resolver(resolver(Guard::default(), &overrides))
+            .build()
+            .unwrap();
+        let err = client.get("http://a.test/").send().await.unwrap_err();
+        assert_eq!(
+            refusal_in(&err),
+            Some(&Refusal::Resolves("a.test".into())),
+            "{err:?}"
+        );
+        let other = std::io::Error::other("connection reset");
+        assert_eq!(refusal_in(&other), None);
+    }
+
     #[tokio::test]
     async fn every_lookup_is_checked_so_a_changed_answer_is_refused() {
         let lookup = Rebinding::new(1, [127, 0, 0, 2].into(), [127, 0, 0, 3].into());
@@ -577,6 +638,10 @@ mod tests {
             .await
             .err()
             .unwrap();
+        assert_eq!(
+            refusal_in(&*second),
+            Some(&Refusal::Resolves("rebind.example".into()))
+        );
         assert!(second.to_string().starts_with("refused:"), "{second}");
         assert_eq!(lookup.calls(), 2);
     }
