@@ -2,9 +2,7 @@
 
 fn main() -> std::process::ExitCode {
     trawl_pipeline::serve::main(
-        "trawl-clean",
-        "trawl clean worker: fetched pages in, analysed markdown out",
-        trawl_messages::Queue::Clean,
+        trawl_messages::StageKind::Clean,
         trawl_clean::CleanStage::new,
     )
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_messages::Queue;
+use trawl_messages::{Queue, StageKind};
 use trawl_pipeline::batch::{collect, manifest, parse_batch, submit as enqueue, BatchOptions};
 use trawl_pipeline::results::{job_result, JobResult};
 use trawl_pipeline::Runtime;
@@ -220,13 +220,8 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
     println!("batch {batch}: {}", describe(&p));
     // The fleet's queues, so an operator sees where pending work waits.
     let mut depths = Vec::new();
-    for q in [
-        Queue::Search,
-        Queue::Fetch,
-        Queue::Clean,
-        Queue::Synthesize,
-        Queue::Dead,
-    ] {
+    let queues = StageKind::ALL.map(StageKind::queue);
+    for q in queues.into_iter().chain([Queue::Dead]) {
         depths.push(format!("{} {}", q.label(), rt.broker.depth(q).await?));
     }
     println!("queues (all batches): {}", depths.join(", "));

@@ -2,15 +2,16 @@
 //! tests. The same stage code as the fleet, behind the twins.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use trawl_config::Config;
 use trawl_fetch::browser::{webdriver_ready, LocalWebDriver};
-use trawl_messages::Queue;
+use trawl_messages::StageKind;
 use trawl_pipeline::serve::Shutdown;
-use trawl_pipeline::{run_worker, Runtime, StageError};
+use trawl_pipeline::{Runtime, StageError};
+
+use crate::stages;
 
 pub struct Embedded {
     pub rt: Runtime,
@@ -49,64 +50,21 @@ pub async fn prepare_browser(config: &mut Config) -> Option<LocalWebDriver> {
 }
 
 impl Embedded {
-    /// Starts the four stages; secrets (API keys) are looked up in `env`.
+    /// Starts every stage (the browser's only when `fetch.max_level` reaches it); secrets
+    /// (API keys) are looked up in `env`.
     pub fn start(config: Config, env: &BTreeMap<String, String>) -> Result<Embedded, String> {
-        let search = trawl_search::SearchStage::with_env(&config, env)
-            .map_err(|e| format!("search stage: {e}"))?;
-        let fetch =
-            trawl_fetch::FetchStage::new(&config).map_err(|e| format!("fetch stage: {e}"))?;
-        let browser = match config.fetch.max_level >= 2 {
-            true => Some(
-                trawl_fetch::FetchStage::with_browser(&config)
-                    .map_err(|e| format!("browser fetch stage: {e}"))?,
-            ),
-            false => None,
-        };
-        let clean = trawl_clean::CleanStage::with_env(&config, env)
-            .map_err(|e| format!("clean stage: {e}"))?;
-        let synthesize = trawl_synthesize::SynthesizeStage::with_env(&config, env)
-            .map_err(|e| format!("synthesize stage: {e}"))?;
+        let kinds: Vec<StageKind> = (StageKind::ALL.into_iter())
+            .filter(|k| *k != StageKind::FetchBrowser || config.fetch.max_level >= 2)
+            .collect();
+        let built = (kinds.iter())
+            .map(|&kind| Ok((kind, stages::build(kind, &config, env)?)))
+            .collect::<Result<Vec<_>, String>>()?;
         let rt = Runtime::embedded(config).map_err(|e| e.to_string())?;
         let (stop, shutdown) = Shutdown::manual();
         let mut workers = JoinSet::new();
-        let ready = trawl_telemetry::Readiness::default;
-        workers.spawn(run_worker(
-            Arc::new(search),
-            rt.clone(),
-            Queue::Search,
-            shutdown.clone().wait(),
-            ready(),
-        ));
-        workers.spawn(run_worker(
-            Arc::new(fetch),
-            rt.clone(),
-            Queue::Fetch,
-            shutdown.clone().wait(),
-            ready(),
-        ));
-        if let Some(browser) = browser {
-            workers.spawn(run_worker(
-                Arc::new(browser),
-                rt.clone(),
-                Queue::FetchBrowser,
-                shutdown.clone().wait(),
-                ready(),
-            ));
+        for (kind, stage) in built {
+            stage.spawn(kind, &rt, shutdown.clone().wait(), &mut workers);
         }
-        workers.spawn(run_worker(
-            Arc::new(clean),
-            rt.clone(),
-            Queue::Clean,
-            shutdown.clone().wait(),
-            ready(),
-        ));
-        workers.spawn(run_worker(
-            Arc::new(synthesize),
-            rt.clone(),
-            Queue::Synthesize,
-            shutdown.wait(),
-            ready(),
-        ));
         Ok(Embedded {
             rt,
             stop,

@@ -5,9 +5,11 @@
 //! - [`input`]: local files and standard input, read with a bound.
 //! - [`mcp`]: trawl's tools for agents over MCP (`trawl mcp`).
 //! - [`monitor`]: the fleet's queue and batch gauges (`trawl monitor`).
+//! - [`stages`]: the stage registry, each stage kind to its constructor.
 
 pub mod embedded;
 pub mod extract;
 pub mod input;
 pub mod mcp;
 pub mod monitor;
+pub mod stages;

@@ -38,7 +38,7 @@ enum Command {
     Results(batch::ResultsArgs),
     /// Cancel a batch: its pending jobs stop and are marked cancelled.
     Cancel(batch::CancelArgs),
-    /// Run one stage's worker (search, fetch, clean or synthesize).
+    /// Run one stage's worker (search, fetch, fetch-browser, clean or synthesize).
     Worker(worker::WorkerArgs),
     /// Drain the worker or API on this machine: it stops taking work and this returns once it
     /// has settled what it held (the Kubernetes preStop hook).

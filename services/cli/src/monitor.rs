@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tracing::{info, warn};
 use trawl_config::Config;
-use trawl_messages::Queue;
+use trawl_messages::{Queue, StageKind};
 use trawl_pipeline::runtime::{BUDGET, SPENT, STARTED};
 use trawl_pipeline::serve::Ops;
 use trawl_pipeline::Runtime;
@@ -71,14 +71,10 @@ static METRICS: LazyLock<MonitorMetrics> = LazyLock::new(|| MonitorMetrics {
     ),
 });
 
-const QUEUES: [Queue; 6] = [
-    Queue::Search,
-    Queue::Fetch,
-    Queue::FetchBrowser,
-    Queue::Clean,
-    Queue::Synthesize,
-    Queue::Dead,
-];
+/// Every stage's queue, and the dead letters.
+fn queues() -> impl Iterator<Item = Queue> {
+    (StageKind::ALL.into_iter().map(StageKind::queue)).chain([Queue::Dead])
+}
 
 /// Job states reported for open batches: not started, started, and each way a job ends.
 const STATES: [&str; 7] = [
@@ -159,7 +155,7 @@ async fn open_batches(rt: &Runtime) -> Result<Vec<OpenBatch>, trawl_store::Store
 pub async fn sample(rt: &Runtime) {
     let m = &*METRICS;
     let mut broker_up = true;
-    for queue in QUEUES {
+    for queue in queues() {
         match rt.broker.stats(queue).await {
             Ok(stats) => {
                 let l = labels(&[("queue", queue.label())]);
@@ -199,7 +195,7 @@ pub async fn sample(rt: &Runtime) {
 
 fn init() {
     let m = &*METRICS;
-    for queue in QUEUES {
+    for queue in queues() {
         init_series(&m.queue_messages, &[("queue", queue.label())]);
         init_series(&m.queue_consumers, &[("queue", queue.label())]);
     }

@@ -4,9 +4,7 @@
 
 fn main() -> std::process::ExitCode {
     trawl_pipeline::serve::main(
-        "trawl-fetch-browser",
-        "trawl browser fetch worker: pages that need a real browser (levels 2-3, WebDriver)",
-        trawl_messages::Queue::FetchBrowser,
+        trawl_messages::StageKind::FetchBrowser,
         trawl_fetch::FetchStage::with_browser,
     )
 }

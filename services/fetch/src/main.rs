@@ -2,9 +2,7 @@
 
 fn main() -> std::process::ExitCode {
     trawl_pipeline::serve::main(
-        "trawl-fetch",
-        "trawl fetch worker: robots.txt, politeness, HTTP fetch with escalation",
-        trawl_messages::Queue::Fetch,
+        trawl_messages::StageKind::Fetch,
         trawl_fetch::FetchStage::new,
     )
 }

@@ -2,9 +2,7 @@
 
 fn main() -> std::process::ExitCode {
     trawl_pipeline::serve::main(
-        "trawl-synthesize",
-        "trawl synthesize worker: analysed sources in, cited reports out",
-        trawl_messages::Queue::Synthesize,
+        trawl_messages::StageKind::Synthesize,
         trawl_synthesize::SynthesizeStage::new,
     )
 }

@@ -22,4 +22,4 @@ pub mod whole;
 pub use body::*;
 pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};
 pub use outcome::Outcome;
-pub use queue::Queue;
+pub use queue::{Queue, StageKind};

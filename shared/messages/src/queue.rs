@@ -45,24 +45,94 @@ impl Queue {
         format!("{namespace}.{}", self.suffix())
     }
 
-    /// The queue a stage name (as given to `trawl worker STAGE`) consumes.
-    pub fn for_stage(stage: &str) -> Option<Queue> {
-        Some(match stage {
-            "search" => Queue::Search,
-            "fetch" => Queue::Fetch,
-            "fetch-browser" | "fetch.browser" => Queue::FetchBrowser,
-            "clean" => Queue::Clean,
-            "synthesize" => Queue::Synthesize,
-            _ => return None,
-        })
-    }
-
     /// The bounded label used in metrics and logs.
     pub fn label(self) -> &'static str {
         match self {
             Queue::FetchBrowser => "fetch_browser",
             other => other.suffix(),
         }
+    }
+}
+
+/// The stages of the pipeline, one kind of worker each: the one list that the stage binaries,
+/// `trawl worker`, the embedded fleet, `trawl status` and the monitor go by. (Each stage's
+/// constructor is with its crate; `trawl_cli::stages` maps each kind to it.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StageKind {
+    Search,
+    Fetch,
+    /// Fetch levels 2–3, with a browser over WebDriver.
+    FetchBrowser,
+    Clean,
+    Synthesize,
+}
+
+impl StageKind {
+    /// Every stage, in pipeline order.
+    pub const ALL: [StageKind; 5] = [
+        StageKind::Search,
+        StageKind::Fetch,
+        StageKind::FetchBrowser,
+        StageKind::Clean,
+        StageKind::Synthesize,
+    ];
+
+    /// The queue the stage's workers consume.
+    pub fn queue(self) -> Queue {
+        match self {
+            StageKind::Search => Queue::Search,
+            StageKind::Fetch => Queue::Fetch,
+            StageKind::FetchBrowser => Queue::FetchBrowser,
+            StageKind::Clean => Queue::Clean,
+            StageKind::Synthesize => Queue::Synthesize,
+        }
+    }
+
+    /// The name `trawl worker STAGE` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            StageKind::FetchBrowser => "fetch-browser",
+            other => other.queue().suffix(),
+        }
+    }
+
+    /// The stage's own binary.
+    pub fn binary(self) -> &'static str {
+        match self {
+            StageKind::Search => "trawl-search",
+            StageKind::Fetch => "trawl-fetch",
+            StageKind::FetchBrowser => "trawl-fetch-browser",
+            StageKind::Clean => "trawl-clean",
+            StageKind::Synthesize => "trawl-synthesize",
+        }
+    }
+
+    /// What the stage does, for `--help`.
+    pub fn about(self) -> &'static str {
+        match self {
+            StageKind::Search => "trawl search worker: questions in, URLs worth fetching out",
+            StageKind::Fetch => {
+                "trawl fetch worker: robots.txt, politeness, HTTP fetch with escalation"
+            }
+            StageKind::FetchBrowser => {
+                "trawl browser fetch worker: pages that need a real browser (levels 2-3, WebDriver)"
+            }
+            StageKind::Clean => "trawl clean worker: fetched pages in, analysed markdown out",
+            StageKind::Synthesize => {
+                "trawl synthesize worker: analysed sources in, cited reports out"
+            }
+        }
+    }
+
+    /// The stage `trawl worker` was given by name.
+    pub fn from_name(name: &str) -> Option<StageKind> {
+        StageKind::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for StageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -80,7 +150,13 @@ mod tests {
     fn names_follow_the_design() {
         assert_eq!(Queue::FetchBrowser.name("trawl"), "trawl.fetch.browser");
         assert_eq!(Queue::Dead.name("t-1"), "t-1.dead");
-        assert_eq!(Queue::for_stage("fetch-browser"), Some(Queue::FetchBrowser));
-        assert_eq!(Queue::for_stage("nope"), None);
+        assert_eq!(
+            StageKind::from_name("fetch-browser").map(StageKind::queue),
+            Some(Queue::FetchBrowser)
+        );
+        assert_eq!(StageKind::from_name("nope"), None);
+        for stage in StageKind::ALL {
+            assert_eq!(StageKind::from_name(stage.name()), Some(stage));
+        }
     }
 }

@@ -8,6 +8,7 @@ use tokio::sync::watch;
 use tracing::info;
 use trawl_broker::Queue;
 use trawl_config::{redact_url, Config};
+use trawl_messages::StageKind;
 use trawl_store::shared::{Probe, SharedError};
 use trawl_telemetry::{Drain, Readiness};
 
@@ -22,12 +23,10 @@ pub struct WorkerArgs {
     pub config: Option<std::path::PathBuf>,
 }
 
-/// The whole `main` of a stage binary: parse arguments, load config, build the stage with
+/// The whole `main` of `kind`'s binary: parse arguments, load config, build the stage with
 /// `build`, run it until SIGTERM. Errors are printed and turn into a non-zero exit.
 pub fn main<S, E>(
-    name: &'static str,
-    about: &'static str,
-    queue: Queue,
+    kind: StageKind,
     build: impl FnOnce(&Config) -> Result<S, E>,
 ) -> std::process::ExitCode
 where
@@ -36,8 +35,8 @@ where
 {
     use clap::{CommandFactory, FromArgMatches};
     let matches = WorkerArgs::command()
-        .name(name)
-        .about(about)
+        .name(kind.binary())
+        .about(kind.about())
         .version(env!("CARGO_PKG_VERSION"))
         .get_matches();
     let args = WorkerArgs::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
@@ -47,9 +46,11 @@ where
             let rt = worker_runtime(&config)
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
             rt.block_on(async {
-                let stage = build(&config)
-                    .map_err(|e| format!("cannot build the {} stage: {e}", queue.label()))?;
-                run(config, queue, stage).await.map_err(|e| e.to_string())
+                let stage =
+                    build(&config).map_err(|e| format!("cannot build the {kind} stage: {e}"))?;
+                run(config, kind.queue(), stage)
+                    .await
+                    .map_err(|e| e.to_string())
             })
         });
     match outcome {

@@ -1,0 +1,78 @@
+//! The stage registry: each [`StageKind`] to its stage's constructor. `trawl worker STAGE`
+//! and the embedded fleet (`trawl run`) build their stages here; the stage binaries name their
+//! own, and everything else goes by [`StageKind`] alone (queue, name, binary).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+use trawl_config::Config;
+use trawl_messages::StageKind;
+use trawl_pipeline::serve::WorkerError;
+use trawl_pipeline::{run_worker, Runtime, StageError};
+
+/// A stage built from config, ready to run on its kind's queue.
+pub enum Built {
+    Search(trawl_search::SearchStage),
+    Fetch(trawl_fetch::FetchStage),
+    Clean(trawl_clean::CleanStage),
+    Synthesize(trawl_synthesize::SynthesizeStage),
+}
+
+/// Builds `kind`'s stage; secrets (API keys) are looked up in `env`.
+pub fn build(
+    kind: StageKind,
+    config: &Config,
+    env: &BTreeMap<String, String>,
+) -> Result<Built, String> {
+    let built = match kind {
+        StageKind::Search => trawl_search::SearchStage::with_env(config, env).map(Built::Search),
+        StageKind::Fetch => (trawl_fetch::FetchStage::new(config))
+            .map(Built::Fetch)
+            .map_err(|e| e.to_string()),
+        StageKind::FetchBrowser => (trawl_fetch::FetchStage::with_browser(config))
+            .map(Built::Fetch)
+            .map_err(|e| e.to_string()),
+        StageKind::Clean => trawl_clean::CleanStage::with_env(config, env).map(Built::Clean),
+        StageKind::Synthesize => {
+            trawl_synthesize::SynthesizeStage::with_env(config, env).map(Built::Synthesize)
+        }
+    };
+    built.map_err(|e| format!("cannot build the {kind} stage: {e}"))
+}
+
+impl Built {
+    /// Runs as a worker process of `kind` until SIGTERM or a drain: what the stage binaries
+    /// and `trawl worker` do.
+    pub async fn serve(self, config: Config, kind: StageKind) -> Result<(), WorkerError> {
+        use trawl_pipeline::serve::run;
+        let queue = kind.queue();
+        match self {
+            Built::Search(s) => run(config, queue, s).await,
+            Built::Fetch(s) => run(config, queue, s).await,
+            Built::Clean(s) => run(config, queue, s).await,
+            Built::Synthesize(s) => run(config, queue, s).await,
+        }
+    }
+
+    /// Runs on `rt` (the in-memory twins of one process) in `workers` until `shutdown`.
+    pub fn spawn(
+        self,
+        kind: StageKind,
+        rt: &Runtime,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+        workers: &mut JoinSet<Result<(), StageError>>,
+    ) {
+        let (rt, queue) = (rt.clone(), kind.queue());
+        let ready = trawl_telemetry::Readiness::default();
+        match self {
+            Built::Search(s) => workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready)),
+            Built::Fetch(s) => workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready)),
+            Built::Clean(s) => workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready)),
+            Built::Synthesize(s) => {
+                workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready))
+            }
+        };
+    }
+}
