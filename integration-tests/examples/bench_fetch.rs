@@ -20,9 +20,10 @@ use trawl_config::Config;
 use trawl_integration_tests::procfs;
 use trawl_integration_tests::simweb::bench;
 use trawl_messages::{Envelope, FetchTask, JobOptions, Queue, SearchTask, Source, SourceKind};
-use trawl_pipeline::fanin::{open_job, JobMeta, OutcomeRecord};
+use trawl_pipeline::fanin::{JobMeta, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::serve::Shutdown;
+use trawl_pipeline::Job;
 use trawl_pipeline::{run_worker, Runtime};
 
 const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
@@ -198,7 +199,7 @@ async fn measure(
         data_points: Vec::new(),
         is_news: false,
     };
-    open_job(rt, &job, meta).await?;
+    Job::new(rt, &job).open(meta).await?;
 
     // The whole list waits in the fetch queue before the clock starts, in list order; the
     // worker takes it from there as it would from the search stage.

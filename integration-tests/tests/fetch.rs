@@ -17,7 +17,8 @@ use trawl_integration_tests::simweb::{files, guarded, hostile};
 use trawl_messages::{
     Envelope, FetchTask, FetchedDoc, FileType, Outcome, Queue, Source, SourceKind,
 };
-use trawl_pipeline::fanin::{open_job, JobMeta, OutcomeRecord};
+use trawl_pipeline::fanin::{JobMeta, OutcomeRecord};
+use trawl_pipeline::Job;
 use trawl_pipeline::Runtime;
 use uuid::Uuid;
 
@@ -150,7 +151,7 @@ impl Harness {
             data_points: Vec::new(),
             is_news: false,
         };
-        open_job(&self.rt, &job, meta).await.unwrap();
+        Job::new(&self.rt, &job).open(meta).await.unwrap();
         for source in sources {
             self.rt
                 .publish(Queue::Fetch, &job.follow(first(source)))

@@ -17,8 +17,9 @@ use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_llm::{fnv1a, Llm};
 use trawl_messages::{paths, AnalysedDoc, Envelope, FetchedDoc, Outcome};
-use trawl_pipeline::fanin::{record_outcome, JobMeta, OutcomeRecord};
+use trawl_pipeline::fanin::OutcomeRecord;
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
+use trawl_pipeline::{Job, JobLlm};
 use trawl_store::Cache;
 
 use crate::analysis::Context;
@@ -66,27 +67,20 @@ impl CleanStage {
     /// charge the job what the LLM steps spent.
     async fn steps(
         &self,
-        rt: &Runtime,
-        msg: &Envelope<FetchedDoc>,
+        job: &Job<'_, FetchedDoc>,
         title: &str,
         markdown: String,
     ) -> Result<Processed, StageError> {
-        let ctx = context(rt, msg).await;
-        let batch = msg.batch_id.to_string();
-        let configured = self.llm.clone();
-        let llm = match &configured {
-            Some(llm) if rt.budget_left(&batch).await? => {
-                Some(llm.for_batch(rt.store.clone(), &batch))
-            }
-            _ => None,
-        };
-        let (use_llm, path) = match (&llm, &configured) {
-            (Some(llm), _) => (LlmUse::Yes(llm), format!("llm:{}", llm.model_of("clean"))),
-            (None, Some(_)) => (
+        let rt = job.rt();
+        let ctx = context(job).await?;
+        let llm = job.llm(self.llm.as_ref()).await?;
+        let (use_llm, path) = match &llm {
+            JobLlm::Ready(llm) => (LlmUse::Yes(llm), format!("llm:{}", llm.model_of("clean"))),
+            JobLlm::BudgetSpent => (
                 LlmUse::Unavailable("the batch's LLM budget is spent"),
                 "budget-spent".into(),
             ),
-            (None, None) => (LlmUse::NotConfigured, "none".into()),
+            JobLlm::NotConfigured => (LlmUse::NotConfigured, "none".into()),
         };
         let key = cache_key(&rt.config, &path, &ctx, &markdown);
         if let Some(hit) = cached(rt, &key).await {
@@ -94,9 +88,8 @@ impl CleanStage {
         }
         let processed = process(use_llm, &rt.config.clean, &ctx, title, markdown).await;
         store_cached(rt, &key, &processed).await;
-        if let Some(llm) = &llm {
-            rt.charge(&msg.job_id.to_string(), "clean", &llm.spent())
-                .await?;
+        if let Some(llm) = llm.ready() {
+            job.charge("clean", llm).await?;
         }
         Ok(processed)
     }
@@ -137,17 +130,15 @@ fn cap(mut text: String, max: usize) -> String {
     text
 }
 
-/// The job's context for analysis; missing records only narrow it to the question.
-async fn context(rt: &Runtime, msg: &Envelope<FetchedDoc>) -> Context {
-    let mut ctx = Context::question(&msg.body.query);
-    if let Ok(Some((_, meta))) = rt.store.fanin_meta(&msg.job_id.to_string()).await {
-        if let Ok(meta) = serde_json::from_slice::<JobMeta>(&meta) {
-            ctx.sub_queries = meta.sub_queries;
-            ctx.data_points = meta.data_points;
-            ctx.is_news = meta.is_news;
-        }
+/// The job's context for analysis; a record already gone narrows it to the question.
+async fn context(job: &Job<'_, FetchedDoc>) -> Result<Context, StageError> {
+    let mut ctx = Context::question(&job.envelope().body.query);
+    if let Some(meta) = job.meta().await? {
+        ctx.sub_queries = meta.sub_queries;
+        ctx.data_points = meta.data_points;
+        ctx.is_news = meta.is_news;
     }
-    ctx
+    Ok(ctx)
 }
 
 /// The analysis cache key: the content, the question with its context, and every setting
@@ -259,7 +250,7 @@ impl Stage for CleanStage {
             } else {
                 title
             };
-            let processed = self.steps(rt, &msg, &title, markdown).await?;
+            let processed = self.steps(&Job::new(rt, &msg), &title, markdown).await?;
             let key = paths::doc(msg.batch_id, msg.job_id, doc.source.idx);
             let a = processed.analysis;
             let analysed = AnalysedDoc {
@@ -289,7 +280,7 @@ impl Stage for CleanStage {
             }
         }
         info!(url = %doc.source.url, outcome = record.outcome.name(), "cleaned");
-        record_outcome(rt, &msg, &doc.query, record).await?;
+        Job::new(rt, &msg).record(&doc.query, record).await?;
         Ok(Handled::Done)
     }
 }

@@ -12,8 +12,9 @@ use trawl_config::{CleanConfig, Config, LlmConfig};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_llm::Llm;
 use trawl_messages::{paths, AnalysedDoc, Envelope, FetchedDoc, Lookup, Source, SourceKind};
-use trawl_pipeline::fanin::{open_job, JobMeta};
+use trawl_pipeline::fanin::JobMeta;
 use trawl_pipeline::runtime::{BUDGET, SPENT};
+use trawl_pipeline::Job;
 use trawl_pipeline::{Runtime, Stage};
 
 /// A page with furniture around a technical article: code, a command, a table.
@@ -279,7 +280,7 @@ async fn handle(
         // What search would have judged: the test's news questions ask for the latest.
         is_news: question.contains("latest"),
     };
-    open_job(rt, &env, meta).await.unwrap();
+    Job::new(rt, &env).open(meta).await.unwrap();
     let job = env.job_id;
     stage.handle(rt, env).await.expect("clean handled");
     let bytes = rt

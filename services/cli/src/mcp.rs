@@ -248,7 +248,9 @@ impl TrawlMcp {
             Err(e) => return CallToolResult::error(vec![Content::text(format!("bad query: {e}"))]),
         };
         let rt = &self.backend.rt;
-        let found = self.backend.search.find(rt, &task, true, None).await;
+        let search = &self.backend.search;
+        let llm = trawl_pipeline::JobLlm::unbudgeted(search.llm(), rt.store.clone());
+        let found = search.find(rt, &task, &llm).await;
         if !found.answered && !found.analysis.sub_queries.is_empty() {
             let errors: Vec<String> = found
                 .attempts

@@ -15,7 +15,8 @@ use async_trait::async_trait;
 use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
-use trawl_pipeline::fanin::{extend_job, record_outcome, JobMeta, OutcomeRecord};
+use trawl_pipeline::fanin::OutcomeRecord;
+use trawl_pipeline::Job;
 use trawl_pipeline::{ErrorClass, Handled, Runtime, Stage, StageError};
 use trawl_store::Cache;
 use url::Url;
@@ -92,7 +93,7 @@ async fn end(
         level,
         doc: None,
     };
-    record_outcome(rt, msg, &task.query, record).await?;
+    Job::new(rt, msg).record(&task.query, record).await?;
     Ok(Handled::Done)
 }
 
@@ -106,7 +107,7 @@ async fn hand_on(
         level,
         ..msg.body.clone()
     };
-    rt.publish(queue_for(level), &msg.follow(next)).await?;
+    Job::new(rt, msg).send(queue_for(level), next).await?;
     Ok(Handled::Done)
 }
 
@@ -136,13 +137,10 @@ async fn cached_number(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<
 async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(), StageError> {
     let cfg = &rt.config.fetch;
     let task = &msg.body;
-    let job = msg.job_id.to_string();
-    let known: Vec<String> = match rt.store.fanin_meta(&job).await? {
-        Some((_, meta)) => serde_json::from_slice::<JobMeta>(&meta)
-            .map(|m| m.sources.into_iter().map(|s| s.url).collect())
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let job = Job::new(rt, msg);
+    let known: Vec<String> = (job.meta().await?)
+        .map(|m| m.sources.into_iter().map(|s| s.url).collect())
+        .unwrap_or_default();
     let (html, url, parent) = (
         page.body.clone(),
         page.final_url.clone(),
@@ -157,7 +155,7 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
     })
     .await
     .map_err(|e| StageError::permanent(format!("link extraction panicked: {e}")))?;
-    let granted = extend_job(rt, msg, task.source.idx, &found, cfg.crawl_max_pages).await?;
+    let granted = (job.extend(task.source.idx, &found, cfg.crawl_max_pages)).await?;
     if !granted.is_empty() {
         info!(url = %task.source.url, links = granted.len(), depth = task.depth + 1, "crawling");
     }
@@ -169,7 +167,7 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
             max_level: task.max_level,
             depth: task.depth + 1,
         };
-        rt.publish(Queue::Fetch, &msg.follow(child)).await?;
+        job.send(Queue::Fetch, child).await?;
     }
     Ok(())
 }
@@ -257,6 +255,7 @@ impl FetchStage {
     ) -> Result<Handled, StageError> {
         let cfg = &rt.config.fetch;
         let task = &msg.body;
+        let job = Job::new(rt, msg);
         let host = host_of(url);
         let attempt = self.attempt(url, level).await;
         let level_label = level.to_string();
@@ -298,13 +297,13 @@ impl FetchStage {
                     bytes: page.bytes,
                     body: page.body,
                 };
-                rt.publish(Queue::Clean, &msg.follow(doc)).await?;
+                job.send(Queue::Clean, doc).await?;
                 Ok(Handled::Done)
             }
             Attempt::Blocked {
                 block,
                 retry_after: Some(hold),
-            } if msg.attempt + 1 < rt.config.broker.max_attempts => {
+            } if !job.last_attempt() => {
                 // The site said when: hold the host for every worker, try this level again.
                 rt.store.rate_hold(&host, hold).await?;
                 deferred("retry_after", hold);
@@ -332,9 +331,7 @@ impl FetchStage {
                 info!(url = %task.source.url, why = %block.describe(), level, "blocked at the highest level");
                 end(rt, msg, level, Outcome::Blocked { level }).await
             }
-            Attempt::Transient(reason) if msg.attempt + 1 < rt.config.broker.max_attempts => {
-                Err(StageError::retryable(reason))
-            }
+            Attempt::Transient(reason) if !job.last_attempt() => Err(StageError::retryable(reason)),
             Attempt::Transient(reason) => end(rt, msg, level, Outcome::Failed { reason }).await,
             Attempt::Outage(message) => Err(StageError {
                 class: ErrorClass::Unavailable,

@@ -10,8 +10,9 @@ use trawl_config::Config;
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, SearchTask, Source, SourceKind,
 };
-use trawl_pipeline::fanin::{open_job, record_outcome, JobMeta, OutcomeRecord};
+use trawl_pipeline::fanin::{JobMeta, OutcomeRecord};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
+use trawl_pipeline::{Job, JobLlm};
 
 use crate::analysis::{analyse_with, QueryAnalysis};
 use crate::chain::{Attempt, Search};
@@ -104,28 +105,21 @@ pub struct Found {
     pub results: Vec<Scored>,
     /// Whether any provider answered (an empty answer counts).
     pub answered: bool,
-    /// What the LLM steps spent.
-    pub spent: Option<trawl_llm::Spent>,
 }
 
 impl SearchStage {
+    /// The LLM configured for the stage's optional steps.
+    pub fn llm(&self) -> Option<&Llm> {
+        self.llm.as_ref()
+    }
+
     /// Analyses the question, runs the provider chain for each sub-query, then scores and
-    /// selects. `use_llm` is false once a batch's LLM budget is spent: the heuristic analysis
-    /// and the formula then decide; each LLM call reserves from `batch`'s budget when given.
-    /// The stage's handler and `trawl mcp`'s search tool share it.
-    pub async fn find(
-        &self,
-        rt: &Runtime,
-        task: &SearchTask,
-        use_llm: bool,
-        batch: Option<&str>,
-    ) -> Found {
+    /// selects, with `llm` where it is ready (a job's, under its batch's budget; once the
+    /// budget is spent the heuristic analysis and the formula decide). The stage's handler and
+    /// `trawl mcp`'s search tool share it.
+    pub async fn find(&self, rt: &Runtime, task: &SearchTask, llm: &JobLlm) -> Found {
         let cfg = &rt.config.search;
-        let llm = (self.llm.as_ref().filter(|_| use_llm)).map(|l| match batch {
-            Some(batch) => l.for_batch(rt.store.clone(), batch),
-            None => l.with_store(rt.store.clone()),
-        });
-        let analysis = analyse_with(llm.as_ref(), &task.query).await;
+        let analysis = analyse_with(llm.ready(), &task.query).await;
         let chain = match &task.options.providers {
             Some(p) => p.clone(),
             None if analysis.is_news => cfg.news_providers.clone(),
@@ -168,12 +162,12 @@ impl SearchStage {
         let mut candidates: Vec<Scored> = best.into_values().collect();
         by_score(&mut candidates);
         let mut notes = Vec::new();
-        if self.llm.is_some() && !use_llm {
+        if let JobLlm::BudgetSpent = llm {
             notes.push(
                 "the batch's LLM budget is spent: heuristic analysis and score selection".into(),
             );
         }
-        let results = match &llm {
+        let results = match llm.ready() {
             Some(llm) if !candidates.is_empty() => {
                 choose_with_llm(
                     llm,
@@ -196,7 +190,6 @@ impl SearchStage {
             answers,
             results,
             answered,
-            spent: llm.map(|l| l.spent()),
         }
     }
 }
@@ -207,8 +200,8 @@ impl Stage for SearchStage {
 
     async fn handle(&self, rt: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
         let task = &msg.body;
-        let batch = msg.batch_id.to_string();
-        let budget_left = self.llm.is_none() || rt.budget_left(&batch).await?;
+        let job = Job::new(rt, &msg);
+        let llm = job.llm(self.llm.as_ref()).await?;
         let Found {
             analysis,
             attempts,
@@ -216,13 +209,12 @@ impl Stage for SearchStage {
             answers,
             results: scored,
             answered,
-            spent,
-        } = self.find(rt, task, budget_left, Some(&batch)).await;
+        } = self.find(rt, task, &llm).await;
         // Every provider failed: retry, since an outage must not end the job with no sources.
         // On the last attempt, go on with none, so the job still ends (its report and
         // search.json say why) instead of waiting in the dead-letter queue.
         let searched = !analysis.sub_queries.is_empty();
-        if searched && !answered && msg.attempt + 1 < rt.config.broker.max_attempts {
+        if searched && !answered && !job.last_attempt() {
             let errors: Vec<String> = attempts
                 .iter()
                 .map(|a| format!("{}: {}", a.provider, a.detail))
@@ -272,10 +264,10 @@ impl Stage for SearchStage {
             data_points: analysis.target_data_points.clone(),
             is_news: analysis.is_news,
         };
-        if let Some(spent) = &spent {
-            rt.charge(&msg.job_id.to_string(), "search", spent).await?;
+        if let Some(llm) = llm.ready() {
+            job.charge("search", llm).await?;
         }
-        let sources = open_job(rt, &msg, meta).await?;
+        let sources = job.open(meta).await?;
         METRICS.selected_per_question.observe(sources.len() as f64);
         info!(
             selected = sources.len(),
@@ -285,17 +277,17 @@ impl Stage for SearchStage {
         let max_level = task.options.max_level.unwrap_or(rt.config.fetch.max_level);
         for source in sources {
             if source.kind == SourceKind::Answer {
-                record_answer(rt, &msg, source).await?;
+                record_answer(&job, &task.query, source).await?;
                 continue;
             }
-            let fetch = msg.follow(FetchTask {
+            let fetch = FetchTask {
                 query: task.query.clone(),
                 source,
                 level: 0,
                 max_level,
                 depth: 0,
-            });
-            rt.publish(Queue::Fetch, &fetch).await?;
+            };
+            job.send(Queue::Fetch, fetch).await?;
         }
         Ok(Handled::Done)
     }
@@ -384,11 +376,11 @@ fn answer_source(provider: &str, answer: &str) -> Source {
 
 /// An answer needs no fetch: it becomes an analysed document at once.
 async fn record_answer(
-    rt: &Runtime,
-    msg: &Envelope<SearchTask>,
+    job: &Job<'_, SearchTask>,
+    query: &str,
     source: Source,
 ) -> Result<(), StageError> {
-    let key = paths::doc(msg.batch_id, msg.job_id, source.idx);
+    let key = paths::doc(job.envelope().batch_id, job.envelope().job_id, source.idx);
     let text = source.snippet.clone();
     let doc = AnalysedDoc {
         summary: text.clone(),
@@ -397,7 +389,7 @@ async fn record_answer(
         is_relevant: true,
         ..AnalysedDoc::new(source.clone(), text)
     };
-    rt.put_json(&key, &doc).await?;
+    job.rt().put_json(&key, &doc).await?;
     let record = OutcomeRecord {
         idx: source.idx,
         url: source.url,
@@ -405,7 +397,7 @@ async fn record_answer(
         level: 0,
         doc: Some(key),
     };
-    record_outcome(rt, msg, &msg.body.query, record).await
+    job.record(query, record).await
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use trawl_messages::{
 use trawl_pipeline::batch::{job_input, options};
 use trawl_pipeline::fanin::{job_state, until, JobMeta, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
-use trawl_pipeline::{ErrorClass, Handled, Runtime, Stage, StageError};
+use trawl_pipeline::{ErrorClass, Handled, Job, JobLlm, Runtime, Stage, StageError};
 
 use crate::conflicts::detect;
 use crate::products::{search_md, sources_md, write_summary, JobRecord};
@@ -193,12 +193,10 @@ async fn synthesise(
     let answer_tokens = (input.as_ref())
         .and_then(|i| i.options.report_max_tokens)
         .unwrap_or(rt.config.report.max_tokens);
-    let batch_id = batch.to_string();
-    let budget_left = stage.llm.is_none() || rt.budget_left(&batch_id).await?;
-    let llm = (stage.llm.as_ref().filter(|_| budget_left))
-        .map(|l| l.for_batch(rt.store.clone(), &batch_id));
+    let job_ctx = Job::new(rt, msg);
+    let llm = job_ctx.llm(stage.llm.as_ref()).await?;
     let relevant = docs.iter().any(|d| d.is_relevant);
-    let report = match (&llm, relevant) {
+    let report = match (llm.ready(), relevant) {
         (Some(llm), true) => {
             let written = report::llm::write(
                 llm,
@@ -213,8 +211,7 @@ async fn synthesise(
                 &cfg.language,
             )
             .await;
-            let spent = llm.spent();
-            rt.charge(&job.to_string(), "synthesize", &spent).await?;
+            job_ctx.charge("synthesize", llm).await?;
             match written {
                 Ok(w) => {
                     job_record.context_tokens = w.context_tokens;
@@ -250,7 +247,7 @@ async fn synthesise(
                 &gaps,
                 cfg.sentences,
             );
-            if !budget_left {
+            if let JobLlm::BudgetSpent = llm {
                 r.writer = "extractive (batch LLM budget spent)".into();
             }
             r

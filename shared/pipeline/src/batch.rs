@@ -462,7 +462,9 @@ pub async fn submit_as(
         let deadline = now + chrono::Duration::seconds(secs as i64);
         let search = Envelope::new(job.job_id, batch_id, deadline, task);
         rt.publish(Queue::Search, &search).await?;
-        crate::fanin::arm_deadline(rt, &search, &search.body.query).await?;
+        crate::Job::new(rt, &search)
+            .arm_deadline(&search.body.query)
+            .await?;
         progress(i + 1);
     }
     Ok(manifest)

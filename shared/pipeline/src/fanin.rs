@@ -1,6 +1,7 @@
-//! The job lifecycle across stages: open the fan-in record, record each URL's terminal outcome
-//! exactly once, and ask for synthesis when the last one is in. See `fanin.md` for why each
-//! step is ordered as it is.
+//! The fan-in protocol behind [`crate::job::Job`]: open the job's record, record each URL's
+//! terminal outcome exactly once, and ask for synthesis when the last one is in. See
+//! `fanin.md` for why each step is ordered as it is. Stages go through `Job`; only reading a
+//! job's whole state ([`job_state`]) is public.
 
 use std::time::Duration;
 
@@ -51,7 +52,7 @@ fn bad_json(e: serde_json::Error) -> StageError {
 /// Opens the job's fan-in record with `sources`. Returns the
 /// sources the job is bound to: on a redelivered search message these are the ones the first
 /// attempt chose, so a second, different selection can never be counted against the first.
-pub async fn open_job<B: Body>(
+pub(crate) async fn open_job<B: Body>(
     rt: &Runtime,
     env: &Envelope<B>,
     meta: JobMeta,
@@ -95,7 +96,7 @@ pub async fn open_job<B: Body>(
 /// Arms the job's deadline timer: a synthesis request that waits in the broker's delay tiers
 /// (re-armed by synthesize) until the deadline passes. Armed at submission, so a job whose
 /// search never completes still ends.
-pub async fn arm_deadline<B: Body>(
+pub(crate) async fn arm_deadline<B: Body>(
     rt: &Runtime,
     env: &Envelope<B>,
     query: &str,
@@ -120,7 +121,7 @@ pub fn until(deadline: chrono::DateTime<chrono::Utc>) -> Duration {
 /// The trigger is sent whenever the record is complete after this call, not only when this
 /// call completed it: if a worker died between recording the last outcome and publishing the
 /// trigger, the redelivered message must still send it. Synthesis itself is exactly-once.
-pub async fn record_outcome<B: Body>(
+pub(crate) async fn record_outcome<B: Body>(
     rt: &Runtime,
     env: &Envelope<B>,
     query: &str,
@@ -154,7 +155,7 @@ pub async fn record_outcome<B: Body>(
 /// sources per job) and returns those granted, numbered. Call it before the parent's own
 /// outcome can be recorded, so the job cannot complete without them. A redelivered message
 /// gets the first call's sources back, so every number names one URL.
-pub async fn extend_job<B: Body>(
+pub(crate) async fn extend_job<B: Body>(
     rt: &Runtime,
     env: &Envelope<B>,
     parent: u32,
@@ -183,15 +184,22 @@ fn numbered(ext: &trawl_store::Extension) -> Result<Vec<Source>, StageError> {
         .collect())
 }
 
+/// What search decided for the job, without its crawled sources.
+pub(crate) async fn meta(rt: &Runtime, job: &str) -> Result<Option<JobMeta>, StageError> {
+    match rt.store.fanin_meta(job).await? {
+        Some((_, meta)) => Ok(Some(serde_json::from_slice(&meta).map_err(bad_json)?)),
+        None => Ok(None),
+    }
+}
+
 /// The job's meta (crawled sources included) and every outcome recorded so far.
 pub async fn job_state(
     rt: &Runtime,
     job: &str,
 ) -> Result<Option<(JobMeta, Vec<OutcomeRecord>)>, StageError> {
-    let Some((_, meta)) = rt.store.fanin_meta(job).await? else {
+    let Some(mut meta) = meta(rt, job).await? else {
         return Ok(None);
     };
-    let mut meta: JobMeta = serde_json::from_slice(&meta).map_err(bad_json)?;
     for ext in rt.store.fanin_extensions(job).await?.values() {
         meta.sources.extend(numbered(ext)?);
     }

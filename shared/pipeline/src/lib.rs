@@ -6,8 +6,9 @@
 //!   confirmed, retry through delay tiers, dead-letter with a reason, drain on shutdown.
 //! - [`error`]: [`StageError`], classified retryable or permanent; that choice alone decides
 //!   retry versus dead-letter.
-//! - [`fanin`]: opening a job's fan-in record, recording terminal outcomes exactly once, and
-//!   triggering synthesis when all are in (see `fanin.md`).
+//! - [`job`]: [`Job`], a job as a stage sees it: its meta, outcomes (recorded exactly once,
+//!   synthesis triggered when all are in), the next messages, retry-or-end, and LLM calls
+//!   under the batch's budget. [`fanin`] is the store protocol behind it (see `fanin.md`).
 //! - [`batch`]: batch files (with the user's own ids and metadata), submission and collecting
 //!   results.
 //! - [`results`]: a job's results read back: `job.json` and the one record per job that exports
@@ -17,6 +18,7 @@
 pub mod batch;
 pub mod error;
 pub mod fanin;
+pub mod job;
 pub mod metrics;
 pub mod results;
 pub mod runtime;
@@ -25,5 +27,6 @@ pub mod text;
 pub mod worker;
 
 pub use error::{ErrorClass, StageError};
+pub use job::{Job, JobLlm};
 pub use runtime::Runtime;
 pub use worker::{run_worker, Handled, Stage};

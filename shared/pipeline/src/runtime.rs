@@ -127,56 +127,6 @@ impl Runtime {
         Ok(())
     }
 
-    /// Charges a job with what a stage spent on an LLM (for `job.json` and summaries); the
-    /// batch was charged call by call, as each settled its budget reservation
-    /// ([`trawl_llm::Llm::for_batch`]).
-    pub async fn charge(
-        &self,
-        job: &str,
-        stage: &str,
-        spend: &trawl_llm::Spent,
-    ) -> Result<(), StageError> {
-        // Steps that fell back: `fallback.STEP: REASON`, read back into job.json.
-        let mut fields: Vec<(String, i64)> = (spend.fallbacks.iter())
-            .map(|(step, &n)| (format!("fallback.{step}"), n as i64))
-            .collect();
-        if spend.input_tokens + spend.output_tokens == 0 {
-            if !fields.is_empty() {
-                self.store.job_add(job, &fields, self.job_ttl()).await?;
-            }
-            return Ok(());
-        }
-        fields.extend([
-            (format!("tokens_in.{stage}"), spend.input_tokens as i64),
-            (format!("tokens_out.{stage}"), spend.output_tokens as i64),
-            (
-                format!("cost_micro.{stage}"),
-                spend.cost_microdollars as i64,
-            ),
-            // Requests whose usage the endpoint did not report: their counts are estimates.
-            (
-                format!("estimated.{stage}"),
-                spend.estimated_requests as i64,
-            ),
-        ]);
-        self.store
-            .job_add(job, &fields, self.job_ttl())
-            .await
-            .map_err(StageError::from)
-    }
-
-    /// False once the batch's LLM budget is reached: spent, or unable to give a call the room
-    /// the call might cost (a batch without a budget never runs out). From then on its jobs
-    /// take the non-LLM paths, without asking the store call by call.
-    pub async fn budget_left(&self, batch: &str) -> Result<bool, StageError> {
-        let budget = self.store.batch_counter(batch, BUDGET).await?;
-        if budget <= 0 {
-            return Ok(true);
-        }
-        Ok(self.store.batch_counter(batch, REFUSED).await? == 0
-            && self.store.batch_counter(batch, SPENT).await? < budget)
-    }
-
     /// Writes a JSON work product.
     pub async fn put_json<T: serde::Serialize>(
         &self,

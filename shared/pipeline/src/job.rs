@@ -1,0 +1,176 @@
+//! A job as a stage sees it while handling one of its messages: the one way stages read the
+//! job's meta, grow it, record outcomes, hand work on, decide retry-or-end, and call the LLM
+//! under the batch's budget with spend charged once. Every synthesis trigger starts here: the
+//! deadline armed at submission, a job opened without sources, the last outcome recorded.
+//!
+//! The store protocol behind it is [`crate::fanin`] (see `fanin.md`); stages never touch the
+//! fan-in records or the broker settings themselves. A later step of a job (a follow-up
+//! research round, say) is a method here, so it keeps to the same rules.
+
+use trawl_broker::Queue;
+use trawl_llm::Llm;
+use trawl_messages::envelope::Body;
+use trawl_messages::{Envelope, Source};
+
+use crate::fanin::{self, JobMeta, OutcomeRecord};
+use crate::runtime::{BUDGET, REFUSED, SPENT};
+use crate::{Runtime, StageError};
+
+/// One job, seen through one of its messages (`env`).
+pub struct Job<'a, B> {
+    rt: &'a Runtime,
+    env: &'a Envelope<B>,
+}
+
+/// The LLM a job's step may use.
+pub enum JobLlm {
+    /// Bound to the batch: each call reserves from its budget and settles after.
+    Ready(Llm),
+    /// Configured, but the batch's budget is reached.
+    BudgetSpent,
+    /// No `[llm]`.
+    NotConfigured,
+}
+
+impl JobLlm {
+    /// `llm` outside any batch (`trawl mcp`'s tools): no budget, answers cached in `store`.
+    pub fn unbudgeted(llm: Option<&Llm>, store: std::sync::Arc<dyn trawl_store::Store>) -> Self {
+        match llm {
+            Some(llm) => JobLlm::Ready(llm.with_store(store)),
+            None => JobLlm::NotConfigured,
+        }
+    }
+
+    pub fn ready(&self) -> Option<&Llm> {
+        match self {
+            JobLlm::Ready(llm) => Some(llm),
+            _ => None,
+        }
+    }
+}
+
+impl<'a, B: Body> Job<'a, B> {
+    pub fn new(rt: &'a Runtime, env: &'a Envelope<B>) -> Self {
+        Job { rt, env }
+    }
+
+    pub fn rt(&self) -> &'a Runtime {
+        self.rt
+    }
+
+    pub fn envelope(&self) -> &'a Envelope<B> {
+        self.env
+    }
+
+    pub fn id(&self) -> String {
+        self.env.job_id.to_string()
+    }
+
+    pub fn batch(&self) -> String {
+        self.env.batch_id.to_string()
+    }
+
+    /// True when this message's failure would be its last: a stage that would retry ends the
+    /// work instead (with what it has), so the job still completes.
+    pub fn last_attempt(&self) -> bool {
+        self.env.attempt + 1 >= self.rt.config.broker.max_attempts
+    }
+
+    /// Sends `body` for this job to `queue` (a fresh message: attempt 0, the job's deadline).
+    pub async fn send<C: Body>(&self, queue: Queue, body: C) -> Result<(), StageError> {
+        self.rt.publish(queue, &self.env.follow(body)).await
+    }
+
+    /// What search decided for the job (its crawled sources are in [`fanin::job_state`]);
+    /// `None` once the record is gone (the job ended and expired). A store outage is retried,
+    /// a corrupt record is permanent: the one policy every stage reads the meta with.
+    pub async fn meta(&self) -> Result<Option<JobMeta>, StageError> {
+        fanin::meta(self.rt, &self.id()).await
+    }
+
+    /// Arms the job's deadline (at submission): synthesis with whatever has arrived by then,
+    /// so a job whose search never completes still ends.
+    pub(crate) async fn arm_deadline(&self, query: &str) -> Result<(), StageError> {
+        fanin::arm_deadline(self.rt, self.env, query).await
+    }
+
+    /// Opens the job with `meta` (search): returns the sources the job is bound to, those of
+    /// the first attempt on a redelivery. A job without sources goes to synthesis at once.
+    pub async fn open(&self, meta: JobMeta) -> Result<Vec<Source>, StageError> {
+        fanin::open_job(self.rt, self.env, meta).await
+    }
+
+    /// Grows the job by sources crawled from source `parent` (at most `cap` per job); returns
+    /// those granted, numbered. Call before `parent`'s own outcome is recorded.
+    pub async fn extend(
+        &self,
+        parent: u32,
+        found: &[Source],
+        cap: u32,
+    ) -> Result<Vec<Source>, StageError> {
+        fanin::extend_job(self.rt, self.env, parent, found, cap).await
+    }
+
+    /// Records one source's terminal outcome, exactly once; the job goes to synthesis when it
+    /// was the last one in.
+    pub async fn record(&self, query: &str, record: OutcomeRecord) -> Result<(), StageError> {
+        fanin::record_outcome(self.rt, self.env, query, record).await
+    }
+
+    /// The LLM for this job's steps: `llm` bound to the batch's budget, unless the budget is
+    /// reached or there is no LLM.
+    pub async fn llm(&self, llm: Option<&Llm>) -> Result<JobLlm, StageError> {
+        let Some(llm) = llm else {
+            return Ok(JobLlm::NotConfigured);
+        };
+        let batch = self.batch();
+        Ok(match self.budget_left(&batch).await? {
+            true => JobLlm::Ready(llm.for_batch(self.rt.store.clone(), &batch)),
+            false => JobLlm::BudgetSpent,
+        })
+    }
+
+    /// False once the batch's LLM budget is reached: spent, or unable to give a call the room
+    /// the call might cost (a batch without a budget never runs out). From then on its jobs
+    /// take the non-LLM paths, without asking the store call by call.
+    async fn budget_left(&self, batch: &str) -> Result<bool, StageError> {
+        let store = &self.rt.store;
+        let budget = store.batch_counter(batch, BUDGET).await?;
+        if budget <= 0 {
+            return Ok(true);
+        }
+        Ok(store.batch_counter(batch, REFUSED).await? == 0
+            && store.batch_counter(batch, SPENT).await? < budget)
+    }
+
+    /// Charges the job with what `stage` spent through `llm` (a handle from [`Job::llm`]), and
+    /// the steps that fell back, for `job.json` and summaries. The batch was charged call by
+    /// call, as each settled its budget reservation, so spend is counted once.
+    pub async fn charge(&self, stage: &str, llm: &Llm) -> Result<(), StageError> {
+        let spend = llm.spent();
+        // Steps that fell back: `fallback.STEP: REASON`, read back into job.json.
+        let mut fields: Vec<(String, i64)> = (spend.fallbacks.iter())
+            .map(|(step, &n)| (format!("fallback.{step}"), n as i64))
+            .collect();
+        if spend.input_tokens + spend.output_tokens > 0 {
+            fields.extend([
+                (format!("tokens_in.{stage}"), spend.input_tokens as i64),
+                (format!("tokens_out.{stage}"), spend.output_tokens as i64),
+                (
+                    format!("cost_micro.{stage}"),
+                    spend.cost_microdollars as i64,
+                ),
+                // Requests whose usage the endpoint did not report: their counts are estimates.
+                (
+                    format!("estimated.{stage}"),
+                    spend.estimated_requests as i64,
+                ),
+            ]);
+        }
+        if fields.is_empty() {
+            return Ok(());
+        }
+        let ttl = self.rt.job_ttl();
+        Ok(self.rt.store.job_add(&self.id(), &fields, ttl).await?)
+    }
+}
