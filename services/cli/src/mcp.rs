@@ -400,8 +400,7 @@ impl TrawlMcp {
                 .await
                 .map_err(|e| format!("could not read {key}: {e}"))
         };
-        let dir = paths::job_dir(batch, job);
-        let record: serde_json::Value = read(format!("{dir}/job.json"))
+        let record: serde_json::Value = read(paths::job_record(batch, job))
             .await?
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
@@ -416,6 +415,7 @@ impl TrawlMcp {
             })?;
         // Names directly under the job's folder (`docs/` holds one file per source): a short
         // footer leaves the token budget to the report.
+        let dir = paths::job_dir(batch, job);
         let names = rt.objects.list(&dir).await.unwrap_or_default();
         let root = rt.objects.where_is(&dir);
         let report_path = format!("{root}/report.md");

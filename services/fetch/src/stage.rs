@@ -275,8 +275,11 @@ impl FetchStage {
             .attempts
             .get_or_create(&labels(&[("level", &level_label), ("result", result)]))
             .inc();
-        match attempt {
-            Attempt::Page(page) => {
+        match (
+            next_after(&attempt, level, max_level, job.last_attempt()),
+            attempt,
+        ) {
+            (Next::Clean, Attempt::Page(page)) => {
                 if task.depth < cfg.crawl_depth && page.content_type == "text/html" {
                     crawl(rt, msg, &page).await?;
                 }
@@ -300,10 +303,7 @@ impl FetchStage {
                 job.send(Queue::Clean, doc).await?;
                 Ok(Handled::Done)
             }
-            Attempt::Blocked {
-                block,
-                retry_after: Some(hold),
-            } if !job.last_attempt() => {
+            (Next::HoldAndRetry(hold), Attempt::Blocked { block, .. }) => {
                 // The site said when: hold the host for every worker, try this level again.
                 rt.store.rate_hold(&host, hold).await?;
                 deferred("retry_after", hold);
@@ -318,28 +318,69 @@ impl FetchStage {
                     hold.as_secs()
                 )))
             }
-            Attempt::Blocked { block, .. } if level < max_level => {
+            (Next::Escalate(to), Attempt::Blocked { block, .. }) => {
                 info!(url = %task.source.url, why = %block.describe(), from = level, "blocked; escalating");
-                let (from, to) = (level.to_string(), (level + 1).to_string());
+                let (from, to_label) = (level.to_string(), to.to_string());
                 METRICS
                     .escalations
-                    .get_or_create(&labels(&[("from", &from), ("to", &to)]))
+                    .get_or_create(&labels(&[("from", &from), ("to", &to_label)]))
                     .inc();
-                hand_on(rt, msg, level + 1).await
+                hand_on(rt, msg, to).await
             }
-            Attempt::Blocked { block, .. } => {
-                info!(url = %task.source.url, why = %block.describe(), level, "blocked at the highest level");
-                end(rt, msg, level, Outcome::Blocked { level }).await
-            }
-            Attempt::Transient(reason) if !job.last_attempt() => Err(StageError::retryable(reason)),
-            Attempt::Transient(reason) => end(rt, msg, level, Outcome::Failed { reason }).await,
-            Attempt::Outage(message) => Err(StageError {
+            (Next::Retry, Attempt::Transient(reason)) => Err(StageError::retryable(reason)),
+            (Next::Outage, Attempt::Outage(message)) => Err(StageError {
                 class: ErrorClass::Unavailable,
                 message,
                 origin: "stage",
             }),
-            Attempt::Ended(outcome) => end(rt, msg, level, outcome).await,
+            (Next::End(outcome), attempt) => {
+                if let Attempt::Blocked { block, .. } = &attempt {
+                    info!(url = %task.source.url, why = %block.describe(), level, "blocked at the highest level");
+                }
+                end(rt, msg, level, outcome).await
+            }
+            (next, _) => Err(StageError::permanent(format!(
+                "fetch decided {next:?} for an attempt it does not fit"
+            ))),
         }
+    }
+}
+
+/// What follows an attempt at `level`: the escalate / retry / end decision, apart from its
+/// effects (which [`FetchStage::fetch_at`] carries out).
+#[derive(Clone, Debug, PartialEq)]
+enum Next {
+    /// The page goes to clean.
+    Clean,
+    /// The site said when to come back: hold its host for the fleet, retry at this level.
+    HoldAndRetry(Duration),
+    /// Blocked here: try at this higher level.
+    Escalate(u8),
+    /// A transient failure: retry at this level later.
+    Retry,
+    /// The source ends with this outcome.
+    End(Outcome),
+    /// The browser service is down: wait for it, spending no attempt.
+    Outage,
+}
+
+/// The decision for `attempt` at `level` (of `max_level`); on a message's `last_attempt` a
+/// retry becomes an end, so the job still completes.
+fn next_after(attempt: &Attempt, level: u8, max_level: u8, last_attempt: bool) -> Next {
+    match attempt {
+        Attempt::Page(_) => Next::Clean,
+        Attempt::Blocked {
+            retry_after: Some(hold),
+            ..
+        } if !last_attempt => Next::HoldAndRetry(*hold),
+        Attempt::Blocked { .. } if level < max_level => Next::Escalate(level + 1),
+        Attempt::Blocked { .. } => Next::End(Outcome::Blocked { level }),
+        Attempt::Transient(_) if !last_attempt => Next::Retry,
+        Attempt::Transient(reason) => Next::End(Outcome::Failed {
+            reason: reason.clone(),
+        }),
+        Attempt::Outage(_) => Next::Outage,
+        Attempt::Ended(outcome) => Next::End(outcome.clone()),
     }
 }
 
@@ -424,5 +465,73 @@ impl Stage for FetchStage {
             warn!(host, error = %e, "could not release a host slot; its lease will");
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocked(retry_after: Option<Duration>) -> Attempt {
+        Attempt::Blocked {
+            block: Block::Status(403),
+            retry_after,
+        }
+    }
+
+    #[test]
+    fn a_block_escalates_until_the_highest_level_then_ends() {
+        assert_eq!(next_after(&blocked(None), 0, 3, false), Next::Escalate(1));
+        assert_eq!(next_after(&blocked(None), 2, 3, true), Next::Escalate(3));
+        assert_eq!(
+            next_after(&blocked(None), 3, 3, false),
+            Next::End(Outcome::Blocked { level: 3 })
+        );
+        // A job that allows only plain HTTP ends where its own ceiling is.
+        assert_eq!(
+            next_after(&blocked(None), 1, 1, false),
+            Next::End(Outcome::Blocked { level: 1 })
+        );
+    }
+
+    #[test]
+    fn retry_after_holds_the_host_unless_this_was_the_last_attempt() {
+        let hold = Duration::from_secs(7);
+        assert_eq!(
+            next_after(&blocked(Some(hold)), 0, 3, false),
+            Next::HoldAndRetry(hold)
+        );
+        // On the last attempt the block is treated as any other: the next level, or the end.
+        assert_eq!(
+            next_after(&blocked(Some(hold)), 0, 3, true),
+            Next::Escalate(1)
+        );
+        assert_eq!(
+            next_after(&blocked(Some(hold)), 3, 3, true),
+            Next::End(Outcome::Blocked { level: 3 })
+        );
+    }
+
+    #[test]
+    fn a_transient_failure_retries_then_ends_as_failed() {
+        let failed = Attempt::Transient("http 503".into());
+        assert_eq!(next_after(&failed, 1, 3, false), Next::Retry);
+        assert_eq!(
+            next_after(&failed, 1, 3, true),
+            Next::End(Outcome::Failed {
+                reason: "http 503".into()
+            })
+        );
+    }
+
+    #[test]
+    fn outages_wait_and_final_outcomes_end_whatever_the_attempt() {
+        let outage = Attempt::Outage("no WebDriver".into());
+        assert_eq!(next_after(&outage, 2, 3, true), Next::Outage);
+        let too_large = Attempt::Ended(Outcome::TooLarge);
+        assert_eq!(
+            next_after(&too_large, 0, 3, false),
+            Next::End(Outcome::TooLarge)
+        );
     }
 }

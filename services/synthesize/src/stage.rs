@@ -272,7 +272,6 @@ async fn synthesise(
             }
         })
         .collect();
-    let dir = paths::job_dir(batch, job);
     let search: Value = match rt.objects.get(&paths::search(batch, job)).await? {
         Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         None => Value::Null,
@@ -280,14 +279,14 @@ async fn synthesise(
     rt.put_json(&paths::sources(batch, job), &entries).await?;
     rt.objects
         .put(
-            &format!("{dir}/sources.md"),
+            &paths::sources_md(batch, job),
             sources_md(query, &docs, records).as_bytes(),
         )
         .await?;
     if !search.is_null() {
         rt.objects
             .put(
-                &format!("{dir}/search.md"),
+                &paths::search_md(batch, job),
                 search_md(query, &search).as_bytes(),
             )
             .await?;

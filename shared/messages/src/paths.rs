@@ -15,6 +15,21 @@ pub fn sources(batch: Uuid, job: Uuid) -> String {
     format!("{}/sources.json", job_dir(batch, job))
 }
 
+/// Every source of the job with its outcome, as a markdown table for people.
+pub fn sources_md(batch: Uuid, job: Uuid) -> String {
+    format!("{}/sources.md", job_dir(batch, job))
+}
+
+/// `search.json` as markdown for people.
+pub fn search_md(batch: Uuid, job: Uuid) -> String {
+    format!("{}/search.md", job_dir(batch, job))
+}
+
+/// A work product of the job by its name under the job's folder, as listed there.
+pub fn job_file(batch: Uuid, job: Uuid, name: &str) -> String {
+    format!("{}/{name}", job_dir(batch, job))
+}
+
 /// What was submitted for the job: question, options, the user's id and metadata (`JobInput`).
 pub fn input(batch: Uuid, job: Uuid) -> String {
     format!("{}/input.json", job_dir(batch, job))

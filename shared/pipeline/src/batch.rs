@@ -668,7 +668,8 @@ pub async fn collect(
         let target = out.join(job.job_id.to_string());
         tokio::fs::create_dir_all(&target).await.map_err(io)?;
         for name in rt.objects.list_files(&dir).await? {
-            if let Some(bytes) = rt.objects.get(&format!("{dir}/{name}")).await? {
+            let key = paths::job_file(manifest.batch_id, job.job_id, &name);
+            if let Some(bytes) = rt.objects.get(&key).await? {
                 let path = target.join(&name);
                 if let Some(parent) = path.parent() {
                     tokio::fs::create_dir_all(parent).await.map_err(io)?;

@@ -197,7 +197,7 @@ async fn read_products(
         let text = if name == "report.md" {
             report.to_owned()
         } else {
-            match rt.objects.get(&format!("{dir}/{name}")).await? {
+            match rt.objects.get(&paths::job_file(batch, job, &name)).await? {
                 Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 // Listed, then gone: nothing to copy.
                 None => continue,
