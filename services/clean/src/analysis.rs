@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use trawl_messages::{Lookup, Table};
-use trawl_pipeline::text::{coverage, coverage_in, sentences, terms};
+use trawl_text::{coverage, coverage_in, sentences, terms};
 
 use crate::bm25::{rank, same_term, Query};
 use crate::{datapoints, lookup, tables};

@@ -10,7 +10,7 @@
 //! score of an ideal passage of average length holding every query term once, so 1 means "says
 //! everything the question asks about" and 0 "says none of it".
 
-use trawl_pipeline::text::{each_word, stem, terms};
+use trawl_text::{each_word, stem, terms};
 
 /// Term-frequency saturation and length normalisation, the usual values.
 const K1: f64 = 1.2;
@@ -18,7 +18,7 @@ const B: f64 = 0.75;
 /// Weight of a term that only the sub-queries or data points bring.
 pub const EXTRA_WEIGHT: f64 = 0.5;
 
-/// Whether two words match: [`trawl_pipeline::text::same_word`], or the same once a plural
+/// Whether two words match: [`trawl_text::same_word`], or the same once a plural
 /// `s` is dropped ("bridges" and "bridge", which the light stems keep apart).
 pub fn same_term(a: &str, b: &str) -> bool {
     let ((a_stem, a_plural), (b_stem, b_plural)) = (keys(a), keys(b));

@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::Table;
-use trawl_pipeline::text::terms;
+use trawl_text::terms;
 
 use crate::bm25::{mentions_any, same_term};
 

@@ -12,7 +12,7 @@
 //! Otherwise the original stays and the reasons are recorded ("dropped 2 code blocks").
 
 use crate::tables;
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 /// A cleaned page shorter than this lost the article, not just its boilerplate.
 pub const MIN_CLEANED_CHARS: usize = 200;

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 /// Phrases of page furniture, matched case-insensitively.
 const PHRASES: &[&str] = &[

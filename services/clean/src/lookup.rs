@@ -12,7 +12,7 @@
 //! point named like its subject when the other patterns found none.
 
 use trawl_messages::{Lookup, Table};
-use trawl_pipeline::text::{coverage_of, sentences, terms};
+use trawl_text::{coverage_of, sentences, terms};
 
 use crate::bm25::{rank, same_term, Query};
 

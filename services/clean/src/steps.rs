@@ -17,7 +17,7 @@ use tracing::warn;
 use trawl_config::CleanConfig;
 use trawl_llm::Llm;
 use trawl_messages::{Cleaning, Cleanliness};
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 use crate::analysis::{analyse_in, Analysis, Context, KEY_POINTS};
 use crate::metrics::{step, METRICS};

@@ -7,7 +7,7 @@
 //! tables. Cells keep their text with inline markup (`**`, backticks, links) reduced to text.
 
 use trawl_messages::Table;
-use trawl_pipeline::text::strip_links;
+use trawl_text::strip_links;
 
 /// Every GFM table in `markdown`, in document order.
 pub fn parse(markdown: &str) -> Vec<Table> {

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use trawl_clean::extract::{extract, Extracted};
 use trawl_config::Config;
-use trawl_pipeline::text::strip_links;
+use trawl_text::strip_links;
 
 use crate::input::{read_bounded, read_file};
 

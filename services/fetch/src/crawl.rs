@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use scraper::{ElementRef, Html, Selector};
 use trawl_messages::{Source, SourceKind};
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 use url::Url;
 
 const FRAME: [&str; 4] = ["nav", "header", "footer", "aside"];

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use trawl_llm::{ChatRequest, Llm};
-use trawl_pipeline::text::{collapse_whitespace, terms};
+use trawl_text::{collapse_whitespace, terms};
 
 /// Providers reject very long queries; a question is cut to this many characters for them.
 pub const MAX_QUERY_CHARS: usize = 400;

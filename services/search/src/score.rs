@@ -151,7 +151,7 @@ pub fn select(mut scored: Vec<Scored>, min_relevance: f64, max_urls: usize) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trawl_pipeline::text::terms;
+    use trawl_text::terms;
 
     fn raw(position: u32, title: &str, snippet: &str) -> RawResult {
         RawResult {

@@ -384,7 +384,7 @@ async fn record_answer(
     let text = source.snippet.clone();
     let doc = AnalysedDoc {
         summary: text.clone(),
-        key_points: trawl_pipeline::text::sentences(&text),
+        key_points: trawl_text::sentences(&text),
         relevance: 0.5,
         is_relevant: true,
         ..AnalysedDoc::new(source.clone(), text)

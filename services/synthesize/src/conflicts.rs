@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use trawl_messages::AnalysedDoc;
-use trawl_pipeline::text::{coverage, sentences, terms};
+use trawl_text::{coverage, sentences, terms};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Conflict {

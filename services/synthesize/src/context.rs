@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 use crate::tokens::Tokenizer;
 

@@ -23,7 +23,6 @@ pub mod metrics;
 pub mod results;
 pub mod runtime;
 pub mod serve;
-pub mod text;
 pub mod worker;
 
 pub use error::{ErrorClass, StageError};

@@ -2,7 +2,7 @@
 //! body and candidate content containers are — gathered in one pass over the elements.
 
 use crate::markdown::dom::{Dom, Tag};
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 use super::container;
 

@@ -12,7 +12,7 @@ use url::Url;
 
 use dom::Dom;
 use render::Cx;
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 pub(crate) mod dom;
 mod helpers;

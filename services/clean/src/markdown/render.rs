@@ -9,7 +9,7 @@ use url::Url;
 use super::dom::{Dom, Tag};
 use super::helpers::{code_lang, indent, longest_run};
 use super::{finish, Writer};
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 /// Deeper than this we stop interpreting markup and only keep text, so that
 /// pathological nesting cannot overflow the stack of a worker thread.

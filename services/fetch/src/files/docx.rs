@@ -13,7 +13,7 @@ use std::io::{BufReader, Cursor, Read};
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 use super::{Converted, FileError, DOCX_MIME};
 

@@ -16,7 +16,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use pdf_extract::{Dictionary, Document, Object, ObjectId, OutputDev, OutputError, Transform};
-use trawl_pipeline::text::collapse_whitespace;
+use trawl_text::collapse_whitespace;
 
 use super::{Converted, FileError, MAX_TEXT};
 

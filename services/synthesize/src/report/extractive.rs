@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::AnalysedDoc;
-use trawl_pipeline::text::{coverage_of, same_word, terms};
+use trawl_text::{coverage_of, same_word, terms};
 
 use super::{citation, finish, Gaps, Report};
 use crate::conflicts::Conflict;

@@ -1,4 +1,6 @@
 //! Text helpers the stages share without an LLM: content words, sentences, term coverage.
+//! A crate of its own, without dependencies, so fetch, clean, search and synthesize share them
+//! without depending on the worker machinery.
 
 use std::collections::HashSet;
 
