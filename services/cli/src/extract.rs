@@ -65,9 +65,13 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
         let url = url::Url::parse(&input).with_context(|| format!("invalid URL {input:?}"))?;
         let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
             .context("failed to build the HTTP client")?;
-        match fetcher.get(&url, 0).await {
-            trawl_fetch::http::Fetched::Page(p) => (p.body, p.final_url, Some(p.content_type)),
-            other => bail!("could not fetch {input}: {other:?}"),
+        // Robots.txt is cached in memory for this one page: nothing is written anywhere.
+        let mut config = config;
+        config.output.url = "memory://".into();
+        let rt = trawl_pipeline::Runtime::embedded(config).context("in-memory runtime")?;
+        match trawl_fetch::one::fetch_one(&rt, &fetcher, &url).await {
+            Ok(p) => (p.body, p.final_url, Some(p.content_type)),
+            Err(e) => bail!("could not fetch {input}: {e}"),
         }
     } else {
         let path = Path::new(&input);

@@ -28,8 +28,8 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::Mutex;
 use trawl_config::Config;
-use trawl_fetch::http::{Fetched, Fetcher};
-use trawl_fetch::robots::{decide, rules_for, Rules};
+use trawl_fetch::http::Fetcher;
+use trawl_fetch::one::fetch_one;
 use trawl_messages::{paths, JobOptions};
 use trawl_pipeline::batch::{check_task, submit, BatchOptions, Question};
 use trawl_pipeline::serve::Shutdown;
@@ -432,54 +432,10 @@ impl TrawlMcp {
 
     async fn run_extract(&self, url: &str) -> Result<String, String> {
         let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err("only http(s) URLs can be read".into());
-        }
         let (rt, fetcher) = (&self.backend.rt, &self.backend.fetcher);
-        // Another worker may be fetching this origin's robots.txt: wait for its answer.
-        let mut rules = None;
-        for _ in 0..50 {
-            rules = rules_for(rt, fetcher, &parsed)
-                .await
-                .map_err(|e| format!("robots.txt: {}", e.message))?;
-            if rules.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        match rules.unwrap_or(Rules::DisallowAll) {
-            Rules::Refused(reason) => return Err(format!("not fetched: {reason}")),
-            rules if !decide(&rules, &rt.config.fetch.user_agent, &parsed).allowed => {
-                return Err(format!(
-                    "robots.txt of {} disallows this URL",
-                    parsed.origin().ascii_serialization()
-                ));
-            }
-            _ => {}
-        }
-        let mut fetched = fetcher.get(&parsed, 0).await;
-        if matches!(fetched, Fetched::Blocked { .. }) {
-            fetched = fetcher.get(&parsed, 1).await;
-        }
-        let page = match fetched {
-            Fetched::Page(page) => page,
-            Fetched::Blocked { block, .. } => {
-                return Err(format!(
-                    "blocked ({block:?}); the page needs a real browser, which `research` uses when allowed"
-                ))
-            }
-            Fetched::Transient(reason) | Fetched::Failed(reason) => {
-                return Err(format!("could not fetch {url}: {reason}"))
-            }
-            Fetched::Refused(refusal) => return Err(format!("could not fetch {url}: {refusal}")),
-            Fetched::TooLarge => {
-                return Err(format!(
-                    "larger than fetch.max_bytes ({} bytes)",
-                    rt.config.fetch.max_bytes
-                ))
-            }
-            Fetched::Unsupported(mime) => return Err(format!("cannot read {mime} content")),
-        };
+        let page = fetch_one(rt, fetcher, &parsed)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
         let extracted = of_fetched(page.body, &page.final_url, Some(&page.content_type));
         let text = render(&extracted, &page.final_url, Format::Markdown, true);
         let footer = format!("\n\n---\nsource: {}", page.final_url);
