@@ -141,7 +141,7 @@ pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> 
         let line = match &record {
             Some(r) => {
                 total_cost += r.total_cost_microdollars;
-                *by_status.entry(r.status.clone()).or_default() += 1;
+                *by_status.entry(r.status.to_string()).or_default() += 1;
                 if r.writer.contains("budget spent") {
                     budget_spent += 1;
                 }

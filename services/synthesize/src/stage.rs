@@ -390,10 +390,6 @@ async fn finish(
     input: Option<trawl_messages::JobInput>,
 ) -> Result<(), StageError> {
     let (batch, job) = (msg.batch_id, msg.job_id);
-    let status = serde_json::to_value(result.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
     let now = chrono::Utc::now();
     record.job_id = job;
     record.batch_id = batch;
@@ -402,7 +398,8 @@ async fn finish(
         record.metadata = input.metadata;
     }
     record.question = result.query.clone();
-    record.status = status.clone();
+    let status = result.status.as_str();
+    record.status = result.status;
     // Submission time: the job's id is a UUIDv7, whose first 48 bits are its creation time.
     record.created_at = uuid_time(job).unwrap_or(msg.created_at);
     record.finished_at = now;
@@ -421,7 +418,7 @@ async fn finish(
     let (batch_s, job_s) = (batch.to_string(), job.to_string());
     let first = rt
         .store
-        .batch_finish(&batch_s, &job_s, &status, &record.outcomes, rt.batch_ttl())
+        .batch_finish(&batch_s, &job_s, status, &record.outcomes, rt.batch_ttl())
         .await?;
     info!(%status, cited, "job finished");
     if !first {
@@ -430,7 +427,7 @@ async fn finish(
     }
     METRICS
         .jobs
-        .get_or_create(&labels(&[("status", &status)]))
+        .get_or_create(&labels(&[("status", status)]))
         .inc();
     // Events go out after the job is counted, so a slow or failing receiver (retried with
     // back-off) never holds a job open past its synthesis lease.

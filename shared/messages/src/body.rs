@@ -262,10 +262,11 @@ pub struct Citation {
 }
 
 /// How a job ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     /// All outcomes arrived and at least one source was cited.
+    #[default]
     Done,
     /// The deadline passed before every outcome arrived.
     Partial,
@@ -275,6 +276,25 @@ pub enum JobStatus {
     Cancelled,
     /// The search never completed by the deadline (its message was dead-lettered).
     Failed,
+}
+
+impl JobStatus {
+    /// The status as the store, `job.json` and the API spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Done => "done",
+            JobStatus::Partial => "partial",
+            JobStatus::NoSources => "no_sources",
+            JobStatus::Cancelled => "cancelled",
+            JobStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// `trawl.results`: one per job, the report itself lives in the object store.

@@ -13,6 +13,7 @@ use trawl_messages::envelope::Body;
 use trawl_messages::{Envelope, Source};
 
 use crate::fanin::{self, JobMeta, OutcomeRecord};
+use crate::results::Counter;
 use crate::runtime::{BUDGET, REFUSED, SPENT};
 use crate::{Runtime, StageError};
 
@@ -148,21 +149,19 @@ impl<'a, B: Body> Job<'a, B> {
     /// call, as each settled its budget reservation, so spend is counted once.
     pub async fn charge(&self, stage: &str, llm: &Llm) -> Result<(), StageError> {
         let spend = llm.spent();
-        // Steps that fell back: `fallback.STEP: REASON`, read back into job.json.
         let mut fields: Vec<(String, i64)> = (spend.fallbacks.iter())
-            .map(|(step, &n)| (format!("fallback.{step}"), n as i64))
+            .map(|(step, &n)| (Counter::Fallback.key(step), n as i64))
             .collect();
         if spend.input_tokens + spend.output_tokens > 0 {
             fields.extend([
-                (format!("tokens_in.{stage}"), spend.input_tokens as i64),
-                (format!("tokens_out.{stage}"), spend.output_tokens as i64),
+                (Counter::TokensIn.key(stage), spend.input_tokens as i64),
+                (Counter::TokensOut.key(stage), spend.output_tokens as i64),
                 (
-                    format!("cost_micro.{stage}"),
+                    Counter::CostMicro.key(stage),
                     spend.cost_microdollars as i64,
                 ),
-                // Requests whose usage the endpoint did not report: their counts are estimates.
                 (
-                    format!("estimated.{stage}"),
+                    Counter::Estimated.key(stage),
                     spend.estimated_requests as i64,
                 ),
             ]);

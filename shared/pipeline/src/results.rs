@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use trawl_messages::{paths, Metadata, Outcome};
+use trawl_messages::{paths, JobStatus, Metadata, Outcome};
 use trawl_store::PENDING;
 use uuid::Uuid;
 
@@ -26,7 +26,7 @@ pub struct JobRecord {
     pub id: String,
     pub metadata: Metadata,
     pub question: String,
-    pub status: String,
+    pub status: JobStatus,
     pub writer: String,
     pub analysis: Value,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -55,24 +55,76 @@ pub struct JobRecord {
     pub conflicts: usize,
 }
 
+/// A per-job counter in the store, kept by stage (or by `step: reason` for fallbacks) while the
+/// job runs and read into `job.json` when it ends. Its key in the store is `<kind>.<of>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    /// Handling time, in milliseconds.
+    Ms,
+    /// Messages handled.
+    Messages,
+    TokensIn,
+    TokensOut,
+    CostMicro,
+    /// LLM requests whose usage the endpoint did not report (counts estimated).
+    Estimated,
+    /// LLM steps that fell back to their non-LLM path, by `step: reason`.
+    Fallback,
+}
+
+impl Counter {
+    const ALL: [Counter; 7] = [
+        Counter::Ms,
+        Counter::Messages,
+        Counter::TokensIn,
+        Counter::TokensOut,
+        Counter::CostMicro,
+        Counter::Estimated,
+        Counter::Fallback,
+    ];
+
+    fn kind(self) -> &'static str {
+        match self {
+            Counter::Ms => "ms",
+            Counter::Messages => "n",
+            Counter::TokensIn => "tokens_in",
+            Counter::TokensOut => "tokens_out",
+            Counter::CostMicro => "cost_micro",
+            Counter::Estimated => "estimated",
+            Counter::Fallback => "fallback",
+        }
+    }
+
+    /// The store key of this counter for `of` (a stage, or a fallback's `step: reason`).
+    pub fn key(self, of: &str) -> String {
+        format!("{}.{of}", self.kind())
+    }
+
+    /// A store key read back: the counter and what it counts for.
+    pub fn parse(key: &str) -> Option<(Counter, &str)> {
+        let (kind, of) = key.split_once('.')?;
+        let counter = Counter::ALL.into_iter().find(|c| c.kind() == kind)?;
+        Some((counter, of))
+    }
+}
+
 impl JobRecord {
-    /// Fills the per-stage maps from the job's counters (`ms.fetch`, `tokens_in.search` …).
+    /// Fills the per-stage maps from the job's counters ([`Counter`]).
     pub fn add_counters(&mut self, counters: &BTreeMap<String, i64>) {
         for (key, &value) in counters {
-            let Some((kind, stage)) = key.split_once('.') else {
+            let Some((counter, of)) = Counter::parse(key) else {
                 continue;
             };
-            let map = match kind {
-                "ms" => &mut self.stage_ms,
-                "n" => &mut self.stage_messages,
-                "tokens_in" => &mut self.tokens_in,
-                "tokens_out" => &mut self.tokens_out,
-                "cost_micro" => &mut self.cost_microdollars,
-                "estimated" => &mut self.estimated_usage,
-                "fallback" => &mut self.llm_fallbacks,
-                _ => continue,
+            let map = match counter {
+                Counter::Ms => &mut self.stage_ms,
+                Counter::Messages => &mut self.stage_messages,
+                Counter::TokensIn => &mut self.tokens_in,
+                Counter::TokensOut => &mut self.tokens_out,
+                Counter::CostMicro => &mut self.cost_microdollars,
+                Counter::Estimated => &mut self.estimated_usage,
+                Counter::Fallback => &mut self.llm_fallbacks,
             };
-            *map.entry(stage.to_owned()).or_default() += value;
+            *map.entry(of.to_owned()).or_default() += value;
         }
         self.total_cost_microdollars = self.cost_microdollars.values().sum();
     }
@@ -148,7 +200,7 @@ pub async fn job_result(
         None => None,
     };
     let status = match &record {
-        Some(r) => r.status.clone(),
+        Some(r) => r.status.as_str().to_owned(),
         None => (statuses.get(&id.to_string()).cloned()).unwrap_or_else(|| PENDING.to_owned()),
     };
     let report = rt
@@ -234,10 +286,20 @@ mod tests {
     }
 
     #[test]
+    fn every_counter_reads_back_as_written() {
+        for counter in Counter::ALL {
+            let key = counter.key("relevance: timeout");
+            assert_eq!(Counter::parse(&key), Some((counter, "relevance: timeout")));
+        }
+        assert_eq!(Counter::parse("odd"), None);
+        assert_eq!(Counter::parse("unknown.fetch"), None);
+    }
+
+    #[test]
     fn an_older_job_record_reads_with_defaults() {
         let r: JobRecord =
             serde_json::from_str(r#"{"status": "done", "writer": "extractive"}"#).unwrap();
-        assert_eq!((r.status.as_str(), r.id.as_str()), ("done", ""));
+        assert_eq!((r.status, r.id.as_str()), (JobStatus::Done, ""));
         assert!(r.metadata.is_empty());
     }
 

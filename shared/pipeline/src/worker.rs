@@ -30,6 +30,7 @@ use trawl_messages::Envelope;
 use trawl_telemetry::Readiness;
 
 use crate::metrics::{labels, METRICS};
+use crate::results::Counter;
 use crate::{ErrorClass, Runtime, StageError};
 
 /// What a stage did with a message.
@@ -177,10 +178,10 @@ async fn process<S: Stage>(
         // Per-job stage timings for job.json; losing one to a store hiccup costs only a figure.
         let fields = [
             (
-                format!("ms.{}", queue.label()),
+                Counter::Ms.key(queue.label()),
                 started.elapsed().as_millis() as i64,
             ),
-            (format!("n.{}", queue.label()), 1),
+            (Counter::Messages.key(queue.label()), 1),
         ];
         if let Err(e) = rt
             .store
