@@ -6,25 +6,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::envelope::{Body, Kind};
 
-/// The search providers a job's `providers` option may name (checked at submission, by
-/// `trawl_pipeline::batch::check_task`).
-pub const PROVIDERS: [&str; 8] = [
-    "searxng",
-    "duckduckgo",
-    "serper",
-    "serpapi",
-    "tavily",
-    "brave",
-    "newsapi",
-    "bocha",
-];
-
-// PROVIDERS again, as the API document's enumeration of the `providers` option's items.
+// The one list of providers: submission checks names against it, the search stage builds
+// from it, the API documents it.
 /// A search provider.
-#[cfg(feature = "openapi")]
-#[derive(utoipa::ToSchema)]
-#[schema(rename_all = "lowercase")]
-#[allow(dead_code)] // documentation only: the option holds the names as strings
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", schema(rename_all = "lowercase"))]
 pub enum ProviderName {
     Searxng,
     Duckduckgo,
@@ -35,6 +23,49 @@ pub enum ProviderName {
     Newsapi,
     Bocha,
 }
+
+impl ProviderName {
+    pub const ALL: [ProviderName; 8] = [
+        ProviderName::Searxng,
+        ProviderName::Duckduckgo,
+        ProviderName::Serper,
+        ProviderName::Serpapi,
+        ProviderName::Tavily,
+        ProviderName::Brave,
+        ProviderName::Newsapi,
+        ProviderName::Bocha,
+    ];
+
+    /// The name config, job options and logs use.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ProviderName::Searxng => "searxng",
+            ProviderName::Duckduckgo => "duckduckgo",
+            ProviderName::Serper => "serper",
+            ProviderName::Serpapi => "serpapi",
+            ProviderName::Tavily => "tavily",
+            ProviderName::Brave => "brave",
+            ProviderName::Newsapi => "newsapi",
+            ProviderName::Bocha => "bocha",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ProviderName> {
+        ProviderName::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+}
+
+/// The names of [`ProviderName::ALL`]: what a job's `providers` option may hold (checked at
+/// submission, by `trawl_pipeline::batch::check_task`).
+pub const PROVIDERS: [&str; 8] = {
+    let mut names = [""; 8];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = ProviderName::ALL[i].as_str();
+        i += 1;
+    }
+    names
+};
 
 /// Most URLs one job may fetch (`max_urls`): already far more sources than a report can cite.
 pub const MAX_URLS: usize = 1000;

@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+use trawl_messages::ProviderName;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -201,18 +202,17 @@ pub trait Provider: Send + Sync {
 }
 
 /// Each provider's public endpoint and conventional key variable.
-fn defaults(name: &str) -> Option<(&'static str, Option<&'static str>)> {
-    Some(match name {
-        "searxng" => ("http://127.0.0.1:8888", None),
-        "duckduckgo" => ("https://html.duckduckgo.com", None),
-        "serper" => ("https://google.serper.dev", Some("SERPER_API_KEY")),
-        "serpapi" => ("https://serpapi.com", Some("SERPAPI_API_KEY")),
-        "tavily" => ("https://api.tavily.com", Some("TAVILY_API_KEY")),
-        "brave" => ("https://api.search.brave.com", Some("BRAVE_API_KEY")),
-        "newsapi" => ("https://newsapi.org", Some("NEWSAPI_API_KEY")),
-        "bocha" => ("https://api.bochaai.com", Some("BOCHA_API_KEY")),
-        _ => return None,
-    })
+fn defaults(provider: ProviderName) -> (&'static str, Option<&'static str>) {
+    match provider {
+        ProviderName::Searxng => ("http://127.0.0.1:8888", None),
+        ProviderName::Duckduckgo => ("https://html.duckduckgo.com", None),
+        ProviderName::Serper => ("https://google.serper.dev", Some("SERPER_API_KEY")),
+        ProviderName::Serpapi => ("https://serpapi.com", Some("SERPAPI_API_KEY")),
+        ProviderName::Tavily => ("https://api.tavily.com", Some("TAVILY_API_KEY")),
+        ProviderName::Brave => ("https://api.search.brave.com", Some("BRAVE_API_KEY")),
+        ProviderName::Newsapi => ("https://newsapi.org", Some("NEWSAPI_API_KEY")),
+        ProviderName::Bocha => ("https://api.bochaai.com", Some("BOCHA_API_KEY")),
+    }
 }
 
 /// Why a configured provider is not in the chain.
@@ -228,10 +228,11 @@ pub fn build(
     config: &trawl_config::SearchConfig,
     env: &BTreeMap<String, String>,
 ) -> Result<Box<dyn Provider>, Skipped> {
-    let (default_url, default_key) = defaults(name).ok_or(Skipped::Unknown)?;
-    let base_url = match (name, config.endpoints.get(name)) {
+    let provider = ProviderName::from_name(name).ok_or(Skipped::Unknown)?;
+    let (default_url, default_key) = defaults(provider);
+    let base_url = match (provider, config.endpoints.get(name)) {
         (_, Some(url)) => url.clone(),
-        ("searxng", None) => config.searxng_url.clone(),
+        (ProviderName::Searxng, None) => config.searxng_url.clone(),
         (_, None) => default_url.to_owned(),
     };
     let base_url = base_url.trim_end_matches('/').to_owned();
@@ -248,15 +249,15 @@ pub fn build(
         None => None,
     };
     let endpoint = Endpoint { base_url, api_key };
-    Ok(match name {
-        "searxng" => Box::new(searxng::Searxng(endpoint)),
-        "duckduckgo" => Box::new(duckduckgo::DuckDuckGo(endpoint)),
-        "serper" => Box::new(serper::Serper(endpoint)),
-        "serpapi" => Box::new(serpapi::SerpApi(endpoint)),
-        "tavily" => Box::new(tavily::Tavily(endpoint)),
-        "brave" => Box::new(brave::Brave(endpoint)),
-        "newsapi" => Box::new(newsapi::NewsApi(endpoint)),
-        _ => Box::new(bocha::Bocha(endpoint)),
+    Ok(match provider {
+        ProviderName::Searxng => Box::new(searxng::Searxng(endpoint)),
+        ProviderName::Duckduckgo => Box::new(duckduckgo::DuckDuckGo(endpoint)),
+        ProviderName::Serper => Box::new(serper::Serper(endpoint)),
+        ProviderName::Serpapi => Box::new(serpapi::SerpApi(endpoint)),
+        ProviderName::Tavily => Box::new(tavily::Tavily(endpoint)),
+        ProviderName::Brave => Box::new(brave::Brave(endpoint)),
+        ProviderName::Newsapi => Box::new(newsapi::NewsApi(endpoint)),
+        ProviderName::Bocha => Box::new(bocha::Bocha(endpoint)),
     })
 }
 
@@ -455,13 +456,18 @@ mod tests {
     use super::*;
 
     /// Submission accepts the provider names of `PROVIDERS` alone: each must be one this stage
-    /// builds.
+    /// builds, and no other name builds anything.
     #[test]
     fn the_submittable_providers_are_the_ones_built_here() {
+        let config = trawl_config::SearchConfig::default();
+        let env: BTreeMap<String, String> = (ProviderName::ALL.into_iter())
+            .filter_map(|p| defaults(p).1)
+            .map(|var| (var.to_owned(), "k".to_owned()))
+            .collect();
         for name in trawl_messages::PROVIDERS {
-            assert!(defaults(name).is_some(), "{name}");
+            assert!(build(name, &config, &env).is_ok(), "{name}");
         }
-        assert!(defaults("nope").is_none());
+        assert_eq!(build("nope", &config, &env).err(), Some(Skipped::Unknown));
     }
 
     #[tokio::test]
