@@ -67,6 +67,32 @@ pub const PROVIDERS: [&str; 8] = {
     names
 };
 
+/// How recent results must be; each provider maps it to its own time-range parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Freshness {
+    #[default]
+    Any,
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl Freshness {
+    /// The name config and job options use (`any`, `day`, `week`, `month`, `year`).
+    pub fn parse(s: &str) -> Option<Freshness> {
+        Some(match s {
+            "any" => Freshness::Any,
+            "day" => Freshness::Day,
+            "week" => Freshness::Week,
+            "month" => Freshness::Month,
+            "year" => Freshness::Year,
+            _ => return None,
+        })
+    }
+}
+
 /// Most URLs one job may fetch (`max_urls`): already far more sources than a report can cite.
 pub const MAX_URLS: usize = 1000;
 

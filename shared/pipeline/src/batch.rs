@@ -176,7 +176,7 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
     if options
         .freshness
         .as_deref()
-        .is_some_and(|f| !matches!(f, "any" | "day" | "week" | "month" | "year"))
+        .is_some_and(|f| trawl_messages::Freshness::parse(f).is_none())
     {
         return Err("freshness must be any, day, week, month or year".into());
     }

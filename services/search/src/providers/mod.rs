@@ -31,30 +31,7 @@ pub mod serpapi;
 pub mod serper;
 pub mod tavily;
 
-/// How recent results must be; each provider maps it to its own time-range parameter.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Freshness {
-    #[default]
-    Any,
-    Day,
-    Week,
-    Month,
-    Year,
-}
-
-impl Freshness {
-    pub fn parse(s: &str) -> Option<Freshness> {
-        Some(match s {
-            "any" => Freshness::Any,
-            "day" => Freshness::Day,
-            "week" => Freshness::Week,
-            "month" => Freshness::Month,
-            "year" => Freshness::Year,
-            _ => return None,
-        })
-    }
-}
+pub use trawl_messages::Freshness;
 
 /// One request for one page of results.
 #[derive(Clone, Debug)]
