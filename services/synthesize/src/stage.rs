@@ -14,8 +14,8 @@ use tracing::warn;
 use trawl_config::Config;
 use trawl_llm::Llm;
 use trawl_messages::{
-    paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, SynthesizeTask,
-    Trigger,
+    paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, Source,
+    SynthesizeTask, Trigger,
 };
 use trawl_pipeline::batch::{job_input, options};
 use trawl_pipeline::fanin::{job_state, until, JobMeta, OutcomeRecord};
@@ -24,7 +24,7 @@ use trawl_pipeline::{ErrorClass, Handled, Job, JobLlm, Runtime, Stage, StageErro
 
 use crate::conflicts::detect;
 use crate::products::{search_md, sources_md, write_summary, JobRecord};
-use crate::report::{self, Gaps};
+use crate::report::{self, Gaps, Material, Report};
 use crate::webhook::{Event, Webhooks};
 
 /// How long one synthesis may hold a job before another worker may take over. An extractive
@@ -121,7 +121,8 @@ impl Stage for SynthesizeStage {
 /// Documents a job's synthesis reads from a remote object store at once.
 const DOC_READS: usize = 8;
 
-#[allow(clippy::too_many_arguments)]
+/// Synthesis of a job whose outcomes are in (or whose deadline passed, `complete` false):
+/// read its documents, write the report, save the work products, end the job.
 async fn synthesise(
     stage: &SynthesizeStage,
     rt: &Runtime,
@@ -130,8 +131,69 @@ async fn synthesise(
     records: &[OutcomeRecord],
     complete: bool,
 ) -> Result<(), StageError> {
-    let (query, sources) = (&meta.query, &meta.sources);
-    let by_idx: BTreeMap<u32, &OutcomeRecord> = records.iter().map(|r| (r.idx, r)).collect();
+    let (batch, job) = (msg.batch_id, msg.job_id);
+    let gaps = gaps_of(&meta.sources, records);
+    let mut docs = read_docs(rt, records).await?;
+    docs.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+    let conflicts = detect(&meta.data_points, &docs);
+    let material = Material {
+        question: &meta.query,
+        sub_queries: &meta.sub_queries,
+        data_points: &meta.data_points,
+        docs: &docs,
+        conflicts: &conflicts,
+        gaps: &gaps,
+    };
+    let mut job_record = JobRecord {
+        conflicts: conflicts.len(),
+        ..Default::default()
+    };
+    let input = read_input(rt, batch, job).await?;
+    let report = write_report(
+        stage,
+        &Job::new(rt, msg),
+        &material,
+        &input,
+        &mut job_record,
+    )
+    .await?;
+    let search = save_products(rt, msg, meta, records, &docs, &report).await?;
+
+    let status = if !complete {
+        JobStatus::Partial
+    } else if report.citations.is_empty() {
+        JobStatus::NoSources
+    } else {
+        JobStatus::Done
+    };
+    let mut outcomes: BTreeMap<String, u32> = gaps.outcomes.clone();
+    outcomes.insert(
+        "analysed".into(),
+        docs.iter().filter(|d| d.is_relevant).count() as u32,
+    );
+    if !gaps.missing.is_empty() {
+        outcomes.insert("missing".into(), gaps.missing.len() as u32);
+    }
+    job_record.add_errors(&search, records);
+    job_record.analysis = search["analysis"].clone();
+    job_record.sources_selected = meta.sources.len();
+    job_record.sources_cited = report.citations.len();
+    job_record.removed_citations = report.removed_citations;
+    job_record.writer = report.writer.clone();
+    job_record.outcomes = outcomes.clone();
+    let result = ResearchResult {
+        query: meta.query.clone(),
+        status,
+        report: paths::report(batch, job),
+        citations: report.citations,
+        outcomes,
+    };
+    finish(stage, rt, msg, result, job_record, input).await
+}
+
+/// Why selected sources are not in the report: the outcomes that were not `analysed`, and
+/// the sources whose outcome has not arrived.
+fn gaps_of(sources: &[Source], records: &[OutcomeRecord]) -> Gaps {
     let mut gaps = Gaps::default();
     for record in records {
         if record.outcome != Outcome::Analysed {
@@ -141,11 +203,23 @@ async fn synthesise(
                 .or_default() += 1;
         }
     }
-    // Irrelevant sources were analysed too: their text belongs in sources.md. Read a few at a
-    // time from a remote store, where each read is a round trip; one at a time from a local
-    // directory, where a read is a system call and overlapping them only holds more buffers.
-    // Owned keys and store handles: borrowed ones trip the compiler's check that the handler's
-    // future is Send for every lifetime.
+    let arrived: std::collections::BTreeSet<u32> = records.iter().map(|r| r.idx).collect();
+    gaps.missing = (sources.iter())
+        .filter(|s| !arrived.contains(&s.idx))
+        .map(|s| s.url.clone())
+        .collect();
+    gaps
+}
+
+/// The job's analysed documents (irrelevant ones too: their text belongs in sources.md).
+async fn read_docs(
+    rt: &Runtime,
+    records: &[OutcomeRecord],
+) -> Result<Vec<AnalysedDoc>, StageError> {
+    // A few at a time from a remote store, where each read is a round trip; one at a time
+    // from a local directory, where a read is a system call and overlapping them only holds
+    // more buffers. Owned keys and store handles: borrowed ones trip the compiler's check that
+    // the handler's future is Send for every lifetime.
     let keys: Vec<String> = records.iter().filter_map(|r| r.doc.clone()).collect();
     let read: Vec<_> = futures_util::stream::iter(keys)
         .map(|key| {
@@ -174,89 +248,71 @@ async fn synthesise(
                 .map_err(|e| StageError::permanent(format!("corrupt document {key}: {e}")))?,
         );
     }
-    gaps.missing = sources
-        .iter()
-        .filter(|s| !by_idx.contains_key(&s.idx))
-        .map(|s| s.url.clone())
-        .collect();
-    docs.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let (batch, job) = (msg.batch_id, msg.job_id);
-    let cfg = &rt.config.synthesize;
+    Ok(docs)
+}
 
-    let conflicts = detect(&meta.data_points, &docs);
-    let mut job_record = JobRecord {
-        conflicts: conflicts.len(),
-        ..Default::default()
-    };
-    let input = read_input(rt, batch, job).await?;
-    // The job's own report allowance, if it asked for one.
-    let answer_tokens = (input.as_ref())
-        .and_then(|i| i.options.report_max_tokens)
-        .unwrap_or(rt.config.report.max_tokens);
-    let job_ctx = Job::new(rt, msg);
-    let llm = job_ctx.llm(stage.llm.as_ref()).await?;
-    let relevant = docs.iter().any(|d| d.is_relevant);
-    let report = match (llm.ready(), relevant) {
-        (Some(llm), true) => {
-            let written = report::llm::write(
-                llm,
-                query,
-                &meta.sub_queries,
-                &meta.data_points,
-                &docs,
-                &conflicts,
-                &gaps,
-                cfg.max_tokens,
-                answer_tokens,
-                &cfg.language,
-            )
-            .await;
-            job_ctx.charge("synthesize", llm).await?;
-            match written {
-                Ok(w) => {
-                    job_record.context_tokens = w.context_tokens;
-                    job_record.tokenizer = w.tokenizer.into();
-                    w.report
-                }
-                Err(e) => {
-                    warn!(error = %e, "LLM report failed; writing the extractive one");
-                    let mut r = report::extractive::write(
-                        query,
-                        &meta.sub_queries,
-                        &docs,
-                        &conflicts,
-                        &gaps,
-                        cfg.sentences,
-                    );
-                    r.writer = match e {
-                        trawl_llm::LlmError::Budget(_) => {
-                            "extractive (batch LLM budget spent)".into()
-                        }
-                        e => format!("extractive (LLM failed: {e})"),
-                    };
-                    r
-                }
-            }
+/// The report: the model's when there is one, the batch's budget allows it and some source is
+/// relevant; the extractive one otherwise, or when the model's fails (its writer says why).
+async fn write_report(
+    stage: &SynthesizeStage,
+    job: &Job<'_, SynthesizeTask>,
+    material: &Material<'_>,
+    input: &Option<trawl_messages::JobInput>,
+    job_record: &mut JobRecord,
+) -> Result<Report, StageError> {
+    let rt = job.rt();
+    let cfg = &rt.config.synthesize;
+    let llm = job.llm(stage.llm.as_ref()).await?;
+    let relevant = material.docs.iter().any(|d| d.is_relevant);
+    let Some(model) = llm.ready().filter(|_| relevant) else {
+        let mut r = material.extractive(cfg.sentences);
+        if let JobLlm::BudgetSpent = llm {
+            r.writer = "extractive (batch LLM budget spent)".into();
         }
-        _ => {
-            let mut r = report::extractive::write(
-                query,
-                &meta.sub_queries,
-                &docs,
-                &conflicts,
-                &gaps,
-                cfg.sentences,
-            );
-            if let JobLlm::BudgetSpent = llm {
-                r.writer = "extractive (batch LLM budget spent)".into();
-            }
+        return Ok(r);
+    };
+    let style = report::llm::Style {
+        context_tokens: cfg.max_tokens,
+        // The job's own report allowance, if it asked for one.
+        answer_tokens: (input.as_ref())
+            .and_then(|i| i.options.report_max_tokens)
+            .unwrap_or(rt.config.report.max_tokens),
+        language: &cfg.language,
+    };
+    let written = report::llm::write(model, material, &style).await;
+    job.charge("synthesize", model).await?;
+    Ok(match written {
+        Ok(w) => {
+            job_record.context_tokens = w.context_tokens;
+            job_record.tokenizer = w.tokenizer.into();
+            w.report
+        }
+        Err(e) => {
+            warn!(error = %e, "LLM report failed; writing the extractive one");
+            let mut r = material.extractive(cfg.sentences);
+            r.writer = match e {
+                trawl_llm::LlmError::Budget(_) => "extractive (batch LLM budget spent)".into(),
+                e => format!("extractive (LLM failed: {e})"),
+            };
             r
         }
-    };
+    })
+}
 
+/// Saves `sources.json`, `sources.md`, `search.md` and `report.md`; returns the job's search
+/// record (`search.json`, null if absent) for its `job.json`.
+async fn save_products(
+    rt: &Runtime,
+    msg: &Envelope<SynthesizeTask>,
+    meta: &JobMeta,
+    records: &[OutcomeRecord],
+    docs: &[AnalysedDoc],
+    report: &Report,
+) -> Result<Value, StageError> {
+    let (batch, job) = (msg.batch_id, msg.job_id);
+    let by_idx: BTreeMap<u32, &OutcomeRecord> = records.iter().map(|r| (r.idx, r)).collect();
     let cited: BTreeMap<u32, u32> = report.citations.iter().map(|c| (c.idx, c.n)).collect();
-    let entries: Vec<SourceEntry> = sources
-        .iter()
+    let entries: Vec<SourceEntry> = (meta.sources.iter())
         .map(|s| {
             let record = by_idx.get(&s.idx);
             let doc = docs.iter().find(|d| d.source.idx == s.idx);
@@ -276,11 +332,12 @@ async fn synthesise(
         Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         None => Value::Null,
     };
+    let query = &meta.query;
     rt.put_json(&paths::sources(batch, job), &entries).await?;
     rt.objects
         .put(
             &paths::sources_md(batch, job),
-            sources_md(query, &docs, records).as_bytes(),
+            sources_md(query, docs, records).as_bytes(),
         )
         .await?;
     if !search.is_null() {
@@ -294,37 +351,7 @@ async fn synthesise(
     rt.objects
         .put(&paths::report(batch, job), report.markdown.as_bytes())
         .await?;
-
-    let status = if !complete {
-        JobStatus::Partial
-    } else if report.citations.is_empty() {
-        JobStatus::NoSources
-    } else {
-        JobStatus::Done
-    };
-    let mut outcomes: BTreeMap<String, u32> = gaps.outcomes.clone();
-    outcomes.insert(
-        "analysed".into(),
-        docs.iter().filter(|d| d.is_relevant).count() as u32,
-    );
-    if !gaps.missing.is_empty() {
-        outcomes.insert("missing".into(), gaps.missing.len() as u32);
-    }
-    job_record.add_errors(&search, records);
-    job_record.analysis = search["analysis"].clone();
-    job_record.sources_selected = sources.len();
-    job_record.sources_cited = report.citations.len();
-    job_record.removed_citations = report.removed_citations;
-    job_record.writer = report.writer.clone();
-    job_record.outcomes = outcomes.clone();
-    let result = ResearchResult {
-        query: query.to_owned(),
-        status,
-        report: paths::report(batch, job),
-        citations: report.citations,
-        outcomes,
-    };
-    finish(stage, rt, msg, result, job_record, input).await
+    Ok(search)
 }
 
 /// The job's own small record of what was submitted (`input.json`: id, metadata, options),
@@ -463,4 +490,47 @@ async fn finish(
 fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
     let (secs, nanos) = id.get_timestamp()?.to_unix();
     chrono::DateTime::from_timestamp(secs as i64, nanos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trawl_messages::SourceKind;
+
+    fn source(idx: u32) -> Source {
+        Source {
+            idx,
+            url: format!("http://s{idx}.test/"),
+            title: String::new(),
+            snippet: String::new(),
+            provider: "searxng".into(),
+            position: idx + 1,
+            score: 0.5,
+            kind: SourceKind::Page,
+            file_type: None,
+        }
+    }
+
+    fn record(idx: u32, outcome: Outcome) -> OutcomeRecord {
+        OutcomeRecord {
+            idx,
+            url: format!("http://s{idx}.test/"),
+            outcome,
+            level: 0,
+            doc: None,
+        }
+    }
+
+    #[test]
+    fn gaps_name_what_did_not_end_analysed_and_what_never_arrived() {
+        let sources: Vec<Source> = (0..4).map(source).collect();
+        let records = [
+            record(0, Outcome::Analysed),
+            record(1, Outcome::TooLarge),
+            record(2, Outcome::TooLarge),
+        ];
+        let gaps = gaps_of(&sources, &records);
+        assert_eq!(gaps.outcomes, [("too_large".to_owned(), 2)].into());
+        assert_eq!(gaps.missing, ["http://s3.test/"]);
+    }
 }

@@ -9,7 +9,36 @@ use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_llm::Llm;
 use trawl_messages::{AnalysedDoc, Source, SourceKind};
 use trawl_synthesize::conflicts::detect;
-use trawl_synthesize::report::{llm, Gaps};
+use trawl_synthesize::conflicts::Conflict;
+use trawl_synthesize::report::{llm, Gaps, Material};
+
+static NO_GAPS: Gaps = Gaps {
+    outcomes: BTreeMap::new(),
+    missing: Vec::new(),
+};
+
+fn material<'a>(
+    question: &'a str,
+    docs: &'a [AnalysedDoc],
+    conflicts: &'a [Conflict],
+) -> Material<'a> {
+    Material {
+        question,
+        sub_queries: &[],
+        data_points: &[],
+        docs,
+        conflicts,
+        gaps: &NO_GAPS,
+    }
+}
+
+fn style(context_tokens: usize) -> llm::Style<'static> {
+    llm::Style {
+        context_tokens,
+        answer_tokens: 1500,
+        language: "",
+    }
+}
 
 fn doc(idx: u32, text: &str) -> AnalysedDoc {
     let source = Source {
@@ -60,20 +89,9 @@ async fn invented_citations_are_removed_and_counted() {
         ),
     ];
     let question = "How long is the Brimomir Bridge? simweb:fakecite";
-    let written = llm::write(
-        &llm,
-        question,
-        &[],
-        &[],
-        &docs,
-        &[],
-        &Gaps::default(),
-        20_000,
-        1500,
-        "",
-    )
-    .await
-    .unwrap();
+    let written = llm::write(&llm, &material(question, &docs, &[]), &style(20_000))
+        .await
+        .unwrap();
     let r = &written.report;
     assert_eq!(r.writer, "llm");
     assert_eq!(r.removed_citations, 2, "{}", r.markdown);
@@ -111,19 +129,9 @@ async fn the_prompt_never_exceeds_the_budget_and_conflicts_are_listed() {
     let conflicts = detect(&["long".into()], &docs);
     assert_eq!(conflicts.len(), 1);
     for budget in [400, 1_500, 6_000, 20_000] {
-        let written = llm::write(
-            &llm,
-            "How long is the Brimomir Bridge?",
-            &[],
-            &[],
-            &docs,
-            &conflicts,
-            &Gaps::default(),
-            budget,
-            1500,
-            "",
-        )
-        .await;
+        let question = "How long is the Brimomir Bridge?";
+        let written =
+            llm::write(&llm, &material(question, &docs, &conflicts), &style(budget)).await;
         // 400 tokens hold the sources' titles and URLs only: nothing the model could cite, so
         // its answer cites nothing and is refused (the stage writes the extractive report).
         if budget == 400 {

@@ -5,7 +5,7 @@
 use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
 use trawl_messages::AnalysedDoc;
 
-use super::{finish, Gaps, Report};
+use super::{finish, Material, Report};
 use crate::citations;
 use crate::conflicts::Conflict;
 use crate::context::{self, ContextSource, Level};
@@ -51,20 +51,30 @@ fn render_conflicts(conflicts: &[Conflict]) -> String {
         .join("\n")
 }
 
-/// Writes the report with `llm` within `max_tokens` of prompt. `docs` are sorted best first.
-#[allow(clippy::too_many_arguments)]
+/// How the model writes a report: the prompt's token budget, the answer's, and the report's
+/// language ("": the question's).
+pub struct Style<'a> {
+    pub context_tokens: usize,
+    pub answer_tokens: u32,
+    pub language: &'a str,
+}
+
+/// Writes the report from `material` with `llm`, within `style`'s budgets.
 pub async fn write(
     llm: &Llm,
-    question: &str,
-    sub_queries: &[String],
-    data_points: &[String],
-    docs: &[AnalysedDoc],
-    conflicts: &[Conflict],
-    gaps: &Gaps,
-    max_tokens: usize,
-    answer_tokens: u32,
-    language: &str,
+    material: &Material<'_>,
+    style: &Style<'_>,
 ) -> Result<LlmReport, LlmError> {
+    let Material {
+        question,
+        sub_queries,
+        data_points,
+        docs,
+        conflicts,
+        gaps,
+    } = *material;
+    let (max_tokens, answer_tokens, language) =
+        (style.context_tokens, style.answer_tokens, style.language);
     let tokenizer = Tokenizer::for_model(llm.model_of("report"));
     let relevant: Vec<&AnalysedDoc> = docs.iter().filter(|d| d.is_relevant).collect();
     let sources: Vec<ContextSource> = relevant

@@ -25,6 +25,32 @@ pub struct Gaps {
     pub missing: Vec<String>,
 }
 
+/// What a report is written from: the question and its plan, the analysed sources (best
+/// first), the conflicts among them, and what is missing.
+#[derive(Clone, Copy)]
+pub struct Material<'a> {
+    pub question: &'a str,
+    pub sub_queries: &'a [String],
+    pub data_points: &'a [String],
+    pub docs: &'a [AnalysedDoc],
+    pub conflicts: &'a [Conflict],
+    pub gaps: &'a Gaps,
+}
+
+impl Material<'_> {
+    /// The extractive report of this material, `sentences` long at most.
+    pub fn extractive(&self, sentences: usize) -> Report {
+        extractive::write(
+            self.question,
+            self.sub_queries,
+            self.docs,
+            self.conflicts,
+            self.gaps,
+            sentences,
+        )
+    }
+}
+
 pub struct Report {
     pub markdown: String,
     pub citations: Vec<Citation>,
