@@ -495,21 +495,7 @@ fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trawl_messages::SourceKind;
-
-    fn source(idx: u32) -> Source {
-        Source {
-            idx,
-            url: format!("http://s{idx}.test/"),
-            title: String::new(),
-            snippet: String::new(),
-            provider: "searxng".into(),
-            position: idx + 1,
-            score: 0.5,
-            kind: SourceKind::Page,
-            file_type: None,
-        }
-    }
+    use crate::report::testing::source;
 
     fn record(idx: u32, outcome: Outcome) -> OutcomeRecord {
         OutcomeRecord {

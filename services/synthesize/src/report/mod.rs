@@ -170,8 +170,9 @@ fn notes(docs: &[AnalysedDoc], gaps: &Gaps, cited: usize, removed: usize) -> Vec
 pub(crate) mod testing {
     use trawl_messages::{AnalysedDoc, Source, SourceKind};
 
-    pub fn doc(idx: u32, relevant: bool, points: &[&str]) -> AnalysedDoc {
-        let source = Source {
+    /// Source `idx`, a page at `http://s{idx}.test/`.
+    pub fn source(idx: u32) -> Source {
+        Source {
             idx,
             url: format!("http://s{idx}.test/"),
             title: format!("S{idx}"),
@@ -181,7 +182,11 @@ pub(crate) mod testing {
             score: 0.5,
             kind: SourceKind::Page,
             file_type: None,
-        };
+        }
+    }
+
+    pub fn doc(idx: u32, relevant: bool, points: &[&str]) -> AnalysedDoc {
+        let source = source(idx);
         AnalysedDoc {
             title: format!("Source {idx}"),
             key_points: points.iter().map(|s| s.to_string()).collect(),
