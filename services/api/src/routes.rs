@@ -429,7 +429,7 @@ pub async fn submit(
     if let Some(done) = store.cache_get(Cache::Idempotency, &key).await? {
         return replay(&state, &done, &fingerprint).await;
     }
-    if !store.try_lock(&lock, Duration::from_secs(60)).await? {
+    let Some(lock) = store.try_lock(&lock, Duration::from_secs(60)).await? else {
         let mut e = ApiError::new(
             StatusCode::CONFLICT,
             "in_progress",
@@ -437,7 +437,7 @@ pub async fn submit(
         );
         e.retry_after = Some(1);
         return Err(e);
-    }
+    };
     // The first request may have finished between the lookup and the lock.
     let result = match store.cache_get(Cache::Idempotency, &key).await {
         Ok(Some(done)) => replay(&state, &done, &fingerprint).await,

@@ -189,9 +189,9 @@ pub async fn rules_for(
         return Ok(Some(rules));
     }
     let lock = format!("robots:{origin}");
-    if !rt.store.try_lock(&lock, Duration::from_secs(30)).await? {
+    let Some(lock) = rt.store.try_lock(&lock, Duration::from_secs(30)).await? else {
         return Ok(None);
-    }
+    };
     let robots_url = Url::parse(&format!("{origin}/robots.txt"))
         .map_err(|e| StageError::permanent(format!("bad robots URL for {origin}: {e}")))?;
     let (rules, is_error) = rules_from(fetcher.get(&robots_url, 0).await);
@@ -334,7 +334,8 @@ mod tests {
             .store
             .try_lock(&lock, Duration::from_secs(30))
             .await
-            .unwrap());
+            .unwrap()
+            .is_some());
         assert_eq!(rules_for(&rt, &fetcher, &page).await.unwrap(), None);
         // Once the holder has cached the rules, everyone reads them.
         let rules = serde_json::to_vec(&Rules::DisallowAll).unwrap();

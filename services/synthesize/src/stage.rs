@@ -109,9 +109,9 @@ impl Stage for SynthesizeStage {
             }
         }
         let lease = format!("synth:{job}");
-        if !rt.store.try_lock(&lease, LEASE).await? {
+        let Some(lease) = rt.store.try_lock(&lease, LEASE).await? else {
             return Ok(Handled::Later(Duration::from_secs(5)));
-        }
+        };
         let result = synthesise(self, rt, &msg, &meta, &records, complete).await;
         rt.store.unlock(&lease).await?;
         result.map(|()| Handled::Done)

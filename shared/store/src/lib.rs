@@ -20,6 +20,22 @@ use serde::{Deserialize, Serialize};
 
 pub mod memory;
 
+/// A lock held ([`Store::try_lock`]): its name and the holder's token, unique per taking.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub name: String,
+    token: String,
+}
+
+impl Lease {
+    fn new(name: &str) -> Lease {
+        Lease {
+            name: name.to_owned(),
+            token: uuid::Uuid::now_v7().simple().to_string(),
+        }
+    }
+}
+
 /// A batch's LLM budget counters ([`Store::batch_counter`]), in micro-dollars.
 pub mod budget {
     /// The cap; 0 or absent: no budget.
@@ -164,8 +180,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Takes the lock `name` for `ttl` if nobody holds it. Used for single-flight fetches and
     /// for synthesis leases; an expired holder loses it, so a crashed worker never wedges a job.
-    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<bool, StoreError>;
-    async fn unlock(&self, name: &str) -> Result<(), StoreError>;
+    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError>;
+    /// Releases `lease` if it is still the holder's: a holder that outlived its `ttl` never
+    /// releases the lock someone else has taken since.
+    async fn unlock(&self, lease: &Lease) -> Result<(), StoreError>;
 
     /// Generic cell rate algorithm with a burst of one, shared by every process: returns
     /// `Duration::ZERO` and takes the slot when a request to `host` may go now, or how long to

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::{BatchProgress, Cache, Extension, FanIn, Store, StoreError, PENDING};
+use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, PENDING};
 
 #[derive(Default)]
 pub struct MemoryStore {
@@ -18,7 +18,7 @@ pub struct MemoryStore {
 #[derive(Default)]
 struct State {
     cache: HashMap<(Cache, String), Expiring<Vec<u8>>>,
-    locks: HashMap<String, Instant>,
+    locks: HashMap<String, (Instant, Lease)>,
     rate: HashMap<String, Instant>,
     /// Slot holders per name: token and lease expiry.
     slots: HashMap<String, HashMap<String, Instant>>,
@@ -113,22 +113,28 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<bool, StoreError> {
+    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
         self.with(|s| {
             let now = Instant::now();
             match s.locks.get(name) {
-                Some(&until) if until > now => false,
+                Some((until, _)) if *until > now => None,
                 _ => {
-                    s.locks.insert(name.to_owned(), now + ttl);
-                    true
+                    let lease = Lease::new(name);
+                    s.locks.insert(name.to_owned(), (now + ttl, lease.clone()));
+                    Some(lease)
                 }
             }
         })
     }
 
-    async fn unlock(&self, name: &str) -> Result<(), StoreError> {
+    async fn unlock(&self, lease: &Lease) -> Result<(), StoreError> {
         self.with(|s| {
-            s.locks.remove(name);
+            if s.locks
+                .get(&lease.name)
+                .is_some_and(|(_, held)| held == lease)
+            {
+                s.locks.remove(&lease.name);
+            }
         })
     }
 

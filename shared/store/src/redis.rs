@@ -28,7 +28,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncCommands, Script};
 use async_trait::async_trait;
 
-use crate::{BatchProgress, Cache, Extension, FanIn, Store, StoreError, PENDING};
+use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, PENDING};
 
 #[derive(Clone)]
 pub struct RedisStore {
@@ -50,6 +50,7 @@ struct Scripts {
     window_add: Script,
     batch_cancel: Script,
     budget_reserve: Script,
+    unlock: Script,
 }
 
 const RATE: &str = r"
@@ -161,6 +162,10 @@ end
 return 1
 ";
 
+const UNLOCK: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+";
+
 const BUDGET_RESERVE: &str = r"
 local budget = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 if budget <= 0 then return 0 end
@@ -242,6 +247,7 @@ impl RedisStore {
                 window_add: Script::new(WINDOW_ADD),
                 batch_cancel: Script::new(BATCH_CANCEL),
                 budget_reserve: Script::new(BUDGET_RESERVE),
+                unlock: Script::new(UNLOCK),
             }),
         })
     }
@@ -283,22 +289,25 @@ impl Store for RedisStore {
             .map_err(backend)
     }
 
-    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<bool, StoreError> {
+    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        let lease = Lease::new(name);
         let reply: Option<String> = ::redis::cmd("SET")
             .arg(self.key(&["lock", name]))
-            .arg(std::process::id())
+            .arg(&lease.token)
             .arg("NX")
             .arg("PX")
             .arg(ms(ttl))
             .query_async(&mut self.con())
             .await
             .map_err(backend)?;
-        Ok(reply.is_some())
+        Ok(reply.map(|_| lease))
     }
 
-    async fn unlock(&self, name: &str) -> Result<(), StoreError> {
-        self.con()
-            .del::<_, ()>(self.key(&["lock", name]))
+    async fn unlock(&self, lease: &Lease) -> Result<(), StoreError> {
+        (self.scripts.unlock)
+            .key(self.key(&["lock", &lease.name]))
+            .arg(&lease.token)
+            .invoke_async::<()>(&mut self.con())
             .await
             .map_err(backend)
     }

@@ -93,28 +93,39 @@ async fn cache_round_trip_and_expiry(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+/// A lock is exclusive until released or expired, and only its holder releases it: a holder
+/// that outlived its lease cannot release the lock someone else has taken since.
 async fn locks_are_exclusive_until_released(store: Arc<dyn Store>) {
+    let name = "robots:a.test";
+    let first = store.try_lock(name, Duration::from_secs(30)).await.unwrap();
+    let first = first.expect("a free lock is taken");
     assert!(store
-        .try_lock("robots:a.test", Duration::from_secs(30))
+        .try_lock(name, Duration::from_secs(30))
         .await
-        .unwrap());
-    assert!(!store
-        .try_lock("robots:a.test", Duration::from_secs(30))
+        .unwrap()
+        .is_none());
+    store.unlock(&first).await.unwrap();
+    let late = (store
+        .try_lock(name, Duration::from_millis(100))
         .await
-        .unwrap());
-    store.unlock("robots:a.test").await.unwrap();
-    assert!(store
-        .try_lock("robots:a.test", Duration::from_millis(100))
-        .await
-        .unwrap());
+        .unwrap())
+    .expect("a released lock is free");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        store
-            .try_lock("robots:a.test", Duration::from_secs(1))
-            .await
-            .unwrap(),
-        "expired lock"
-    );
+    let next = store.try_lock(name, Duration::from_secs(5)).await.unwrap();
+    let next = next.expect("an expired lock is free");
+    // The late holder finishes and releases: the next holder keeps the lock.
+    store.unlock(&late).await.unwrap();
+    assert!(store
+        .try_lock(name, Duration::from_secs(5))
+        .await
+        .unwrap()
+        .is_none());
+    store.unlock(&next).await.unwrap();
+    assert!(store
+        .try_lock(name, Duration::from_secs(5))
+        .await
+        .unwrap()
+        .is_some());
     store.delete_all().await.unwrap();
 }
 
