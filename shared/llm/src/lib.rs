@@ -270,7 +270,7 @@ impl Llm {
     /// A handle for one piece of a batch's work: as [`Llm::with_store`], and each call first
     /// reserves its estimated cost from the batch's budget in `store` (refused: the call fails
     /// with [`LlmError::Budget`] and its step falls back), then settles what it really cost.
-    /// The budget is so a hard cap across the fleet, whatever the number of workers.
+    /// So the budget is a hard cap across the fleet, whatever the number of workers.
     pub fn for_batch(&self, store: Arc<dyn Store>, batch: &str) -> Llm {
         Llm {
             batch: Some(batch.into()),
