@@ -405,6 +405,32 @@ async fn robots_variants_are_applied() {
     h.stop().await;
 }
 
+/// One page for a tool (`trawl extract URL`, MCP's `extract`): the stage's robots.txt and
+/// SSRF guard apply, and each refusal says why in words.
+#[tokio::test]
+async fn one_page_for_a_tool_keeps_to_robots_and_the_guard() {
+    use trawl_fetch::one::{fetch_one, OneError};
+    let h = Harness::start(false, &[]).await;
+    let fetcher = trawl_fetch::http::Fetcher::new(&h.rt.config.fetch).unwrap();
+    let at = |url: String| url::Url::parse(&url).unwrap();
+    let host = guarded::ROBOTS_CROSS_HOST;
+    let page = fetch_one(&h.rt, &fetcher, &at(Harness::url("/page", host))).await;
+    assert!(page.is_ok(), "{:?}", page.err());
+    let private = at(Harness::url("/private/page", host));
+    let err = fetch_one(&h.rt, &fetcher, &private).await.unwrap_err();
+    assert!(matches!(err, OneError::Disallowed(_)), "{err}");
+    let intranet = at(Harness::url("/", PRIVATE_NAME));
+    let err = fetch_one(&h.rt, &fetcher, &intranet).await.unwrap_err();
+    assert!(
+        matches!(&err, OneError::Refused(why) if why.contains("private or reserved")),
+        "{err}"
+    );
+    let ftp = at("ftp://files.test/a".into());
+    let err = fetch_one(&h.rt, &fetcher, &ftp).await.unwrap_err();
+    assert!(matches!(err, OneError::Scheme), "{err}");
+    h.stop().await;
+}
+
 /// Files are recognised by their bytes and turned into text; the rest is unsupported.
 #[tokio::test]
 async fn files_become_text_or_say_why_not() {

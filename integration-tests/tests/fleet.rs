@@ -70,6 +70,7 @@ async fn batch_through_the_fleet_cites_answer_pages() {
     );
     assert!(
         status.contains("queues (all batches): search 0")
+            && status.contains("fetch_browser 0")
             && status.contains("cost so far: $0.0000"),
         "{status}"
     );

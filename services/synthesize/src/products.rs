@@ -142,7 +142,7 @@ pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> 
             Some(r) => {
                 total_cost += r.total_cost_microdollars;
                 *by_status.entry(r.status.to_string()).or_default() += 1;
-                if r.writer.contains("budget spent") {
+                if r.writer == crate::report::BUDGET_SPENT {
                     budget_spent += 1;
                 }
                 rows.push_str(&format!(

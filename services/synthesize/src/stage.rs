@@ -267,7 +267,7 @@ async fn write_report(
     let Some(model) = llm.ready().filter(|_| relevant) else {
         let mut r = material.extractive(cfg.sentences);
         if let JobLlm::BudgetSpent = llm {
-            r.writer = "extractive (batch LLM budget spent)".into();
+            r.writer = report::BUDGET_SPENT.into();
         }
         return Ok(r);
     };
@@ -291,7 +291,7 @@ async fn write_report(
             warn!(error = %e, "LLM report failed; writing the extractive one");
             let mut r = material.extractive(cfg.sentences);
             r.writer = match e {
-                trawl_llm::LlmError::Budget(_) => "extractive (batch LLM budget spent)".into(),
+                trawl_llm::LlmError::Budget(_) => report::BUDGET_SPENT.into(),
                 e => format!("extractive (LLM failed: {e})"),
             };
             r

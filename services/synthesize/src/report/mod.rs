@@ -51,6 +51,10 @@ impl Material<'_> {
     }
 }
 
+/// The writer of a report written without the LLM because the batch's budget was reached;
+/// the batch summary counts these.
+pub const BUDGET_SPENT: &str = "extractive (batch LLM budget spent)";
+
 pub struct Report {
     pub markdown: String,
     pub citations: Vec<Citation>,
