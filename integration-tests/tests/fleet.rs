@@ -345,3 +345,64 @@ async fn webhooks_announce_jobs_and_the_batch_signed() {
     );
     fleet.cleanup().await;
 }
+
+/// A worker's entry point runs in-process as well as in its own binary: it takes its stop as a
+/// future (a process passes its signals), handles what it was given, and returns once the
+/// future resolves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_in_process_stops_when_its_stop_resolves() {
+    use trawl_messages::SearchTask;
+    use trawl_pipeline::{Handled, Runtime, Stage, StageError};
+
+    struct Seen(tokio::sync::mpsc::UnboundedSender<String>);
+    #[async_trait::async_trait]
+    impl Stage for Seen {
+        type Input = SearchTask;
+        async fn handle(
+            &self,
+            _rt: &Runtime,
+            msg: Envelope<SearchTask>,
+        ) -> Result<Handled, StageError> {
+            let _ = self.0.send(msg.body.query.clone());
+            Ok(Handled::Done)
+        }
+    }
+
+    let fleet = Fleet::start().await;
+    let env: BTreeMap<String, String> = fleet.fleet_env().into_iter().collect();
+    let config = trawl_config::Config::load(None, &env).unwrap();
+    let (seen, mut handled) = tokio::sync::mpsc::unbounded_channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(trawl_pipeline::serve::run(
+        config.clone(),
+        Queue::Search,
+        Seen(seen),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let rt = Runtime::connect(config, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let task = SearchTask {
+        query: "in-process".into(),
+        options: Default::default(),
+    };
+    let deadline = chrono::Utc::now() + chrono::Duration::minutes(5);
+    let (job, batch) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+    rt.publish(Queue::Search, &Envelope::new(job, batch, deadline, task))
+        .await
+        .unwrap();
+    let query = tokio::time::timeout(Duration::from_secs(60), handled.recv())
+        .await
+        .expect("the in-process worker took no message")
+        .unwrap();
+    assert_eq!(query, "in-process");
+    stop.send(()).unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(30), worker)
+        .await
+        .expect("the worker did not stop when its stop resolved")
+        .unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+    fleet.cleanup().await;
+}

@@ -192,11 +192,12 @@ fn conn_limits(api: &trawl_config::ApiConfig) -> trawl_telemetry::http::ConnLimi
 }
 
 /// Serves the API on `api.addr`, and `/metrics`, `/healthz`, `/readyz` and `/drain` on
-/// `metrics.addr` (unless empty), until SIGTERM, SIGINT or `/drain`; calls `bound` with the
-/// API's address once listening.
+/// `metrics.addr` (unless empty), until `stop` resolves (the process's signals) or `/drain`;
+/// calls `bound` with the API's address once listening.
 pub async fn serve(
     config: Config,
     bound: impl FnOnce(std::net::SocketAddr),
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     if config.broker.url.is_none() || config.store.url.is_none() {
         return Err(ServeError::NotConfigured);
@@ -212,7 +213,7 @@ pub async fn serve(
         addr: addr.clone(),
         source,
     })?;
-    let ops = trawl_pipeline::serve::Ops::start(&config.metrics.addr).await?;
+    let ops = trawl_pipeline::serve::Ops::start(&config.metrics.addr, stop).await?;
     // Live (and not ready) while connecting, like a worker.
     let rt = Runtime::connect(config.clone(), Duration::from_secs(30)).await?;
     metrics::init();

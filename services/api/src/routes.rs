@@ -15,10 +15,10 @@ use axum::Json;
 use futures_util::{Stream, StreamExt};
 use serde::{Deserialize, Deserializer, Serialize};
 use sha2::{Digest, Sha256};
-use trawl_messages::{paths, JobOptions, Metadata};
+use trawl_messages::{paths, JobOptions, JobState, Metadata};
 use trawl_pipeline::batch::{self, BatchOptions, Manifest, ManifestJob, Question};
 use trawl_pipeline::results::{job_result, JobResult};
-use trawl_store::{BatchProgress, Cache, PENDING};
+use trawl_store::{BatchProgress, Cache};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -121,7 +121,8 @@ pub struct JobSummary {
     pub metadata: Metadata,
     pub query: String,
     /// pending, or how the job ended.
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: JobState,
 }
 
 #[derive(Serialize, Deserialize, ToSchema)]
@@ -152,7 +153,8 @@ pub struct Job {
     #[schema(value_type = Object)]
     pub metadata: Metadata,
     pub query: String,
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: JobState,
     /// The report in markdown with numbered citations, once the job has ended.
     pub report: Option<String>,
     /// Names to fetch from `/v1/jobs/{id}/work-products/{name}`.
@@ -637,10 +639,7 @@ pub async fn list_jobs(
             id: j.id.clone(),
             metadata: j.metadata.clone(),
             query: j.query.clone(),
-            status: statuses
-                .get(&j.job_id.to_string())
-                .cloned()
-                .unwrap_or_else(|| PENDING.to_owned()),
+            status: (statuses.get(&j.job_id.to_string()).copied()).unwrap_or_default(),
         })
         .collect();
     Ok(Json(JobPage {
@@ -755,7 +754,7 @@ async fn export_line(
     rt: &trawl_pipeline::Runtime,
     batch: Uuid,
     job: &ManifestJob,
-    statuses: &BTreeMap<String, String>,
+    statuses: &BTreeMap<String, JobState>,
     products: bool,
 ) -> Result<Bytes, trawl_pipeline::StageError> {
     let result: JobResult = job_result(rt, batch, job, statuses, products).await.inspect_err(|e| {
@@ -811,9 +810,7 @@ pub async fn get_job(
     let (id, metadata) = entry
         .map(|j| (j.id.clone(), j.metadata.clone()))
         .unwrap_or_default();
-    let status = batch::job_status(&state.rt, batch, job)
-        .await?
-        .unwrap_or_else(|| PENDING.to_owned());
+    let status = (batch::job_status(&state.rt, batch, job).await?).unwrap_or_default();
     let report = state
         .rt
         .objects

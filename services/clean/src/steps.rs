@@ -13,9 +13,8 @@
 //! fallback that a retry could improve on.
 
 use serde::{Deserialize, Serialize};
-use tracing::warn;
 use trawl_config::CleanConfig;
-use trawl_llm::Llm;
+use trawl_llm::{Fallback, Llm};
 use trawl_messages::{Cleaning, Cleanliness};
 use trawl_text::collapse_whitespace;
 
@@ -66,70 +65,127 @@ pub async fn process(
     title: &str,
     markdown: String,
 ) -> Processed {
-    let mut notes = Vec::new();
-    let (llm, why_not) = match llm {
-        LlmUse::Yes(llm) => (Some(llm), ""),
-        LlmUse::NotConfigured => (None, "no LLM configured"),
+    let mut steps = Steps {
+        llm: None,
+        why_not: "",
+        cfg,
+        ctx,
+        notes: Vec::new(),
+        complete: true,
+    };
+    match llm {
+        LlmUse::Yes(llm) => steps.llm = Some(llm),
+        LlmUse::NotConfigured => steps.why_not = "no LLM configured",
         LlmUse::Unavailable(why) => {
-            notes.push(format!("no LLM steps: {why}"));
-            (None, why)
+            steps.notes.push(format!("no LLM steps: {why}"));
+            steps.why_not = why;
         }
-    };
-    let mut complete = true;
+    }
+    let cleanliness = steps.judge(&markdown).await;
+    let (markdown, cleaning) = steps.clean(markdown, &cleanliness).await;
+    let (analysis, analysed_by) = steps.analyse(title, &markdown).await;
+    Processed {
+        markdown,
+        cleanliness,
+        cleaning,
+        analysis,
+        analysed_by: analysed_by.into(),
+        notes: steps.notes,
+        complete: steps.complete,
+    }
+}
 
-    let h = judge::heuristic(&markdown);
-    let mut cleanliness = Cleanliness {
-        score: h.score,
-        source: "heuristic".into(),
-        heuristic: h.score,
-        problems: h.problems,
-    };
-    match llm.filter(|_| cfg.llm_judge) {
-        Some(llm) => {
-            let sample = judge::sample(&markdown, cfg.judge_sample_chars);
-            match judge::llm(llm, &sample, markdown.chars().count()).await {
-                Ok(v) => {
-                    cleanliness.score = v.score;
-                    cleanliness.source = "llm".into();
-                    cleanliness.problems = v.problems;
-                    step("judge", "llm");
-                }
-                Err(e) => {
-                    warn!(error = %e, "LLM judge failed; heuristic score used");
-                    notes.push(format!("LLM judge failed, heuristic score used: {e}"));
-                    complete = false;
-                    step("judge", "failed");
+/// What the steps share: the LLM (or why there is none), the settings and the question, and
+/// what they have to say so far.
+struct Steps<'a> {
+    llm: Option<&'a Llm>,
+    /// Why there is no LLM, when there is none.
+    why_not: &'a str,
+    cfg: &'a CleanConfig,
+    ctx: &'a Context,
+    notes: Vec<String>,
+    complete: bool,
+}
+
+impl<'a> Steps<'a> {
+    /// The LLM, when it is there and `switch` allows it.
+    fn llm_if(&self, switch: bool) -> Option<&'a Llm> {
+        self.llm.filter(|_| switch)
+    }
+
+    /// An LLM step failed and took its non-LLM path.
+    fn fell_back(&mut self, fallback: Fallback<'_>) {
+        self.notes.push(fallback.emit());
+        self.complete = false;
+        step(fallback.step, "failed");
+    }
+
+    /// The heuristic score, replaced by the LLM's on a sample when `clean.llm_judge` asks.
+    async fn judge(&mut self, markdown: &str) -> Cleanliness {
+        let h = judge::heuristic(markdown);
+        let mut cleanliness = Cleanliness {
+            score: h.score,
+            source: "heuristic".into(),
+            heuristic: h.score,
+            problems: h.problems,
+        };
+        match self.llm_if(self.cfg.llm_judge) {
+            Some(llm) => {
+                let sample = judge::sample(markdown, self.cfg.judge_sample_chars);
+                match judge::llm(llm, &sample, markdown.chars().count()).await {
+                    Ok(v) => {
+                        cleanliness.score = v.score;
+                        cleanliness.source = "llm".into();
+                        cleanliness.problems = v.problems;
+                        step("judge", "llm");
+                    }
+                    Err(error) => self.fell_back(Fallback {
+                        step: "judge",
+                        instead: "heuristic score",
+                        error: &error,
+                    }),
                 }
             }
+            None => step("judge", "heuristic"),
         }
-        None => step("judge", "heuristic"),
+        METRICS
+            .cleanliness
+            .get_or_create(&vec![("source", cleanliness.source.clone())])
+            .observe(cleanliness.score);
+        cleanliness
     }
-    METRICS
-        .cleanliness
-        .get_or_create(&vec![("source", cleanliness.source.clone())])
-        .observe(cleanliness.score);
 
-    let threshold = cfg.judge_threshold;
-    let skip = |reason: String| {
-        step("cleaning", "skipped");
-        Cleaning {
-            applied: false,
-            reason,
+    /// The markdown kept: cleaned by the LLM under its guard only when judged below
+    /// `clean.judge_threshold` and `clean.llm_cleaning` is on.
+    async fn clean(&mut self, markdown: String, judged: &Cleanliness) -> (String, Cleaning) {
+        let threshold = self.cfg.judge_threshold;
+        let skip = |reason: String| {
+            step("cleaning", "skipped");
+            Cleaning {
+                applied: false,
+                reason,
+            }
+        };
+        if judged.score >= threshold {
+            let reason = format!(
+                "judged clean ({:.2} at or above {threshold:.2})",
+                judged.score
+            );
+            return (markdown, skip(reason));
         }
-    };
-    let (markdown, cleaning) = if cleanliness.score >= threshold {
-        let reason = format!(
-            "judged clean ({:.2} at or above {threshold:.2})",
-            cleanliness.score
-        );
-        (markdown, skip(reason))
-    } else if let Some(llm) = llm.filter(|_| cfg.llm_cleaning) {
+        let Some(llm) = self.llm_if(self.cfg.llm_cleaning) else {
+            let reason = match self.llm {
+                Some(_) => "LLM cleaning is off (clean.llm_cleaning)",
+                None => self.why_not,
+            };
+            return (markdown, skip(reason.to_owned()));
+        };
         let cleaned = cleaning::clean(
             llm,
-            &ctx.question,
-            &cleanliness.problems,
+            &self.ctx.question,
+            &judged.problems,
             &markdown,
-            cfg.llm_clean_max_chars,
+            self.cfg.llm_clean_max_chars,
         )
         .await;
         step(
@@ -140,68 +196,61 @@ pub async fn process(
                 (false, false) => "rejected",
             },
         );
-        complete &= !cleaned.failed;
+        self.complete &= !cleaned.failed;
         (cleaned.markdown, cleaned.cleaning)
-    } else if llm.is_some() {
-        (
-            markdown,
-            skip("LLM cleaning is off (clean.llm_cleaning)".into()),
-        )
-    } else {
-        (markdown, skip(why_not.to_owned()))
-    };
+    }
 
-    let mut analysis = analyse_in(ctx, title, &markdown, cfg.min_relevance);
-    let mut analysed_by = "extractive";
-    if let Some(llm) = llm.filter(|_| cfg.llm_analysis) {
-        let (text, note) = llm_analysis::bounded(ctx, &markdown, cfg.llm_analysis_max_chars);
-        notes.extend(note);
-        match llm_analysis::analyse(llm, ctx, title, &text).await {
+    /// The extractive analysis, with the LLM's answer laid over it when `clean.llm_analysis`
+    /// asks and it answers; and who analysed (`llm` or `extractive`).
+    async fn analyse(&mut self, title: &str, markdown: &str) -> (Analysis, &'static str) {
+        let mut analysis = analyse_in(self.ctx, title, markdown, self.cfg.min_relevance);
+        let Some(llm) = self.llm_if(self.cfg.llm_analysis) else {
+            step("analysis", "extractive");
+            return (analysis, "extractive");
+        };
+        let (text, note) =
+            llm_analysis::bounded(self.ctx, markdown, self.cfg.llm_analysis_max_chars);
+        self.notes.extend(note);
+        match llm_analysis::analyse(llm, self.ctx, title, &text).await {
             Ok(answer) => {
-                analysed_by = "llm";
-                analysis.is_relevant = answer.is_relevant;
-                analysis.summary = answer.summary;
-                for (point, value) in answer.extracted_data {
-                    // A data point the LLM left out keeps the pattern's value.
-                    if value.is_some() || !analysis.extracted_data.contains_key(&point) {
-                        analysis.extracted_data.insert(point, value);
-                    }
-                }
-                // Key points stay quotable: the LLM's lead only where the source has them.
-                let source = collapse(&markdown);
-                let mut points: Vec<String> = answer
-                    .key_points
-                    .into_iter()
-                    .filter(|k| !k.trim().is_empty() && source.contains(&collapse(k)))
-                    .collect();
-                for k in analysis.key_points.drain(..) {
-                    if !points.iter().any(|p| collapse(p) == collapse(&k)) {
-                        points.push(k);
-                    }
-                }
-                points.truncate(KEY_POINTS);
-                analysis.key_points = points;
+                lay_over(&mut analysis, answer, markdown);
                 step("analysis", "llm");
+                (analysis, "llm")
             }
-            Err(e) => {
-                warn!(error = %e, "LLM analysis failed; extractive analysis used");
-                notes.push(format!(
-                    "LLM analysis failed, extractive analysis used: {e}"
-                ));
-                complete = false;
-                step("analysis", "failed");
+            Err(error) => {
+                self.fell_back(Fallback {
+                    step: "analysis",
+                    instead: "extractive analysis",
+                    error: &error,
+                });
+                (analysis, "extractive")
             }
         }
-    } else {
-        step("analysis", "extractive");
     }
-    Processed {
-        markdown,
-        cleanliness,
-        cleaning,
-        analysis,
-        analysed_by: analysed_by.into(),
-        notes,
-        complete,
+}
+
+/// The LLM's analysis over the extractive one: it decides relevance and writes the summary;
+/// its data points fill in (a point it left out keeps the pattern's value); its key points
+/// lead where the source holds them word for word, so every key point stays quotable.
+fn lay_over(analysis: &mut Analysis, answer: llm_analysis::LlmAnalysis, markdown: &str) {
+    analysis.is_relevant = answer.is_relevant;
+    analysis.summary = answer.summary;
+    for (point, value) in answer.extracted_data {
+        if value.is_some() || !analysis.extracted_data.contains_key(&point) {
+            analysis.extracted_data.insert(point, value);
+        }
     }
+    let source = collapse(markdown);
+    let mut points: Vec<String> = answer
+        .key_points
+        .into_iter()
+        .filter(|k| !k.trim().is_empty() && source.contains(&collapse(k)))
+        .collect();
+    for k in analysis.key_points.drain(..) {
+        if !points.iter().any(|p| collapse(p) == collapse(&k)) {
+            points.push(k);
+        }
+    }
+    points.truncate(KEY_POINTS);
+    analysis.key_points = points;
 }

@@ -30,9 +30,9 @@ use tokio::sync::Mutex;
 use trawl_config::Config;
 use trawl_fetch::http::Fetcher;
 use trawl_fetch::one::fetch_one;
-use trawl_messages::{paths, JobOptions};
+use trawl_messages::{paths, JobOptions, JobRecord};
 use trawl_pipeline::batch::{check_task, submit, BatchOptions, Question};
-use trawl_pipeline::serve::Shutdown;
+use trawl_pipeline::serve::{signals, Shutdown};
 use trawl_pipeline::Runtime;
 use trawl_search::SearchStage;
 use trawl_synthesize::tokens::Tokenizer;
@@ -87,7 +87,7 @@ pub async fn run(config: Config, args: McpArgs) -> anyhow::Result<std::process::
     let served = match listener {
         None => serve_stdio(backend.clone()).await,
         Some(listener) => {
-            let shutdown = Shutdown::on_signals_or_drain(&trawl_telemetry::Drain::default());
+            let shutdown = Shutdown::on(signals(), &trawl_telemetry::Drain::default());
             serve_http(
                 backend.clone(),
                 listener,
@@ -251,17 +251,13 @@ impl TrawlMcp {
         let search = &self.backend.search;
         let llm = trawl_pipeline::JobLlm::unbudgeted(search.llm(), rt.store.clone());
         let found = search.find(rt, &task, &llm).await;
-        if !found.answered && !found.analysis.sub_queries.is_empty() {
-            let errors: Vec<String> = found
-                .attempts
-                .iter()
-                .map(|a| format!("{}: {}", a.provider, a.detail))
-                .collect();
+        if found.unanswered() {
             return CallToolResult::error(vec![Content::text(format!(
                 "every search provider failed: {}",
-                errors.join("; ")
+                found.errors()
             ))]);
         }
+        let found = found.record;
         let limit = args.max_results.unwrap_or(10).max(1);
         let results: Vec<serde_json::Value> = found
             .results
@@ -400,31 +396,24 @@ impl TrawlMcp {
                 .await
                 .map_err(|e| format!("could not read {key}: {e}"))
         };
-        let record: serde_json::Value = read(paths::job_record(batch, job))
+        let record: Option<JobRecord> = read(paths::job_record(batch, job))
             .await?
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let status = record.as_ref().map_or("unknown", |r| r.status.as_str());
         let report = read(paths::report(batch, job))
             .await?
             .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .ok_or_else(|| {
-                format!(
-                    "job {job} ended ({}) without a report",
-                    record["status"].as_str().unwrap_or("unknown")
-                )
-            })?;
+            .ok_or_else(|| format!("job {job} ended ({status}) without a report"))?;
         // Names directly under the job's folder (`docs/` holds one file per source): a short
         // footer leaves the token budget to the report.
         let dir = paths::job_dir(batch, job);
         let names = rt.objects.list(&dir).await.unwrap_or_default();
         let root = rt.objects.where_is(&dir);
         let report_path = format!("{root}/report.md");
-        let mut footer = format!(
-            "\n\n---\njob {job} (batch {batch}): {}",
-            record["status"].as_str().unwrap_or("done")
-        );
-        if let Some(cost) = record["total_cost_microdollars"].as_i64() {
-            footer.push_str(&format!(", LLM cost ${:.4}", cost as f64 / 1e6));
+        let mut footer = format!("\n\n---\njob {job} (batch {batch}): {status}");
+        if let Some(r) = &record {
+            let cost = r.total_cost_microdollars as f64 / 1e6;
+            footer.push_str(&format!(", LLM cost ${cost:.4}"));
         }
         footer.push_str(&format!("\nwork products in {root}: {}", names.join(", ")));
         Ok(self.fit(&report, &footer, &report_path))

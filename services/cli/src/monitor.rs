@@ -218,7 +218,7 @@ pub async fn run(config: Config, args: MonitorArgs) -> anyhow::Result<ExitCode> 
         anyhow::bail!("the monitor exports metrics: set metrics.addr (TRAWL__METRICS__ADDR)");
     }
     init();
-    let ops = Ops::start(&config.metrics.addr).await?;
+    let ops = Ops::start(&config.metrics.addr, trawl_pipeline::serve::signals()).await?;
     info!(interval_secs = args.interval, "monitor sampling");
     let rt = Runtime::connect(config, Duration::from_secs(30))
         .await

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult};
+use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult, SearchRecord};
 use trawl_pipeline::batch::{check_task, submit, Question};
 use trawl_pipeline::Runtime;
 
@@ -122,19 +122,13 @@ async fn explain_search(rt: &Runtime, batch: uuid::Uuid, job: uuid::Uuid) {
     let Ok(Some(bytes)) = rt.objects.get(&paths::search(batch, job)).await else {
         return;
     };
-    let Ok(record) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+    let Ok(record) = serde_json::from_slice::<SearchRecord>(&bytes) else {
         return;
     };
-    for attempt in record["attempts"].as_array().into_iter().flatten() {
-        if !matches!(attempt["outcome"].as_str(), Some("ok" | "empty" | "cached")) {
-            let (provider, detail) = (
-                attempt["provider"].as_str().unwrap_or("?"),
-                attempt["detail"].as_str().unwrap_or(""),
-            );
-            eprintln!("search: {provider}: {detail}");
-        }
+    for attempt in record.attempts.iter().filter(|a| a.failed()) {
+        eprintln!("search: {}: {}", attempt.provider, attempt.detail);
     }
-    if record["results"].as_array().is_some_and(Vec::is_empty) {
+    if record.results.is_empty() {
         eprintln!(
             "hint: check search.providers and search.searxng_url ({})",
             rt.config.search.searxng_url

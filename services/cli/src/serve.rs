@@ -19,12 +19,12 @@ pub async fn serve(mut config: Config, args: ServeArgs) -> anyhow::Result<ExitCo
     if let Some(addr) = args.addr {
         config.api.addr = addr;
     }
-    trawl_api::serve(config, |addr| {
+    let bound = |addr| {
         tracing::info!(%addr, "API listening");
         // Scripts (and the tests) read the bound address from here when they ask for port 0.
         eprintln!("listening on http://{addr}");
-    })
-    .await?;
+    };
+    trawl_api::serve(config, bound, trawl_pipeline::serve::signals()).await?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -43,16 +43,21 @@ pub fn build(
 }
 
 impl Built {
-    /// Runs as a worker process of `kind` until SIGTERM or a drain: what the stage binaries
-    /// and `trawl worker` do.
-    pub async fn serve(self, config: Config, kind: StageKind) -> Result<(), WorkerError> {
+    /// Runs as a worker process of `kind` until `stop` resolves or a drain: what `trawl
+    /// worker` does with the process's signals.
+    pub async fn serve(
+        self,
+        config: Config,
+        kind: StageKind,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), WorkerError> {
         use trawl_pipeline::serve::run;
         let queue = kind.queue();
         match self {
-            Built::Search(s) => run(config, queue, s).await,
-            Built::Fetch(s) => run(config, queue, s).await,
-            Built::Clean(s) => run(config, queue, s).await,
-            Built::Synthesize(s) => run(config, queue, s).await,
+            Built::Search(s) => run(config, queue, s, stop).await,
+            Built::Fetch(s) => run(config, queue, s, stop).await,
+            Built::Clean(s) => run(config, queue, s, stop).await,
+            Built::Synthesize(s) => run(config, queue, s, stop).await,
         }
     }
 

@@ -23,7 +23,7 @@ fn stage_kind(name: &str) -> Result<StageKind, String> {
 pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let env = std::env::vars().collect();
     let stage = trawl_cli::stages::build(args.stage, &config, &env).map_err(anyhow::Error::msg)?;
-    stage.serve(config, args.stage).await?;
+    (stage.serve(config, args.stage, trawl_pipeline::serve::signals())).await?;
     Ok(ExitCode::SUCCESS)
 }
 

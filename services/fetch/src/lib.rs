@@ -16,11 +16,13 @@
 //! - [`files`]: downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown): what they
 //!   are from magic bytes, type and extension, and their text as markdown, bounded on hostile input.
 //! - [`metrics`]: the stage's metrics.
+//! - [`politeness`]: what a fetch waits for, fleet-wide: robots.txt, the host's rate and its
+//!   requests in flight.
 //! - [`one`]: one page fetched for a tool (`trawl mcp`, `trawl extract`) with the same guard,
 //!   robots.txt and levels 0–1 as the stage.
-//! - [`stage`]: [`FetchStage`], the handler of both fetch queues: SSRF check, robots, the level
-//!   the host last needed, the fleet-wide per-host slot and rate limit, the fetch, escalation on
-//!   a block, then a `FetchedDoc` for clean or a terminal outcome.
+//! - [`stage`]: [`FetchStage`], the handler of both fetch queues: SSRF check, politeness, the
+//!   level the host last needed, the fetch, escalation on a block, then a `FetchedDoc` for clean
+//!   or a terminal outcome.
 
 pub mod block;
 pub mod browser;
@@ -30,6 +32,7 @@ pub mod files;
 pub mod http;
 pub mod metrics;
 pub mod one;
+pub mod politeness;
 pub mod robots;
 pub mod stage;
 

@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tracing::{info, warn};
+use tracing::info;
 use trawl_config::Config;
 use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::OutcomeRecord;
@@ -25,15 +25,11 @@ use crate::block::{self, Block};
 use crate::browser::{BrowserError, BrowserPool};
 use crate::crawl;
 use crate::http::{Fetched, Fetcher, Page};
-use crate::metrics::{deferred, labels, METRICS};
-use crate::robots::{decide, rules_for, Rules};
+use crate::metrics::{labels, METRICS};
+use crate::politeness::{self, cached_number, Robots, Slot};
 
 /// Levels from here on need a browser.
 const BROWSER_LEVEL: u8 = 2;
-/// How soon to look again when another worker is fetching the host's robots.txt.
-const ROBOTS_WAIT: Duration = Duration::from_millis(250);
-/// How soon to look again when every slot of a host is taken.
-const SLOT_WAIT: Duration = Duration::from_millis(250);
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -113,22 +109,6 @@ async fn hand_on(
 
 fn host_of(url: &Url) -> String {
     url.host_str().unwrap_or_default().to_ascii_lowercase()
-}
-
-fn robots_decision(decision: &str) {
-    METRICS
-        .robots
-        .get_or_create(&labels(&[("decision", decision)]))
-        .inc();
-}
-
-/// A number kept as text in a host cache (a level, a Retry-After in ms).
-async fn cached_number(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<u64>, StageError> {
-    Ok(rt
-        .store
-        .cache_get(cache, host)
-        .await?
-        .and_then(|v| String::from_utf8(v).ok()?.parse().ok()))
 }
 
 /// Follows `page`'s links: the job grows by the sources it grants (before this page's own
@@ -253,65 +233,19 @@ impl FetchStage {
         level: u8,
         max_level: u8,
     ) -> Result<Handled, StageError> {
-        let cfg = &rt.config.fetch;
         let task = &msg.body;
         let job = Job::new(rt, msg);
         let host = host_of(url);
         let attempt = self.attempt(url, level).await;
-        let level_label = level.to_string();
-        let result = match &attempt {
-            Attempt::Page(_) => "page",
-            Attempt::Blocked { block, .. } => {
-                METRICS
-                    .blocks
-                    .get_or_create(&labels(&[("level", &level_label), ("kind", &block.kind())]))
-                    .inc();
-                "blocked"
-            }
-            Attempt::Transient(_) | Attempt::Outage(_) => "retry",
-            Attempt::Ended(_) => "ended",
-        };
-        METRICS
-            .attempts
-            .get_or_create(&labels(&[("level", &level_label), ("result", result)]))
-            .inc();
+        count(&attempt, level);
         match (
             next_after(&attempt, level, max_level, job.last_attempt()),
             attempt,
         ) {
-            (Next::Clean, Attempt::Page(page)) => {
-                if task.depth < cfg.crawl_depth && page.content_type == "text/html" {
-                    crawl(rt, msg, &page).await?;
-                }
-                if level > 0 {
-                    let ttl = Duration::from_secs(cfg.level_memory_secs);
-                    let value = level.to_string();
-                    rt.store
-                        .cache_put(Cache::HostLevel, &host, value.as_bytes(), ttl)
-                        .await?;
-                }
-                let doc = FetchedDoc {
-                    query: task.query.clone(),
-                    source: task.source.clone(),
-                    final_url: page.final_url,
-                    status: page.status,
-                    content_type: page.content_type,
-                    level,
-                    bytes: page.bytes,
-                    body: page.body,
-                };
-                job.send(Queue::Clean, doc).await?;
-                Ok(Handled::Done)
-            }
+            (Next::Clean, Attempt::Page(page)) => to_clean(&job, &host, page, level).await,
             (Next::HoldAndRetry(hold), Attempt::Blocked { block, .. }) => {
                 // The site said when: hold the host for every worker, try this level again.
-                rt.store.rate_hold(&host, hold).await?;
-                deferred("retry_after", hold);
-                let ms = hold.as_millis().to_string();
-                let ttl = (hold * 10).max(Duration::from_secs(600));
-                rt.store
-                    .cache_put(Cache::HostBackoff, &host, ms.as_bytes(), ttl)
-                    .await?;
+                politeness::hold(rt, &host, hold).await?;
                 Err(StageError::retryable(format!(
                     "{} with Retry-After {} s",
                     block.describe(),
@@ -344,6 +278,61 @@ impl FetchStage {
             ))),
         }
     }
+}
+
+/// Counts an attempt at `level` by result, and a block by its kind.
+fn count(attempt: &Attempt, level: u8) {
+    let level = level.to_string();
+    let result = match attempt {
+        Attempt::Page(_) => "page",
+        Attempt::Blocked { block, .. } => {
+            METRICS
+                .blocks
+                .get_or_create(&labels(&[("level", &level), ("kind", &block.kind())]))
+                .inc();
+            "blocked"
+        }
+        Attempt::Transient(_) | Attempt::Outage(_) => "retry",
+        Attempt::Ended(_) => "ended",
+    };
+    METRICS
+        .attempts
+        .get_or_create(&labels(&[("level", &level), ("result", result)]))
+        .inc();
+}
+
+/// The page goes to clean: its links first when the job crawls, and the level it took is
+/// remembered for its host, so the next task there starts at it.
+async fn to_clean(
+    job: &Job<'_, FetchTask>,
+    host: &str,
+    page: Page,
+    level: u8,
+) -> Result<Handled, StageError> {
+    let (rt, msg) = (job.rt(), job.envelope());
+    let (cfg, task) = (&rt.config.fetch, &msg.body);
+    if task.depth < cfg.crawl_depth && page.content_type == "text/html" {
+        crawl(rt, msg, &page).await?;
+    }
+    if level > 0 {
+        let ttl = Duration::from_secs(cfg.level_memory_secs);
+        let value = level.to_string();
+        rt.store
+            .cache_put(Cache::HostLevel, host, value.as_bytes(), ttl)
+            .await?;
+    }
+    let doc = FetchedDoc {
+        query: task.query.clone(),
+        source: task.source.clone(),
+        final_url: page.final_url,
+        status: page.status,
+        content_type: page.content_type,
+        level,
+        bytes: page.bytes,
+        body: page.body,
+    };
+    job.send(Queue::Clean, doc).await?;
+    Ok(Handled::Done)
 }
 
 /// What follows an attempt at `level`: the escalate / retry / end decision, apart from its
@@ -402,20 +391,11 @@ impl Stage for FetchStage {
             let reason = refusal.to_string();
             return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
         }
-        let cfg = &rt.config.fetch;
-        let Some(rules) = rules_for(rt, &self.fetcher, &url).await? else {
-            deferred("robots", ROBOTS_WAIT);
-            return Ok(Handled::Later(ROBOTS_WAIT));
+        let crawl_delay = match politeness::robots(rt, &self.fetcher, &url).await? {
+            Robots::Allowed { crawl_delay } => crawl_delay,
+            Robots::Later(wait) => return Ok(Handled::Later(wait)),
+            Robots::End(outcome) => return end(rt, &msg, task.level, outcome).await,
         };
-        if let Rules::Refused(reason) = rules {
-            METRICS.ssrf_refusals.inc();
-            return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
-        }
-        let decision = decide(&rules, &cfg.user_agent, &url);
-        if !decision.allowed {
-            robots_decision("disallowed");
-            return end(rt, &msg, task.level, Outcome::RobotsDisallowed).await;
-        }
 
         // Files are downloads: a browser would only show them in a viewer.
         let ceiling = if task.source.file_type.is_some() {
@@ -423,47 +403,28 @@ impl Stage for FetchStage {
         } else {
             3
         };
-        let max_level = task.max_level.min(cfg.max_level).min(ceiling);
+        let max_level = task.max_level.min(rt.config.fetch.max_level).min(ceiling);
         let host = host_of(&url);
-        let (remembered, backoff) = tokio::join!(
-            cached_number(rt, Cache::HostLevel, &host),
-            cached_number(rt, Cache::HostBackoff, &host)
-        );
         // Start where this host last needed to be met; never above what this task may reach.
-        let remembered = remembered?.unwrap_or(0);
+        let remembered = cached_number(rt, Cache::HostLevel, &host)
+            .await?
+            .unwrap_or(0);
         let level = task.level.max(remembered.min(255) as u8).min(max_level);
         if level >= BROWSER_LEVEL && self.browser.is_none() {
             return hand_on(rt, &msg, level).await;
         }
-
         // Politeness before the slot: on a busy host most tasks are turned away here, by one
-        // script. interval = max(configured minimum, Crawl-delay, the host's last Retry-After).
-        let interval = Duration::from_millis(cfg.min_interval_ms.max(backoff?.unwrap_or(0)))
-            .max(decision.crawl_delay.unwrap_or_default());
-        let wait = rt.store.rate_acquire(&host, interval).await?;
-        if !wait.is_zero() {
-            deferred("rate", wait);
+        // script.
+        if let Some(wait) = politeness::take_turn(rt, &host, crawl_delay).await? {
             return Ok(Handled::Later(wait));
         }
-        // The fleet-wide concurrency cap per host; the lease frees a crashed worker's slot. A
-        // task turned away here has spent its turn at the rate limit: the host stays polite,
-        // only a little slower while it is saturated.
-        let slots = format!("host:{host}");
         let token = format!("{}:{}", msg.job_id, task.source.idx);
-        let lease = Duration::from_secs(cfg.timeout_secs.max(cfg.browser_timeout_secs) + 30);
-        if !(rt.store)
-            .slot_acquire(&slots, &token, cfg.max_per_host, lease)
-            .await?
-        {
-            deferred("slot", SLOT_WAIT);
-            return Ok(Handled::Later(SLOT_WAIT));
-        }
-        // Counted once per request made, not per deferral.
-        robots_decision("allowed");
+        let slot = match Slot::take(rt, &host, token).await? {
+            Ok(slot) => slot,
+            Err(wait) => return Ok(Handled::Later(wait)),
+        };
         let result = self.fetch_at(rt, &msg, &url, level, max_level).await;
-        if let Err(e) = rt.store.slot_release(&slots, &token).await {
-            warn!(host, error = %e, "could not release a host slot; its lease will");
-        }
+        slot.release(rt).await;
         result
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use trawl_config::{Config, LlmConfig};
+use trawl_config::{Config, LlmConfig, Selection};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
 use trawl_messages::{paths, Envelope, JobOptions, SearchTask};
 use trawl_pipeline::{Runtime, Stage};
@@ -66,13 +66,13 @@ async fn main() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let base = |selection: &str, llm_relevance: bool| {
+    let base = |selection: Selection, llm_relevance: bool| {
         let mut c = Config::default();
         c.output.url = format!("file://{}", dir.path().display());
         c.search.searxng_url = web.base_url();
-        c.search.selection = selection.into();
+        c.search.selection = selection;
         c.search.llm_relevance = llm_relevance;
-        if selection == "llm" || llm_relevance {
+        if selection == Selection::Llm || llm_relevance {
             c.llm = Some(LlmConfig {
                 base_url: format!("{}/v1", web.base_url()),
                 model: "simweb-1".into(),
@@ -86,7 +86,12 @@ async fn main() {
         corpus.questions().len(),
         corpus.pages().len()
     );
-    measure("score (default)", base("score", false), &corpus).await;
-    measure("score + LLM relevance check", base("score", true), &corpus).await;
-    measure("LLM selection", base("llm", false), &corpus).await;
+    measure("score (default)", base(Selection::Score, false), &corpus).await;
+    measure(
+        "score + LLM relevance check",
+        base(Selection::Score, true),
+        &corpus,
+    )
+    .await;
+    measure("LLM selection", base(Selection::Llm, false), &corpus).await;
 }

@@ -6,31 +6,14 @@
 //! (content words without stop words, quoted phrases kept, news detection, the question itself
 //! as the one sub-query). The work product records which path ran and why.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm};
 use trawl_text::{collapse_whitespace, terms};
 
 /// Providers reject very long queries; a question is cut to this many characters for them.
 pub const MAX_QUERY_CHARS: usize = 400;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct QueryAnalysis {
-    /// `llm` or `heuristic`.
-    pub path: String,
-    /// Why the LLM path was not taken or failed, if it was configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm_error: Option<String>,
-    pub intent: String,
-    pub sub_queries: Vec<String>,
-    pub info_type: String,
-    pub target_data_points: Vec<String>,
-    pub search_strategy: String,
-    /// Lower-cased content words of the question, stop words removed, in order.
-    pub terms: Vec<String>,
-    /// Quoted phrases, kept whole.
-    pub phrases: Vec<String>,
-    pub is_news: bool,
-}
+use trawl_messages::record::QueryAnalysis;
 
 const NEWS_WORDS: &[&str] = &[
     "news",

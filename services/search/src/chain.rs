@@ -9,28 +9,18 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use tracing::warn;
 use trawl_store::{Cache, Store};
 
 use crate::metrics::{labels, METRICS};
-use crate::providers::{Freshness, PageRequest, Provider, RawResult, ResultPage};
+use crate::providers::{Freshness, PageRequest, Provider, ResultPage};
+use trawl_messages::record::RawResult;
 
 /// Pages asked of one provider for one query at most.
 const MAX_PAGES: u32 = 10;
 const PER_PAGE: u32 = 10;
 
-/// One page request and how it went, for `search.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Attempt {
-    pub provider: String,
-    pub query: String,
-    pub page: u32,
-    /// `ok`, `empty`, `cached`, `skipped` or an error label (`timeout`, `http_error` …).
-    pub outcome: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub detail: String,
-}
+use trawl_messages::record::Attempt;
 
 #[derive(Debug, Default)]
 pub struct ChainResult {

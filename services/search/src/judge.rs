@@ -11,23 +11,18 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tracing::warn;
 use trawl_llm::{ChatRequest, Llm};
 use trawl_store::{Cache, Store};
 
-use crate::analysis::QueryAnalysis;
-use crate::score::Scored;
+use trawl_messages::record::QueryAnalysis;
+use trawl_messages::record::Scored;
 
 /// How long a relevance decision is reused.
 const RELEVANCE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Relevance {
-    pub relevant: bool,
-    pub reasoning: String,
-    pub confidence: f64,
-}
+use trawl_messages::record::Relevance;
 
 const RELEVANCE_SYSTEM: &str = "You judge whether a web search result is likely to help answer a \
 research question. Reply with one JSON object: {\"relevant\": true or false, \"reasoning\": one \

@@ -7,32 +7,11 @@
 //! Selection keeps results at or above `min_relevance`, best first, up to `max_urls`; every
 //! rejected result keeps its reason for the work product.
 
-use serde::{Deserialize, Serialize};
 use trawl_messages::{FileType, SourceKind};
 
-use crate::providers::RawResult;
+use trawl_messages::record::RawResult;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Scored {
-    pub result: RawResult,
-    pub url: String,
-    pub position_score: f64,
-    pub title_score: f64,
-    pub snippet_score: f64,
-    pub score: f64,
-    pub kind: SourceKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_type: Option<FileType>,
-    /// Embedding similarity to the question, when rerank ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub similarity: Option<f64>,
-    /// The LLM's relevance decision, when that check ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm_relevance: Option<crate::judge::Relevance>,
-    pub selected: bool,
-    /// Why it was selected or rejected, for the work product.
-    pub reason: String,
-}
+use trawl_messages::record::Scored;
 
 pub fn position_score(position: u32) -> f64 {
     let p = f64::from(position.max(1));

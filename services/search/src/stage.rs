@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde::Serialize;
 use tracing::info;
-use trawl_config::Config;
+use trawl_config::{Config, Selection};
+use trawl_messages::record::{QueryAnalysis, SearchRecord};
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, SearchTask, Source, SourceKind,
 };
@@ -14,13 +14,14 @@ use trawl_pipeline::fanin::{JobMeta, OutcomeRecord};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_pipeline::{Job, JobLlm};
 
-use crate::analysis::{analyse_with, QueryAnalysis};
-use crate::chain::{Attempt, Search};
+use crate::analysis::analyse_with;
+use crate::chain::Search;
 use crate::metrics::METRICS;
 use crate::normalize::normalize;
 use crate::providers::{build_all, Freshness, Provider};
-use crate::score::{by_score, score, select, Scored};
+use crate::score::{by_score, score, select};
 use trawl_llm::Llm;
+use trawl_messages::record::Scored;
 
 /// Candidates the LLM steps (rerank, relevance, selection) look at, at most.
 const LLM_CANDIDATES: usize = 30;
@@ -29,19 +30,6 @@ pub struct SearchStage {
     providers: BTreeMap<String, Box<dyn Provider>>,
     http: reqwest::Client,
     llm: Option<Llm>,
-}
-
-/// The `search.json` work product: every provider attempt, every result with its score
-/// breakdown, and why it was selected or rejected.
-#[derive(Serialize)]
-struct SearchRecord<'a> {
-    query: &'a str,
-    analysis: &'a QueryAnalysis,
-    attempts: &'a [Attempt],
-    /// What the optional LLM steps did or why they fell back.
-    notes: &'a [String],
-    answers: &'a [(String, String)],
-    results: &'a [Scored],
 }
 
 impl SearchStage {
@@ -75,7 +63,7 @@ impl SearchStage {
 /// tie): one page found by two sub-queries or providers is one candidate.
 fn merge(
     into: &mut HashMap<String, Scored>,
-    results: Vec<crate::providers::RawResult>,
+    results: Vec<trawl_messages::record::RawResult>,
     terms: &[String],
 ) {
     for r in results {
@@ -92,19 +80,28 @@ fn merge(
     }
 }
 
-/// What one search found: the analysis, every provider attempt and every scored result, with
-/// those worth fetching marked `selected`.
+/// What one search found: its work product (the analysis, every provider attempt and every
+/// scored result, those worth fetching marked `selected` and first), and whether any provider
+/// answered (an empty answer counts).
 pub struct Found {
-    pub analysis: QueryAnalysis,
-    pub attempts: Vec<Attempt>,
-    /// What the optional LLM steps did or why they fell back.
-    pub notes: Vec<String>,
-    /// Direct answers some providers write, by provider.
-    pub answers: Vec<(String, String)>,
-    /// Scored results, selected ones first.
-    pub results: Vec<Scored>,
-    /// Whether any provider answered (an empty answer counts).
+    pub record: SearchRecord,
     pub answered: bool,
+}
+
+impl Found {
+    /// Every provider failed, although there was something to search for: an outage.
+    pub fn unanswered(&self) -> bool {
+        !self.answered && !self.record.analysis.sub_queries.is_empty()
+    }
+
+    /// What each failed provider said.
+    pub fn errors(&self) -> String {
+        let errors: Vec<String> = (self.record.attempts.iter())
+            .filter(|a| a.failed())
+            .map(|a| format!("{}: {}", a.provider, a.detail))
+            .collect();
+        errors.join("; ")
+    }
 }
 
 impl SearchStage {
@@ -157,8 +154,6 @@ impl SearchStage {
             merge(&mut best, found.results, &analysis.terms);
         }
 
-        let min = task.options.min_relevance.unwrap_or(cfg.min_relevance);
-        let max = task.options.max_urls.unwrap_or(cfg.max_urls);
         let mut candidates: Vec<Scored> = best.into_values().collect();
         by_score(&mut candidates);
         let mut notes = Vec::new();
@@ -167,30 +162,28 @@ impl SearchStage {
                 "the batch's LLM budget is spent: heuristic analysis and score selection".into(),
             );
         }
+        let choice = Choice {
+            rt,
+            analysis: &analysis,
+            question: &task.query,
+            min: task.options.min_relevance.unwrap_or(cfg.min_relevance),
+            max: task.options.max_urls.unwrap_or(cfg.max_urls),
+        };
         let results = match llm.ready() {
             Some(llm) if !candidates.is_empty() => {
-                choose_with_llm(
-                    llm,
-                    rt,
-                    &analysis,
-                    &task.query,
-                    candidates,
-                    min,
-                    max,
-                    &mut notes,
-                )
-                .await
+                choice.with_llm(llm, candidates, &mut notes).await
             }
-            _ => select(candidates, min, max),
+            _ => select(candidates, choice.min, choice.max),
         };
-        Found {
+        let record = SearchRecord {
+            query: task.query.clone(),
             analysis,
             attempts,
             notes,
             answers,
             results,
-            answered,
-        }
+        };
+        Found { record, answered }
     }
 }
 
@@ -202,78 +195,28 @@ impl Stage for SearchStage {
         let task = &msg.body;
         let job = Job::new(rt, &msg);
         let llm = job.llm(self.llm.as_ref()).await?;
-        let Found {
-            analysis,
-            attempts,
-            notes,
-            answers,
-            results: scored,
-            answered,
-        } = self.find(rt, task, &llm).await;
+        let found = self.find(rt, task, &llm).await;
         // Every provider failed: retry, since an outage must not end the job with no sources.
         // On the last attempt, go on with none, so the job still ends (its report and
         // search.json say why) instead of waiting in the dead-letter queue.
-        let searched = !analysis.sub_queries.is_empty();
-        if searched && !answered && !job.last_attempt() {
-            let errors: Vec<String> = attempts
-                .iter()
-                .map(|a| format!("{}: {}", a.provider, a.detail))
-                .collect();
+        if found.unanswered() && !job.last_attempt() {
             return Err(StageError::retryable(format!(
                 "every provider failed: {}",
-                errors.join("; ")
+                found.errors()
             )));
         }
-        METRICS.results_per_question.observe(scored.len() as f64);
-        let record = SearchRecord {
-            query: &task.query,
-            analysis: &analysis,
-            attempts: &attempts,
-            notes: &notes,
-            answers: &answers,
-            results: &scored,
-        };
+        let record = found.record;
+        METRICS
+            .results_per_question
+            .observe(record.results.len() as f64);
         rt.put_json(&paths::search(msg.batch_id, msg.job_id), &record)
             .await?;
-
-        let mut sources: Vec<Source> = scored
-            .iter()
-            .filter(|s| s.selected)
-            .map(|s| Source {
-                idx: 0,
-                url: s.url.clone(),
-                title: s.result.title.clone(),
-                snippet: s.result.snippet.clone(),
-                provider: s.result.provider.clone(),
-                position: s.result.position,
-                score: s.score,
-                kind: s.kind,
-                file_type: s.file_type,
-            })
-            .collect();
-        for (provider, answer) in &answers {
-            sources.push(answer_source(provider, answer));
-        }
-        for (i, s) in sources.iter_mut().enumerate() {
-            s.idx = i as u32;
-        }
-        let meta = JobMeta {
-            query: task.query.clone(),
-            sources,
-            sub_queries: analysis.sub_queries.clone(),
-            data_points: analysis.target_data_points.clone(),
-            is_news: analysis.is_news,
-        };
         if let Some(llm) = llm.ready() {
             job.charge("search", llm).await?;
         }
-        let sources = job.open(meta).await?;
+        let sources = job.open(job_meta(record)).await?;
         METRICS.selected_per_question.observe(sources.len() as f64);
-        info!(
-            selected = sources.len(),
-            candidates = scored.len(),
-            "search done"
-        );
+        info!(selected = sources.len(), "search done");
         let max_level = task.options.max_level.unwrap_or(rt.config.fetch.max_level);
         for source in sources {
             if source.kind == SourceKind::Answer {
@@ -293,42 +236,95 @@ impl Stage for SearchStage {
     }
 }
 
-/// Selection with the optional LLM steps of `search.*`: rerank, relevance check, LLM pick. Each
-/// falls back to the formula when the LLM cannot answer, with a note saying so.
-#[allow(clippy::too_many_arguments)]
-async fn choose_with_llm(
-    llm: &Llm,
-    rt: &Runtime,
-    analysis: &QueryAnalysis,
-    question: &str,
-    mut candidates: Vec<Scored>,
+/// The job's fan-in meta from its search record: the selected results, then the providers'
+/// direct answers, numbered in that order.
+fn job_meta(record: SearchRecord) -> JobMeta {
+    let selected = (record.results.into_iter())
+        .filter(|s| s.selected)
+        .map(|s| Source {
+            idx: 0,
+            url: s.url,
+            title: s.result.title,
+            snippet: s.result.snippet,
+            provider: s.result.provider,
+            position: s.result.position,
+            score: s.score,
+            kind: s.kind,
+            file_type: s.file_type,
+        });
+    let answers = (record.answers.iter()).map(|(provider, answer)| answer_source(provider, answer));
+    let mut sources: Vec<Source> = selected.chain(answers).collect();
+    for (i, s) in sources.iter_mut().enumerate() {
+        s.idx = i as u32;
+    }
+    JobMeta {
+        query: record.query,
+        sources,
+        sub_queries: record.analysis.sub_queries,
+        data_points: record.analysis.target_data_points,
+        is_news: record.analysis.is_news,
+    }
+}
+
+/// What selection works from: the question, its analysis and the bounds on relevance and count.
+struct Choice<'a> {
+    rt: &'a Runtime,
+    analysis: &'a QueryAnalysis,
+    question: &'a str,
     min: f64,
     max: usize,
-    notes: &mut Vec<String>,
-) -> Vec<Scored> {
-    let cfg = &rt.config.search;
-    let top = candidates.len().min(LLM_CANDIDATES);
-    if cfg.rerank {
-        match crate::judge::rerank(llm, question, &candidates[..top]).await {
+}
+
+impl Choice<'_> {
+    /// Selection with the optional LLM steps of `search.*`: rerank, relevance check, LLM pick.
+    /// Each falls back to the formula when the LLM cannot answer, with a note saying so.
+    async fn with_llm(
+        &self,
+        llm: &Llm,
+        mut candidates: Vec<Scored>,
+        notes: &mut Vec<String>,
+    ) -> Vec<Scored> {
+        let cfg = &self.rt.config.search;
+        let top = candidates.len().min(LLM_CANDIDATES);
+        if cfg.rerank {
+            self.rerank(llm, &mut candidates[..top], notes).await;
+        }
+        if cfg.llm_relevance {
+            self.check_relevance(llm, &mut candidates, notes).await;
+        }
+        if cfg.selection == Selection::Llm {
+            match crate::judge::llm_select(llm, self.question, &candidates[..top], self.max).await {
+                Ok(picked) => return picked_first(candidates, &picked),
+                Err(e) => notes.push(format!("LLM selection failed, selected by score: {e}")),
+            }
+        }
+        select(candidates, self.min, self.max)
+    }
+
+    /// Reorders the top candidates by the formula blended with embedding similarity.
+    async fn rerank(&self, llm: &Llm, top: &mut [Scored], notes: &mut Vec<String>) {
+        match crate::judge::rerank(llm, self.question, top).await {
             Ok(similarities) => {
-                for (s, sim) in candidates.iter_mut().zip(similarities) {
+                for (s, sim) in top.iter_mut().zip(similarities) {
                     s.similarity = Some(sim);
                 }
                 // The formula still gates; similarity only reorders what passes it.
                 let key = |s: &Scored| 0.7 * s.score + 0.3 * s.similarity.unwrap_or(0.0);
-                candidates[..top].sort_by(|a, b| key(b).total_cmp(&key(a)));
+                top.sort_by(|a, b| key(b).total_cmp(&key(a)));
                 notes.push("reranked by embedding similarity".into());
             }
             Err(e) => notes.push(format!("rerank failed, formula order kept: {e}")),
         }
     }
-    if cfg.llm_relevance {
-        for s in candidates
-            .iter_mut()
-            .filter(|s| s.score >= min)
-            .take(2 * max)
-        {
-            match crate::judge::relevance(llm, rt.store.as_ref(), analysis, question, s).await {
+
+    /// Asks the LLM about each candidate the formula would consider (twice the count wanted).
+    async fn check_relevance(&self, llm: &Llm, candidates: &mut [Scored], notes: &mut Vec<String>) {
+        let store = self.rt.store.as_ref();
+        let considered = (candidates.iter_mut())
+            .filter(|s| s.score >= self.min)
+            .take(2 * self.max);
+        for s in considered {
+            match crate::judge::relevance(llm, store, self.analysis, self.question, s).await {
                 Ok(r) => s.llm_relevance = Some(r),
                 Err(e) => notes.push(format!(
                     "relevance check of {} failed, kept by score: {e}",
@@ -337,26 +333,21 @@ async fn choose_with_llm(
             }
         }
     }
-    if cfg.selection == "llm" {
-        match crate::judge::llm_select(llm, question, &candidates[..top], max).await {
-            Ok(picked) => {
-                for (i, s) in candidates.iter_mut().enumerate() {
-                    s.selected = picked.contains(&i);
-                    s.reason = if s.selected {
-                        "picked by the LLM".into()
-                    } else {
-                        "not picked by the LLM".into()
-                    };
-                }
-                let mut order: Vec<Scored> =
-                    picked.iter().map(|&i| candidates[i].clone()).collect();
-                order.extend(candidates.into_iter().filter(|s| !s.selected));
-                return order;
-            }
-            Err(e) => notes.push(format!("LLM selection failed, selected by score: {e}")),
-        }
+}
+
+/// The LLM's picks, in its order, then every other candidate, unselected.
+fn picked_first(mut candidates: Vec<Scored>, picked: &[usize]) -> Vec<Scored> {
+    for (i, s) in candidates.iter_mut().enumerate() {
+        s.selected = picked.contains(&i);
+        s.reason = if s.selected {
+            "picked by the LLM".into()
+        } else {
+            "not picked by the LLM".into()
+        };
     }
-    select(candidates, min, max)
+    let mut order: Vec<Scored> = picked.iter().map(|&i| candidates[i].clone()).collect();
+    order.extend(candidates.into_iter().filter(|s| !s.selected));
+    order
 }
 
 /// A provider's direct answer as a source: its "URL" names the provider, since there is no page.
@@ -403,7 +394,7 @@ async fn record_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::RawResult;
+    use trawl_messages::record::RawResult;
 
     fn raw(url: &str, position: u32, title: &str) -> RawResult {
         RawResult {

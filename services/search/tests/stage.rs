@@ -207,7 +207,7 @@ async fn rerank_and_llm_selection_take_part_and_are_recorded() {
     let mut c = config(&web, dir.path());
     c.search.providers = vec!["searxng".into()];
     c.search.rerank = true;
-    c.search.selection = "llm".into();
+    c.search.selection = trawl_config::Selection::Llm;
     c.llm = Some(LlmConfig {
         base_url: format!("{}/v1", web.base_url()),
         model: "simweb-1".into(),

@@ -10,76 +10,54 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-use trawl_messages::{paths, AnalysedDoc, Outcome};
+use trawl_messages::{paths, AnalysedDoc, JobRecord, Outcome, ReportWriter, SearchRecord};
 use trawl_pipeline::batch::manifest;
 use trawl_pipeline::fanin::OutcomeRecord;
-pub use trawl_pipeline::results::JobRecord;
 use trawl_pipeline::{Runtime, StageError};
 use uuid::Uuid;
 
-pub fn search_md(question: &str, search: &Value) -> String {
+pub fn search_md(question: &str, search: &SearchRecord) -> String {
     let mut md = format!("# Search: {question}\n\n");
-    let analysis = &search["analysis"];
+    let analysis = &search.analysis;
     md.push_str(&format!(
         "Analysis path: {}{}. Sub-queries: {}.\n\n",
-        analysis["path"].as_str().unwrap_or("?"),
-        analysis["llm_error"]
-            .as_str()
+        analysis.path,
+        (analysis.llm_error.as_ref())
             .map(|e| format!(" (LLM failed: {e})"))
             .unwrap_or_default(),
-        analysis["sub_queries"]
-            .as_array()
-            .map(|a| a
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join("; "))
-            .unwrap_or_default()
+        analysis.sub_queries.join("; ")
     ));
-    let attempts = search["attempts"].as_array().cloned().unwrap_or_default();
-    if !attempts.is_empty() {
+    if !search.attempts.is_empty() {
         md.push_str(
             "## Provider requests\n\n| provider | page | outcome | detail |\n|---|---|---|---|\n",
         );
-        for a in &attempts {
+        for a in &search.attempts {
             md.push_str(&format!(
                 "| {} | {} | {} | {} |\n",
-                a["provider"].as_str().unwrap_or(""),
-                a["page"],
-                a["outcome"].as_str().unwrap_or(""),
-                a["detail"].as_str().unwrap_or("").replace('|', "\\|")
+                a.provider,
+                a.page,
+                a.outcome,
+                cell(&a.detail)
             ));
         }
         md.push('\n');
     }
-    for note in search["notes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
+    for note in &search.notes {
         md.push_str(&format!("- {note}\n"));
     }
     md.push_str("## Results\n\n| selected | score | position | title | snippet | URL | provider | pos. | why |\n|---|---|---|---|---|---|---|---|---|\n");
-    for r in search["results"].as_array().into_iter().flatten() {
-        let cell = |v: &Value| {
-            v.as_str()
-                .unwrap_or("")
-                .replace('|', "\\|")
-                .replace('\n', " ")
-        };
+    for r in &search.results {
         md.push_str(&format!(
             "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {} |\n",
-            if r["selected"] == true { "yes" } else { "no" },
-            r["score"].as_f64().unwrap_or(0.0),
-            r["position_score"].as_f64().unwrap_or(0.0),
-            r["title_score"].as_f64().unwrap_or(0.0),
-            r["snippet_score"].as_f64().unwrap_or(0.0),
-            cell(&r["url"]),
-            cell(&r["result"]["provider"]),
-            r["result"]["position"],
-            cell(&r["reason"]),
+            if r.selected { "yes" } else { "no" },
+            r.score,
+            r.position_score,
+            r.title_score,
+            r.snippet_score,
+            cell(&r.url),
+            cell(&r.result.provider),
+            r.result.position,
+            cell(&r.reason),
         ));
     }
     md
@@ -142,7 +120,7 @@ pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> 
             Some(r) => {
                 total_cost += r.total_cost_microdollars;
                 *by_status.entry(r.status.to_string()).or_default() += 1;
-                if r.writer == crate::report::BUDGET_SPENT {
+                if r.writer == ReportWriter::BudgetSpent {
                     budget_spent += 1;
                 }
                 rows.push_str(&format!(
@@ -199,14 +177,18 @@ mod tests {
 
     #[test]
     fn search_md_lists_every_result_with_its_reason() {
-        let search = serde_json::json!({
+        let search: SearchRecord = serde_json::from_value(serde_json::json!({
+            "query": "q",
             "analysis": {"path": "heuristic", "sub_queries": ["q"]},
-            "attempts": [{"provider": "searxng", "page": 1, "outcome": "ok", "detail": ""}],
+            "attempts": [{"provider": "searxng", "query": "q", "page": 1, "outcome": "ok"}],
+            "notes": [],
+            "answers": [],
             "results": [
-                {"selected": true, "score": 0.9, "position_score": 1.0, "title_score": 1.0, "snippet_score": 0.67, "url": "http://a.test/", "result": {"provider": "searxng", "position": 1}, "reason": "score 0.900, rank 1"},
-                {"selected": false, "score": 0.1, "position_score": 0.1, "title_score": 0.0, "snippet_score": 0.0, "url": "http://b.test/", "result": {"provider": "searxng", "position": 10}, "reason": "score 0.100 below threshold 0.300"}
+                {"selected": true, "score": 0.9, "position_score": 1.0, "title_score": 1.0, "snippet_score": 0.67, "url": "http://a.test/", "kind": "page", "result": {"url": "http://a.test/", "title": "A", "snippet": "", "provider": "searxng", "position": 1}, "reason": "score 0.900, rank 1"},
+                {"selected": false, "score": 0.1, "position_score": 0.1, "title_score": 0.0, "snippet_score": 0.0, "url": "http://b.test/", "kind": "page", "result": {"url": "http://b.test/", "title": "B", "snippet": "", "provider": "searxng", "position": 10}, "reason": "score 0.100 below threshold 0.300"}
             ]
-        });
+        }))
+        .unwrap();
         let md = search_md("q", &search);
         assert!(
             md.contains("| yes | 0.900 |") && md.contains("below threshold"),

@@ -8,22 +8,22 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use serde::Serialize;
-use serde_json::Value;
 use tracing::info;
 use tracing::warn;
 use trawl_config::Config;
-use trawl_llm::Llm;
+use trawl_llm::{Fallback, Llm};
 use trawl_messages::{
-    paths, AnalysedDoc, Envelope, JobStatus, Outcome, Queue, ResearchResult, Source,
-    SynthesizeTask, Trigger,
+    paths, AnalysedDoc, Envelope, JobRecord, JobStatus, Outcome, Queue, ReportWriter,
+    ResearchResult, SearchRecord, Source, SynthesizeTask, Trigger,
 };
 use trawl_pipeline::batch::{job_input, options};
 use trawl_pipeline::fanin::{job_state, until, JobMeta, OutcomeRecord};
 use trawl_pipeline::metrics::{labels, METRICS};
+use trawl_pipeline::results::add_counters;
 use trawl_pipeline::{ErrorClass, Handled, Job, JobLlm, Runtime, Stage, StageError};
 
 use crate::conflicts::detect;
-use crate::products::{search_md, sources_md, write_summary, JobRecord};
+use crate::products::{search_md, sources_md, write_summary};
 use crate::report::{self, Gaps, Material, Report};
 use crate::webhook::{Event, Webhooks};
 
@@ -174,8 +174,8 @@ async fn synthesise(
     if !gaps.missing.is_empty() {
         outcomes.insert("missing".into(), gaps.missing.len() as u32);
     }
-    job_record.add_errors(&search, records);
-    job_record.analysis = search["analysis"].clone();
+    add_errors(&mut job_record, search.as_ref(), records);
+    job_record.analysis = search.map(|s| s.analysis);
     job_record.sources_selected = meta.sources.len();
     job_record.sources_cited = report.citations.len();
     job_record.removed_citations = report.removed_citations;
@@ -189,6 +189,22 @@ async fn synthesise(
         outcomes,
     };
     finish(stage, rt, msg, result, job_record, input).await
+}
+
+/// Provider failures and failed sources, from the search record and outcomes.
+fn add_errors(record: &mut JobRecord, search: Option<&SearchRecord>, outcomes: &[OutcomeRecord]) {
+    for a in search.iter().flat_map(|s| &s.attempts) {
+        if a.outcome == "cached" {
+            record.search_cache_hits += 1;
+        } else if a.failed() {
+            record.errors.push(format!("search: {}", a.detail));
+        }
+    }
+    for r in outcomes {
+        if let Outcome::Failed { reason } = &r.outcome {
+            record.errors.push(format!("{}: {reason}", r.url));
+        }
+    }
 }
 
 /// Why selected sources are not in the report: the outcomes that were not `analysed`, and
@@ -267,7 +283,7 @@ async fn write_report(
     let Some(model) = llm.ready().filter(|_| relevant) else {
         let mut r = material.extractive(cfg.sentences);
         if let JobLlm::BudgetSpent = llm {
-            r.writer = report::BUDGET_SPENT.into();
+            r.writer = ReportWriter::BudgetSpent;
         }
         return Ok(r);
     };
@@ -288,11 +304,17 @@ async fn write_report(
             w.report
         }
         Err(e) => {
-            warn!(error = %e, "LLM report failed; writing the extractive one");
+            // The writer names the reason: the report's note.
+            let _ = (Fallback {
+                step: "report",
+                instead: "extractive report",
+                error: &e,
+            })
+            .emit();
             let mut r = material.extractive(cfg.sentences);
             r.writer = match e {
-                trawl_llm::LlmError::Budget(_) => report::BUDGET_SPENT.into(),
-                e => format!("extractive (LLM failed: {e})"),
+                trawl_llm::LlmError::Budget(_) => ReportWriter::BudgetSpent,
+                e => ReportWriter::LlmFailed(e.to_string()),
             };
             r
         }
@@ -300,7 +322,7 @@ async fn write_report(
 }
 
 /// Saves `sources.json`, `sources.md`, `search.md` and `report.md`; returns the job's search
-/// record (`search.json`, null if absent) for its `job.json`.
+/// record (`search.json`; none if absent or unreadable) for its `job.json`.
 async fn save_products(
     rt: &Runtime,
     msg: &Envelope<SynthesizeTask>,
@@ -308,7 +330,7 @@ async fn save_products(
     records: &[OutcomeRecord],
     docs: &[AnalysedDoc],
     report: &Report,
-) -> Result<Value, StageError> {
+) -> Result<Option<SearchRecord>, StageError> {
     let (batch, job) = (msg.batch_id, msg.job_id);
     let by_idx: BTreeMap<u32, &OutcomeRecord> = records.iter().map(|r| (r.idx, r)).collect();
     let cited: BTreeMap<u32, u32> = report.citations.iter().map(|c| (c.idx, c.n)).collect();
@@ -328,9 +350,12 @@ async fn save_products(
             }
         })
         .collect();
-    let search: Value = match rt.objects.get(&paths::search(batch, job)).await? {
-        Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        None => Value::Null,
+    let search = match rt.objects.get(&paths::search(batch, job)).await? {
+        // An unreadable record costs the job its search.md, never its report.
+        Some(bytes) => serde_json::from_slice::<SearchRecord>(&bytes)
+            .inspect_err(|e| warn!(error = %e, "the job's search.json is unreadable"))
+            .ok(),
+        None => None,
     };
     let query = &meta.query;
     rt.put_json(&paths::sources(batch, job), &entries).await?;
@@ -340,11 +365,11 @@ async fn save_products(
             sources_md(query, docs, records).as_bytes(),
         )
         .await?;
-    if !search.is_null() {
+    if let Some(search) = &search {
         rt.objects
             .put(
                 &paths::search_md(batch, job),
-                search_md(query, &search).as_bytes(),
+                search_md(query, search).as_bytes(),
             )
             .await?;
     }
@@ -398,7 +423,7 @@ async fn search_never_finished(
         outcomes: BTreeMap::new(),
     };
     let record = JobRecord {
-        writer: "none".into(),
+        writer: ReportWriter::None,
         errors: vec!["search did not complete before the deadline".into()],
         ..Default::default()
     };
@@ -431,7 +456,7 @@ async fn finish(
     record.created_at = uuid_time(job).unwrap_or(msg.created_at);
     record.finished_at = now;
     record.duration_ms = (now - record.created_at).num_milliseconds();
-    record.add_counters(&rt.store.job_counters(&job.to_string()).await?);
+    add_counters(&mut record, &rt.store.job_counters(&job.to_string()).await?);
     rt.put_json(&paths::job_record(batch, job), &record).await?;
 
     let cited = result.citations.len();

@@ -93,7 +93,7 @@ async fn invented_citations_are_removed_and_counted() {
         .await
         .unwrap();
     let r = &written.report;
-    assert_eq!(r.writer, "llm");
+    assert_eq!(r.writer, trawl_messages::ReportWriter::Llm);
     assert_eq!(r.removed_citations, 2, "{}", r.markdown);
     assert!(
         !r.markdown.contains("[S99]") && !r.markdown.contains("[7]"),

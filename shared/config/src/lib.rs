@@ -295,7 +295,7 @@ pub struct SearchConfig {
     /// Reorder candidates by embedding similarity to the question (needs `llm.embedding_model`).
     pub rerank: bool,
     /// `score` (the formula) or `llm` (the LLM picks from the result list; the score is the fallback).
-    pub selection: String,
+    pub selection: Selection,
     /// Results scoring below this are not fetched.
     pub min_relevance: f64,
     /// At most this many URLs are fetched per question.
@@ -317,7 +317,7 @@ impl Default for SearchConfig {
             cache_ttl_secs: 24 * 3600,
             llm_relevance: false,
             rerank: false,
-            selection: "score".into(),
+            selection: Selection::Score,
             min_relevance: 0.3,
             max_urls: 10,
             timeout_secs: 15,
@@ -487,6 +487,17 @@ impl Default for ReportConfig {
     fn default() -> Self {
         ReportConfig { max_tokens: 1500 }
     }
+}
+
+/// How search picks the URLs to fetch (`search.selection`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Selection {
+    /// The formula's score, best first.
+    #[default]
+    Score,
+    /// The LLM picks from the result list; the score decides when it cannot answer.
+    Llm,
 }
 
 /// The LLM APIs trawl speaks.
@@ -1076,14 +1087,9 @@ impl Config {
                 self.search.freshness
             ));
         }
-        if !matches!(self.search.selection.as_str(), "score" | "llm") {
-            problems.push(format!(
-                "search.selection must be score or llm (got {:?})",
-                self.search.selection
-            ));
-        }
-        let needs_llm =
-            self.search.llm_relevance || self.search.rerank || self.search.selection == "llm";
+        let needs_llm = self.search.llm_relevance
+            || self.search.rerank
+            || self.search.selection == Selection::Llm;
         if needs_llm && self.llm.is_none() {
             problems.push("search.llm_relevance, search.rerank and search.selection = \"llm\" need an [llm] section".into());
         }

@@ -699,6 +699,31 @@ impl Usage {
     }
 }
 
+/// A step that took its non-LLM path because its LLM call failed: the step's log line and its
+/// work-product note come from this one value, as the metric and the job's tally come from
+/// [`Llm::reject`], which recorded the error. Steps say it the same way everywhere:
+/// "LLM judge failed, heuristic score used: timeout: …".
+pub struct Fallback<'a> {
+    /// What the LLM was asked to do (`judge`, `analysis`, `report` …): a metric label.
+    pub step: &'static str,
+    /// What was used instead.
+    pub instead: &'static str,
+    pub error: &'a LlmError,
+}
+
+impl Fallback<'_> {
+    /// Logs the fallback and returns its note for the work product.
+    pub fn emit(&self) -> String {
+        let Fallback {
+            step,
+            instead,
+            error,
+        } = self;
+        warn!(step, error = %error, "LLM {step} failed; {instead} used");
+        format!("LLM {step} failed, {instead} used: {error}")
+    }
+}
+
 /// Every fallback of this process, by `step: reason`.
 static FALLBACKS: std::sync::Mutex<BTreeMap<String, u64>> = std::sync::Mutex::new(BTreeMap::new());
 

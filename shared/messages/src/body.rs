@@ -354,6 +354,73 @@ impl std::fmt::Display for JobStatus {
     }
 }
 
+impl std::str::FromStr for JobStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        [
+            JobStatus::Done,
+            JobStatus::Partial,
+            JobStatus::NoSources,
+            JobStatus::Cancelled,
+            JobStatus::Failed,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == s)
+        .ok_or_else(|| format!("unknown job status {s:?}"))
+    }
+}
+
+/// Where a job of a batch stands: pending until it ends with a [`JobStatus`]. Spelt `pending`
+/// or as the status, in the store, `final.json` and the API.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum JobState {
+    #[default]
+    Pending,
+    Ended(JobStatus),
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Ended(status) => status.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for JobState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "pending" => Ok(JobState::Pending),
+            _ => s.parse().map(JobState::Ended),
+        }
+    }
+}
+
+impl From<JobState> for String {
+    fn from(state: JobState) -> String {
+        state.as_str().to_owned()
+    }
+}
+
+impl TryFrom<String> for JobState {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
 /// `trawl.results`: one per job, the report itself lives in the object store.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResearchResult {
@@ -500,6 +567,23 @@ impl Body for ResearchResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_job_state_reads_back_as_written() {
+        let ended = [
+            JobStatus::Done,
+            JobStatus::Partial,
+            JobStatus::NoSources,
+            JobStatus::Cancelled,
+            JobStatus::Failed,
+        ];
+        for state in std::iter::once(JobState::Pending).chain(ended.map(JobState::Ended)) {
+            let json = serde_json::to_string(&state).unwrap();
+            assert_eq!(json, format!("\"{state}\""));
+            assert_eq!(serde_json::from_str::<JobState>(&json).unwrap(), state);
+        }
+        assert!("running".parse::<JobState>().is_err());
+    }
 
     #[test]
     fn a_jobs_options_win_over_the_batch_defaults_field_by_field() {

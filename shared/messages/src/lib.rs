@@ -7,6 +7,7 @@
 //! - [`outcome`]: the terminal outcome every selected URL ends in.
 //! - [`queue`]: queue names, one per stage, under a configurable namespace.
 //! - [`paths`]: where a job's results and work products live in the object store.
+//! - [`record`]: the work products other processes read back (`search.json`, `job.json`).
 //! - [`whole`]: how the job options are read: errors that name the field, whole numbers as
 //!   JSON Schema counts them (`3.0` too).
 //!
@@ -17,9 +18,11 @@ pub mod envelope;
 pub mod outcome;
 pub mod paths;
 pub mod queue;
+pub mod record;
 pub mod whole;
 
 pub use body::*;
 pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};
 pub use outcome::Outcome;
 pub use queue::{Queue, StageKind};
+pub use record::{JobRecord, ReportWriter, SearchRecord};

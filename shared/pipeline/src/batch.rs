@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use trawl_broker::Queue;
 use trawl_messages::{
-    paths, Envelope, JobInput, JobOptions, Metadata, SearchTask, MAX_DEADLINE_SECS, MAX_URLS,
-    PROVIDERS,
+    paths, Envelope, JobInput, JobOptions, JobState, Metadata, SearchTask, MAX_DEADLINE_SECS,
+    MAX_URLS, PROVIDERS,
 };
 use uuid::Uuid;
 
@@ -523,7 +523,7 @@ pub struct Record {
     pub counters: BTreeMap<String, i64>,
     /// Job id → status: in the saved copy only (the store's are read by [`job_statuses`]).
     #[serde(default)]
-    pub jobs: BTreeMap<String, String>,
+    pub jobs: BTreeMap<String, JobState>,
 }
 
 impl Record {
@@ -568,17 +568,32 @@ pub async fn record(rt: &Runtime, batch: Uuid) -> Result<Option<Record>, StageEr
     }))
 }
 
-/// Every job's status (job id → status), from the store or the copy saved when the batch
+/// Every job's state (job id → state), from the store or the copy saved when the batch
 /// ended: read once for a page of jobs, not once per job.
 pub async fn job_statuses(
     rt: &Runtime,
     batch: Uuid,
-) -> Result<BTreeMap<String, String>, StageError> {
-    let jobs = rt.store.batch_jobs(&batch.to_string()).await?;
+) -> Result<BTreeMap<String, JobState>, StageError> {
+    let jobs = store_jobs(rt, batch).await?;
     if !jobs.is_empty() {
         return Ok(jobs);
     }
     Ok(saved(rt, batch).await?.map(|r| r.jobs).unwrap_or_default())
+}
+
+/// The store's job states of `batch`, typed: a state this build does not know (written by a
+/// newer one) is an error, not a job silently left out.
+async fn store_jobs(rt: &Runtime, batch: Uuid) -> Result<BTreeMap<String, JobState>, StageError> {
+    let jobs = rt.store.batch_jobs(&batch.to_string()).await?;
+    (jobs.into_iter())
+        .map(|(job, state)| Ok((job, parse_state(&state)?)))
+        .collect()
+}
+
+fn parse_state(state: &str) -> Result<JobState, StageError> {
+    state
+        .parse()
+        .map_err(|e: String| StageError::permanent(format!("batch record: {e}")))
 }
 
 async fn saved(rt: &Runtime, batch: Uuid) -> Result<Option<Record>, StageError> {
@@ -590,26 +605,26 @@ async fn saved(rt: &Runtime, batch: Uuid) -> Result<Option<Record>, StageError> 
     }
 }
 
-/// A job's status in its batch's record (`None` if the batch has no record).
+/// A job's state in its batch's record (`None` if the batch has no record).
 pub async fn job_status(
     rt: &Runtime,
     batch: Uuid,
     job: Uuid,
-) -> Result<Option<String>, StageError> {
+) -> Result<Option<JobState>, StageError> {
     let (id, job) = (batch.to_string(), job.to_string());
-    if let Some(status) = rt.store.batch_job_status(&id, &job).await? {
-        return Ok(Some(status));
+    if let Some(state) = rt.store.batch_job_status(&id, &job).await? {
+        return parse_state(&state).map(Some);
     }
     Ok(saved(rt, batch)
         .await?
-        .and_then(|r| r.jobs.get(&job).cloned()))
+        .and_then(|r| r.jobs.get(&job).copied()))
 }
 
 /// Saves the batch's record beside its work products, for when the store's has expired: call
 /// once the batch has ended (its last job, or a cancellation).
 pub async fn save_ended(rt: &Runtime, batch: Uuid) -> Result<(), StageError> {
     if let Some(mut record) = record(rt, batch).await? {
-        record.jobs = rt.store.batch_jobs(&batch.to_string()).await?;
+        record.jobs = store_jobs(rt, batch).await?;
         rt.put_json(&paths::batch_final(batch), &record).await?;
     }
     Ok(())

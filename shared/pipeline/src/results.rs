@@ -7,53 +7,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use trawl_messages::{paths, JobStatus, Metadata, Outcome};
-use trawl_store::PENDING;
+use trawl_messages::{paths, JobRecord, JobState, Metadata, ReportWriter};
 use uuid::Uuid;
 
 use crate::batch::ManifestJob;
-use crate::fanin::OutcomeRecord;
 use crate::{Runtime, StageError};
-
-/// `job.json`. A field an older record lacks reads as its default.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct JobRecord {
-    pub job_id: Uuid,
-    pub batch_id: Uuid,
-    /// The user's id for the job and their metadata, as submitted (`input.json`); empty for a
-    /// job submitted before jobs had them.
-    pub id: String,
-    pub metadata: Metadata,
-    pub question: String,
-    pub status: JobStatus,
-    pub writer: String,
-    pub analysis: Value,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub finished_at: chrono::DateTime<chrono::Utc>,
-    pub duration_ms: i64,
-    /// Handling time per stage in milliseconds, and messages handled per stage.
-    pub stage_ms: BTreeMap<String, i64>,
-    pub stage_messages: BTreeMap<String, i64>,
-    pub outcomes: BTreeMap<String, u32>,
-    pub tokens_in: BTreeMap<String, i64>,
-    pub tokens_out: BTreeMap<String, i64>,
-    pub cost_microdollars: BTreeMap<String, i64>,
-    pub total_cost_microdollars: i64,
-    /// LLM requests per stage whose token counts were estimated (the endpoint reported none).
-    pub estimated_usage: BTreeMap<String, i64>,
-    /// LLM calls that failed for good, by `step: reason` (`relevance: timeout`): those steps
-    /// took their non-LLM path.
-    pub llm_fallbacks: BTreeMap<String, i64>,
-    pub search_cache_hits: usize,
-    pub errors: Vec<String>,
-    pub sources_selected: usize,
-    pub sources_cited: usize,
-    pub removed_citations: usize,
-    pub context_tokens: usize,
-    pub tokenizer: String,
-    pub conflicts: usize,
-}
 
 /// A per-job counter in the store, kept by stage (or by `step: reason` for fallbacks) while the
 /// job runs and read into `job.json` when it ends. Its key in the store is `<kind>.<of>`.
@@ -108,44 +66,24 @@ impl Counter {
     }
 }
 
-impl JobRecord {
-    /// Fills the per-stage maps from the job's counters ([`Counter`]).
-    pub fn add_counters(&mut self, counters: &BTreeMap<String, i64>) {
-        for (key, &value) in counters {
-            let Some((counter, of)) = Counter::parse(key) else {
-                continue;
-            };
-            let map = match counter {
-                Counter::Ms => &mut self.stage_ms,
-                Counter::Messages => &mut self.stage_messages,
-                Counter::TokensIn => &mut self.tokens_in,
-                Counter::TokensOut => &mut self.tokens_out,
-                Counter::CostMicro => &mut self.cost_microdollars,
-                Counter::Estimated => &mut self.estimated_usage,
-                Counter::Fallback => &mut self.llm_fallbacks,
-            };
-            *map.entry(of.to_owned()).or_default() += value;
-        }
-        self.total_cost_microdollars = self.cost_microdollars.values().sum();
+/// Fills a job record's per-stage maps from the job's counters ([`Counter`]).
+pub fn add_counters(record: &mut JobRecord, counters: &BTreeMap<String, i64>) {
+    for (key, &value) in counters {
+        let Some((counter, of)) = Counter::parse(key) else {
+            continue;
+        };
+        let map = match counter {
+            Counter::Ms => &mut record.stage_ms,
+            Counter::Messages => &mut record.stage_messages,
+            Counter::TokensIn => &mut record.tokens_in,
+            Counter::TokensOut => &mut record.tokens_out,
+            Counter::CostMicro => &mut record.cost_microdollars,
+            Counter::Estimated => &mut record.estimated_usage,
+            Counter::Fallback => &mut record.llm_fallbacks,
+        };
+        *map.entry(of.to_owned()).or_default() += value;
     }
-
-    /// Provider failures and failed sources, from the search record and outcomes.
-    pub fn add_errors(&mut self, search: &Value, records: &[OutcomeRecord]) {
-        for a in search["attempts"].as_array().into_iter().flatten() {
-            match a["outcome"].as_str() {
-                Some("cached") => self.search_cache_hits += 1,
-                Some("ok" | "empty" | "skipped") | None => {}
-                Some(_) => self
-                    .errors
-                    .push(format!("search: {}", a["detail"].as_str().unwrap_or(""))),
-            }
-        }
-        for r in records {
-            if let Outcome::Failed { reason } = &r.outcome {
-                self.errors.push(format!("{}: {reason}", r.url));
-            }
-        }
-    }
+    record.total_cost_microdollars = record.cost_microdollars.values().sum();
 }
 
 /// One job of a batch with its results: a line of `trawl results --format jsonl` and of the
@@ -162,9 +100,11 @@ pub struct JobResult {
     pub job_id: Uuid,
     pub query: String,
     /// pending, cancelled, or how the job ended: done, partial, no_sources, failed.
-    pub status: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub status: JobState,
     /// How the report was written (`llm`, `extractive` …), once the job has ended.
-    pub writer: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub writer: Option<ReportWriter>,
     /// From submission to the end of the job, once it has ended.
     pub duration_ms: Option<i64>,
     /// The job's LLM spend in dollars, once it has ended.
@@ -188,7 +128,7 @@ pub async fn job_result(
     rt: &Runtime,
     batch: Uuid,
     job: &ManifestJob,
-    statuses: &BTreeMap<String, String>,
+    statuses: &BTreeMap<String, JobState>,
     work_products: bool,
 ) -> Result<JobResult, StageError> {
     let id = job.job_id;
@@ -200,8 +140,8 @@ pub async fn job_result(
         None => None,
     };
     let status = match &record {
-        Some(r) => r.status.as_str().to_owned(),
-        None => (statuses.get(&id.to_string()).cloned()).unwrap_or_else(|| PENDING.to_owned()),
+        Some(r) => JobState::Ended(r.status),
+        None => (statuses.get(&id.to_string()).copied()).unwrap_or_default(),
     };
     let report = rt
         .objects
@@ -278,7 +218,7 @@ mod tests {
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
-        r.add_counters(&counters);
+        add_counters(&mut r, &counters);
         assert_eq!(r.stage_ms["fetch"], 120);
         assert_eq!(r.stage_messages["fetch"], 3);
         assert_eq!(r.total_cost_microdollars, 100);
@@ -296,21 +236,13 @@ mod tests {
     }
 
     #[test]
-    fn an_older_job_record_reads_with_defaults() {
-        let r: JobRecord =
-            serde_json::from_str(r#"{"status": "done", "writer": "extractive"}"#).unwrap();
-        assert_eq!((r.status, r.id.as_str()), (JobStatus::Done, ""));
-        assert!(r.metadata.is_empty());
-    }
-
-    #[test]
     fn work_products_are_left_out_unless_asked_for() {
         let mut result = JobResult {
             id: "7".into(),
             metadata: Metadata::new(),
             job_id: Uuid::nil(),
             query: "q".into(),
-            status: PENDING.into(),
+            status: JobState::Pending,
             writer: None,
             duration_ms: None,
             cost_usd: None,

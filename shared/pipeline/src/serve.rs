@@ -1,6 +1,7 @@
 //! Running one stage as a worker process: the shared body of every stage binary's `main` and of
 //! `trawl worker STAGE`.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,7 +49,7 @@ where
             rt.block_on(async {
                 let stage =
                     build(&config).map_err(|e| format!("cannot build the {kind} stage: {e}"))?;
-                run(config, kind.queue(), stage)
+                run(config, kind.queue(), stage, signals())
                     .await
                     .map_err(|e| e.to_string())
             })
@@ -105,10 +106,15 @@ pub struct Ops {
 }
 
 impl Ops {
-    pub async fn start(metrics_addr: &str) -> Result<Ops, trawl_telemetry::ServeError> {
+    /// Starts the operations side of a process that stops when `stop` resolves (the process's
+    /// [`signals`], or a test's trigger) or on a `/drain` request.
+    pub async fn start(
+        metrics_addr: &str,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<Ops, trawl_telemetry::ServeError> {
         let readiness = Readiness::default();
         let drain = Drain::default();
-        let shutdown = Shutdown::on_signals_or_drain(&drain);
+        let shutdown = Shutdown::on(stop, &drain);
         let server = if metrics_addr.is_empty() {
             None
         } else {
@@ -144,29 +150,31 @@ impl Ops {
 #[derive(Clone)]
 pub struct Shutdown(watch::Receiver<bool>);
 
+/// Resolves on SIGTERM or SIGINT: what a process's entry point passes as its stop.
+pub async fn signals() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing a SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
 impl Shutdown {
-    /// Fires on SIGTERM, SIGINT or a `/drain` request.
-    pub fn on_signals_or_drain(drain: &Drain) -> Shutdown {
+    /// Fires when `stop` resolves or on a `/drain` request.
+    pub fn on(stop: impl Future<Output = ()> + Send + 'static, drain: &Drain) -> Shutdown {
         let (tx, rx) = watch::channel(false);
         let drain = drain.clone();
         tokio::spawn(async move {
-            let other = drain.requested();
-            let ctrl_c = tokio::signal::ctrl_c();
-            #[cfg(unix)]
-            {
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                        .expect("installing a SIGTERM handler");
-                tokio::select! {
-                    _ = ctrl_c => {},
-                    _ = term.recv() => {},
-                    _ = other => {},
-                }
-            }
-            #[cfg(not(unix))]
             tokio::select! {
-                _ = ctrl_c => {},
-                _ = other => {},
+                _ = stop => {},
+                _ = drain.requested() => {},
             }
             info!("shutdown requested");
             let _ = tx.send(true);
@@ -185,8 +193,14 @@ impl Shutdown {
     }
 }
 
-/// Connects, serves metrics, and consumes `queue` with `stage` until SIGTERM, then drains.
-pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(), WorkerError> {
+/// Connects, serves metrics, and consumes `queue` with `stage` until `stop` resolves (the
+/// process's [`signals`]) or a `/drain` request, then drains.
+pub async fn run<S: Stage>(
+    config: Config,
+    queue: Queue,
+    stage: S,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), WorkerError> {
     trawl_telemetry::init_logs(config.secret_values(&std::env::vars().collect()));
     if config.broker.url.is_none() || config.store.url.is_none() {
         return Err(WorkerError::NotConfigured(queue.label()));
@@ -197,7 +211,7 @@ pub async fn run<S: Stage>(config: Config, queue: Queue, stage: S) -> Result<(),
         store = %redact_url(config.store.url.as_deref().unwrap_or_default()),
         "starting worker"
     );
-    let ops = Ops::start(&config.metrics.addr).await?;
+    let ops = Ops::start(&config.metrics.addr, stop).await?;
     let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
     crate::metrics::init(queue, rt.config.broker.prefetch);
     let Some(watch) = SharedWatch::start(&rt, queue.label(), &ops).await? else {

@@ -150,7 +150,7 @@ async fn process<S: Stage>(
         .batch_job_status(&batch_id.to_string(), &job_id.to_string())
         .await
     {
-        Ok(Some(status)) if status != trawl_store::PENDING => {
+        Ok(Some(state)) if state != trawl_store::PENDING => {
             settle(delivery.ack().await, queue);
             return "skipped";
         }

@@ -261,16 +261,6 @@ pub fn build_all(
     out
 }
 
-/// One search hit with its provider and 1-based rank at that provider (across pages).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RawResult {
-    pub url: String,
-    pub title: String,
-    pub snippet: String,
-    pub provider: String,
-    pub position: u32,
-}
-
 /// Shared by the provider modules' tests: simweb over real HTTP on loopback.
 #[cfg(test)]
 pub(crate) mod testing {

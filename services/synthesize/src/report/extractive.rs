@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use trawl_messages::AnalysedDoc;
+use trawl_messages::{AnalysedDoc, ReportWriter};
 use trawl_text::{coverage_of, same_word, terms};
 
 use super::{citation, finish, Gaps, Report};
@@ -198,7 +198,7 @@ pub fn write(
         markdown: md,
         citations,
         removed_citations: 0,
-        writer: "extractive".into(),
+        writer: ReportWriter::Extractive,
     }
 }
 

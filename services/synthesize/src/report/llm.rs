@@ -3,7 +3,7 @@
 //! in the report names a source the job fetched and analysed.
 
 use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
-use trawl_messages::AnalysedDoc;
+use trawl_messages::{AnalysedDoc, ReportWriter};
 
 use super::{finish, Material, Report};
 use crate::citations;
@@ -162,7 +162,7 @@ pub async fn write(
             markdown: md,
             citations,
             removed_citations: checked.removed,
-            writer: "llm".into(),
+            writer: ReportWriter::Llm,
         },
         usage: response.usage,
         context_tokens: ctx.tokens + overhead,

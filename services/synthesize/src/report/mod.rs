@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use trawl_messages::{AnalysedDoc, Citation};
+use trawl_messages::{AnalysedDoc, Citation, ReportWriter};
 
 use crate::conflicts::Conflict;
 
@@ -51,17 +51,13 @@ impl Material<'_> {
     }
 }
 
-/// The writer of a report written without the LLM because the batch's budget was reached;
-/// the batch summary counts these.
-pub const BUDGET_SPENT: &str = "extractive (batch LLM budget spent)";
-
 pub struct Report {
     pub markdown: String,
     pub citations: Vec<Citation>,
     /// Citations the writer made to sources the job did not read, removed from the text.
     pub removed_citations: usize,
-    /// `llm` or `extractive` (with the reason when the LLM path was configured but fell back).
-    pub writer: String,
+    /// Who wrote it, with the reason when the LLM path was configured but fell back.
+    pub writer: ReportWriter,
 }
 
 /// The citation entry for `doc` numbered `n`.
