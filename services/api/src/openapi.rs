@@ -34,7 +34,7 @@ use crate::routes;
         (name = "jobs", description = "One question's report and the work products behind it"),
     )
 )]
-pub struct ApiDoc;
+pub(crate) struct ApiDoc;
 
 struct BearerAuth;
 
@@ -55,7 +55,7 @@ impl Modify for BearerAuth {
 
 /// The document for an API configured with `api`: a batch's `maxItems` is its
 /// `api.max_questions`, so clients (and schemathesis) learn the limit this server enforces.
-pub fn document_for(api: &ApiConfig) -> String {
+pub(crate) fn document_for(api: &ApiConfig) -> String {
     let mut doc = ApiDoc::openapi();
     let questions = doc
         .components

@@ -112,7 +112,7 @@ pub struct BatchStatus {
 }
 
 #[derive(Serialize, Deserialize, ToSchema)]
-pub struct JobSummary {
+pub(crate) struct JobSummary {
     pub job_id: Uuid,
     /// The question's id, as submitted or given by position.
     pub id: String,
@@ -126,7 +126,7 @@ pub struct JobSummary {
 }
 
 #[derive(Serialize, Deserialize, ToSchema)]
-pub struct JobPage {
+pub(crate) struct JobPage {
     pub jobs: Vec<JobSummary>,
     /// Pass as `cursor` for the next page; absent on the last.
     pub next_cursor: Option<String>,
@@ -134,7 +134,7 @@ pub struct JobPage {
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct PageQuery {
+pub(crate) struct PageQuery {
     /// From a previous page's `next_cursor`; opaque, and only the values this API returned for
     /// the batch are cursors (any other is a 400).
     pub cursor: Option<String>,
@@ -198,7 +198,7 @@ fn idempotency_key_ok(key: &[u8]) -> bool {
 // Only describes the stream: the handler writes events through axum's `Sse`.
 #[derive(ToSchema)]
 #[allow(dead_code)]
-pub struct BatchEvent {
+pub(crate) struct BatchEvent {
     pub event: BatchEventKind,
     /// For `progress` and `done`, a BatchStatus as JSON; for `error`, what failed, as text.
     pub data: String,
@@ -547,7 +547,7 @@ async fn status_of(state: &AppState, manifest: &Manifest) -> Result<BatchStatus,
     ),
     security(("bearer" = []))
 )]
-pub async fn get_batch(
+pub(crate) async fn get_batch(
     State(state): State<AppState>,
     caller: Caller,
     path: Result<Path<String>, PathRejection>,
@@ -576,7 +576,7 @@ pub async fn get_batch(
     ),
     security(("bearer" = []))
 )]
-pub async fn cancel_batch(
+pub(crate) async fn cancel_batch(
     State(state): State<AppState>,
     caller: Caller,
     path: Result<Path<String>, PathRejection>,
@@ -607,7 +607,7 @@ const PAGE_MAX: usize = 500;
     ),
     security(("bearer" = []))
 )]
-pub async fn list_jobs(
+pub(crate) async fn list_jobs(
     State(state): State<AppState>,
     caller: Caller,
     path: Result<Path<String>, PathRejection>,
@@ -659,7 +659,7 @@ pub const NEXT_CURSOR: &str = "x-next-cursor";
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ExportQuery {
+pub(crate) struct ExportQuery {
     /// From the previous page's `X-Next-Cursor` header; opaque, and only the values this API
     /// returned for the batch are cursors (any other is a 400).
     pub cursor: Option<String>,
@@ -694,7 +694,7 @@ pub struct ExportQuery {
     ),
     security(("bearer" = []))
 )]
-pub async fn export_results(
+pub(crate) async fn export_results(
     State(state): State<AppState>,
     caller: Caller,
     path: Result<Path<String>, PathRejection>,
@@ -797,7 +797,7 @@ async fn owned_job(
     ),
     security(("bearer" = []))
 )]
-pub async fn get_job(
+pub(crate) async fn get_job(
     State(state): State<AppState>,
     caller: Caller,
     path: Result<Path<String>, PathRejection>,
@@ -861,7 +861,7 @@ pub async fn get_job(
     ),
     security(("bearer" = []))
 )]
-pub async fn work_product(
+pub(crate) async fn work_product(
     State(state): State<AppState>,
     caller: Caller,
     path: Result<Path<(String, String)>, PathRejection>,

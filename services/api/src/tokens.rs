@@ -29,7 +29,7 @@ pub enum TokenError {
 }
 
 /// Longest token name, in characters.
-pub const MAX_NAME_CHARS: usize = 128;
+pub(crate) const MAX_NAME_CHARS: usize = 128;
 
 impl TokenRecord {
     /// The name fit for a terminal: control characters (escape sequences) shown escaped, as

@@ -26,7 +26,7 @@ use crate::bm25::{rank, same_term, Query};
 use crate::{datapoints, lookup, tables};
 
 /// Key points kept per source.
-pub const KEY_POINTS: usize = 8;
+pub(crate) const KEY_POINTS: usize = 8;
 
 /// What the job asks of each source: the question and what search made of it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

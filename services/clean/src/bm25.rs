@@ -16,11 +16,11 @@ use trawl_text::{each_word, stem, terms};
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// Weight of a term that only the sub-queries or data points bring.
-pub const EXTRA_WEIGHT: f64 = 0.5;
+pub(crate) const EXTRA_WEIGHT: f64 = 0.5;
 
 /// Whether two words match: [`trawl_text::same_word`], or the same once a plural
 /// `s` is dropped ("bridges" and "bridge", which the light stems keep apart).
-pub fn same_term(a: &str, b: &str) -> bool {
+pub(crate) fn same_term(a: &str, b: &str) -> bool {
     let ((a_stem, a_plural), (b_stem, b_plural)) = (keys(a), keys(b));
     a == b || a_stem == b_stem || (a_plural.is_some() && a_plural == b_plural)
 }
@@ -112,7 +112,7 @@ impl<'a> Term<'a> {
 }
 
 /// Whether any word of `text` is [`same_term`] as one of `words`; it stops at the first.
-pub fn mentions_any(words: &[String], text: &str) -> bool {
+pub(crate) fn mentions_any(words: &[String], text: &str) -> bool {
     let terms: Vec<Term> = words.iter().map(|w| Term::new(w)).collect();
     let mut found = false;
     each_word(text, |w| {

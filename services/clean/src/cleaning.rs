@@ -13,7 +13,7 @@ use trawl_messages::Cleaning;
 use crate::guard;
 
 /// Characters per cleaning request.
-pub const CHUNK_CHARS: usize = 8_000;
+pub(crate) const CHUNK_CHARS: usize = 8_000;
 
 const SYSTEM: &str = "You clean the text of a web page converted to markdown. Remove page \
 furniture only: navigation, cookie notices, share and subscribe prompts, ads, comment forms, \

@@ -51,7 +51,7 @@ pub fn extract(html: &str, base_url: &str) -> Extracted {
 
 /// [`extract`], letting go of `html` once it is prepared: the page is not held beside its
 /// parsed tree (a worker's peak memory on a page of megabytes).
-pub fn extract_owned(html: String, base_url: &str) -> Extracted {
+pub(crate) fn extract_owned(html: String, base_url: &str) -> Extracted {
     let prepared = prepare::prepare(&html, prepare::MAX_NESTING);
     drop(html);
     from_prepared(prepared, base_url)

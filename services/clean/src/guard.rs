@@ -15,7 +15,7 @@ use crate::tables;
 use trawl_text::collapse_whitespace;
 
 /// A cleaned page shorter than this lost the article, not just its boilerplate.
-pub const MIN_CLEANED_CHARS: usize = 200;
+pub(crate) const MIN_CLEANED_CHARS: usize = 200;
 
 /// Starts of lines (or inline code spans) that are commands a reader would copy.
 const COMMAND_PREFIXES: &[&str] = &[

@@ -25,7 +25,7 @@ use crate::bm25::{rank, Query};
 use crate::cleaning::blocks;
 
 /// Longest summary accepted, in characters.
-pub const MAX_SUMMARY: usize = 1_500;
+pub(crate) const MAX_SUMMARY: usize = 1_500;
 const MAX_KEY_POINTS: usize = 12;
 const MAX_KEY_POINT: usize = 600;
 

@@ -211,7 +211,7 @@ fn lists(markdown: &str) -> Vec<(String, Vec<String>)> {
 }
 
 /// Index of the table sharing most words with the question (more rows on a tie).
-pub fn best_table(question: &str, tables: &[Table]) -> Option<usize> {
+pub(crate) fn best_table(question: &str, tables: &[Table]) -> Option<usize> {
     let q = terms(question);
     tables
         .iter()

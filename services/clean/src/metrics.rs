@@ -7,7 +7,7 @@ use trawl_telemetry::prometheus_client::metrics::family::Family;
 use trawl_telemetry::prometheus_client::metrics::histogram::Histogram;
 use trawl_telemetry::{register, Labels};
 
-pub struct CleanMetrics {
+pub(crate) struct CleanMetrics {
     /// Cleanliness scores by source (`heuristic`, `llm`).
     pub cleanliness: Family<Labels, Histogram>,
     /// Steps by step (`judge`, `cleaning`, `analysis`, `cache`) and result: `llm`,

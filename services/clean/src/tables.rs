@@ -91,7 +91,7 @@ fn is_delimiter(line: &str, columns: usize) -> bool {
 }
 
 /// Body rows of all `tables`; the cleaning guard compares it before and after.
-pub fn row_count(tables: &[Table]) -> usize {
+pub(crate) fn row_count(tables: &[Table]) -> usize {
     tables.iter().map(|t| t.rows.len()).sum()
 }
 

@@ -21,7 +21,7 @@ use crate::remote::Remote;
 /// Where the batch commands send their requests: the fleet's broker and store (the config's
 /// `broker.url`, `store.url`), or a `trawl serve` in front of it.
 #[derive(clap::Args)]
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     /// Use the trawl HTTP API at URL (`trawl serve`) instead of the broker and store.
     #[arg(long, env = "TRAWL_SERVER", value_name = "URL")]
     server: Option<url::Url>,

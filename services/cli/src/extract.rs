@@ -85,7 +85,7 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
 
 /// The main content of a page; a file fetched from a URL (PDF, DOCX …, any `content_type` but
 /// HTML) already is text and is kept as it came.
-pub fn of_fetched(body: String, url: &str, content_type: Option<&str>) -> Extracted {
+pub(crate) fn of_fetched(body: String, url: &str, content_type: Option<&str>) -> Extracted {
     match content_type {
         Some(ct) if ct != "text/html" => Extracted {
             title: String::new(),

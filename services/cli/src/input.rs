@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 
 /// Reads `reader` to its end, or fails once it passes `limit` bytes; `what` names the input
 /// and the setting that bounds it, for the error.
-pub fn read_bounded(reader: impl Read, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn read_bounded(reader: impl Read, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     reader
         .take(limit.saturating_add(1))

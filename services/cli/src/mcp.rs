@@ -155,7 +155,7 @@ impl Backend {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct ResearchArgs {
+pub(crate) struct ResearchArgs {
     /// The research question, in any language.
     pub question: String,
     /// Most web pages to read (default: the server's search.max_urls).
@@ -176,7 +176,7 @@ pub struct ResearchArgs {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// The question or search query.
     pub query: String,
     /// Most results to return, best first (default 10).
@@ -199,7 +199,7 @@ pub struct ExtractArgs {
 
 /// The MCP server: one per session, all sharing one [`Backend`].
 #[derive(Clone)]
-pub struct TrawlMcp {
+pub(crate) struct TrawlMcp {
     backend: Arc<Backend>,
     tool_router: ToolRouter<TrawlMcp>,
 }
@@ -482,7 +482,7 @@ pub fn fit(body: &str, footer: &str, whole_at: &str, limit: usize, tokens: &Toke
 }
 
 /// Serves one session on stdin/stdout until the client closes it.
-pub async fn serve_stdio(backend: Arc<Backend>) -> Result<(), McpError> {
+pub(crate) async fn serve_stdio(backend: Arc<Backend>) -> Result<(), McpError> {
     let service = TrawlMcp::new(backend)
         .serve(rmcp::transport::stdio())
         .await
@@ -497,7 +497,7 @@ pub async fn serve_stdio(backend: Arc<Backend>) -> Result<(), McpError> {
 /// Serves streamable HTTP at `/mcp` on `listener` (from [`listen`]) until `shutdown` resolves;
 /// calls `bound` with its address first. Requests need an API token when the backend is a fleet; browsers'
 /// requests (any `Origin`) and unexpected `Host` names are refused either way.
-pub async fn serve_http(
+pub(crate) async fn serve_http(
     backend: Arc<Backend>,
     listener: TcpListener,
     bound: impl FnOnce(SocketAddr),

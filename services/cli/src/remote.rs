@@ -41,7 +41,7 @@ const EXPORT_PAGE: usize = 1000;
 const EXPORT_PAGE_WITH_PRODUCTS: usize = 100;
 /// Longest line of the export accepted, in bytes: one job's results, with its work products
 /// when asked for. A line is held whole while it is decoded, so this bounds the client's memory.
-pub const MAX_EXPORT_LINE: usize = 64 << 20;
+pub(crate) const MAX_EXPORT_LINE: usize = 64 << 20;
 /// Longest wait for the next bytes of a page before it is asked for again.
 const EXPORT_IDLE: Duration = Duration::from_secs(60);
 /// Longest a page may take in all: it replaces the client's request timeout, which a page of
@@ -51,7 +51,7 @@ const EXPORT_PAGE_TIME: Duration = Duration::from_secs(3600);
 const MAX_CURSOR: usize = 256;
 
 #[derive(Debug)]
-pub enum RemoteError {
+pub(crate) enum RemoteError {
     /// Nothing answered at the server's address.
     Unreachable { server: String, detail: String },
     /// The server answered with an error status.

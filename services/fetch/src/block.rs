@@ -31,7 +31,7 @@ impl Block {
     }
 
     /// Every kind [`Block::kind`] can return, for metrics created before the first block.
-    pub fn all_kinds() -> Vec<String> {
+    pub(crate) fn all_kinds() -> Vec<String> {
         let statuses = BLOCK_STATUSES.iter().map(|&s| Block::Status(s));
         let vendors = CHALLENGE_HEADERS
             .iter()
@@ -129,7 +129,7 @@ pub fn detect<'a>(
 /// Characters of text a reader would see, counted up to `limit`: outside tags and outside
 /// `script`, `style`, `noscript`, `template` and `head`, whitespace runs counted once. One pass,
 /// no parse: it runs on every response.
-pub fn visible_text_len(html: &str, limit: usize) -> usize {
+pub(crate) fn visible_text_len(html: &str, limit: usize) -> usize {
     const HIDDEN: [&str; 5] = ["script", "style", "noscript", "template", "head"];
     let bytes = html.as_bytes();
     let (mut i, mut count, mut space) = (0, 0, true);

@@ -96,7 +96,7 @@ pub enum BrowserError {
 }
 
 impl BrowserError {
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         matches!(
             self,
             BrowserError::Unavailable(_) | BrowserError::Unreachable(_) | BrowserError::Crashed(_)

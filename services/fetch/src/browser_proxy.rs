@@ -160,7 +160,7 @@ impl BrowserProxy {
 
     /// Why the proxy last refused a request to `host` (as [`Url::host_str`] spells it) at or
     /// after `since`, if it did.
-    pub fn refused_since(&self, host: &str, since: Instant) -> Option<String> {
+    pub(crate) fn refused_since(&self, host: &str, since: Instant) -> Option<String> {
         self.refusals.last(host, since)
     }
 

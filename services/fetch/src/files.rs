@@ -28,7 +28,7 @@ mod table;
 use url::Url;
 
 /// At most this much markdown comes out of one file (bytes); the rest is cut with a note.
-pub const MAX_TEXT: usize = 5 << 20;
+pub(crate) const MAX_TEXT: usize = 5 << 20;
 
 /// What a downloaded body is: magic bytes first, then the Content-Type, then the URL's extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub fn sniff(head: &[u8], content_type: &str, url: &Url) -> Kind {
 /// True when a declared Content-Type already says the body is nothing we can use, so the
 /// download can stop before the body is read. False for generic and empty types: the bytes
 /// decide those.
-pub fn hopeless(content_type: &str, url: &Url) -> bool {
+pub(crate) fn hopeless(content_type: &str, url: &Url) -> bool {
     let mime = mime_of(content_type);
     if ["image/", "video/", "audio/", "font/", "model/"]
         .iter()

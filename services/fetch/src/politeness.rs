@@ -60,7 +60,7 @@ pub async fn robots(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Robots
 
 /// Takes the host's turn at its rate: `None` when the request may go now, or how long to wait
 /// (taking nothing).
-pub async fn take_turn(
+pub(crate) async fn take_turn(
     rt: &Runtime,
     host: &str,
     crawl_delay: Option<Duration>,

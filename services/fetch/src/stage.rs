@@ -66,7 +66,7 @@ impl FetchStage {
 }
 
 /// The queue that carries tasks of `level`.
-pub fn queue_for(level: u8) -> Queue {
+pub(crate) fn queue_for(level: u8) -> Queue {
     if level >= BROWSER_LEVEL {
         Queue::FetchBrowser
     } else {

@@ -161,7 +161,7 @@ fn validate(a: &LlmAnalysis) -> Result<(), String> {
 }
 
 /// The LLM analysis when an LLM is configured and answers well, else the heuristic one.
-pub async fn analyse_with(llm: Option<&Llm>, question: &str) -> QueryAnalysis {
+pub(crate) async fn analyse_with(llm: Option<&Llm>, question: &str) -> QueryAnalysis {
     let mut heuristic = analyse(question);
     let Some(llm) = llm else { return heuristic };
     if heuristic.sub_queries.is_empty() {

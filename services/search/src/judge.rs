@@ -124,7 +124,7 @@ const SELECT_SYSTEM: &str = "You choose which web search results to read to answ
 question. Reply with one JSON object: {\"selected\": [the numbers of the chosen results, best first]}.";
 
 /// Indexes (into `candidates`) of the results the LLM picks, at most `n`.
-pub async fn llm_select(
+pub(crate) async fn llm_select(
     llm: &Llm,
     question: &str,
     candidates: &[Scored],

@@ -8,7 +8,7 @@ const TRACKING: &[&str] = &[
 ];
 
 /// The normalised form of `raw`, or `None` if it is not an http(s) URL.
-pub fn normalize(raw: &str) -> Option<String> {
+pub(crate) fn normalize(raw: &str) -> Option<String> {
     let mut url = Url::parse(raw.trim()).ok()?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return None;

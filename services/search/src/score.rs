@@ -23,7 +23,7 @@ pub fn position_score(position: u32) -> f64 {
 }
 
 /// Fraction of `query_terms` that appear as words of `text` (case-insensitive).
-pub fn term_fraction(query_terms: &[String], text: &str) -> f64 {
+pub(crate) fn term_fraction(query_terms: &[String], text: &str) -> f64 {
     if query_terms.is_empty() {
         return 0.0;
     }
@@ -99,7 +99,7 @@ pub fn score(result: RawResult, url: String, query_terms: &[String]) -> Scored {
 }
 
 /// Best score first; equal scores keep the better provider rank.
-pub fn by_score(scored: &mut [Scored]) {
+pub(crate) fn by_score(scored: &mut [Scored]) {
     scored.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)

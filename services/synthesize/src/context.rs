@@ -24,13 +24,13 @@ use trawl_text::collapse_whitespace;
 use crate::tokens::Tokenizer;
 
 /// How many of the best sources are given in full.
-pub const FULL_SOURCES: usize = 3;
+pub(crate) const FULL_SOURCES: usize = 3;
 /// How many sources after those are given as key points.
-pub const KEY_POINT_SOURCES: usize = 3;
+pub(crate) const KEY_POINT_SOURCES: usize = 3;
 /// A full source's markdown is cut to this many characters.
-pub const FULL_MAX_CHARS: usize = 8_000;
+pub(crate) const FULL_MAX_CHARS: usize = 8_000;
 /// A key points body (summary and key points) is cut to this many characters.
-pub const KEY_POINTS_MAX_CHARS: usize = 800;
+pub(crate) const KEY_POINTS_MAX_CHARS: usize = 800;
 
 /// Between blocks.
 const SEPARATOR: &str = "\n\n";

@@ -103,7 +103,7 @@ fn cell(text: &str) -> String {
 /// Writes `summary.jsonl` and `summary.md` for a finished batch from its jobs' `job.json`. Each
 /// line carries the job's `id` and `metadata` from the manifest, so a line can be matched to
 /// the question that asked it whether or not the job wrote a report.
-pub async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> {
+pub(crate) async fn write_summary(rt: &Runtime, batch: Uuid) -> Result<(), StageError> {
     let Some(manifest) = manifest(rt, batch).await? else {
         return Ok(());
     };

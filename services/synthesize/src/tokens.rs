@@ -30,7 +30,7 @@ enum Kind {
 impl Tokenizer {
     /// The tokenizer for `model`. A provider prefix (`openai/gpt-4o`, `azure/gpt-4.1`) and case
     /// are ignored; names that are not OpenAI models get the approximation.
-    pub fn for_model(model: &str) -> Tokenizer {
+    pub(crate) fn for_model(model: &str) -> Tokenizer {
         let lower = model.trim().to_ascii_lowercase();
         let name = lower.rsplit('/').next().unwrap_or_default();
         const O200K: &[&str] = &[
@@ -77,7 +77,8 @@ impl Tokenizer {
 
     /// Whether [`count`](Self::count) is the model's exact count (a real BPE) rather than an
     /// estimate.
-    pub fn is_exact(&self) -> bool {
+    #[cfg(test)]
+    fn is_exact(&self) -> bool {
         matches!(self.kind, Kind::Bpe { .. })
     }
 
@@ -119,7 +120,7 @@ impl fmt::Debug for Tokenizer {
 ///
 /// Both parts are subadditive over concatenation, so counting blocks separately never
 /// under-counts the joined text.
-pub fn approx_count(text: &str) -> usize {
+pub(crate) fn approx_count(text: &str) -> usize {
     let mut ascii = 0usize;
     let mut non_ascii_bytes = 0usize;
     let mut floor = 0usize;

@@ -30,13 +30,13 @@ use trawl_guard::{refusal_in, resolver, Guard};
 use url::Url;
 use uuid::Uuid;
 
-pub const HEADER_EVENT: &str = "x-trawl-event";
-pub const HEADER_EVENT_ID: &str = "x-trawl-event-id";
-pub const HEADER_TIMESTAMP: &str = "x-trawl-timestamp";
-pub const HEADER_SIGNATURE: &str = "x-trawl-signature";
+pub(crate) const HEADER_EVENT: &str = "x-trawl-event";
+pub(crate) const HEADER_EVENT_ID: &str = "x-trawl-event-id";
+pub(crate) const HEADER_TIMESTAMP: &str = "x-trawl-timestamp";
+pub(crate) const HEADER_SIGNATURE: &str = "x-trawl-signature";
 
-pub const JOB_COMPLETED: &str = "job.completed";
-pub const BATCH_COMPLETED: &str = "batch.completed";
+pub(crate) const JOB_COMPLETED: &str = "job.completed";
+pub(crate) const BATCH_COMPLETED: &str = "batch.completed";
 
 /// Time allowed for one attempt, connection, request and response included.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,7 +57,7 @@ impl Event {
     /// `data` is typically the job's result summary. When it is an object, `batch_id` and
     /// `job_id` are added to it (unless already there); otherwise it is wrapped as
     /// `{"batch_id", "job_id", "value": data}`.
-    pub fn job_completed(batch: Uuid, job: Uuid, data: Value) -> Event {
+    pub(crate) fn job_completed(batch: Uuid, job: Uuid, data: Value) -> Event {
         Event {
             id: format!("{JOB_COMPLETED}:{job}"),
             kind: JOB_COMPLETED.into(),
@@ -70,7 +70,7 @@ impl Event {
     }
 
     /// As [`Event::job_completed`], with `batch_id` only.
-    pub fn batch_completed(batch: Uuid, data: Value) -> Event {
+    pub(crate) fn batch_completed(batch: Uuid, data: Value) -> Event {
         Event {
             id: format!("{BATCH_COMPLETED}:{batch}"),
             kind: BATCH_COMPLETED.into(),
@@ -97,7 +97,7 @@ fn with_ids(data: Value, ids: &[(&str, String)]) -> Value {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum WebhookError {
+pub(crate) enum WebhookError {
     /// The URL is malformed, not http(s), or points at a private or reserved address.
     #[error("webhook URL refused: {0}")]
     Refused(String),
@@ -130,7 +130,7 @@ fn to_hex(bytes: &[u8]) -> String {
     out
 }
 
-pub struct Webhooks {
+pub(crate) struct Webhooks {
     client: reqwest::Client,
     guard: Guard,
     secret: Option<Vec<u8>>,

@@ -197,7 +197,7 @@ impl BrokerSettings {
     }
 
     /// The smallest tier at least `delay` long, or the longest tier.
-    pub fn tier_for(&self, delay: Duration) -> Duration {
+    pub(crate) fn tier_for(&self, delay: Duration) -> Duration {
         self.delay_tiers
             .iter()
             .copied()
@@ -205,12 +205,12 @@ impl BrokerSettings {
             .unwrap_or(*self.delay_tiers.last().expect("tiers are never empty"))
     }
 
-    pub fn queue_name(&self, queue: Queue) -> String {
+    pub(crate) fn queue_name(&self, queue: Queue) -> String {
         queue.name(&self.namespace)
     }
 
     /// `<ns>.delay.5s`, or `<ns>.delay.250ms` for a tier that is not whole seconds.
-    pub fn tier_name(&self, tier: Duration) -> String {
+    pub(crate) fn tier_name(&self, tier: Duration) -> String {
         let ms = tier.as_millis();
         if ms.is_multiple_of(1000) {
             format!("{}.delay.{}s", self.namespace, ms / 1000)

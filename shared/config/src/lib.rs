@@ -192,7 +192,7 @@ impl Default for OutputConfig {
 }
 
 /// The schemes `output.url` takes.
-pub const OUTPUT_SCHEMES: [&str; 6] = ["file", "s3", "s3a", "gs", "az", "memory"];
+pub(crate) const OUTPUT_SCHEMES: [&str; 6] = ["file", "s3", "s3a", "gs", "az", "memory"];
 
 impl OutputConfig {
     /// What is wrong with the output settings, if anything.
@@ -545,7 +545,7 @@ impl LlmProvider {
 
     /// The variable that holds the key when `api_key_env` is empty; `None` for servers that
     /// need none.
-    pub fn default_key_env(self) -> Option<&'static str> {
+    pub(crate) fn default_key_env(self) -> Option<&'static str> {
         match self {
             LlmProvider::Openai => Some("OPENAI_API_KEY"),
             LlmProvider::Azure => Some("AZURE_OPENAI_API_KEY"),
@@ -557,7 +557,7 @@ impl LlmProvider {
     }
 
     /// Whether the provider serves `/embeddings` in OpenAI's format.
-    pub fn has_embeddings(self) -> bool {
+    pub(crate) fn has_embeddings(self) -> bool {
         self != LlmProvider::Anthropic
     }
 }

@@ -221,7 +221,7 @@ impl Guard {
         }
     }
 
-    pub fn allows_ip(&self, ip: IpAddr) -> bool {
+    pub(crate) fn allows_ip(&self, ip: IpAddr) -> bool {
         if self.allow.iter().any(|&(net, len)| in_net(ip, net, len)) {
             return true;
         }
@@ -261,7 +261,7 @@ pub trait Lookup: Send + Sync {
 
 /// The system resolver (`getaddrinfo`, through tokio).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SystemLookup;
+pub(crate) struct SystemLookup;
 
 impl Lookup for SystemLookup {
     fn lookup(&self, host: &str) -> Answers {

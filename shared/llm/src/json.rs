@@ -2,7 +2,7 @@
 //! (reasoning models), markdown fences, prose before and after.
 
 /// The reply without `<think>…</think>` blocks (an unclosed one runs to the end).
-pub fn strip_think(text: &str) -> String {
+pub(crate) fn strip_think(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("<think>") {
@@ -20,7 +20,7 @@ pub fn strip_think(text: &str) -> String {
 }
 
 /// The first balanced JSON object or array in `text`, preferring a fenced ```json block.
-pub fn extract_json(text: &str) -> Option<&str> {
+pub(crate) fn extract_json(text: &str) -> Option<&str> {
     if let Some(start) = text.find("```json").or_else(|| text.find("```JSON")) {
         let body = &text[start + 7..];
         if let Some(end) = body.find("```") {

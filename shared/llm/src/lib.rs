@@ -79,7 +79,7 @@ impl LlmError {
 }
 
 /// The `llm.models` step a request's task belongs to.
-pub fn step_of(task: &str) -> &'static str {
+pub(crate) fn step_of(task: &str) -> &'static str {
     match task {
         "query_analysis" => "analysis",
         "relevance" => "relevance",
@@ -674,7 +674,7 @@ impl Llm {
 
 /// The JSON Schema of `T` as the LLM APIs take it: draft 7, every subschema inline (no
 /// `$ref`), without `$schema` and `title`.
-pub fn schema_of<T: schemars::JsonSchema>() -> Value {
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
     let settings = schemars::generate::SchemaSettings::draft07().with(|s| {
         s.inline_subschemas = true;
     });

@@ -66,7 +66,7 @@ impl LlmMetrics {
     }
 
     /// Counts the tokens and returns their cost in micro-dollars (0 without a price).
-    pub fn record_usage(&self, model: &str, usage: &Usage, price: Option<Price>) -> u64 {
+    pub(crate) fn record_usage(&self, model: &str, usage: &Usage, price: Option<Price>) -> u64 {
         for (kind, n) in [
             ("input", usage.input_tokens),
             ("cached_input", usage.cached_input_tokens),

@@ -58,7 +58,7 @@ const TABLE: &[(&str, Price)] = &[
 ];
 
 /// The built-in price of `model`, if the table knows it.
-pub fn builtin(model: &str) -> Option<Price> {
+pub(crate) fn builtin(model: &str) -> Option<Price> {
     let name = model
         .rsplit('/')
         .next()

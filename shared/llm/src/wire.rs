@@ -64,7 +64,7 @@ pub fn reasoning_model(model: &str) -> bool {
 
 /// What a model has refused, learnt from its 400s.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Quirks {
+pub(crate) struct Quirks {
     pub no_temperature: bool,
     /// `Some(true)`: `max_completion_tokens`; `Some(false)`: `max_tokens`; `None`: the default.
     pub completion_tokens: Option<bool>,
@@ -81,7 +81,7 @@ fn quirks() -> &'static Mutex<HashMap<String, Quirks>> {
     QUIRKS.get_or_init(Default::default)
 }
 
-pub fn quirks_of(endpoint: &Endpoint) -> Quirks {
+pub(crate) fn quirks_of(endpoint: &Endpoint) -> Quirks {
     (quirks().lock().expect("quirks lock").get(&endpoint.key()))
         .copied()
         .unwrap_or_default()
@@ -165,7 +165,7 @@ impl Answer<'_> {
     }
 
     /// Bytes the answer's schema adds to a request (it is sent, and billed, as input).
-    pub fn schema_len(&self) -> usize {
+    pub(crate) fn schema_len(&self) -> usize {
         match self {
             Answer::Schema(schema) => schema.to_string().len(),
             _ => 0,
@@ -182,7 +182,11 @@ pub struct Options<'a> {
 
 /// The most output tokens a request may take: its `max_tokens`, and a reasoning model's
 /// thinking room on top (which counts against its completion tokens).
-pub fn output_allowance(endpoint: &Endpoint, request: &ChatRequest, options: &Options) -> u32 {
+pub(crate) fn output_allowance(
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+    options: &Options,
+) -> u32 {
     match endpoint.provider != LlmProvider::Anthropic && reasoning_model(&endpoint.model) {
         true => request.max_tokens.saturating_add(options.reasoning_tokens),
         false => request.max_tokens,
@@ -190,7 +194,7 @@ pub fn output_allowance(endpoint: &Endpoint, request: &ChatRequest, options: &Op
 }
 
 /// The request's URL and body, and whether the key goes in Azure's `api-key` header.
-pub fn chat_request(
+pub(crate) fn chat_request(
     endpoint: &Endpoint,
     request: &ChatRequest,
     options: &Options,
@@ -262,7 +266,7 @@ pub fn chat_request(
 }
 
 /// The embeddings request's URL and body (OpenAI's format, Azure's URL).
-pub fn embeddings_request(endpoint: &Endpoint, texts: &[String]) -> (String, Value) {
+pub(crate) fn embeddings_request(endpoint: &Endpoint, texts: &[String]) -> (String, Value) {
     let body = json!({"model": endpoint.model, "input": texts});
     let url = match endpoint.provider {
         LlmProvider::Azure => format!(
@@ -275,7 +279,10 @@ pub fn embeddings_request(endpoint: &Endpoint, texts: &[String]) -> (String, Val
 }
 
 /// The headers that carry the key and the API version.
-pub fn authorise(endpoint: &Endpoint, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+pub(crate) fn authorise(
+    endpoint: &Endpoint,
+    builder: reqwest::RequestBuilder,
+) -> reqwest::RequestBuilder {
     let builder = match endpoint.provider {
         LlmProvider::Anthropic => builder.header("anthropic-version", "2023-06-01"),
         _ => builder,
@@ -289,7 +296,7 @@ pub fn authorise(endpoint: &Endpoint, builder: reqwest::RequestBuilder) -> reqwe
 }
 
 /// The reply's text and usage, or what is missing.
-pub fn chat_answer(provider: LlmProvider, value: &Value) -> Result<(String, Usage), String> {
+pub(crate) fn chat_answer(provider: LlmProvider, value: &Value) -> Result<(String, Usage), String> {
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     if provider == LlmProvider::Anthropic {
         let blocks = || value["content"].as_array().into_iter().flatten();
@@ -338,7 +345,7 @@ pub fn chat_answer(provider: LlmProvider, value: &Value) -> Result<(String, Usag
 
 /// The provider's error message and the parameter it names, if any: `error.message` and
 /// `error.param` (OpenAI, Azure, Anthropic, OpenRouter), or Gemini's list of errors.
-pub fn error_of(bytes: &[u8]) -> (String, Option<String>) {
+pub(crate) fn error_of(bytes: &[u8]) -> (String, Option<String>) {
     let value: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
     let error = match &value {
         Value::Array(list) => list.first().map(|e| &e["error"]).unwrap_or(&Value::Null),

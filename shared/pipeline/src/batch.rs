@@ -213,7 +213,7 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
 }
 
 /// What a batch's search tasks weigh in the queues, in bytes (their bodies as sent).
-pub fn queued_bytes(questions: &[Question]) -> u64 {
+pub(crate) fn queued_bytes(questions: &[Question]) -> u64 {
     (questions.iter())
         .map(|q| serde_json::to_vec(&q.task).map_or(0, |b| b.len() as u64))
         .sum()

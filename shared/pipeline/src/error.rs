@@ -42,7 +42,7 @@ impl StageError {
         }
     }
 
-    pub fn with_origin(mut self, origin: &'static str) -> Self {
+    pub(crate) fn with_origin(mut self, origin: &'static str) -> Self {
         self.origin = origin;
         self
     }

@@ -99,7 +99,7 @@ impl Runtime {
         Duration::from_secs(self.config.store.batch_ttl_secs)
     }
 
-    pub fn job_ttl(&self) -> Duration {
+    pub(crate) fn job_ttl(&self) -> Duration {
         Duration::from_secs(self.config.store.job_ttl_secs)
     }
 

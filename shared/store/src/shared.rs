@@ -69,7 +69,7 @@ impl Probe {
 
     /// Writes the probe object (once is enough, again is harmless) and takes or renews the
     /// lease for `lease`.
-    pub async fn announce(
+    pub(crate) async fn announce(
         &self,
         objects: &Objects,
         store: &dyn Store,

@@ -75,7 +75,7 @@ const CLASSIC: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// The registry in the format the scraper asked for: OpenMetrics when its `Accept` names it
 /// (Prometheus does), else the classic text format that `curl`, `promtool check metrics` and
 /// older scrapers read.
-pub fn render_for(accept: &str) -> (&'static str, String) {
+pub(crate) fn render_for(accept: &str) -> (&'static str, String) {
     if accept.contains("application/openmetrics-text") {
         (OPENMETRICS, render())
     } else {
@@ -148,7 +148,7 @@ fn secret_list(values: impl IntoIterator<Item = String>) -> Vec<String> {
 
 /// Whether an environment variable's name says its value is a secret (`OPENAI_API_KEY`,
 /// `AWS_SECRET_ACCESS_KEY`, `TRAWL_TOKEN`, `REDIS_PASSWORD` …).
-pub fn looks_secret(name: &str) -> bool {
+pub(crate) fn looks_secret(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
     ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"]
         .iter()
@@ -157,7 +157,7 @@ pub fn looks_secret(name: &str) -> bool {
 }
 
 /// Adds values to scrub from every log line and every text passed to [`scrub`].
-pub fn add_secrets(values: impl IntoIterator<Item = String>) {
+pub(crate) fn add_secrets(values: impl IntoIterator<Item = String>) {
     let mut list = secrets().write().expect("secrets lock");
     let all = std::mem::take(&mut *list).into_iter().chain(values);
     *list = secret_list(all);

@@ -18,13 +18,8 @@ pub(crate) mod dom;
 mod helpers;
 mod render;
 
-/// Convert `element` (and everything below it) to markdown.
-pub fn to_markdown(element: ElementRef<'_>, base: Option<&Url>) -> String {
-    to_markdown_with(element, base, &|_| false)
-}
-
-/// Like [`to_markdown`], but elements for which `skip` returns true are left
-/// out together with their subtree (the root itself is never tested).
+/// Converts `element` (and everything below it) to markdown; elements for which `skip`
+/// returns true are left out together with their subtree (the root itself is never tested).
 pub fn to_markdown_with(
     element: ElementRef<'_>,
     base: Option<&Url>,

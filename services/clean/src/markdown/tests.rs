@@ -3,7 +3,11 @@ use scraper::Html;
 
 fn md(html: &str) -> String {
     let base = Url::parse("https://example.com/docs/guide/page.html").unwrap();
-    to_markdown(Html::parse_fragment(html).root_element(), Some(&base))
+    to_markdown_with(
+        Html::parse_fragment(html).root_element(),
+        Some(&base),
+        &|_| false,
+    )
 }
 
 #[test]

@@ -18,12 +18,12 @@ use trawl_text::collapse_whitespace;
 use super::{Converted, FileError, DOCX_MIME};
 
 /// More entries than any real document has (a large one has a few hundred).
-pub const MAX_ENTRIES: usize = 10_000;
+pub(crate) const MAX_ENTRIES: usize = 10_000;
 /// The body part may inflate to this much and no more.
-pub const MAX_DOCUMENT_XML: u64 = 64 << 20;
+pub(crate) const MAX_DOCUMENT_XML: u64 = 64 << 20;
 /// Bytes of the body part between one `<` and the next: Word splits text into runs and writes
 /// images to parts of their own, so more than this is a bomb of text (or zeros), not a document.
-pub const MAX_UNMARKED: u64 = 4 << 20;
+pub(crate) const MAX_UNMARKED: u64 = 4 << 20;
 const MAX_SIDE_PART: u64 = 8 << 20;
 
 pub fn convert(bytes: &[u8]) -> Result<Converted, FileError> {

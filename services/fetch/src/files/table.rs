@@ -5,8 +5,8 @@
 
 use super::{Converted, FileError};
 
-pub const MAX_ROWS: usize = 5000;
-pub const MAX_COLUMNS: usize = 50;
+pub(crate) const MAX_ROWS: usize = 5000;
+pub(crate) const MAX_COLUMNS: usize = 50;
 /// Longer cells are cut (chars).
 const MAX_CELL: usize = 500;
 /// A record this long is not a table row (bytes).

@@ -100,7 +100,7 @@ impl ProviderError {
     }
 
     /// Classifies a reqwest failure.
-    pub fn from_reqwest(provider: &'static str, e: &reqwest::Error) -> ProviderError {
+    pub(crate) fn from_reqwest(provider: &'static str, e: &reqwest::Error) -> ProviderError {
         if e.is_timeout() {
             ProviderError::Timeout { provider }
         } else {
@@ -112,7 +112,7 @@ impl ProviderError {
     }
 
     /// Checks a response's status: 429 (with `Retry-After` seconds) and other non-2xx are errors.
-    pub fn check_status(
+    pub(crate) fn check_status(
         provider: &'static str,
         response: &reqwest::Response,
     ) -> Result<(), ProviderError> {
@@ -141,7 +141,7 @@ impl ProviderError {
 
 /// Reads a JSON body, turning a body that is not the expected JSON (HTML error pages, truncated
 /// bodies) into [`ProviderError::Malformed`].
-pub async fn json_body<T: serde::de::DeserializeOwned>(
+pub(crate) async fn json_body<T: serde::de::DeserializeOwned>(
     provider: &'static str,
     response: reqwest::Response,
 ) -> Result<T, ProviderError> {
@@ -239,7 +239,7 @@ pub fn build(
 }
 
 /// The configured providers that can run, by name; the others are logged once and skipped.
-pub fn build_all(
+pub(crate) fn build_all(
     config: &trawl_config::SearchConfig,
     env: &BTreeMap<String, String>,
 ) -> BTreeMap<String, Box<dyn Provider>> {
@@ -310,7 +310,7 @@ pub(crate) mod testing {
     }
 
     /// The failure markers every provider maps alike, with the error label each must give.
-    pub const MARKERS: &[(&str, &str)] = &[
+    pub(crate) const MARKERS: &[(&str, &str)] = &[
         ("simweb:error", "http_error"),
         ("simweb:html", "malformed"),
         ("simweb:malformed", "malformed"),

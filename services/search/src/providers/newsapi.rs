@@ -15,7 +15,7 @@ const NAME: &str = "newsapi";
 /// NewsAPI rejects `pageSize` above 100.
 const MAX_PAGE_SIZE: u32 = 100;
 
-pub struct NewsApi(pub Endpoint);
+pub(crate) struct NewsApi(pub Endpoint);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
