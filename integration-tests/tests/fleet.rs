@@ -231,7 +231,7 @@ async fn deadline_synthesises_what_arrived() {
     for job in manifest(&fleet, &batch).keys() {
         let report = stored_report(&fleet, &batch, job);
         assert!(report.contains("The deadline passed before"), "{report}");
-        assert!(report.contains("No fetched source answered"), "{report}");
+        assert!(report.contains("No source could be read"), "{report}");
     }
     fleet.cleanup().await;
 }

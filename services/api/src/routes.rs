@@ -100,7 +100,7 @@ pub struct BatchStatus {
     pub started: u64,
     /// Jobs ended, whatever their status.
     pub finished: u64,
-    /// Ended jobs by status: done, partial, no_sources, failed, cancelled.
+    /// Ended jobs by status: done, partial, no_sources, no_answer, failed, cancelled.
     pub by_status: BTreeMap<String, u64>,
     pub cancelled: bool,
     /// True once every job has ended.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tracing::{info, warn};
 use trawl_config::Config;
-use trawl_messages::{Queue, StageKind};
+use trawl_messages::{JobStatus, Queue, StageKind};
 use trawl_pipeline::runtime::{BUDGET, SPENT, STARTED};
 use trawl_pipeline::serve::Ops;
 use trawl_pipeline::Runtime;
@@ -77,14 +77,15 @@ fn queues() -> impl Iterator<Item = Queue> {
 }
 
 /// Job states reported for open batches: not started, started, and each way a job ends.
-const STATES: [&str; 7] = [
+const STATES: [&str; 8] = [
     "pending",
     "running",
-    "done",
-    "partial",
-    "no_sources",
-    "cancelled",
-    "failed",
+    JobStatus::Done.as_str(),
+    JobStatus::Partial.as_str(),
+    JobStatus::NoSources.as_str(),
+    JobStatus::NoAnswer.as_str(),
+    JobStatus::Cancelled.as_str(),
+    JobStatus::Failed.as_str(),
 ];
 
 /// What one sample of the open batches adds up to.

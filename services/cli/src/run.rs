@@ -77,7 +77,10 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
         .await?
         .context("the report was not written")?;
     println!("{}", String::from_utf8_lossy(&report));
-    if result.status == trawl_messages::JobStatus::NoSources {
+    if matches!(
+        result.status,
+        trawl_messages::JobStatus::NoSources | trawl_messages::JobStatus::NoAnswer
+    ) {
         explain_search(&rt, manifest.batch_id, job).await;
     }
     if rt.config.llm.is_some() {

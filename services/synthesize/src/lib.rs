@@ -5,11 +5,13 @@
 //! - [`conflicts`]: data points the sources disagree on, found before the report is written.
 //! - [`tokens`] and [`context`]: token counting and the budgeted context (full text for the
 //!   best sources, key points for the next, references for the rest).
-//! - [`report`]: the extractive and the LLM report writers and their shared sections.
+//! - [`report`]: the extractive and the LLM report writers and their shared ending.
 //! - [`citations`]: validation of the LLM's citations.
+//! - [`attribution`]: every claim of a report checked against its sources' text (`claims.json`).
 //! - [`products`]: `search.md`, `sources.md`, `job.json`, and the batch summary.
 //! - [`webhook`]: signed `job.completed` and `batch.completed` deliveries.
 
+pub mod attribution;
 pub mod citations;
 pub mod conflicts;
 pub mod context;

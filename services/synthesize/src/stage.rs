@@ -22,6 +22,7 @@ use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::results::add_counters;
 use trawl_pipeline::{ErrorClass, Handled, Job, JobLlm, Runtime, Stage, StageError};
 
+use crate::attribution::Verdict;
 use crate::conflicts::detect;
 use crate::products::{search_md, sources_md, write_summary};
 use crate::report::{self, Gaps, Material, Report};
@@ -135,7 +136,7 @@ async fn synthesise(
     let gaps = gaps_of(&meta.sources, records);
     let mut docs = read_docs(rt, records).await?;
     docs.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let conflicts = detect(&meta.data_points, &docs);
+    let conflicts = detect(&meta.query, &meta.data_points, &docs);
     let material = Material {
         question: &meta.query,
         sub_queries: &meta.sub_queries,
@@ -143,6 +144,7 @@ async fn synthesise(
         docs: &docs,
         conflicts: &conflicts,
         gaps: &gaps,
+        unverified: rt.config.report.unverified,
     };
     let mut job_record = JobRecord {
         conflicts: conflicts.len(),
@@ -161,10 +163,12 @@ async fn synthesise(
 
     let status = if !complete {
         JobStatus::Partial
-    } else if report.citations.is_empty() {
+    } else if !report.citations.is_empty() {
+        JobStatus::Done
+    } else if docs.is_empty() {
         JobStatus::NoSources
     } else {
-        JobStatus::Done
+        JobStatus::NoAnswer
     };
     let mut outcomes: BTreeMap<String, u32> = gaps.outcomes.clone();
     outcomes.insert(
@@ -179,6 +183,10 @@ async fn synthesise(
     job_record.sources_selected = meta.sources.len();
     job_record.sources_cited = report.citations.len();
     job_record.removed_citations = report.removed_citations;
+    job_record.claims = report.claims.len();
+    job_record.unsupported_claims = (report.claims.iter())
+        .filter(|c| matches!(c.verdict, Verdict::Unverified | Verdict::Removed))
+        .count();
     job_record.writer = report.writer.clone();
     job_record.outcomes = outcomes.clone();
     let result = ResearchResult {
@@ -373,6 +381,8 @@ async fn save_products(
             )
             .await?;
     }
+    rt.put_json(&paths::claims(batch, job), &report.claims)
+        .await?;
     rt.objects
         .put(&paths::report(batch, job), report.markdown.as_bytes())
         .await?;

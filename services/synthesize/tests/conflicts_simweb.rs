@@ -43,7 +43,7 @@ fn disagreeing_pages_are_found_and_agreeing_ones_are_not() {
             .map(|(i, u)| analysed(&corpus, u, &q.query, i as u32))
             .collect();
         let points = trawl_search::analysis::data_points(&q.query);
-        let conflicts = detect(&points, &docs);
+        let conflicts = detect(&q.query, &points, &docs);
         if q.disagrees {
             disagreeing += 1;
             if !conflicts.is_empty() {

@@ -29,6 +29,7 @@ fn material<'a>(
         docs,
         conflicts,
         gaps: &NO_GAPS,
+        unverified: trawl_config::Unverified::Drop,
     }
 }
 
@@ -126,17 +127,19 @@ async fn the_prompt_never_exceeds_the_budget_and_conflicts_are_listed() {
         12,
         "The Brimomir Bridge is 1,190 metres long according to an older survey. ",
     ));
-    let conflicts = detect(&["long".into()], &docs);
+    let conflicts = detect("How long is the Brimomir Bridge?", &["long".into()], &docs);
     assert_eq!(conflicts.len(), 1);
     for budget in [400, 1_500, 6_000, 20_000] {
         let question = "How long is the Brimomir Bridge?";
         let written =
             llm::write(&llm, &material(question, &docs, &conflicts), &style(budget)).await;
         // 400 tokens hold the sources' titles and URLs only: nothing the model could cite, so
-        // its answer cites nothing and is refused (the stage writes the extractive report).
+        // it is not asked (the stage writes the extractive report).
         if budget == 400 {
-            let err = written.err().expect("an uncited report was accepted");
-            assert!(err.to_string().contains("cites none"), "{err}");
+            let err = written
+                .err()
+                .expect("a report from titles alone was written");
+            assert!(err.to_string().contains("nothing to cite"), "{err}");
             continue;
         }
         let written = written.unwrap_or_else(|e| panic!("budget {budget}: {e}"));

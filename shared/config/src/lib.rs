@@ -481,12 +481,27 @@ impl Default for SynthesizeConfig {
 pub struct ReportConfig {
     /// Most tokens the LLM's report may take (a job's `report_max_tokens` option overrides it).
     pub max_tokens: u32,
+    /// A statement of the report that no source read supports: `drop` it, or `keep` it under
+    /// an "Unverified" heading, without a citation.
+    pub unverified: Unverified,
 }
 
 impl Default for ReportConfig {
     fn default() -> Self {
-        ReportConfig { max_tokens: 1500 }
+        ReportConfig {
+            max_tokens: 1500,
+            unverified: Unverified::Drop,
+        }
     }
+}
+
+/// What becomes of a report's statement that no source supports (`report.unverified`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unverified {
+    #[default]
+    Drop,
+    Keep,
 }
 
 /// How search picks the URLs to fetch (`search.selection`).

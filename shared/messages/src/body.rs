@@ -327,8 +327,10 @@ pub enum JobStatus {
     Done,
     /// The deadline passed before every outcome arrived.
     Partial,
-    /// No source could be used; the report says why.
+    /// No source could be read; the report says why.
     NoSources,
+    /// Sources were read but none answers the question; the report says so and lists them.
+    NoAnswer,
     /// Cancelled before synthesis.
     Cancelled,
     /// The search never completed by the deadline (its message was dead-lettered).
@@ -336,12 +338,22 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    pub const ALL: [JobStatus; 6] = [
+        JobStatus::Done,
+        JobStatus::Partial,
+        JobStatus::NoSources,
+        JobStatus::NoAnswer,
+        JobStatus::Cancelled,
+        JobStatus::Failed,
+    ];
+
     /// The status as the store, `job.json` and the API spell it.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             JobStatus::Done => "done",
             JobStatus::Partial => "partial",
             JobStatus::NoSources => "no_sources",
+            JobStatus::NoAnswer => "no_answer",
             JobStatus::Cancelled => "cancelled",
             JobStatus::Failed => "failed",
         }
@@ -358,16 +370,9 @@ impl std::str::FromStr for JobStatus {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        [
-            JobStatus::Done,
-            JobStatus::Partial,
-            JobStatus::NoSources,
-            JobStatus::Cancelled,
-            JobStatus::Failed,
-        ]
-        .into_iter()
-        .find(|status| status.as_str() == s)
-        .ok_or_else(|| format!("unknown job status {s:?}"))
+        (JobStatus::ALL.into_iter())
+            .find(|status| status.as_str() == s)
+            .ok_or_else(|| format!("unknown job status {s:?}"))
     }
 }
 
@@ -570,14 +575,8 @@ mod tests {
 
     #[test]
     fn every_job_state_reads_back_as_written() {
-        let ended = [
-            JobStatus::Done,
-            JobStatus::Partial,
-            JobStatus::NoSources,
-            JobStatus::Cancelled,
-            JobStatus::Failed,
-        ];
-        for state in std::iter::once(JobState::Pending).chain(ended.map(JobState::Ended)) {
+        let ended = JobStatus::ALL.map(JobState::Ended);
+        for state in std::iter::once(JobState::Pending).chain(ended) {
             let json = serde_json::to_string(&state).unwrap();
             assert_eq!(json, format!("\"{state}\""));
             assert_eq!(serde_json::from_str::<JobState>(&json).unwrap(), state);

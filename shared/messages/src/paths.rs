@@ -15,6 +15,11 @@ pub fn sources(batch: Uuid, job: Uuid) -> String {
     format!("{}/sources.json", job_dir(batch, job))
 }
 
+/// Every claim of the report with its citations, support and supporting passage.
+pub fn claims(batch: Uuid, job: Uuid) -> String {
+    format!("{}/claims.json", job_dir(batch, job))
+}
+
 /// Every source of the job with its outcome, as a markdown table for people.
 pub fn sources_md(batch: Uuid, job: Uuid) -> String {
     format!("{}/sources.md", job_dir(batch, job))

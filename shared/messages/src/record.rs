@@ -143,6 +143,10 @@ pub struct JobRecord {
     pub sources_selected: usize,
     pub sources_cited: usize,
     pub removed_citations: usize,
+    /// The report's claims (`claims.json`), and those no source supports (removed, or kept
+    /// under "Unverified").
+    pub claims: usize,
+    pub unsupported_claims: usize,
     pub context_tokens: usize,
     pub tokenizer: String,
     pub conflicts: usize,

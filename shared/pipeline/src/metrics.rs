@@ -75,9 +75,6 @@ pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
 /// Fetch levels as label values.
 pub const LEVELS: [&str; 4] = ["0", "1", "2", "3"];
 
-/// How a job can end (`JobStatus` in snake case).
-const JOB_STATUSES: [&str; 5] = ["done", "partial", "no_sources", "cancelled", "failed"];
-
 /// Creates a worker's known label sets at zero, so dashboards and alerts (a rate, a ratio, an
 /// `absent()`) see a series from the first scrape rather than after the first event.
 pub fn init(queue: trawl_broker::Queue, prefetch: u16) {
@@ -112,8 +109,8 @@ pub fn init(queue: trawl_broker::Queue, prefetch: u16) {
         }
     }
     if queue == trawl_broker::Queue::Synthesize {
-        for status in JOB_STATUSES {
-            init_series(&m.jobs, &[("status", status)]);
+        for status in trawl_messages::JobStatus::ALL {
+            init_series(&m.jobs, &[("status", status.as_str())]);
         }
     }
 }

@@ -99,7 +99,7 @@ pub struct JobResult {
     pub metadata: Metadata,
     pub job_id: Uuid,
     pub query: String,
-    /// pending, cancelled, or how the job ended: done, partial, no_sources, failed.
+    /// pending, cancelled, or how the job ended: done, partial, no_sources, no_answer, failed.
     #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub status: JobState,
     /// How the report was written (`llm`, `extractive` …), once the job has ended.

@@ -274,14 +274,14 @@ pub fn sentences(markdown: &str) -> Vec<String> {
         if !paragraph.is_empty() {
             paragraph.push(' ');
         }
-        paragraph.push_str(&strip_links(t));
+        paragraph.push_str(&unlink(t));
     }
     flush(&mut paragraph, &mut out);
     out
 }
 
-/// `[text](url)` → `text`, and bold and code marks dropped, so sentences quote prose, not
-/// markup.
+/// `[text](url)` → `text` (an image `![alt](url)` → `alt`), and bold and code marks dropped,
+/// so sentences quote prose, not markup.
 pub fn strip_links(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -292,12 +292,47 @@ pub fn strip_links(s: &str) -> String {
         let Some(close) = rest[open + mid..].find(')') else {
             break;
         };
-        out.push_str(&rest[..open]);
+        out.push_str(rest[..open].strip_suffix('!').unwrap_or(&rest[..open]));
         out.push_str(&rest[open + 1..open + mid]);
         rest = &rest[open + mid + close + 1..];
     }
     out.push_str(rest);
     out.replace("**", "").replace('`', "")
+}
+
+/// `s` with no URL left: links and images as their text ([`strip_links`]), and a URL standing
+/// alone (`https://…`, `<https://…>`, `www.…`) dropped. What a report quotes from a source goes
+/// through it, so every URL in a report is one of its numbered sources.
+pub fn unlink(s: &str) -> String {
+    let text = strip_links(s);
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_inclusive(char::is_whitespace) {
+        let bare = word.trim_start_matches(['(', '<', '"', '\'']);
+        let lower = bare.get(..8).unwrap_or(bare).to_ascii_lowercase();
+        if lower.starts_with("http://")
+            || lower.starts_with("https://")
+            || lower.starts_with("www.")
+        {
+            // Keep what ends the sentence or clause after the URL.
+            let tail = word.trim_end().trim_end_matches([')', '>', '"', '\'']);
+            if let Some(p) = tail
+                .chars()
+                .last()
+                .filter(|c| matches!(c, '.' | ',' | ';' | ':'))
+            {
+                if out.ends_with(' ') {
+                    out.pop();
+                }
+                out.push(p);
+            }
+            if word.ends_with(char::is_whitespace) && !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+            continue;
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 /// Words after which a full stop does not end a sentence.
@@ -307,6 +342,16 @@ const ABBREVIATIONS: &[&str] = &[
 ];
 
 fn split_sentences(text: &str, out: &mut Vec<String>) {
+    for (start, end) in sentence_spans(text) {
+        push_sentence(&text[start..end], out);
+    }
+}
+
+/// Byte spans of the sentences of one paragraph of plain text, where [`sentences`] splits it
+/// (an abbreviation or an initial does not end one), with nothing left out: every byte of
+/// `text` is in one span.
+pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
     let mut start = 0;
     for (at, c) in text.char_indices() {
         if !matches!(c, '.' | '!' | '?') {
@@ -330,11 +375,14 @@ fn split_sentences(text: &str, out: &mut Vec<String>) {
                 || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
         }
         if ends {
-            push_sentence(&text[start..end], out);
+            spans.push((start, end));
             start = end;
         }
     }
-    push_sentence(&text[start..], out);
+    if start < text.len() {
+        spans.push((start, text.len()));
+    }
+    spans
 }
 
 fn push_sentence(s: &str, out: &mut Vec<String>) {
@@ -410,6 +458,19 @@ mod tests {
     fn whitespace_runs_become_one_space() {
         assert_eq!(collapse_whitespace("  a\t\n b   c\u{a0}d \r\n"), "a b c d");
         assert_eq!(collapse_whitespace(" \n "), "");
+    }
+
+    #[test]
+    fn unlinked_text_keeps_anchor_and_alt_text_and_loses_every_url() {
+        assert_eq!(
+            unlink("See [the survey](http://a.test/s) and ![a chart](c.png), or https://b.test/x."),
+            "See the survey and a chart, or."
+        );
+        assert_eq!(
+            unlink("Sources: <https://c.test/> www.d.test and (http://e.test/f) here"),
+            "Sources: and here"
+        );
+        assert_eq!(unlink("No links here."), "No links here.");
     }
 
     #[test]

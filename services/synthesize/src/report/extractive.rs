@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 use trawl_messages::{AnalysedDoc, ReportWriter};
 use trawl_text::{coverage_of, same_word, terms};
 
-use super::{citation, finish, Gaps, Report};
-use crate::conflicts::Conflict;
+use super::{Draft, Material};
 
 struct Candidate<'a> {
     sentence: &'a str,
@@ -111,14 +110,14 @@ fn rank<'a>(
     out
 }
 
-pub fn write(
-    question: &str,
-    sub_queries: &[String],
-    docs: &[AnalysedDoc],
-    conflicts: &[Conflict],
-    gaps: &Gaps,
-    max_sentences: usize,
-) -> Report {
+/// The extractive draft of `material`, `max_sentences` long at most.
+pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
+    let Material {
+        question,
+        sub_queries,
+        docs,
+        ..
+    } = *material;
     let pool: Vec<(usize, &str, Vec<String>)> = docs
         .iter()
         .enumerate()
@@ -162,42 +161,35 @@ pub fn write(
     }
 
     let mut number: BTreeMap<usize, u32> = BTreeMap::new();
-    let mut citations = Vec::new();
+    let mut cited = Vec::new();
     for c in chosen.iter().flat_map(|(_, p)| p.iter()) {
-        if !number.contains_key(&c.doc) {
-            let n = number.len() as u32 + 1;
-            number.insert(c.doc, n);
-            citations.push(citation(&docs[c.doc], n));
-        }
+        number.entry(c.doc).or_insert_with(|| {
+            cited.push(docs[c.doc].source.idx);
+            cited.len() as u32
+        });
     }
-
-    let mut md = format!("# {}\n\n", question.trim());
-    if citations.is_empty() {
-        md.push_str("No fetched source answered this question, so there is nothing to report with a citation.\n\n");
-    } else {
-        for (s, picked) in &chosen {
-            if picked.is_empty() {
-                continue;
-            }
-            let heading = if sections.len() == 1 {
-                "Answer".to_owned()
-            } else {
-                sections[*s].chars().take(90).collect()
-            };
-            md.push_str(&format!("## {heading}\n\n"));
-            let lines: Vec<String> = picked
-                .iter()
-                .map(|c| format!("{} [{}]", c.sentence, number[&c.doc]))
-                .collect();
-            md.push_str(&lines.join(" "));
-            md.push_str("\n\n");
+    let mut body = String::new();
+    for (s, picked) in &chosen {
+        if picked.is_empty() {
+            continue;
         }
+        let heading = if sections.len() == 1 {
+            "Answer".to_owned()
+        } else {
+            sections[*s].chars().take(90).collect()
+        };
+        body.push_str(&format!("## {heading}\n\n"));
+        let lines: Vec<String> = picked
+            .iter()
+            .map(|c| format!("{} [{}]", c.sentence, number[&c.doc]))
+            .collect();
+        body.push_str(&lines.join(" "));
+        body.push_str("\n\n");
     }
-    finish(&mut md, docs, &citations, conflicts, gaps, 0);
-    Report {
-        markdown: md,
-        citations,
-        removed_citations: 0,
+    Draft {
+        body,
+        cited,
+        removed: 0,
         writer: ReportWriter::Extractive,
     }
 }
@@ -205,7 +197,30 @@ pub fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conflicts::Conflict;
     use crate::report::testing::doc;
+    use crate::report::{Gaps, Report};
+
+    /// The extractive report, attributed and concluded as the stage writes it.
+    fn write(
+        question: &str,
+        sub_queries: &[String],
+        docs: &[AnalysedDoc],
+        conflicts: &[Conflict],
+        gaps: &Gaps,
+        sentences: usize,
+    ) -> Report {
+        let material = Material {
+            question,
+            sub_queries,
+            data_points: &[],
+            docs,
+            conflicts,
+            gaps,
+            unverified: trawl_config::Unverified::Drop,
+        };
+        material.extractive(sentences)
+    }
 
     #[test]
     fn every_citation_resolves_and_sources_are_numbered_without_gaps() {
@@ -325,7 +340,44 @@ mod tests {
         gaps.missing.push("http://late.test/".into());
         let r = write("What is zorbium?", &[], &[], &[], &gaps, 6);
         assert!(r.citations.is_empty());
-        assert!(r.markdown.contains("No fetched source"));
-        assert!(r.markdown.contains("2 failed") && r.markdown.contains("http://late.test/"));
+        assert!(r.markdown.contains("No source could be read"));
+        assert!(r.markdown.contains("2 failed") && r.markdown.contains("before 1 source(s)"));
+        // Only sources are links: a URL that was never read is not in the report.
+        assert!(!r.markdown.contains("http://late.test/"), "{}", r.markdown);
+    }
+
+    #[test]
+    fn abstains_when_what_was_read_does_not_answer() {
+        let docs = vec![
+            doc(
+                0,
+                false,
+                &["The harbour festival draws large crowds every summer."],
+            ),
+            doc(1, true, &["Nothing about the topic here at all, really."]),
+        ];
+        let r = write(
+            "What is the melting point of zorbium?",
+            &[],
+            &docs,
+            &[],
+            &Gaps::default(),
+            6,
+        );
+        assert!(
+            r.citations.is_empty() && r.claims.is_empty(),
+            "{}",
+            r.markdown
+        );
+        assert!(
+            r.markdown
+                .contains("None of the 2 sources this job read answers this question")
+                && r.markdown.contains("## What was read")
+                && r.markdown
+                    .contains("Source 0 (relevance 0.80): judged not relevant"),
+            "{}",
+            r.markdown
+        );
+        assert!(!r.markdown.contains("http"), "{}", r.markdown);
     }
 }

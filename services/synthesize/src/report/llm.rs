@@ -5,7 +5,9 @@
 use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
 use trawl_messages::{AnalysedDoc, ReportWriter};
 
-use super::{finish, Material, Report};
+use trawl_text::unlink;
+
+use super::{Draft, Material, Report};
 use crate::citations;
 use crate::conflicts::Conflict;
 use crate::context::{self, ContextSource, Level};
@@ -71,7 +73,7 @@ pub async fn write(
         data_points,
         docs,
         conflicts,
-        gaps,
+        ..
     } = *material;
     let (max_tokens, answer_tokens, language) =
         (style.context_tokens, style.answer_tokens, style.language);
@@ -88,9 +90,10 @@ pub async fn write(
             },
             url: d.final_url.clone(),
             relevance: d.relevance,
-            summary: d.summary.clone(),
-            key_points: d.key_points.clone(),
-            markdown: d.markdown.clone(),
+            // Only sources are links: a link in a source's text is its anchor text.
+            summary: unlink(&d.summary),
+            key_points: d.key_points.iter().map(|k| unlink(k)).collect(),
+            markdown: unlink(&d.markdown),
             data: (d.extracted_data.iter())
                 .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
                 .collect(),
@@ -122,21 +125,27 @@ pub async fn write(
     let overhead = tokenizer.count(&request.system) + tokenizer.count(&head) + 16;
     let budget = max_tokens.saturating_sub(overhead);
     let ctx = context::build(&sources, budget, &tokenizer);
-    let known: Vec<u32> = ctx
-        .levels
-        .iter()
-        .filter(|(_, l)| *l != Level::Dropped)
+    // Citable: the sources whose text the model was given, not those it saw as a title and URL.
+    let known: Vec<u32> = (ctx.levels.iter())
+        .filter(|(_, l)| matches!(l, Level::Full | Level::KeyPoints))
         .map(|(i, _)| *i)
         .collect();
+    if known.is_empty() {
+        // Titles and URLs alone: the model could only answer from its own memory.
+        return Err(llm.reject(
+            "report",
+            LlmError::Malformed("no source's text fits the context budget: nothing to cite".into()),
+        ));
+    }
     request.messages[0].1 = format!("{head}{}", ctx.text);
     request.max_tokens = answer_tokens;
     // Read sources and an answer that cites none of them is not a report to trust (a model
     // answering garbage, or from its own memory): the extractive report cites them.
     let response = llm
         .chat_checked(&request, |r| {
-            match known.is_empty() || !citations::check(&r.text, &known).cited.is_empty() {
-                true => Ok(()),
-                false => Err(LlmError::Malformed(format!(
+            match citations::check(&r.text, &known).cited.is_empty() {
+                false => Ok(()),
+                true => Err(LlmError::Malformed(format!(
                     "the report cites none of its {} sources",
                     known.len()
                 ))),
@@ -145,25 +154,27 @@ pub async fn write(
         .await?;
 
     let checked = citations::check(&response.text, &known);
-    let citations: Vec<trawl_messages::Citation> = checked
-        .cited
-        .iter()
-        .enumerate()
-        .filter_map(|(i, idx)| {
-            docs.iter()
-                .find(|d| d.source.idx == *idx)
-                .map(|d| super::citation(d, i as u32 + 1))
-        })
+    let draft = Draft {
+        body: unlink(checked.text.trim()),
+        cited: checked.cited,
+        removed: checked.removed,
+        writer: ReportWriter::Llm,
+    };
+    let citable: Vec<&AnalysedDoc> = (docs.iter())
+        .filter(|d| known.contains(&d.source.idx))
         .collect();
-    let mut md = format!("# {}\n\n{}\n\n", question.trim(), checked.text.trim());
-    finish(&mut md, docs, &citations, conflicts, gaps, checked.removed);
+    let report = material.conclude(draft, &citable);
+    if report.citations.is_empty() {
+        return Err(llm.reject(
+            "report",
+            LlmError::Malformed(format!(
+                "no statement of the report is supported by the {} sources it was given",
+                known.len()
+            )),
+        ));
+    }
     Ok(LlmReport {
-        report: Report {
-            markdown: md,
-            citations,
-            removed_citations: checked.removed,
-            writer: ReportWriter::Llm,
-        },
+        report,
         usage: response.usage,
         context_tokens: ctx.tokens + overhead,
         tokenizer: tokenizer.name(),

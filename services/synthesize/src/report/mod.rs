@@ -1,16 +1,19 @@
-//! Reports. Two writers share one ending:
+//! Reports. Two writers draft a body:
 //!
 //! - [`extractive`]: no LLM needed; the best sentences per sub-query, each with its citation.
 //! - [`llm`]: the LLM writes from the budgeted context; its citations are validated.
 //!
-//! Both end with the same sections: the numbered sources (exactly the cited ones, numbered
-//! without gaps, every one fetched and analysed), the conflicts found between sources, and
-//! notes on what could not be used.
+//! and share one ending ([`Material::conclude`]): every claim of the body is checked against the
+//! sources it may cite ([`crate::attribution`]), then come the numbered sources (exactly the
+//! cited ones, numbered without gaps, every one fetched and read), the conflicts found between
+//! sources, and notes on what could not be used.
 
 use std::collections::BTreeMap;
 
+use trawl_config::Unverified;
 use trawl_messages::{AnalysedDoc, Citation, ReportWriter};
 
+use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
 
 pub mod extractive;
@@ -35,19 +38,109 @@ pub struct Material<'a> {
     pub docs: &'a [AnalysedDoc],
     pub conflicts: &'a [Conflict],
     pub gaps: &'a Gaps,
+    /// What becomes of a statement no source supports (`report.unverified`).
+    pub unverified: Unverified,
+}
+
+/// What a report says when no source could be read.
+const NOTHING_READ: &str = "No source could be read for this question, so there is nothing to \
+report with a citation.";
+
+/// A writer's report before attribution: its body, whose `[n]` citations name the source
+/// `cited[n - 1]`.
+pub struct Draft {
+    pub body: String,
+    pub cited: Vec<u32>,
+    /// Citations to sources the job did not read, removed from the text.
+    pub removed: usize,
+    pub writer: ReportWriter,
 }
 
 impl Material<'_> {
     /// The extractive report of this material, `sentences` long at most.
     pub fn extractive(&self, sentences: usize) -> Report {
-        extractive::write(
-            self.question,
-            self.sub_queries,
+        let citable: Vec<&AnalysedDoc> = self.docs.iter().filter(|d| d.is_relevant).collect();
+        self.conclude(extractive::write(self, sentences), &citable)
+    }
+
+    /// Says first that nothing read answers the question, then what was read and why it does
+    /// not answer; nothing in it is presented as the answer.
+    fn no_answer(&self) -> String {
+        let mut md = format!(
+            "None of the {} sources this job read answers this question, so this report gives no \
+             answer.\n\n## What was read\n\n",
+            self.docs.len()
+        );
+        for d in self.docs {
+            let why = if d.is_relevant {
+                "on the topic, but nothing it says answers what was asked"
+            } else {
+                "judged not relevant to the question"
+            };
+            let title = citation(d, 0).title;
+            md.push_str(&format!(
+                "- {} (relevance {:.2}): {why}\n",
+                escape(&title),
+                d.relevance
+            ));
+        }
+        md.trim_end().to_owned()
+    }
+
+    /// The report of `draft`: each claim attributed to the `citable` documents (those whose
+    /// text the writer was given), then the sources, conflicts and notes sections.
+    pub fn conclude(&self, draft: Draft, citable: &[&AnalysedDoc]) -> Report {
+        let attributed = attribute(&draft.body, &draft.cited, citable, self.unverified);
+        let mut citations: Vec<Citation> = (attributed.cited.iter())
+            .filter_map(|idx| self.docs.iter().find(|d| d.source.idx == *idx))
+            .enumerate()
+            .map(|(i, d)| citation(d, i as u32 + 1))
+            .collect();
+        // A conflict names its sources by number: one the body did not cite is listed too.
+        if !citations.is_empty() {
+            for idx in self
+                .conflicts
+                .iter()
+                .flat_map(|c| c.values.iter().flat_map(|v| &v.1))
+            {
+                if !citations.iter().any(|c| c.idx == *idx) {
+                    if let Some(d) = self.docs.iter().find(|d| d.source.idx == *idx) {
+                        citations.push(citation(d, citations.len() as u32 + 1));
+                    }
+                }
+            }
+        }
+        let mut md = format!("# {}\n\n", self.question.trim());
+        if !citations.is_empty() {
+            md.push_str(&attributed.body);
+        } else if self.docs.is_empty() {
+            md.push_str(NOTHING_READ);
+        } else {
+            md.push_str(&self.no_answer());
+        }
+        md.push_str("\n\n");
+        if !attributed.unverified.is_empty() {
+            md.push_str("## Unverified\n\nNo source this job read supports these statements:\n\n");
+            for claim in &attributed.unverified {
+                md.push_str(&format!("- {claim}\n"));
+            }
+            md.push('\n');
+        }
+        finish(
+            &mut md,
             self.docs,
+            &citations,
             self.conflicts,
             self.gaps,
-            sentences,
-        )
+            draft.removed,
+        );
+        Report {
+            markdown: md,
+            citations,
+            removed_citations: draft.removed,
+            writer: draft.writer,
+            claims: attributed.claims,
+        }
     }
 }
 
@@ -58,6 +151,8 @@ pub struct Report {
     pub removed_citations: usize,
     /// Who wrote it, with the reason when the LLM path was configured but fell back.
     pub writer: ReportWriter,
+    /// Every claim of the body and what attribution made of it (`claims.json`).
+    pub claims: Vec<Claim>,
 }
 
 /// The citation entry for `doc` numbered `n`.
@@ -101,22 +196,16 @@ pub fn finish(
         }
         md.push('\n');
     }
-    if !conflicts.is_empty() {
+    if !conflicts.is_empty() && !citations.is_empty() {
         let number: BTreeMap<u32, u32> = citations.iter().map(|c| (c.idx, c.n)).collect();
-        let url = |idx: u32| {
-            docs.iter()
-                .find(|d| d.source.idx == idx)
-                .map_or(String::new(), |d| d.final_url.clone())
-        };
         md.push_str("## Conflicts\n\nThe sources disagree on:\n\n");
         for c in conflicts {
             let values: Vec<String> = c
                 .values
                 .iter()
                 .map(|(value, idxs)| {
-                    let by: Vec<String> = idxs
-                        .iter()
-                        .map(|i| number.get(i).map_or_else(|| url(*i), |n| format!("[{n}]")))
+                    let by: Vec<String> = (idxs.iter())
+                        .filter_map(|i| number.get(i).map(|n| format!("[{n}]")))
                         .collect();
                     format!("{value} ({})", by.join(", "))
                 })
@@ -156,11 +245,11 @@ fn notes(docs: &[AnalysedDoc], gaps: &Gaps, cited: usize, removed: usize) -> Vec
             .collect();
         notes.push(format!("Sources not usable: {}.", parts.join(", ")));
     }
+    // Only sources are links: the ones that did not arrive are in sources.json and sources.md.
     if !gaps.missing.is_empty() {
         notes.push(format!(
-            "The deadline passed before {} source(s) arrived: {}.",
-            gaps.missing.len(),
-            gaps.missing.join(", ")
+            "The deadline passed before {} source(s) arrived.",
+            gaps.missing.len()
         ));
     }
     notes

@@ -1,0 +1,605 @@
+//! Claim-level attribution: every claim of a report is checked against the text of the sources
+//! it cites, whoever wrote it.
+//!
+//! A report's body is split into claims: the sentences of its paragraphs, its list items and
+//! its table rows (headings, code and table headers are not claims, nor is text without a
+//! content word). A source supports a claim when one passage of its read text (a sentence, two
+//! adjacent ones, or a table row) holds every number and name of the claim and enough of its
+//! content words ([`SUPPORT`]). Then:
+//!
+//! - a citation whose source supports its claim stays;
+//! - a citation whose source does not is dropped, and the best-supporting readable source takes
+//!   its place if one clears the bar (`replaced`);
+//! - a claim without a citation gets the best-supporting source when one clears the bar
+//!   (`attached`);
+//! - a claim no source supports is removed, or kept under an "Unverified" heading without a
+//!   citation when `report.unverified = "keep"`.
+//!
+//! Only sources whose text the writer was given are citable. Citations are renumbered in order
+//! of first use, so the sources list holds exactly the cited sources. Every claim goes to
+//! `claims.json` with its verdict, support and supporting passage.
+
+use serde::Serialize;
+use trawl_config::Unverified;
+use trawl_messages::AnalysedDoc;
+use trawl_text::{coverage_of, sentence_spans, strip_links, terms};
+
+/// Share of a claim's content words a passage must hold (numbers and names must all be there).
+pub const SUPPORT: f64 = 0.5;
+
+/// What became of a claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every citation it kept supports it.
+    Supported,
+    /// It had no citation; the best-supporting source was attached.
+    Attached,
+    /// Its citations did not support it; the best-supporting source replaced them.
+    Replaced,
+    /// No source supports it: kept, uncited, under "Unverified".
+    Unverified,
+    /// No source supports it: left out of the report.
+    Removed,
+}
+
+/// One claim as `claims.json` lists it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Claim {
+    /// The claim's text without citation markers.
+    pub text: String,
+    pub verdict: Verdict,
+    /// The sources (by `idx`) it cites in the report, best first.
+    pub sources: Vec<u32>,
+    /// Sources it cited that did not support it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<u32>,
+    /// How well its best source supports it (0 to 1).
+    pub support: f64,
+    /// The best source's supporting passage.
+    pub passage: String,
+}
+
+/// An attributed report body.
+#[derive(Debug, Default)]
+pub struct Attributed {
+    /// The body with citations renumbered `[n]` in order of first use.
+    pub body: String,
+    /// The cited sources' `idx`, numbered from 1 in this order.
+    pub cited: Vec<u32>,
+    pub claims: Vec<Claim>,
+    /// Claims no source supports, kept (`report.unverified = "keep"`) for their own section.
+    pub unverified: Vec<String>,
+}
+
+/// Attributes `body`, whose `[n]` citations name `numbered[n - 1]` (a source `idx`); `citable`
+/// are the documents whose text the writer was given.
+pub fn attribute(
+    body: &str,
+    numbered: &[u32],
+    citable: &[&AnalysedDoc],
+    unverified: Unverified,
+) -> Attributed {
+    let mut a = Attributor {
+        numbered,
+        sources: citable.iter().map(|d| Evidence::of(d)).collect(),
+        unverified,
+        out: Renumber::default(),
+        claims: Vec::new(),
+        kept: Vec::new(),
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut in_code = false;
+    let mut table_header = false;
+    let mut paragraph: Vec<&str> = Vec::new();
+    for line in body.lines() {
+        let t = line.trim();
+        let prose =
+            !in_code && !t.is_empty() && !t.starts_with(['#', '|']) && !t.starts_with("```");
+        if !prose || list_item(line).is_some() {
+            if let Some(p) = a.paragraph(&paragraph.join(" ")) {
+                lines.push(p);
+            }
+            paragraph.clear();
+        }
+        if t.starts_with("```") {
+            in_code = !in_code;
+            lines.push(line.to_owned());
+        } else if in_code || t.is_empty() || t.starts_with('#') {
+            lines.push(line.to_owned());
+            table_header = false;
+        } else if t.starts_with('|') {
+            let is_rule = t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '));
+            // The first row of a table is its header; the rule under it says so.
+            if is_rule || !table_header {
+                table_header = true;
+                lines.push(line.to_owned());
+            } else if let Some(row) = a.judge(t.trim_end_matches('|')) {
+                lines.push(format!("{row} |"));
+            }
+        } else if let Some((marker, item)) = list_item(line) {
+            table_header = false;
+            if let Some(item) = a.judge(item) {
+                lines.push(format!("{marker}{item}"));
+            }
+        } else {
+            table_header = false;
+            paragraph.push(t);
+        }
+    }
+    if let Some(p) = a.paragraph(&paragraph.join(" ")) {
+        lines.push(p);
+    }
+    Attributed {
+        body: tidy(&lines).trim().to_owned(),
+        cited: a.out.cited,
+        claims: a.claims,
+        unverified: a.kept,
+    }
+}
+
+/// The state of one report's attribution.
+struct Attributor<'a> {
+    numbered: &'a [u32],
+    sources: Vec<Evidence>,
+    unverified: Unverified,
+    out: Renumber,
+    claims: Vec<Claim>,
+    /// Unsupported claims kept for the "Unverified" section.
+    kept: Vec<String>,
+}
+
+impl Attributor<'_> {
+    /// A paragraph's claims judged one by one; `None` when none is left.
+    fn paragraph(&mut self, text: &str) -> Option<String> {
+        let written: Vec<String> = (claim_spans(text).into_iter())
+            .filter_map(|(start, end)| self.judge(&text[start..end]))
+            .collect();
+        (!written.is_empty()).then(|| written.join(" "))
+    }
+
+    /// One claim judged and rewritten with its citations, or `None` when it leaves the body.
+    fn judge(&mut self, raw: &str) -> Option<String> {
+        let (text, markers) = split_markers(raw);
+        let claim = Facts::of(&text);
+        if claim.terms.is_empty() && claim.facts.is_empty() {
+            // Connective text ("In short:") claims nothing.
+            return (!text.is_empty()).then_some(text);
+        }
+        let cited: Vec<u32> = (markers.iter())
+            .filter_map(|n| self.numbered.get((*n as usize).checked_sub(1)?).copied())
+            .collect();
+        let scored: Vec<(u32, f64, &str)> = (self.sources.iter())
+            .map(|s| {
+                let (support, passage) = s.support(&claim);
+                (s.idx, support, passage)
+            })
+            .collect();
+        let of = |idx: u32| scored.iter().find(|(i, ..)| *i == idx);
+        let (kept, dropped): (Vec<u32>, Vec<u32>) =
+            (cited.iter()).partition(|idx| of(**idx).is_some_and(|(_, s, _)| *s >= SUPPORT));
+        let best = (scored.iter())
+            .filter(|(_, s, _)| *s >= SUPPORT)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let (sources, verdict) = match (kept.is_empty(), best) {
+            (false, _) => (kept, Verdict::Supported),
+            (true, Some((idx, ..))) if cited.is_empty() => (vec![*idx], Verdict::Attached),
+            (true, Some((idx, ..))) => (vec![*idx], Verdict::Replaced),
+            (true, None) if self.unverified == Unverified::Keep => {
+                (Vec::new(), Verdict::Unverified)
+            }
+            (true, None) => (Vec::new(), Verdict::Removed),
+        };
+        let top = (sources.iter())
+            .filter_map(|idx| of(*idx))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .or_else(|| scored.iter().max_by(|a, b| a.1.total_cmp(&b.1)));
+        let (support, passage) = top.map_or((0.0, String::new()), |t| {
+            ((t.1 * 1000.0).round() / 1000.0, t.2.to_owned())
+        });
+        let written = match verdict {
+            Verdict::Removed => None,
+            Verdict::Unverified => {
+                self.kept.push(text.clone());
+                None
+            }
+            _ => Some(with_citations(&text, &sources, &mut self.out)),
+        };
+        self.claims.push(Claim {
+            dropped: dropped
+                .into_iter()
+                .filter(|i| !sources.contains(i))
+                .collect(),
+            text,
+            verdict,
+            sources,
+            support,
+            passage,
+        });
+        written
+    }
+}
+
+/// The claim's text followed by its citations, numbered in order of first use.
+fn with_citations(text: &str, idxs: &[u32], out: &mut Renumber) -> String {
+    let mut s = text.to_owned();
+    let trailing = s
+        .chars()
+        .last()
+        .filter(|c| matches!(c, '.' | '!' | '?' | ':' | ';'));
+    if trailing.is_some() && !idxs.is_empty() {
+        s.pop();
+    }
+    for idx in idxs {
+        s.push_str(&format!(" [{}]", out.number(*idx)));
+    }
+    if let Some(c) = trailing.filter(|_| !idxs.is_empty()) {
+        s.push(c);
+    }
+    s
+}
+
+#[derive(Default)]
+struct Renumber {
+    cited: Vec<u32>,
+}
+
+impl Renumber {
+    fn number(&mut self, idx: u32) -> usize {
+        match self.cited.iter().position(|i| *i == idx) {
+            Some(at) => at + 1,
+            None => {
+                self.cited.push(idx);
+                self.cited.len()
+            }
+        }
+    }
+}
+
+/// What a claim asserts: its content words, and the numbers and names a passage must hold.
+struct Facts {
+    terms: Vec<String>,
+    facts: Vec<String>,
+}
+
+impl Facts {
+    fn of(text: &str) -> Facts {
+        let mut facts = Vec::new();
+        for (i, word) in text
+            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '"' | '“' | '”' | '|'))
+            .filter(|w| !w.is_empty())
+            .enumerate()
+        {
+            let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+            if w.is_empty() {
+                continue;
+            }
+            let number = w.chars().any(|c| c.is_ascii_digit());
+            // A capitalised word past the first is a name ("Brimomir", "Strand").
+            let name = i > 0
+                && w.chars().next().is_some_and(char::is_uppercase)
+                && w.chars().count() > 1
+                && !terms(w).is_empty();
+            if number {
+                facts.push(normal_number(w));
+            } else if name {
+                facts.push(w.to_lowercase());
+            }
+        }
+        facts.dedup();
+        Facts {
+            terms: terms(text),
+            facts,
+        }
+    }
+}
+
+/// A number as written without thousands separators: "1,284" and "1284" agree.
+fn normal_number(w: &str) -> String {
+    w.chars()
+        .filter(|c| *c != ',')
+        .collect::<String>()
+        .to_lowercase()
+}
+
+/// A source's read text as passages, each with its words and its normalised text.
+struct Evidence {
+    idx: u32,
+    passages: Vec<(String, Vec<String>, String)>,
+}
+
+impl Evidence {
+    fn of(doc: &AnalysedDoc) -> Evidence {
+        let text = strip_links(&doc.markdown);
+        let mut units: Vec<String> = Vec::new();
+        for block in text.split("\n\n") {
+            let block = block.trim();
+            if block.starts_with('|') {
+                units.extend(block.lines().map(|l| l.replace('|', " ")));
+                continue;
+            }
+            let flat = block
+                .lines()
+                .map(|l| {
+                    l.trim()
+                        .trim_start_matches(['#', '-', '*', '>', '+'])
+                        .trim()
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            units.extend(
+                sentence_spans(&flat)
+                    .into_iter()
+                    .map(|(s, e)| flat[s..e].trim().to_owned()),
+            );
+        }
+        units.extend(doc.key_points.iter().cloned());
+        units.retain(|u| !u.trim().is_empty());
+        // A sentence alone, and with the one after it: a claim may draw on both.
+        let mut passages: Vec<String> = units.clone();
+        passages.extend(units.windows(2).map(|w| format!("{} {}", w[0], w[1])));
+        Evidence {
+            idx: doc.source.idx,
+            passages: passages
+                .into_iter()
+                .map(|p| {
+                    let words = terms(&p);
+                    let normal = normal_number(&p.to_lowercase());
+                    (p, words, normal)
+                })
+                .collect(),
+        }
+    }
+
+    /// The best support this source gives `claim`, and its passage.
+    fn support(&self, claim: &Facts) -> (f64, &str) {
+        let mut best = (0.0, "");
+        for (passage, words, normal) in &self.passages {
+            if !claim.facts.iter().all(|f| holds(normal, f)) {
+                continue;
+            }
+            let share = if claim.terms.is_empty() {
+                1.0
+            } else {
+                coverage_of(&claim.terms, words)
+            };
+            if share > best.0 {
+                best = (share, passage.as_str());
+            }
+        }
+        best
+    }
+}
+
+/// Whether `fact` stands in `text` as a whole word (or number).
+fn holds(text: &str, fact: &str) -> bool {
+    text.match_indices(fact).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + fact.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// A list item's marker (with its indentation) and text.
+fn list_item(line: &str) -> Option<(&str, &str)> {
+    let indent = line.len() - line.trim_start().len();
+    let t = &line[indent..];
+    let marker_len = if t.starts_with("- ") || t.starts_with("* ") || t.starts_with("+ ") {
+        2
+    } else {
+        let digits = t.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && t[digits..].starts_with(". ") {
+            digits + 2
+        } else {
+            return None;
+        }
+    };
+    Some((&line[..indent + marker_len], &t[marker_len..]))
+}
+
+/// The claims of a paragraph: its sentences, each with the citation markers that follow its
+/// full stop ("… 1931. [2] Next …" gives "[2]" to the first sentence).
+fn claim_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = sentence_spans(text);
+    for i in 0..spans.len().saturating_sub(1) {
+        let next = spans[i + 1];
+        let rest = &text[next.0..next.1];
+        let moved = leading_markers(rest);
+        if moved > 0 {
+            spans[i].1 = next.0 + moved;
+            spans[i + 1].0 = next.0 + moved;
+        }
+    }
+    spans.retain(|(s, e)| !text[*s..*e].trim().is_empty());
+    spans
+}
+
+/// Bytes of citation markers (and the spaces among them) at the start of `s`.
+fn leading_markers(s: &str) -> usize {
+    let mut at = 0;
+    loop {
+        let rest = &s[at..];
+        let trimmed = rest.trim_start();
+        let skipped = rest.len() - trimmed.len();
+        match marker_at(trimmed) {
+            Some(len) => at += skipped + len,
+            None => return at,
+        }
+    }
+}
+
+/// The length of a `[n]` or `[n, m]` marker at the start of `s`.
+fn marker_at(s: &str) -> Option<usize> {
+    let inner = s.strip_prefix('[')?;
+    let close = inner.find(']')?;
+    let list = &inner[..close];
+    let numbers = list.split(',').map(str::trim);
+    (!list.trim().is_empty() && numbers.clone().all(|n| n.parse::<u32>().is_ok()))
+        .then_some(close + 2)
+}
+
+/// The text without its citation markers, and the numbers they held, in order.
+fn split_markers(raw: &str) -> (String, Vec<u32>) {
+    let mut text = String::with_capacity(raw.len());
+    let mut numbers = Vec::new();
+    let mut rest = raw;
+    while let Some(open) = rest.find('[') {
+        text.push_str(&rest[..open]);
+        match marker_at(&rest[open..]) {
+            Some(len) => {
+                let inner = &rest[open + 1..open + len - 1];
+                numbers.extend(
+                    inner
+                        .split(',')
+                        .filter_map(|n| n.trim().parse::<u32>().ok()),
+                );
+                rest = &rest[open + len..];
+            }
+            None => {
+                text.push('[');
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    text.push_str(rest);
+    let mut seen = Vec::new();
+    numbers.retain(|n| {
+        !seen.contains(n) && {
+            seen.push(*n);
+            true
+        }
+    });
+    (tidy_spaces(&text), numbers)
+}
+
+/// Spaces left where markers were removed: doubled, or before punctuation.
+fn tidy_spaces(s: &str) -> String {
+    let mut out = trawl_text::collapse_whitespace(s);
+    for p in [" .", " ,", " ;", " :", " !", " ?"] {
+        out = out.replace(p, &p[1..]);
+    }
+    out
+}
+
+/// Lines joined without what removed claims left: a heading whose section is now empty, and
+/// runs of blank lines.
+fn tidy(lines: &[String]) -> String {
+    let level = |line: &str| {
+        let t = line.trim_start();
+        let n = t.chars().take_while(|c| *c == '#').count();
+        (n > 0 && t[n..].starts_with(' ')).then_some(n)
+    };
+    let mut out = String::new();
+    let mut blank = true;
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(l) = level(line) {
+            let next = lines[i + 1..].iter().find(|n| !n.trim().is_empty());
+            if next.is_none_or(|n| level(n).is_some_and(|m| m <= l)) {
+                continue;
+            }
+        }
+        let is_blank = line.trim().is_empty();
+        if is_blank && blank {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        blank = is_blank;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testing::doc;
+
+    fn docs() -> Vec<AnalysedDoc> {
+        let mut a = doc(0, true, &[]);
+        a.markdown = "# Brimomir Bridge\n\nThe Brimomir Bridge is 1,156 metres long. It opened \
+                      in 1903 after years of delays.\n\n| span | length |\n|---|---|\n| main | 540 m |\n"
+            .into();
+        let mut b = doc(3, true, &[]);
+        b.markdown = "The Brimomir Bridge carries two lanes of traffic over the Vell river.".into();
+        vec![a, b]
+    }
+
+    fn run(body: &str, numbered: &[u32], unverified: Unverified) -> Attributed {
+        let docs = docs();
+        let citable: Vec<&AnalysedDoc> = docs.iter().collect();
+        attribute(body, numbered, &citable, unverified)
+    }
+
+    #[test]
+    fn a_supported_citation_stays_and_a_wrong_one_is_replaced() {
+        let a = run(
+            "The Brimomir Bridge is 1,156 metres long [1]. It carries two lanes over the Vell [1].",
+            &[0],
+            Unverified::Drop,
+        );
+        assert_eq!(
+            a.body,
+            "The Brimomir Bridge is 1,156 metres long [1]. It carries two lanes over the Vell [2]."
+        );
+        assert_eq!(a.cited, vec![0, 3]);
+        let verdicts: Vec<Verdict> = a.claims.iter().map(|c| c.verdict).collect();
+        assert_eq!(verdicts, vec![Verdict::Supported, Verdict::Replaced]);
+        assert_eq!(a.claims[1].dropped, vec![0]);
+        assert!(
+            a.claims[0].passage.contains("1,156 metres"),
+            "{:?}",
+            a.claims[0]
+        );
+    }
+
+    #[test]
+    fn every_number_and_name_must_stand_in_the_passage() {
+        // The words match source 0, but its length is 1,156: nothing supports 1,190.
+        let a = run(
+            "The Brimomir Bridge is 1,190 metres long [1].",
+            &[0],
+            Unverified::Drop,
+        );
+        assert_eq!(a.claims[0].verdict, Verdict::Removed);
+        assert!(a.body.is_empty() && a.cited.is_empty(), "{a:?}");
+        // A name the source never gives ("Alder") is not supported either.
+        let a = run(
+            "The bridge was built by Alder in 1903.",
+            &[],
+            Unverified::Drop,
+        );
+        assert_eq!(a.claims[0].verdict, Verdict::Removed);
+    }
+
+    #[test]
+    fn an_uncited_claim_gets_its_source_and_an_unsupported_one_can_be_kept() {
+        let a = run(
+            "## Length\n\nThe bridge opened in 1903. It is painted green.\n\n## Colour\n\nGreen paint was chosen in 1950.",
+            &[],
+            Unverified::Keep,
+        );
+        // The "Colour" section lost its only claim, and its heading with it.
+        assert_eq!(a.body, "## Length\n\nThe bridge opened in 1903 [1].");
+        assert_eq!(a.cited, vec![0]);
+        assert_eq!(a.claims[0].verdict, Verdict::Attached);
+        assert_eq!(
+            a.unverified,
+            vec!["It is painted green.", "Green paint was chosen in 1950."]
+        );
+    }
+
+    #[test]
+    fn list_items_and_table_rows_are_claims_and_markers_after_a_stop_belong_before_it() {
+        let a = run(
+            "- The bridge opened in 1903. [1]\n- It has 40 lanes. [1]\n\n| part | length |\n|---|---|\n| main span | 540 m [1] |",
+            &[0],
+            Unverified::Drop,
+        );
+        assert_eq!(
+            a.body,
+            "- The bridge opened in 1903 [1].\n\n| part | length |\n|---|---|\n| main span | 540 m [1] |"
+        );
+        assert_eq!(a.claims.len(), 3, "{:?}", a.claims);
+        assert_eq!(a.claims[1].verdict, Verdict::Removed);
+    }
+}
