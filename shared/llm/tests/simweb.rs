@@ -34,6 +34,12 @@ fn env() -> BTreeMap<String, String> {
 }
 
 fn llm(web: &Simweb, provider: &str, timeout_secs: u64) -> Llm {
+    llm_of(web, provider, "simweb-1", timeout_secs)
+}
+
+/// A client of `model`: what the client learns about a model (a refused parameter) is kept
+/// process-wide, so a test that teaches it one uses a model of its own.
+fn llm_of(web: &Simweb, provider: &str, model: &str, timeout_secs: u64) -> Llm {
     let base_url = if provider == "anthropic" {
         web.base_url()
     } else {
@@ -45,7 +51,7 @@ fn llm(web: &Simweb, provider: &str, timeout_secs: u64) -> Llm {
             _ => LlmProvider::Openai,
         },
         base_url,
-        model: "simweb-1".into(),
+        model: model.into(),
         timeout_secs,
         max_retries: 2,
         ..Default::default()
@@ -292,9 +298,12 @@ async fn missing_usage_is_estimated_and_marked() {
 #[tokio::test]
 async fn json_steps_send_their_schema_and_fall_back_without_it() {
     use trawl_integration_tests::simweb::llm::calls;
+    // Tests of one process share the call log and what the client learnt: this one's model
+    // is its own.
+    const MODEL: &str = "simweb-schema";
     let web = simweb().await;
     for provider in ["openai", "anthropic"] {
-        let client = llm(&web, provider, 10);
+        let client = llm_of(&web, provider, MODEL, 10);
         let question = format!("What is zorbium? schema-{provider}");
         let (a, _) = client
             .json::<Analysis>(&analysis(&question), valid)
@@ -302,7 +311,8 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
             .unwrap();
         assert!(!a.sub_queries.is_empty());
         let formats: Vec<_> = (calls().into_iter())
-            .filter(|c| c.api == provider && c.task == "query_analysis" && c.status == 200)
+            .filter(|c| c.model == MODEL && c.api == provider && c.task == "query_analysis")
+            .filter(|c| c.status == 200)
             .map(|c| c.format)
             .collect();
         let want = if provider == "anthropic" {
@@ -312,14 +322,14 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
         };
         assert!(formats.contains(&Some(want)), "{provider}: {formats:?}");
     }
-    let client = llm(&web, "openai", 10);
+    let client = llm_of(&web, "openai", MODEL, 10);
     let (a, _) = client
         .json::<Analysis>(&analysis("What is zorbium? simweb:no-json-schema"), valid)
         .await
         .unwrap();
     assert!(!a.sub_queries.is_empty());
     let refused: Vec<_> = (calls().into_iter())
-        .filter(|c| c.status == 400 && c.format == Some("json_schema"))
+        .filter(|c| c.model == MODEL && c.status == 400 && c.format == Some("json_schema"))
         .collect();
     assert_eq!(refused.len(), 1, "{refused:?}");
     let (_, _) = client
@@ -330,7 +340,7 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
         .await
         .unwrap();
     let refused_again = (calls().into_iter())
-        .filter(|c| c.status == 400 && c.format == Some("json_schema"))
+        .filter(|c| c.model == MODEL && c.status == 400 && c.format == Some("json_schema"))
         .count();
     assert_eq!(refused_again, 1, "the refusal was not remembered");
 }
