@@ -137,6 +137,7 @@ async fn synthesise(
     let mut docs = read_docs(rt, records).await?;
     docs.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
     let conflicts = detect(&meta.query, &meta.data_points, &docs);
+    let input = read_input(rt, batch, job).await?;
     let material = Material {
         question: &meta.query,
         sub_queries: &meta.sub_queries,
@@ -145,12 +146,14 @@ async fn synthesise(
         conflicts: &conflicts,
         gaps: &gaps,
         unverified: rt.config.report.unverified,
+        shape: (input.as_ref())
+            .and_then(|i| i.options.report_type)
+            .unwrap_or(rt.config.report.kind),
     };
     let mut job_record = JobRecord {
         conflicts: conflicts.len(),
         ..Default::default()
     };
-    let input = read_input(rt, batch, job).await?;
     let report = write_report(
         stage,
         &Job::new(rt, msg),

@@ -30,6 +30,7 @@ fn material<'a>(
         conflicts,
         gaps: &NO_GAPS,
         unverified: trawl_config::Unverified::Drop,
+        shape: trawl_messages::ReportType::Brief,
     }
 }
 

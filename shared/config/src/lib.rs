@@ -484,6 +484,11 @@ pub struct ReportConfig {
     /// A statement of the report that no source read supports: `drop` it, or `keep` it under
     /// an "Unverified" heading, without a citation.
     pub unverified: Unverified,
+    /// The report's shape: `answer` (a short paragraph), `brief` (the answer, then details
+    /// under short headings) or `detailed` (a thorough account); a job's `report_type` option
+    /// overrides it.
+    #[serde(rename = "type")]
+    pub kind: trawl_messages::ReportType,
 }
 
 impl Default for ReportConfig {
@@ -491,6 +496,7 @@ impl Default for ReportConfig {
         ReportConfig {
             max_tokens: 1500,
             unverified: Unverified::Drop,
+            kind: trawl_messages::ReportType::Brief,
         }
     }
 }
@@ -1295,6 +1301,25 @@ mod tests {
         assert!(
             c.fetch.allow_networks.is_empty(),
             "SSRF guard must be closed by default"
+        );
+    }
+
+    #[test]
+    fn the_report_section_takes_its_shape_and_policy_by_name() {
+        let c = Config::load(
+            None,
+            &env(&[
+                ("TRAWL__REPORT__TYPE", "answer"),
+                ("TRAWL__REPORT__UNVERIFIED", "keep"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.report.kind, trawl_messages::ReportType::Answer);
+        assert_eq!(c.report.unverified, Unverified::Keep);
+        let e = Config::load(None, &env(&[("TRAWL__REPORT__TYPE", "long")])).unwrap_err();
+        assert!(
+            e.to_string().contains("answer") && e.to_string().contains("type"),
+            "{e}"
         );
     }
 

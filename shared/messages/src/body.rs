@@ -171,6 +171,40 @@ pub struct JobOptions {
     )]
     #[cfg_attr(feature = "openapi", schema(minimum = 100, maximum = 16000))]
     pub report_max_tokens: Option<u32>,
+    /// The report's shape: answer, brief or detailed; default `report.type`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::report_type"
+    )]
+    pub report_type: Option<ReportType>,
+}
+
+/// A report's shape (`report.type`, and a job's `report_type` option).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ReportType {
+    /// The answer alone: a short paragraph, no sections.
+    Answer,
+    /// The answer first, then the details under short headings.
+    #[default]
+    Brief,
+    /// The answer first, then a thorough account of every aspect the sources cover.
+    Detailed,
+}
+
+impl std::str::FromStr for ReportType {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s {
+            "answer" => Ok(ReportType::Answer),
+            "brief" => Ok(ReportType::Brief),
+            "detailed" => Ok(ReportType::Detailed),
+            _ => Err(()),
+        }
+    }
 }
 
 /// The range of a report's token allowance.
@@ -188,6 +222,7 @@ impl JobOptions {
             freshness: self.freshness.or(d.freshness),
             deadline_secs: self.deadline_secs.or(d.deadline_secs),
             report_max_tokens: self.report_max_tokens.or(d.report_max_tokens),
+            report_type: self.report_type.or(d.report_type),
         }
     }
 }

@@ -52,6 +52,17 @@ pub fn report_max_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>,
     )
 }
 
+/// `deserialize_with` for `report_type`.
+pub fn report_type<'de, D: Deserializer<'de>>(d: D) -> Result<Option<crate::ReportType>, D::Error> {
+    const EXPECTED: &str = "report_type to be one of answer, brief or detailed";
+    let text = optional(d, Text(EXPECTED))?;
+    (text.map(|t| {
+        t.parse()
+            .map_err(|_| D::Error::invalid_value(Unexpected::Str(&t), &EXPECTED))
+    }))
+    .transpose()
+}
+
 /// `deserialize_with` for `min_relevance`: any JSON number.
 pub fn min_relevance<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     optional(d, Number("min_relevance to be a number from 0 to 1"))
@@ -230,9 +241,11 @@ mod tests {
     #[test]
     fn other_fields_take_their_types() {
         let o = parse(
-            r#"{"min_relevance": 1, "freshness": "week", "providers": ["searxng", "brave"]}"#,
+            r#"{"min_relevance": 1, "freshness": "week", "providers": ["searxng", "brave"],
+                "report_type": "detailed"}"#,
         )
         .unwrap();
+        assert_eq!(o.report_type, Some(crate::ReportType::Detailed));
         assert_eq!(o.min_relevance, Some(1.0));
         assert_eq!(o.freshness.as_deref(), Some("week"));
         assert_eq!(o.providers, Some(vec!["searxng".into(), "brave".into()]));
@@ -250,6 +263,13 @@ mod tests {
                 &["integer `256`", "max_level to be"],
             ),
             (r#"{"max_urls": -1}"#, &["integer `-1`", "max_urls to be"]),
+            (
+                r#"{"report_type": "long"}"#,
+                &[
+                    "string \"long\"",
+                    "report_type to be one of answer, brief or detailed",
+                ],
+            ),
             (r#"{"max_urls": 1e23}"#, &["1e+23", "max_urls to be"]),
             (
                 r#"{"max_level": "3"}"#,

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use trawl_messages::{AnalysedDoc, ReportWriter};
+use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 use trawl_text::{coverage_of, same_word, terms};
 
 use super::{Draft, Material};
@@ -116,8 +116,16 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         question,
         sub_queries,
         docs,
+        shape,
         ..
     } = *material;
+    // An answer is a few sentences on the question itself; a detailed report twice the
+    // sentences, three a source.
+    let (max_sentences, per_source, sub_queries) = match shape {
+        ReportType::Answer => (max_sentences.min(3), 2, &[][..]),
+        ReportType::Brief => (max_sentences, 2, sub_queries),
+        ReportType::Detailed => (2 * max_sentences, 3, sub_queries),
+    };
     let pool: Vec<(usize, &str, Vec<String>)> = docs
         .iter()
         .enumerate()
@@ -150,7 +158,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
                 break;
             }
             let used = per_doc.entry(c.doc).or_default();
-            if *used >= 2 || used_sentences.iter().any(|o| near_duplicate(o, c.sentence)) {
+            if *used >= per_source || used_sentences.iter().any(|o| near_duplicate(o, c.sentence)) {
                 continue;
             }
             *used += 1;
@@ -210,6 +218,25 @@ mod tests {
         gaps: &Gaps,
         sentences: usize,
     ) -> Report {
+        let gaps_and = (conflicts, gaps);
+        write_shaped(
+            question,
+            sub_queries,
+            docs,
+            gaps_and,
+            sentences,
+            ReportType::Brief,
+        )
+    }
+
+    fn write_shaped(
+        question: &str,
+        sub_queries: &[String],
+        docs: &[AnalysedDoc],
+        (conflicts, gaps): (&[Conflict], &Gaps),
+        sentences: usize,
+        shape: ReportType,
+    ) -> Report {
         let material = Material {
             question,
             sub_queries,
@@ -218,6 +245,7 @@ mod tests {
             conflicts,
             gaps,
             unverified: trawl_config::Unverified::Drop,
+            shape,
         };
         material.extractive(sentences)
     }
@@ -331,6 +359,44 @@ mod tests {
             "{}",
             r.markdown
         );
+    }
+
+    #[test]
+    fn an_answer_is_a_few_sentences_on_the_question_and_a_detailed_report_more() {
+        let points: Vec<String> = (0..8)
+            .map(|i| {
+                format!(
+                    "Zorbium melts at {} degrees Celsius in test number {i}.",
+                    1284 + i
+                )
+            })
+            .collect();
+        let docs: Vec<AnalysedDoc> = (0..4)
+            .map(|i| {
+                let p: Vec<&str> = points[2 * i..2 * i + 2]
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                doc(i as u32, true, &p)
+            })
+            .collect();
+        let subs = vec![
+            "zorbium melting point".to_string(),
+            "zorbium melts".to_string(),
+        ];
+        let question = "What is the melting point of zorbium?";
+        let none = (&[][..], &Gaps::default());
+        let count = |r: &Report| r.claims.len();
+        let answer = write_shaped(question, &subs, &docs, none, 6, ReportType::Answer);
+        let brief = write_shaped(question, &subs, &docs, none, 6, ReportType::Brief);
+        let detailed = write_shaped(question, &subs, &docs, none, 6, ReportType::Detailed);
+        assert!(
+            count(&answer) <= 3 && answer.markdown.contains("## Answer"),
+            "{}",
+            answer.markdown
+        );
+        assert!(count(&brief) > count(&answer), "{}", brief.markdown);
+        assert!(count(&detailed) > count(&brief), "{}", detailed.markdown);
     }
 
     #[test]

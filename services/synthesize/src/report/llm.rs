@@ -3,7 +3,7 @@
 //! in the report names a source the job fetched and analysed.
 
 use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
-use trawl_messages::{AnalysedDoc, ReportWriter};
+use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 
 use trawl_text::unlink;
 
@@ -14,12 +14,25 @@ use crate::context::{self, ContextSource, Level};
 use crate::tokens::Tokenizer;
 
 const SYSTEM: &str = "You write research reports from the sources you are given, and from nothing \
-else. Answer the question first, in a short paragraph; then give the details under short \
-headings, using the sources' summaries and data. Cite every statement with the label of the \
-source it comes from, exactly as given, for example [S3] or [S1, S4]; never cite anything that is \
-not in the sources. Where sources disagree, say so and cite each side. Do not add a list of \
-sources at the end; it is added for you. Write in markdown, in the language of the question \
-unless you are told otherwise.";
+else. Cite every statement with the label of the source it comes from, exactly as given, for \
+example [S3] or [S1, S4]; never cite anything that is not in the sources. Where sources disagree, \
+say so and cite each side. Do not add a list of sources at the end; it is added for you. Write in \
+markdown, in the language of the question unless you are told otherwise.";
+
+/// What the report is to look like, by its shape.
+fn shape_instruction(shape: ReportType) -> &'static str {
+    match shape {
+        ReportType::Answer => " Answer the question in one short paragraph, without headings.",
+        ReportType::Brief => {
+            " Answer the question first, in a short paragraph; then give the details under short \
+             headings, using the sources' summaries and data."
+        }
+        ReportType::Detailed => {
+            " Answer the question first, in a short paragraph; then give a thorough account under \
+             headings, covering every aspect the sources treat, with their data and figures."
+        }
+    }
+}
 
 /// What the LLM path produced, for the report and `job.json`.
 pub struct LlmReport {
@@ -99,7 +112,7 @@ pub async fn write(
                 .collect(),
         })
         .collect();
-    let mut system = SYSTEM.to_owned();
+    let mut system = format!("{SYSTEM}{}", shape_instruction(material.shape));
     if !language.trim().is_empty() {
         system.push_str(&format!(" Write the report in {language}."));
     }

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use trawl_config::Unverified;
-use trawl_messages::{AnalysedDoc, Citation, ReportWriter};
+use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter};
 
 use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
@@ -40,6 +40,8 @@ pub struct Material<'a> {
     pub gaps: &'a Gaps,
     /// What becomes of a statement no source supports (`report.unverified`).
     pub unverified: Unverified,
+    /// The report's shape (`report.type`, or the job's `report_type`).
+    pub shape: ReportType,
 }
 
 /// What a report says when no source could be read.
