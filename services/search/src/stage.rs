@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tracing::info;
 use trawl_config::{Config, Selection};
-use trawl_messages::record::{QueryAnalysis, SearchRecord};
+use trawl_messages::record::{QueryAnalysis, RawResult, Scored, SearchRecord};
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, SearchTask, Source, SourceKind,
 };
@@ -21,7 +21,6 @@ use crate::normalize::normalize;
 use crate::providers::{build_all, Freshness, Provider};
 use crate::score::{by_score, score, select};
 use trawl_llm::Llm;
-use trawl_messages::record::Scored;
 
 /// Candidates the LLM steps (rerank, relevance, selection) look at, at most.
 const LLM_CANDIDATES: usize = 30;
@@ -63,7 +62,7 @@ impl SearchStage {
 /// tie): one page found by two sub-queries or providers is one candidate.
 fn merge(
     into: &mut HashMap<String, Scored>,
-    results: Vec<trawl_messages::record::RawResult>,
+    results: Vec<RawResult>,
     terms: &[String],
 ) {
     for r in results {
@@ -394,7 +393,6 @@ async fn record_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trawl_messages::record::RawResult;
 
     fn raw(url: &str, position: u32, title: &str) -> RawResult {
         RawResult {
