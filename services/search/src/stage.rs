@@ -60,11 +60,7 @@ impl SearchStage {
 
 /// Merges results, keeping each normalised URL's best-ranked occurrence (the best score on a
 /// tie): one page found by two sub-queries or providers is one candidate.
-fn merge(
-    into: &mut HashMap<String, Scored>,
-    results: Vec<RawResult>,
-    terms: &[String],
-) {
+fn merge(into: &mut HashMap<String, Scored>, results: Vec<RawResult>, terms: &[String]) {
     for r in results {
         let Some(url) = normalize(&r.url) else {
             continue;

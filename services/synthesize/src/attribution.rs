@@ -22,7 +22,9 @@
 use serde::Serialize;
 use trawl_config::Unverified;
 use trawl_messages::AnalysedDoc;
-use trawl_text::{coverage_of, sentence_spans, strip_links, terms};
+use trawl_text::{sentence_spans, stem, strip_links, terms};
+
+use crate::context::FULL_MAX_CHARS;
 
 /// Share of a claim's content words a passage must hold (numbers and names must all be there).
 pub const SUPPORT: f64 = 0.5;
@@ -82,7 +84,8 @@ pub fn attribute(
 ) -> Attributed {
     let mut a = Attributor {
         numbered,
-        sources: citable.iter().map(|d| Evidence::of(d)).collect(),
+        docs: citable,
+        evidence: citable.iter().map(|_| None).collect(),
         unverified,
         out: Renumber::default(),
         claims: Vec::new(),
@@ -141,7 +144,9 @@ pub fn attribute(
 /// The state of one report's attribution.
 struct Attributor<'a> {
     numbered: &'a [u32],
-    sources: Vec<Evidence>,
+    docs: &'a [&'a AnalysedDoc],
+    /// Each document's evidence, once read.
+    evidence: Vec<Option<Evidence>>,
     unverified: Unverified,
     out: Renumber,
     claims: Vec<Claim>,
@@ -150,6 +155,16 @@ struct Attributor<'a> {
 }
 
 impl Attributor<'_> {
+    /// How well source `i` supports `claim`, and its best passage; the source's evidence is
+    /// read on first use, so a report whose claims are supported as cited reads only the
+    /// sources it cites.
+    fn support(&mut self, i: usize, claim: &Facts) -> (u32, f64, String) {
+        let doc = self.docs[i];
+        let evidence = self.evidence[i].get_or_insert_with(|| Evidence::of(doc));
+        let (support, passage) = evidence.support(claim);
+        (doc.source.idx, support, passage)
+    }
+
     /// A paragraph's claims judged one by one; `None` when none is left.
     fn paragraph(&mut self, text: &str) -> Option<String> {
         let written: Vec<String> = (claim_spans(text).into_iter())
@@ -169,15 +184,25 @@ impl Attributor<'_> {
         let cited: Vec<u32> = (markers.iter())
             .filter_map(|n| self.numbered.get((*n as usize).checked_sub(1)?).copied())
             .collect();
-        let scored: Vec<(u32, f64, &str)> = (self.sources.iter())
-            .map(|s| {
-                let (support, passage) = s.support(&claim);
-                (s.idx, support, passage)
-            })
-            .collect();
-        let of = |idx: u32| scored.iter().find(|(i, ..)| *i == idx);
+        // The cited sources first; the others only when none of those supports the claim.
+        let mut scored: Vec<(u32, f64, String)> = Vec::new();
+        for i in 0..self.docs.len() {
+            if cited.contains(&self.docs[i].source.idx) {
+                scored.push(self.support(i, &claim));
+            }
+        }
+        let of = |scored: &[(u32, f64, String)], idx: u32| {
+            (scored.iter()).any(|(i, s, _)| *i == idx && *s >= SUPPORT)
+        };
         let (kept, dropped): (Vec<u32>, Vec<u32>) =
-            (cited.iter()).partition(|idx| of(**idx).is_some_and(|(_, s, _)| *s >= SUPPORT));
+            (cited.iter()).partition(|idx| of(&scored, **idx));
+        if kept.is_empty() {
+            for i in 0..self.docs.len() {
+                if !cited.contains(&self.docs[i].source.idx) {
+                    scored.push(self.support(i, &claim));
+                }
+            }
+        }
         let best = (scored.iter())
             .filter(|(_, s, _)| *s >= SUPPORT)
             .max_by(|a, b| a.1.total_cmp(&b.1));
@@ -190,12 +215,11 @@ impl Attributor<'_> {
             }
             (true, None) => (Vec::new(), Verdict::Removed),
         };
-        let top = (sources.iter())
-            .filter_map(|idx| of(*idx))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .or_else(|| scored.iter().max_by(|a, b| a.1.total_cmp(&b.1)));
+        let top = (scored.iter())
+            .filter(|(i, ..)| sources.is_empty() || sources.contains(i))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
         let (support, passage) = top.map_or((0.0, String::new()), |t| {
-            ((t.1 * 1000.0).round() / 1000.0, t.2.to_owned())
+            ((t.1 * 1000.0).round() / 1000.0, t.2.clone())
         });
         let written = match verdict {
             Verdict::Removed => None,
@@ -259,6 +283,8 @@ impl Renumber {
 /// What a claim asserts: its content words, and the numbers and names a passage must hold.
 struct Facts {
     terms: Vec<String>,
+    /// The stems of `terms` ([`stem`]), which passages' stems are compared with.
+    stems: Vec<String>,
     facts: Vec<String>,
 }
 
@@ -287,8 +313,10 @@ impl Facts {
             }
         }
         facts.dedup();
+        let terms = terms(text);
         Facts {
-            terms: terms(text),
+            stems: terms.iter().map(|t| stem(t).to_owned()).collect(),
+            terms,
             facts,
         }
     }
@@ -302,20 +330,34 @@ fn normal_number(w: &str) -> String {
         .to_lowercase()
 }
 
-/// A source's read text as passages, each with its words and its normalised text.
+/// One unit of a source's read text (a sentence or a table row): its text, the stems of its
+/// content words, and its text lower-cased with numbers unformatted, for the facts.
+struct Unit {
+    text: String,
+    stems: Vec<String>,
+    normal: String,
+}
+
+/// A source's read text as units; a passage is one unit, or two adjacent ones (a claim may
+/// draw on both).
 struct Evidence {
-    idx: u32,
-    passages: Vec<(String, Vec<String>, String)>,
+    units: Vec<Unit>,
+    /// Every unit's normal text: a fact the source never states rules it out at once.
+    whole: String,
 }
 
 impl Evidence {
     fn of(doc: &AnalysedDoc) -> Evidence {
-        let text = strip_links(&doc.markdown);
-        let mut units: Vec<String> = Vec::new();
+        // What a writer is given of a source: at most the context's share of its text (the
+        // extractive writer quotes key points, which come next).
+        let cut = (doc.markdown.char_indices().nth(FULL_MAX_CHARS))
+            .map_or(doc.markdown.len(), |(at, _)| at);
+        let text = strip_links(&doc.markdown[..cut]);
+        let mut texts: Vec<String> = Vec::new();
         for block in text.split("\n\n") {
             let block = block.trim();
             if block.starts_with('|') {
-                units.extend(block.lines().map(|l| l.replace('|', " ")));
+                texts.extend(block.lines().map(|l| l.replace('|', " ")));
                 continue;
             }
             let flat = block
@@ -327,47 +369,62 @@ impl Evidence {
                 })
                 .collect::<Vec<_>>()
                 .join(" ");
-            units.extend(
+            texts.extend(
                 sentence_spans(&flat)
                     .into_iter()
                     .map(|(s, e)| flat[s..e].trim().to_owned()),
             );
         }
-        units.extend(doc.key_points.iter().cloned());
-        units.retain(|u| !u.trim().is_empty());
-        // A sentence alone, and with the one after it: a claim may draw on both.
-        let mut passages: Vec<String> = units.clone();
-        passages.extend(units.windows(2).map(|w| format!("{} {}", w[0], w[1])));
-        Evidence {
-            idx: doc.source.idx,
-            passages: passages
-                .into_iter()
-                .map(|p| {
-                    let words = terms(&p);
-                    let normal = normal_number(&p.to_lowercase());
-                    (p, words, normal)
-                })
-                .collect(),
-        }
+        texts.extend(doc.key_points.iter().cloned());
+        texts.retain(|u| !u.trim().is_empty());
+        let units: Vec<Unit> = (texts.into_iter())
+            .map(|text| Unit {
+                stems: terms(&text).iter().map(|w| stem(w).to_owned()).collect(),
+                normal: normal_number(&text.to_lowercase()),
+                text,
+            })
+            .collect();
+        let whole = (units.iter().map(|u| u.normal.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Evidence { units, whole }
     }
 
     /// The best support this source gives `claim`, and its passage.
-    fn support(&self, claim: &Facts) -> (f64, &str) {
-        let mut best = (0.0, "");
-        for (passage, words, normal) in &self.passages {
-            if !claim.facts.iter().all(|f| holds(normal, f)) {
-                continue;
-            }
-            let share = if claim.terms.is_empty() {
-                1.0
-            } else {
-                coverage_of(&claim.terms, words)
-            };
-            if share > best.0 {
-                best = (share, passage.as_str());
+    fn support(&self, claim: &Facts) -> (f64, String) {
+        if !claim.facts.iter().all(|f| holds(&self.whole, f)) {
+            return (0.0, String::new());
+        }
+        let mut best: (f64, Option<&[Unit]>) = (0.0, None);
+        for i in 0..self.units.len() {
+            for end in [i + 1, i + 2] {
+                let Some(passage) = self.units.get(i..end) else {
+                    continue;
+                };
+                let holds_all = |f: &String| passage.iter().any(|u| holds(&u.normal, f));
+                if !claim.facts.iter().all(holds_all) {
+                    continue;
+                }
+                let share = if claim.stems.is_empty() {
+                    1.0
+                } else {
+                    let found = (claim.stems.iter())
+                        .filter(|t| passage.iter().any(|u| u.stems.contains(t)))
+                        .count();
+                    found as f64 / claim.stems.len() as f64
+                };
+                if share > best.0 {
+                    best = (share, Some(passage));
+                }
             }
         }
-        best
+        let passage = best.1.map_or(String::new(), |p| {
+            p.iter()
+                .map(|u| u.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        (best.0, passage)
     }
 }
 

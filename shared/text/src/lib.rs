@@ -305,6 +305,10 @@ pub fn strip_links(s: &str) -> String {
 /// through it, so every URL in a report is one of its numbered sources.
 pub fn unlink(s: &str) -> String {
     let text = strip_links(s);
+    // Most lines hold no URL: they need no second pass.
+    if !text.contains("://") && !text.contains("www.") && !text.contains("WWW.") {
+        return text;
+    }
     let mut out = String::with_capacity(text.len());
     for word in text.split_inclusive(char::is_whitespace) {
         let bare = word.trim_start_matches(['(', '<', '"', '\'']);
