@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::Table;
-use trawl_text::terms;
+use trawl_text::{terms, MONTHS};
 
 use crate::bm25::{mentions_any, same_term};
 
@@ -55,20 +55,6 @@ const SYNONYMS: &[(&[&str], &[&str])] = &[
     (&["number", "count"], &["about", "around", "some", "nearly"]),
 ];
 
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
 const SCALES: &[&str] = &["thousand", "million", "billion", "trillion", "m", "bn"];
 const CURRENCY_WORDS: &[&str] = &[
     "dollars", "dollar", "euros", "euro", "pounds", "usd", "eur", "gbp", "yen",

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use trawl_messages::AnalysedDoc;
-use trawl_text::{coverage, sentences, terms};
+use trawl_text::{coverage, sentences, terms, MONTHS};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Conflict {
@@ -59,26 +59,11 @@ impl Value {
     }
 }
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 fn is_month(word: &str) -> bool {
     let w = word
         .trim_matches(|c: char| !c.is_alphabetic())
         .to_lowercase();
-    w.len() >= 3 && MONTHS.iter().any(|m| m.starts_with(&w) && (w.len() >= 3))
+    w.len() >= 3 && MONTHS.iter().any(|m| m.starts_with(&w))
 }
 
 /// The unit `words` start with (after a number), as (base unit, factor, offset): a value in it

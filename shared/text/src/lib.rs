@@ -339,6 +339,22 @@ pub fn unlink(s: &str) -> String {
     out
 }
 
+/// The months in English, lower-cased: dates in text are read by name.
+pub const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
 /// Words after which a full stop does not end a sentence.
 const ABBREVIATIONS: &[&str] = &[
     "dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "inc", "ltd", "jr", "sr", "no", "fig",
