@@ -116,7 +116,13 @@ async fn batch_through_the_fleet_cites_answer_pages() {
             !report.contains(&format!("[{}]", cited.len() + 1)),
             "{query}: dangling citation\n{report}"
         );
-        for product in ["search.json", "search.md", "sources.md", "job.json"] {
+        for product in [
+            "search.json",
+            "search.md",
+            "sources.md",
+            "claims.json",
+            "job.json",
+        ] {
             assert!(
                 results_dir.join(job).join(product).exists(),
                 "{query}: no {product}"
@@ -126,6 +132,9 @@ async fn batch_through_the_fleet_cites_answer_pages() {
             serde_json::from_slice(&std::fs::read(results_dir.join(job).join("job.json")).unwrap())
                 .unwrap();
         assert_eq!(record["status"], "done", "{record}");
+        // Every claim of an extractive report quotes its source: none is unsupported.
+        assert!(record["claims"].as_u64() > Some(0), "{record}");
+        assert_eq!(record["unsupported_claims"], 0, "{record}");
         assert!(
             record["stage_ms"]["fetch"].as_i64().is_some()
                 && record["stage_ms"]["clean"].as_i64().is_some(),

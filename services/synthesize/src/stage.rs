@@ -164,15 +164,7 @@ async fn synthesise(
     .await?;
     let search = save_products(rt, msg, meta, records, &docs, &report).await?;
 
-    let status = if !complete {
-        JobStatus::Partial
-    } else if !report.citations.is_empty() {
-        JobStatus::Done
-    } else if docs.is_empty() {
-        JobStatus::NoSources
-    } else {
-        JobStatus::NoAnswer
-    };
+    let status = status_of(complete, report.citations.len(), docs.len());
     let mut outcomes: BTreeMap<String, u32> = gaps.outcomes.clone();
     outcomes.insert(
         "analysed".into(),
@@ -200,6 +192,17 @@ async fn synthesise(
         outcomes,
     };
     finish(stage, rt, msg, result, job_record, input).await
+}
+
+/// How a job ends: partial at its deadline; done when its report cites something; otherwise
+/// `no_sources` when nothing was read and `no_answer` when what was read does not answer.
+fn status_of(complete: bool, cited: usize, read: usize) -> JobStatus {
+    match (complete, cited, read) {
+        (false, ..) => JobStatus::Partial,
+        (true, 1.., _) => JobStatus::Done,
+        (true, 0, 0) => JobStatus::NoSources,
+        (true, 0, _) => JobStatus::NoAnswer,
+    }
 }
 
 /// Provider failures and failed sources, from the search record and outcomes.
@@ -534,6 +537,14 @@ fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
 mod tests {
     use super::*;
     use crate::report::testing::source;
+
+    #[test]
+    fn nothing_read_and_nothing_answering_end_differently() {
+        assert_eq!(status_of(true, 2, 3), JobStatus::Done);
+        assert_eq!(status_of(true, 0, 0), JobStatus::NoSources);
+        assert_eq!(status_of(true, 0, 3), JobStatus::NoAnswer);
+        assert_eq!(status_of(false, 0, 3), JobStatus::Partial);
+    }
 
     fn record(idx: u32, outcome: Outcome) -> OutcomeRecord {
         OutcomeRecord {

@@ -218,26 +218,26 @@ mod tests {
         gaps: &Gaps,
         sentences: usize,
     ) -> Report {
-        let gaps_and = (conflicts, gaps);
-        write_shaped(
+        material(
             question,
             sub_queries,
             docs,
-            gaps_and,
-            sentences,
+            conflicts,
+            gaps,
             ReportType::Brief,
         )
+        .extractive(sentences)
     }
 
-    fn write_shaped(
-        question: &str,
-        sub_queries: &[String],
-        docs: &[AnalysedDoc],
-        (conflicts, gaps): (&[Conflict], &Gaps),
-        sentences: usize,
+    fn material<'a>(
+        question: &'a str,
+        sub_queries: &'a [String],
+        docs: &'a [AnalysedDoc],
+        conflicts: &'a [Conflict],
+        gaps: &'a Gaps,
         shape: ReportType,
-    ) -> Report {
-        let material = Material {
+    ) -> Material<'a> {
+        Material {
             question,
             sub_queries,
             data_points: &[],
@@ -246,8 +246,7 @@ mod tests {
             gaps,
             unverified: trawl_config::Unverified::Drop,
             shape,
-        };
-        material.extractive(sentences)
+        }
     }
 
     #[test]
@@ -385,11 +384,11 @@ mod tests {
             "zorbium melts".to_string(),
         ];
         let question = "What is the melting point of zorbium?";
-        let none = (&[][..], &Gaps::default());
+        let gaps = Gaps::default();
         let count = |r: &Report| r.claims.len();
-        let answer = write_shaped(question, &subs, &docs, none, 6, ReportType::Answer);
-        let brief = write_shaped(question, &subs, &docs, none, 6, ReportType::Brief);
-        let detailed = write_shaped(question, &subs, &docs, none, 6, ReportType::Detailed);
+        let shaped = |shape| material(question, &subs, &docs, &[], &gaps, shape).extractive(6);
+        let (answer, brief) = (shaped(ReportType::Answer), shaped(ReportType::Brief));
+        let detailed = shaped(ReportType::Detailed);
         assert!(
             count(&answer) <= 3 && answer.markdown.contains("## Answer"),
             "{}",
