@@ -33,10 +33,10 @@ impl Stage for Noop {
 }
 
 fn payload() -> Vec<u8> {
-    let task = SearchTask {
-        query: "What is the melting point of zorbium and who first isolated it?".into(),
-        options: JobOptions::default(),
-    };
+    let task = SearchTask::new(
+        "What is the melting point of zorbium and who first isolated it?".into(),
+        JobOptions::default(),
+    );
     Envelope::new(
         uuid::Uuid::now_v7(),
         uuid::Uuid::now_v7(),

@@ -186,10 +186,7 @@ async fn measure(
         uuid::Uuid::now_v7(),
         uuid::Uuid::now_v7(),
         chrono::Utc::now() + chrono::Duration::hours(1),
-        SearchTask {
-            query: query.clone(),
-            options: JobOptions::default(),
-        },
+        SearchTask::new(query.clone(), JobOptions::default()),
     );
     let sources: Vec<Source> = urls.iter().enumerate().map(|(i, u)| source(i, u)).collect();
     let meta = JobMeta {

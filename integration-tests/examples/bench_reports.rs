@@ -1,7 +1,15 @@
-//! Report quality on simweb's labelled questions, every stage in one process over the in-memory
-//! twins: evidence recall (the share of jobs whose report cites a page that holds the answer)
-//! and citation precision (the share of citations that point to a fetched and analysed source;
-//! it must be 100 %), for the extractive writer and the LLM writer (simweb's scripted model).
+//! Report quality on simweb's labelled questions (the follow-up family included), every stage in
+//! one process over the in-memory twins, for the extractive writer with one round of research
+//! (the baseline) and with follow-up rounds, and for the LLM writer (simweb's scripted model):
+//!
+//! - evidence recall: the share of jobs whose report cites a page that holds the answer;
+//! - citation precision: the share of citations that point to a fetched and analysed source
+//!   (it must be 100 %), and URLs in reports that are not one of their sources (must be 0);
+//! - supported claims: the share of the reports' claims a cited passage supports;
+//! - uncited: reports that cite nothing although a relevant page was read (must be 0);
+//! - follow-up recall: the share of the follow-up family's two values that reach the report;
+//! - rounds and pages fetched per question.
+//!
 //! Run it with `scripts/bench-reports`.
 
 use std::collections::BTreeMap;
@@ -10,7 +18,7 @@ use std::time::Duration;
 
 use trawl_config::{Config, LlmConfig};
 use trawl_integration_tests::simweb::{Corpus, Simweb};
-use trawl_messages::{paths, JobOptions, SearchTask};
+use trawl_messages::{paths, JobOptions, JobRecord, SearchTask};
 use trawl_pipeline::batch::{submit, Question};
 
 async fn measure(name: &str, config: Config, corpus: &Corpus) {
@@ -23,10 +31,7 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
     let questions = corpus.questions();
     let tasks = questions
         .iter()
-        .map(|q| SearchTask {
-            query: q.query.clone(),
-            options: JobOptions::default(),
-        })
+        .map(|q| SearchTask::new(q.query.clone(), JobOptions::default()))
         .collect();
     let started = std::time::Instant::now();
     let manifest = submit(&rt, Question::numbered(tasks), Default::default(), |_| {})
@@ -43,53 +48,89 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
     let elapsed = started.elapsed();
     embedded.stop().await;
 
-    let (mut with_evidence, mut citations, mut valid) = (0usize, 0usize, 0usize);
+    let mut m = Measures::default();
     for (job, q) in manifest.jobs.iter().zip(&questions) {
-        let sources: serde_json::Value = serde_json::from_slice(
-            &rt.objects
-                .get(&paths::sources(manifest.batch_id, job.job_id))
-                .await
-                .unwrap()
-                .unwrap(),
-        )
-        .unwrap();
-        let cited: Vec<&serde_json::Value> = sources
-            .as_array()
-            .unwrap()
-            .iter()
+        let (batch, job) = (manifest.batch_id, job.job_id);
+        let read = |key: String| {
+            let objects = rt.objects.clone();
+            async move { objects.get(&key).await.unwrap().unwrap() }
+        };
+        let sources: serde_json::Value =
+            serde_json::from_slice(&read(paths::sources(batch, job)).await).unwrap();
+        let record: JobRecord =
+            serde_json::from_slice(&read(paths::job_record(batch, job)).await).unwrap();
+        let report = String::from_utf8(read(paths::report(batch, job)).await).unwrap();
+        let cited: Vec<&serde_json::Value> = (sources.as_array().unwrap().iter())
             .filter(|s| !s["cited_as"].is_null())
             .collect();
-        citations += cited.len();
-        valid += cited
-            .iter()
+        let cited_urls: Vec<&str> = cited.iter().filter_map(|s| s["url"].as_str()).collect();
+        m.citations += cited.len();
+        m.valid += (cited.iter())
             .filter(|s| s["outcome"]["outcome"] == "analysed")
             .count();
-        if cited.iter().any(|s| {
-            q.answer_urls
+        m.with_evidence += usize::from(
+            cited_urls
                 .iter()
-                .any(|a| a == s["url"].as_str().unwrap_or(""))
-        }) {
-            with_evidence += 1;
+                .any(|u| q.answer_urls.iter().any(|a| a == u)),
+        );
+        m.foreign_urls += (report.split(|c: char| c.is_whitespace() || "()<>[]".contains(c)))
+            .filter(|w| w.starts_with("http://") || w.starts_with("https://"))
+            .filter(|w| !cited_urls.contains(w))
+            .count();
+        m.claims += record.claims;
+        m.unsupported += record.unsupported_claims;
+        m.uncited += usize::from(cited.is_empty() && record.outcomes.get("analysed") > Some(&0));
+        m.rounds += 1 + record.rounds.len();
+        m.fetched += record.sources_selected;
+        if let Some(f) = &q.follow_up {
+            m.follow_up_values += 2;
+            m.follow_up_found += [&f.answered_value, &f.value]
+                .iter()
+                .filter(|v| report.contains(v.as_str()))
+                .count();
         }
     }
+    let n = questions.len() as f64;
     println!(
-        "{name:<22} jobs {:>3}  evidence recall {:.3}  citation precision {:.3} ({valid}/{citations})  {:.1} s",
+        "{name:<28} {:>4} {:>8.3} {:>9.3} {:>7} {:>9.3} {:>7} {:>9.3} {:>6.2} {:>6.1} {:>6.1}",
         questions.len(),
-        with_evidence as f64 / questions.len() as f64,
-        valid as f64 / citations.max(1) as f64,
+        m.with_evidence as f64 / n,
+        m.valid as f64 / m.citations.max(1) as f64,
+        m.foreign_urls,
+        (m.claims - m.unsupported) as f64 / m.claims.max(1) as f64,
+        m.uncited,
+        m.follow_up_found as f64 / m.follow_up_values.max(1) as f64,
+        m.rounds as f64 / n,
+        m.fetched as f64 / n,
         elapsed.as_secs_f64()
     );
 }
 
+#[derive(Default)]
+struct Measures {
+    with_evidence: usize,
+    citations: usize,
+    valid: usize,
+    foreign_urls: usize,
+    claims: usize,
+    unsupported: usize,
+    uncited: usize,
+    rounds: usize,
+    fetched: usize,
+    follow_up_values: usize,
+    follow_up_found: usize,
+}
+
 #[tokio::main]
 async fn main() {
-    let corpus = Arc::new(Corpus::generate());
+    let corpus = Arc::new(Corpus::generate_with_follow_ups());
     let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let base = |llm: bool| {
+    let base = |llm: bool, rounds: u32| {
         let mut c = Config::default();
+        c.research.max_rounds = rounds;
         c.output.url = format!("file://{}", dir.path().display());
         c.search.searxng_url = web.base_url();
         c.search.providers = vec!["searxng".into()];
@@ -117,6 +158,22 @@ async fn main() {
             .map(|q| q.answer_urls.len())
             .sum::<usize>()
     );
-    measure("extractive writer", base(false), &corpus).await;
-    measure("LLM writer (scripted)", base(true), &corpus).await;
+    println!(
+        "{:<28} {:>4} {:>8} {:>9} {:>7} {:>9} {:>7} {:>9} {:>6} {:>6} {:>6}",
+        "",
+        "jobs",
+        "evidence",
+        "citations",
+        "foreign",
+        "supported",
+        "uncited",
+        "follow-up",
+        "rounds",
+        "pages",
+        "secs"
+    );
+    measure("extractive, one round", base(false, 1), &corpus).await;
+    measure("extractive, follow-up rounds", base(false, 2), &corpus).await;
+    measure("LLM (scripted), one round", base(true, 1), &corpus).await;
+    measure("LLM (scripted), follow-ups", base(true, 2), &corpus).await;
 }

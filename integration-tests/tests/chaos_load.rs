@@ -128,8 +128,9 @@ async fn hung_job() {
         // Only the message timeout may end a hang, not the model client's own.
         ("TRAWL__LLM__TIMEOUT_SECS", "3600".into()),
         ("OPENAI_API_KEY", "sk-chaos".into()),
-        // The LLM in search (query analysis) and synthesize (the report) only, so a hung
-        // question hangs in those two handlers and nowhere else.
+        // The LLM in search (query analysis) and synthesize (the report) only, and one round
+        // of research, so a hung question hangs in those two handlers once each.
+        ("TRAWL__RESEARCH__MAX_ROUNDS", "1".into()),
         ("TRAWL__CLEAN__LLM_JUDGE", "false".into()),
         ("TRAWL__CLEAN__LLM_CLEANING", "false".into()),
         ("TRAWL__CLEAN__LLM_ANALYSIS", "false".into()),

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use common::Fleet;
 use trawl_broker::{Broker, Queue};
-use trawl_messages::{Envelope, ResearchResult};
+use trawl_integration_tests::simweb::{Corpus, Question};
+use trawl_messages::{Envelope, JobRecord, ResearchResult};
 
 const BATCH: usize = 50;
 
@@ -223,6 +224,61 @@ async fn batch_through_the_fleet_cites_answer_pages() {
     fleet.cleanup().await;
 }
 
+/// Questions whose first search cannot find one of the two data points they ask for: a
+/// follow-up round searches for it, fetches the one page that states it, and the report has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_round_finds_what_the_first_search_missed() {
+    let mut fleet = Fleet::start_with(Corpus::generate_with_follow_ups()).await;
+    fleet.spawn_all();
+    let qs: Vec<Question> = (fleet.corpus.questions().into_iter())
+        .filter(|q| q.follow_up.is_some())
+        .collect();
+    assert!(qs.len() >= 3);
+    let batch = fleet
+        .submit(&qs.iter().map(|q| q.query.clone()).collect::<Vec<_>>())
+        .await;
+    let progress = fleet.wait_done(&batch, Duration::from_secs(240)).await;
+    assert_eq!(
+        progress.by_status.get("done"),
+        Some(&(qs.len() as u64)),
+        "{progress:?}"
+    );
+    for (job, query) in manifest(&fleet, &batch) {
+        let q = qs.iter().find(|q| q.query == query).unwrap();
+        let missed = q.follow_up.as_ref().unwrap();
+        let dir = fleet.job_dir(&batch, &job);
+        let record: JobRecord =
+            serde_json::from_slice(&std::fs::read(dir.join("job.json")).unwrap()).unwrap();
+        // One follow-up round, for the data point the first round missed, with its own search.
+        let [round] = &record.rounds[..] else {
+            panic!("{query}: rounds {:?}", record.rounds);
+        };
+        assert_eq!(round.round.n, 2);
+        assert_eq!(
+            round.round.why,
+            [format!("no source read states the {}", missed.data_point)],
+            "{query}"
+        );
+        assert_eq!(round.round.queries, std::slice::from_ref(&missed.query));
+        assert!(round.selected.contains(&missed.url), "{query}: {round:?}");
+        assert!(dir.join("search-2.json").exists());
+        // The page it found is read and cited, and its value is in the report.
+        let report = stored_report(&fleet, &batch, &job);
+        assert!(report.contains(&missed.value), "{query}:\n{report}");
+        assert!(report.contains(&missed.url), "{query}:\n{report}");
+        assert!(report.contains("Follow-up round 2"), "{query}:\n{report}");
+        assert_eq!(record.unsupported_claims, 0, "{query}:\n{report}");
+    }
+    // Each job grew once: the buried page was fetched once per job that asked for it.
+    for q in &qs {
+        let url = &q.follow_up.as_ref().unwrap().url;
+        let page = fleet.corpus.page(url).unwrap();
+        assert_eq!(fleet.simweb.path_hits(&page.host, &page.path), 1, "{url}");
+    }
+    assert_eq!(fleet.broker.depth(Queue::Dead).await.unwrap(), 0);
+    fleet.cleanup().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deadline_synthesises_what_arrived() {
     let mut fleet = Fleet::start().await;
@@ -393,10 +449,7 @@ async fn a_worker_in_process_stops_when_its_stop_resolves() {
     let rt = Runtime::connect(config, Duration::from_secs(10))
         .await
         .unwrap();
-    let task = SearchTask {
-        query: "in-process".into(),
-        options: Default::default(),
-    };
+    let task = SearchTask::new("in-process".into(), Default::default());
     let deadline = chrono::Utc::now() + chrono::Duration::minutes(5);
     let (job, batch) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
     rt.publish(Queue::Search, &Envelope::new(job, batch, deadline, task))

@@ -104,10 +104,7 @@ async fn sample(
     );
     let tasks: Vec<SearchTask> = questions
         .iter()
-        .map(|q| SearchTask {
-            query: q.clone(),
-            options: JobOptions::default(),
-        })
+        .map(|q| SearchTask::new(q.clone(), JobOptions::default()))
         .collect();
     let started = Instant::now();
     // Submitted alongside the sampling, so the queues are watched from the first message.

@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::content::{answer_doc, distractor_doc, generic_doc, generic_subject};
+use super::follow_up;
 use super::hosts::{article_path, make_hosts};
 pub use super::hosts::{Host, Robots};
-pub use super::page::{Page, PageKind, Question};
+pub use super::page::{FollowUp, Page, PageKind, Question};
 use super::render::{render, Doc, Frame};
 use super::rng::Rng;
 use super::topics::{make_topic, Topic};
@@ -24,6 +25,8 @@ pub struct Corpus {
     topics: Vec<Topic>,
     pages: Vec<Page>,
     by_url: BTreeMap<String, usize>,
+    /// By topic id; empty unless built by [`Corpus::generate_with_follow_ups`].
+    follow_ups: BTreeMap<String, FollowUp>,
 }
 
 /// A page before rendering: rendering needs the whole site map (nav, related links).
@@ -60,6 +63,96 @@ impl Corpus {
             topics,
             pages,
             by_url,
+            follow_ups: BTreeMap::new(),
+        }
+    }
+
+    /// [`Corpus::generate`] plus the follow-up family (see [`FollowUp`] and the
+    /// `follow_up` module): four more topics whose pages are appended on hosts that allow
+    /// trawl everything. What `generate` builds stays as it is: the new pages draw on their
+    /// own random streams and no existing page is rendered again (older pages do not link to
+    /// the new ones).
+    pub fn generate_with_follow_ups() -> Corpus {
+        let mut corpus = Self::generate();
+        corpus.add_follow_ups(&Rng::new(SEED).fork(5));
+        corpus
+    }
+
+    fn add_follow_ups(&mut self, root: &Rng) {
+        let open: Vec<usize> = (0..self.hosts.len())
+            .filter(|&h| self.hosts[h].robots == Robots::AllowAll)
+            .collect();
+        let mut drafts: Vec<Draft> = Vec::new();
+        for (i, spec) in follow_up::SPECS.iter().enumerate() {
+            let mut rng = root.fork(i as u64 + 1);
+            let topic = follow_up::topic(spec);
+            // A topic's pages each on a host of their own, so fetching them is never held
+            // up by per-host politeness.
+            let mut order = open.clone();
+            rng.shuffle(&mut order);
+            for (k, (kind, doc)) in follow_up::docs(spec, &topic, &mut rng)
+                .into_iter()
+                .enumerate()
+            {
+                let host = order[k % order.len()];
+                let first = article_path(host, &doc.title, rng.range(2015, 2024));
+                // Suffixed as `dedupe_paths` does, should a title repeat one on the host.
+                let taken = |p: &str| {
+                    self.by_url
+                        .contains_key(&format!("http://{}{p}", self.hosts[host].name))
+                        || drafts.iter().any(|d| d.host == host && d.path == p)
+                };
+                let mut path = first.clone();
+                let mut n = 1;
+                while taken(&path) {
+                    n += 1;
+                    path = match first.strip_suffix(".html") {
+                        Some(base) => format!("{base}-{n}.html"),
+                        None => format!("{first}-{n}"),
+                    };
+                }
+                drafts.push(Draft {
+                    host,
+                    path,
+                    kind,
+                    doc,
+                });
+            }
+            self.topics.push(topic);
+        }
+        let mut per_host: Vec<Vec<(String, String)>> = vec![Vec::new(); self.hosts.len()];
+        for p in &self.pages {
+            if let Some(h) = self.hosts.iter().position(|h| h.name == p.host) {
+                per_host[h].push((p.path.clone(), p.title.clone()));
+            }
+        }
+        for d in &drafts {
+            per_host[d.host].push((d.path.clone(), d.doc.title.clone()));
+        }
+        let mut rng = root.fork(0);
+        for d in drafts {
+            let page = render_page(&self.hosts, &per_host[d.host], d, &mut rng);
+            self.by_url.insert(page.url.clone(), self.pages.len());
+            self.pages.push(page);
+        }
+        for (spec, topic) in follow_up::SPECS
+            .iter()
+            .zip(&self.topics[self.topics.len() - follow_up::SPECS.len()..])
+        {
+            let buried = self
+                .pages
+                .iter()
+                .find(|p| matches!(&p.kind, PageKind::Buried { topic: t } if *t == topic.id))
+                .expect("every follow-up topic has its buried page");
+            let follow_up = FollowUp {
+                answered: spec.answered.to_string(),
+                answered_value: spec.answered_value.to_string(),
+                data_point: spec.wanted.to_string(),
+                url: buried.url.clone(),
+                query: follow_up::follow_up_query(spec.question, spec.wanted),
+                value: spec.wanted_value.to_string(),
+            };
+            self.follow_ups.insert(topic.id.clone(), follow_up);
         }
     }
 
@@ -124,6 +217,7 @@ impl Corpus {
                         .collect(),
                     facts: t.facts.clone(),
                     disagrees: t.disagrees(),
+                    follow_up: self.follow_ups.get(&t.id).cloned(),
                 }
             })
             .collect()
@@ -232,42 +326,48 @@ fn render_all(hosts: &[Host], drafts: Vec<Draft>, rng: &mut Rng) -> Vec<Page> {
     drafts
         .into_iter()
         .map(|d| {
-            let host = &hosts[d.host];
             let site = &per_host[d.host];
-            let mut nav: Vec<(String, String)> = vec![("/".into(), "Home".into())];
-            for s in [
-                "World", "Science", "Culture", "Travel", "Opinion", "Archive",
-            ] {
-                nav.push((format!("/section/{}", s.to_lowercase()), s.into()));
-            }
-            let next = &hosts[(d.host + 1) % hosts.len()].name;
-            nav.push((format!("http://{next}/"), "Partner site".into()));
-            nav.extend(site.iter().take(4).cloned());
-            let related: Vec<(String, String)> = site
-                .iter()
-                .filter(|(p, _)| *p != d.path)
-                .take(5)
-                .cloned()
-                .collect();
-            let frame = Frame {
-                host: &host.name,
-                layout: host.layout,
-                nav: &nav,
-                related: &related,
-            };
-            let html = render(&frame, &d.doc, rng);
-            Page {
-                url: format!("http://{}{}", host.name, d.path),
-                host: host.name.clone(),
-                allowed: host.robots.allows_trawl(&d.path),
-                path: d.path,
-                title: d.doc.title.clone(),
-                kind: d.kind,
-                text: d.doc.plain_text(),
-                html,
-            }
+            render_page(hosts, site, d, rng)
         })
         .collect()
+}
+
+/// Dresses draft `d` in its host's frame; `site` is every (path, title) on that host, for the
+/// navigation and related links.
+fn render_page(hosts: &[Host], site: &[(String, String)], d: Draft, rng: &mut Rng) -> Page {
+    let host = &hosts[d.host];
+    let mut nav: Vec<(String, String)> = vec![("/".into(), "Home".into())];
+    for s in [
+        "World", "Science", "Culture", "Travel", "Opinion", "Archive",
+    ] {
+        nav.push((format!("/section/{}", s.to_lowercase()), s.into()));
+    }
+    let next = &hosts[(d.host + 1) % hosts.len()].name;
+    nav.push((format!("http://{next}/"), "Partner site".into()));
+    nav.extend(site.iter().take(4).cloned());
+    let related: Vec<(String, String)> = site
+        .iter()
+        .filter(|(p, _)| *p != d.path)
+        .take(5)
+        .cloned()
+        .collect();
+    let frame = Frame {
+        host: &host.name,
+        layout: host.layout,
+        nav: &nav,
+        related: &related,
+    };
+    let html = render(&frame, &d.doc, rng);
+    Page {
+        url: format!("http://{}{}", host.name, d.path),
+        host: host.name.clone(),
+        allowed: host.robots.allows_trawl(&d.path),
+        path: d.path,
+        title: d.doc.title.clone(),
+        kind: d.kind,
+        text: d.doc.plain_text(),
+        html,
+    }
 }
 
 #[cfg(test)]
@@ -280,6 +380,45 @@ mod tests {
     fn generation_is_deterministic() {
         assert!(Corpus::generate() == Corpus::generate());
         assert!(Corpus::generate() != Corpus::generate_with_seed(1));
+    }
+
+    /// FNV-1a: a hash whose value no Rust release can change, unlike std's.
+    fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    }
+
+    /// Dozens of tests and benchmarks expect this exact web, so it is pinned: every page's URL,
+    /// HTML and indexed text, and the questions as the simweb binary writes them. Additions
+    /// belong in opt-in constructors such as [`Corpus::generate_with_follow_ups`].
+    #[test]
+    fn generate_is_pinned() {
+        let c = Corpus::generate();
+        let mut h = 0xcbf2_9ce4_8422_2325;
+        for p in c.pages() {
+            for part in [&p.url, &p.html, &p.text] {
+                h = fnv1a(h, part.as_bytes());
+                h = fnv1a(h, b"\n");
+            }
+        }
+        let questions = serde_json::to_string_pretty(&c.questions()).expect("questions serialise");
+        h = fnv1a(h, questions.as_bytes());
+        assert_eq!(
+            (c.pages().len(), c.topics().len(), c.hosts().len()),
+            (300, 60, 50)
+        );
+        assert_eq!(
+            c.pages()[0].url,
+            "http://daily-observer.test/articles/nefikoium-the-essential-facts"
+        );
+        assert_eq!(
+            c.pages()[299].url,
+            "http://paper-journal.test/blog/2015/notes-on-sea-kayaking"
+        );
+        assert!(!questions.contains("follow_up"));
+        assert_eq!(h, 516_851_775_727_407_752, "Corpus::generate() changed");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! simweb: the deterministic fake outside world for integration tests.
 //!
-//! * [`Corpus::generate`] builds ~300 pages on 50 `*.test` hosts around 60 invented topics.
+//! * [`Corpus::generate`] builds ~300 pages on 50 `*.test` hosts around 60 invented topics;
+//!   [`Corpus::generate_with_follow_ups`] adds four topics whose questions need a follow-up
+//!   research round (see [`FollowUp`]).
 //! * [`serve`] / [`Simweb::start`] run one HTTP server that routes `*.test` hosts by the
 //!   Host header and answers, on any host: SearXNG (`GET /search?format=json`), the other
 //!   search providers' formats under their own prefixes ([`providers`]), and a scripted LLM
@@ -24,6 +26,7 @@ mod corpus;
 pub mod docs;
 pub mod files;
 pub mod fleet;
+mod follow_up;
 pub mod guarded;
 mod gzip_bomb;
 pub mod hostile;
@@ -39,7 +42,7 @@ pub mod soak;
 mod topics;
 mod words;
 
-pub use corpus::{Corpus, Host, Page, PageKind, Question, Robots};
+pub use corpus::{Corpus, FollowUp, Host, Page, PageKind, Question, Robots};
 pub use gzip_bomb::INFLATED_LEN as GZIP_BOMB_INFLATED_LEN;
 pub use render::Layout;
 pub use server::{serve, Options, Simweb, Stats};

@@ -10,6 +10,13 @@ pub enum PageKind {
     Distractor { topic: String },
     /// Unrelated content.
     Generic,
+    /// A follow-up topic's page (see [`FollowUp`]) that echoes its question's wording and
+    /// names its entity throughout, with neither of its data points: what pushes the
+    /// [`PageKind::Buried`] page down the question's results.
+    Decoy { topic: String },
+    /// The one page stating the data point of follow-up topic `topic` that its answer pages
+    /// leave out.
+    Buried { topic: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -49,4 +56,33 @@ pub struct Question {
     /// sources disagree (for conflict detection).
     #[serde(default)]
     pub disagrees: bool,
+    /// Set for the follow-up family only ([`Corpus::generate_with_follow_ups`]): the question
+    /// asks for two data points and its answer pages (`answer_urls`) state only the first.
+    /// Skipped when absent so the questions file of [`Corpus::generate`] keeps its bytes.
+    ///
+    /// [`Corpus::generate_with_follow_ups`]: super::Corpus::generate_with_follow_ups
+    /// [`Corpus::generate`]: super::Corpus::generate
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up: Option<FollowUp>,
+}
+
+/// What a follow-up research round must find for a question: the second data point, which no
+/// page ranking in the question's own top 20 states, and the one page that does, which ranks
+/// in the top 3 for [`FollowUp::query`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FollowUp {
+    /// The data point every answer page states, as trawl's heuristic analysis names it
+    /// ("density").
+    pub answered: String,
+    /// Its value as the answer pages write it ("7.41 g/cm3").
+    pub answered_value: String,
+    /// The data point only the buried page states ("birefringence").
+    pub data_point: String,
+    /// The buried page, `http://host.test/path`.
+    pub url: String,
+    /// trawl's follow-up query for `data_point`: the question's terms (`trawl_text::terms`)
+    /// joined by single spaces, then the words of `data_point` not among them.
+    pub query: String,
+    /// `data_point`'s value as the buried page writes it ("0.018").
+    pub value: String,
 }

@@ -138,7 +138,21 @@ impl Fleet {
     /// the test itself talks to them at `direct`: the chaos suite puts its own instances or a
     /// proxy in between.
     pub async fn start_using(ip: &str, workers: [&str; 2], direct: [&str; 2]) -> Fleet {
-        let corpus = Arc::new(Corpus::generate());
+        Fleet::start_serving(Corpus::generate(), ip, workers, direct).await
+    }
+
+    /// A fleet whose simweb serves `corpus`.
+    pub async fn start_with(corpus: Corpus) -> Fleet {
+        Fleet::start_serving(corpus, "127.0.0.1", [AMQP, REDIS], [AMQP, REDIS]).await
+    }
+
+    async fn start_serving(
+        corpus: Corpus,
+        ip: &str,
+        workers: [&str; 2],
+        direct: [&str; 2],
+    ) -> Fleet {
+        let corpus = Arc::new(corpus);
         let simweb = Simweb::start(Arc::clone(&corpus), format!("{ip}:0").parse().unwrap())
             .await
             .unwrap();

@@ -47,6 +47,12 @@ impl Context {
             ..Context::default()
         }
     }
+
+    /// The BM25 query: the question's terms, then those the sub-queries and data points add.
+    pub(crate) fn query(&self) -> Query {
+        let extra = [&self.sub_queries[..], &self.data_points].concat();
+        Query::new(&self.question, &extra)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -76,9 +82,7 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
             }
         }
     }
-    let mut extra = ctx.sub_queries.clone();
-    extra.extend(ctx.data_points.iter().cloned());
-    let ranking = rank(&Query::new(&ctx.question, &extra), &passages);
+    let ranking = rank(&ctx.query(), &passages);
     let order = ranking.order();
 
     let q = terms(&ctx.question);

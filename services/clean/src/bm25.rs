@@ -21,8 +21,7 @@ pub(crate) const EXTRA_WEIGHT: f64 = 0.5;
 /// Whether two words match: [`trawl_text::same_word`], or the same once a plural
 /// `s` is dropped ("bridges" and "bridge", which the light stems keep apart).
 pub(crate) fn same_term(a: &str, b: &str) -> bool {
-    let ((a_stem, a_plural), (b_stem, b_plural)) = (keys(a), keys(b));
-    a == b || a_stem == b_stem || (a_plural.is_some() && a_plural == b_plural)
+    Term::new(a).matches(b)
 }
 
 /// Query terms with their weights.
@@ -43,10 +42,6 @@ impl Query {
             }
         }
         Query { terms: out }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
     }
 }
 

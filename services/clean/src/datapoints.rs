@@ -66,7 +66,8 @@ const NOT_UNITS: &[&str] = &[
     "but", "so", "if", "then", "this", "these",
 ];
 const SECOND_UNITS: &[&str] = &["celsius", "fahrenheit", "kelvin", "per", "squared", "cubed"];
-const SMALL_NUMBERS: &[&str] = &[
+/// Numbers written as words, one to twelve in order.
+pub(crate) const SMALL_NUMBERS: &[&str] = &[
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
     "twelve",
 ];
@@ -198,12 +199,11 @@ fn markers(point: &str) -> Vec<String> {
         }
     }
     if kind(point) == Kind::Person {
-        let p = point.to_lowercase();
-        if PERSON_NOUNS.contains(&p.as_str()) {
-            out.push(format!("{p}ed"));
+        if PERSON_NOUNS.contains(&lower.as_str()) {
+            out.push(format!("{lower}ed"));
         }
         for suffix in ["er", "or", "ist"] {
-            if let Some(stem) = p.strip_suffix(suffix) {
+            if let Some(stem) = lower.strip_suffix(suffix) {
                 if stem.len() >= 4 {
                     out.push(format!("{stem}ed"));
                 }
@@ -394,18 +394,15 @@ fn from_sentence(kind: Kind, markers: &[String], sentence: &str) -> Option<Strin
                 })
                 .map(|(v, _)| v)
         }),
-        Kind::Measure => order
+        // A measure needs its unit; a quantity may have none.
+        Kind::Measure | Kind::Quantity => order
             .iter()
             .filter(|&&i| !is_year(toks[i].core))
             .find_map(|&i| {
                 number_at(&toks, i)
-                    .filter(|(_, unit)| *unit)
+                    .filter(|&(_, unit)| unit || kind == Kind::Quantity)
                     .map(|(v, _)| v)
             }),
-        Kind::Quantity => order
-            .iter()
-            .filter(|&&i| !is_year(toks[i].core))
-            .find_map(|&i| number_at(&toks, i).map(|(v, _)| v)),
         Kind::Count => {
             let noun = at?;
             // "12 stone bridges": the number up to two words before the noun.

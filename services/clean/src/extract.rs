@@ -65,14 +65,13 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
     let meta = Meta::new(&dom);
     let page_url = Url::parse(base_url).ok();
     // <base href> changes how relative links resolve, exactly as in a browser.
-    let base = match meta.base {
-        Some(href) => page_url
-            .as_ref()
-            .and_then(|u| u.join(href.trim()).ok())
-            .or_else(|| Url::parse(href.trim()).ok()),
-        None => None,
-    }
-    .or(page_url.clone());
+    let base = meta
+        .base
+        .and_then(|href| {
+            let href = href.trim();
+            (page_url.as_ref().and_then(|u| u.join(href).ok())).or_else(|| Url::parse(href).ok())
+        })
+        .or(page_url.clone());
 
     let body = meta.body.unwrap_or(0);
     let strict = Judged::new(&dom, true);
@@ -138,9 +137,9 @@ fn content(
             skip[c] |= !kept[c];
         }
     }
-    if let Some(h1) = first_visible(dom, root, &skip, |h| {
-        dom.tag(h) == Tag::H1 && judged.measure[h].text > 0
-    }) {
+    let h1 =
+        visible(dom, root, &skip).find(|&h| dom.tag(h) == Tag::H1 && judged.measure[h].text > 0);
+    if let Some(h1) = h1 {
         if let Some(block) = judged.headline_block(dom, root, h1) {
             // Only the path down to the headline survives.
             for a in std::iter::once(h1)
@@ -158,42 +157,29 @@ fn content(
     (markdown, visible_text(dom, root, &skip), method)
 }
 
-/// The first node below `root` outside skipped subtrees that satisfies `f`.
-fn first_visible(
-    dom: &Dom<'_>,
+/// Nodes below `root` outside skipped subtrees, in document order.
+fn visible<'d>(
+    dom: &'d Dom<'_>,
     root: usize,
-    skip: &[bool],
-    f: impl Fn(usize) -> bool,
-) -> Option<usize> {
-    let mut i = root + 1;
-    while i < dom.end(root) {
-        if skip[i] {
+    skip: &'d [bool],
+) -> impl Iterator<Item = usize> + 'd {
+    let (mut i, end) = (root + 1, dom.end(root));
+    std::iter::from_fn(move || {
+        while i < end && skip[i] {
             i = dom.end(i);
-            continue;
         }
-        if f(i) {
-            return Some(i);
-        }
+        let node = (i < end).then_some(i);
         i += 1;
-    }
-    None
+        node
+    })
 }
 
 /// Text characters below `root` outside skipped subtrees.
 fn visible_text(dom: &Dom<'_>, root: usize, skip: &[bool]) -> usize {
-    let mut total = 0;
-    let mut i = root + 1;
-    while i < dom.end(root) {
-        if skip[i] {
-            i = dom.end(i);
-            continue;
-        }
-        if let Some(t) = dom.text(i) {
-            total += boilerplate::text_len(t).0 as usize;
-        }
-        i += 1;
-    }
-    total
+    visible(dom, root, skip)
+        .filter_map(|i| dom.text(i))
+        .map(|t| boilerplate::text_len(t).0 as usize)
+        .sum()
 }
 
 #[cfg(test)]

@@ -88,15 +88,10 @@ pub fn technical(markdown: &str) -> Technical {
             }
             continue;
         }
+        out.commands.extend(command(line));
         match &mut block {
-            Some(lines) => {
-                lines.push(line);
-                out.commands.extend(command(line));
-            }
-            None => {
-                out.commands.extend(command(line));
-                out.commands.extend(spans(line).filter_map(command));
-            }
+            Some(lines) => lines.push(line),
+            None => out.commands.extend(spans(line).filter_map(command)),
         }
     }
     // An unclosed fence runs to the end, as markdown renders it.
@@ -109,33 +104,29 @@ pub fn technical(markdown: &str) -> Technical {
     out
 }
 
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
 /// `Ok` when `cleaned` keeps the technical content of `original`; else every reason, joined.
 pub fn check(original: &str, cleaned: &str) -> Result<(), String> {
     let before = technical(original);
     let after = technical(cleaned);
     let mut problems = Vec::new();
+    let mut dropped = |n: usize, what: &str| {
+        if n > 0 {
+            let s = if n == 1 { "" } else { "s" };
+            problems.push(format!("dropped {n} {what}{s}"));
+        }
+    };
 
-    let mut kept = after.code.clone();
-    let mut dropped = 0;
+    let mut kept = after.code;
+    let mut lost_code = 0;
     for block in &before.code {
         match kept.iter().position(|k| k == block) {
             Some(i) => {
                 kept.swap_remove(i);
             }
-            None => dropped += 1,
+            None => lost_code += 1,
         }
     }
-    if dropped > 0 {
-        problems.push(format!("dropped {}", plural(dropped, "code block")));
-    }
+    dropped(lost_code, "code block");
 
     let text = collapse_whitespace(cleaned);
     let lost = before
@@ -143,19 +134,11 @@ pub fn check(original: &str, cleaned: &str) -> Result<(), String> {
         .iter()
         .filter(|c| !text.contains(c.as_str()))
         .count();
-    if lost > 0 {
-        problems.push(format!("dropped {}", plural(lost, "shell command")));
-    }
+    dropped(lost, "shell command");
     if after.tables < before.tables {
-        problems.push(format!(
-            "dropped {}",
-            plural(before.tables - after.tables, "table")
-        ));
-    } else if after.rows < before.rows {
-        problems.push(format!(
-            "dropped {}",
-            plural(before.rows - after.rows, "table row")
-        ));
+        dropped(before.tables - after.tables, "table");
+    } else {
+        dropped(before.rows.saturating_sub(after.rows), "table row");
     }
     let chars = cleaned.trim().chars().count();
     if chars < MIN_CLEANED_CHARS {

@@ -16,6 +16,8 @@ use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
 use trawl_text::collapse_whitespace;
 
+use crate::floor_char_boundary;
+
 /// Phrases of page furniture, matched case-insensitively.
 const PHRASES: &[&str] = &[
     "cookie",
@@ -85,7 +87,8 @@ fn link_share(line: &str) -> (usize, usize, usize) {
     (visible, linked, links)
 }
 
-fn list_item(t: &str) -> Option<&str> {
+/// The text of a bullet list item (`- `, `* ` or `+ `).
+pub(crate) fn list_item(t: &str) -> Option<&str> {
     t.strip_prefix("- ")
         .or_else(|| t.strip_prefix("* "))
         .or_else(|| t.strip_prefix("+ "))
@@ -191,15 +194,9 @@ pub fn sample(markdown: &str, max: usize) -> String {
     if markdown.len() <= max {
         return markdown.to_owned();
     }
-    let floor = |mut at: usize| {
-        while !markdown.is_char_boundary(at) {
-            at -= 1;
-        }
-        at
-    };
-    let head_end = floor(max * 2 / 3);
+    let head_end = floor_char_boundary(markdown, max * 2 / 3);
     let head_end = markdown[..head_end].rfind('\n').unwrap_or(head_end);
-    let tail_start = floor(markdown.len() - max / 3);
+    let tail_start = floor_char_boundary(markdown, markdown.len() - max / 3);
     let tail_start = markdown[tail_start..]
         .find('\n')
         .map_or(tail_start, |i| tail_start + i + 1);
@@ -244,13 +241,7 @@ pub async fn llm(llm: &Llm, sample: &str, total_chars: usize) -> Result<Verdict,
     };
     let (mut verdict, _) = llm.json::<Verdict>(&request, validate).await?;
     for p in &mut verdict.problems {
-        if p.len() > 200 {
-            let mut cut = 200;
-            while !p.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            p.truncate(cut);
-        }
+        p.truncate(floor_char_boundary(p, 200));
     }
     Ok(verdict)
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use trawl_llm::{ChatRequest, Llm, LlmError};
 
 use crate::analysis::Context;
-use crate::bm25::{rank, Query};
+use crate::bm25::rank;
 use crate::cleaning::blocks;
 
 /// Longest summary accepted, in characters.
@@ -122,9 +122,7 @@ pub fn bounded(ctx: &Context, markdown: &str, max: usize) -> (String, Option<Str
         return (markdown.to_owned(), None);
     }
     let all = blocks(markdown);
-    let mut extra = ctx.sub_queries.clone();
-    extra.extend(ctx.data_points.iter().cloned());
-    let ranking = rank(&Query::new(&ctx.question, &extra), &all);
+    let ranking = rank(&ctx.query(), &all);
     let mut order = ranking.order();
     // Blocks that match nothing fill any room left, from the top of the page.
     order.extend((0..all.len()).filter(|&i| ranking.scores[i] <= 0.0));

@@ -15,15 +15,14 @@ use trawl_messages::{Lookup, Table};
 use trawl_text::{coverage_of, sentences, terms};
 
 use crate::bm25::{rank, same_term, Query};
+use crate::datapoints::SMALL_NUMBERS;
+use crate::floor_char_boundary;
+use crate::judge::list_item;
 
 /// Words that end the subject of "how many …".
 const SUBJECT_END: &[&str] = &[
     "are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "will",
     "would", "in", "of", "on", "at", "for", "to", "there", "cross", "live", "exist",
-];
-const SMALL_NUMBERS: &[&str] = &[
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-    "twelve",
 ];
 /// Items kept as a count's evidence.
 const EVIDENCE: usize = 20;
@@ -71,13 +70,10 @@ pub fn form(question: &str) -> Option<Form> {
     {
         return Some(Form::Table);
     }
-    let says = words
-        .windows(2)
-        .any(|w| w == ["say", "about"] || w == ["says", "about"]);
-    if says
+    let pairs = [["say", "about"], ["says", "about"], ["according", "to"]];
+    if pairs.into_iter().any(|pair| after(pair).is_some())
         || words.contains(&"quote")
         || words.contains(&"passage")
-        || words.windows(2).any(|w| w == ["according", "to"])
     {
         return Some(Form::Passage);
     }
@@ -125,12 +121,7 @@ fn count(question: &str, subject: &str, markdown: &str, tables: &[Table]) -> Opt
                 small_number(t).filter(|&n| !(1000..=2100).contains(&n) || t.contains(','))
             });
             if let Some(n) = stated {
-                return Some(Lookup::Count {
-                    subject: subject.to_owned(),
-                    count: n,
-                    method: "stated".into(),
-                    evidence: vec![all[i].clone()],
-                });
+                return Some(counted(subject, "stated", n, vec![all[i].clone()]));
             }
         }
     }
@@ -145,7 +136,7 @@ fn count(question: &str, subject: &str, markdown: &str, tables: &[Table]) -> Opt
             .collect(),
     };
     if !items.is_empty() {
-        return Some(counted(subject, "counted_list", items));
+        return Some(counted(subject, "counted_list", items.len() as u64, items));
     }
     // Counted: rows of a table about the subject, else rows naming it.
     let about = tables
@@ -159,41 +150,45 @@ fn count(question: &str, subject: &str, markdown: &str, tables: &[Table]) -> Opt
             .filter(|r| names(&head, r))
             .collect(),
     };
-    (!rows.is_empty()).then(|| counted(subject, "counted_rows", rows))
+    (!rows.is_empty()).then(|| counted(subject, "counted_rows", rows.len() as u64, rows))
 }
 
-fn counted(subject: &str, method: &str, items: Vec<String>) -> Lookup {
+/// A count found by `method`, with at most [`EVIDENCE`] of its items.
+fn counted(subject: &str, method: &str, count: u64, evidence: Vec<String>) -> Lookup {
     Lookup::Count {
         subject: subject.to_owned(),
-        count: items.len() as u64,
+        count,
         method: method.into(),
-        evidence: items.into_iter().take(EVIDENCE).collect(),
+        evidence: evidence.into_iter().take(EVIDENCE).collect(),
     }
+}
+
+/// The lines of `markdown` outside fenced code (fences too left out), then a blank line that
+/// ends the last block.
+fn outside_code(markdown: &str) -> impl Iterator<Item = &str> {
+    let mut in_code = false;
+    markdown
+        .lines()
+        .chain(std::iter::once(""))
+        .filter(move |line| {
+            let fence = line.trim().starts_with("```");
+            in_code ^= fence;
+            !fence && !in_code
+        })
 }
 
 /// The markdown's lists outside code: (the line before the list, its items).
 fn lists(markdown: &str) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    let (mut intro, mut current, mut in_code) = (String::new(), Vec::new(), false);
-    for line in markdown.lines().chain(std::iter::once("")) {
+    let (mut intro, mut current) = (String::new(), Vec::new());
+    for line in outside_code(markdown) {
         let t = line.trim();
-        if t.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
-        let item = t
-            .strip_prefix("- ")
-            .or_else(|| t.strip_prefix("* "))
-            .or_else(|| t.strip_prefix("+ "))
-            .or_else(|| {
-                let digits = t.chars().take_while(char::is_ascii_digit).count();
-                (digits > 0)
-                    .then(|| &t[digits..])
-                    .and_then(|r| r.strip_prefix(". ").or_else(|| r.strip_prefix(") ")))
-            });
+        let item = list_item(t).or_else(|| {
+            let digits = t.chars().take_while(char::is_ascii_digit).count();
+            (digits > 0)
+                .then(|| &t[digits..])
+                .and_then(|r| r.strip_prefix(". ").or_else(|| r.strip_prefix(") ")))
+        });
         match item {
             Some(text) if !text.trim().is_empty() => current.push(text.trim().to_owned()),
             _ => {
@@ -228,14 +223,10 @@ pub(crate) fn best_table(question: &str, tables: &[Table]) -> Option<usize> {
 /// Prose paragraphs of `markdown` (no headings, code, tables or list markers).
 fn paragraphs(markdown: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let (mut current, mut in_code) = (Vec::new(), false);
-    for line in markdown.lines().chain(std::iter::once("")) {
+    let mut current = Vec::new();
+    for line in outside_code(markdown) {
         let t = line.trim();
-        if t.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code || t.starts_with('|') || t.starts_with('#') {
+        if t.starts_with('|') || t.starts_with('#') {
             continue;
         }
         if t.is_empty() {
@@ -267,11 +258,7 @@ fn passage(question: &str, markdown: &str) -> Option<String> {
     })?;
     let mut text = best.clone();
     if text.len() > PASSAGE_CHARS {
-        let mut cut = PASSAGE_CHARS;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
+        text.truncate(floor_char_boundary(&text, PASSAGE_CHARS));
         text.push('…');
     }
     Some(text)

@@ -24,6 +24,7 @@ use trawl_store::Cache;
 
 use crate::analysis::Context;
 use crate::extract::extract_owned;
+use crate::floor_char_boundary;
 use crate::metrics::step;
 use crate::steps::{process, LlmUse, Processed};
 
@@ -53,10 +54,9 @@ impl CleanStage {
 
     /// Builds the stage with the LLM key looked up in `env` (tests pass their own).
     pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
-        let llm = match &config.llm {
-            Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
-            None => None,
-        };
+        let llm = (config.llm.as_ref())
+            .map(|cfg| Llm::new(cfg, env).map_err(|e| e.to_string()))
+            .transpose()?;
         Ok(CleanStage {
             llm,
             extracting: tokio::sync::Semaphore::new(EXTRACTION_BUDGET_MB as usize),
@@ -116,10 +116,7 @@ fn extraction_permits(bytes: usize) -> u32 {
 /// instead of being cut down to its title.
 fn cap(mut text: String, max: usize) -> String {
     if text.len() > max {
-        let mut cut = max;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        let cut = floor_char_boundary(&text, max);
         let near = |at: &usize| *at >= cut / 2;
         let cut = (text[..cut].rfind('\n').filter(near))
             .or_else(|| text[..cut].rfind(char::is_whitespace).filter(near))
@@ -170,21 +167,16 @@ async fn cached(rt: &Runtime, key: &str) -> Option<Processed> {
     if rt.config.clean.cache_ttl_secs == 0 {
         return None;
     }
-    match rt.store.cache_get(Cache::Analysis, key).await {
-        Ok(Some(bytes)) => {
-            let hit = serde_json::from_slice::<Processed>(&bytes).ok();
-            step("cache", if hit.is_some() { "hit" } else { "miss" });
-            hit
-        }
-        Ok(None) => {
-            step("cache", "miss");
-            None
-        }
-        Err(e) => {
-            warn!(error = %e, "analysis cache unavailable");
-            None
-        }
-    }
+    let bytes = rt
+        .store
+        .cache_get(Cache::Analysis, key)
+        .await
+        .inspect_err(|e| warn!(error = %e, "analysis cache unavailable"))
+        .ok()?;
+    // An entry that no longer reads as `Processed` is a miss.
+    let hit = bytes.and_then(|b| serde_json::from_slice::<Processed>(&b).ok());
+    step("cache", if hit.is_some() { "hit" } else { "miss" });
+    hit
 }
 
 async fn store_cached(rt: &Runtime, key: &str, processed: &Processed) {

@@ -48,13 +48,7 @@ pub enum LlmUse<'a> {
 /// `s` lower-cased with its whitespace runs made single spaces, to compare quotes with the
 /// page they come from.
 fn collapse(s: &str) -> String {
-    let mut out = collapse_whitespace(s);
-    if out.is_ascii() {
-        out.make_ascii_lowercase();
-        out
-    } else {
-        out.to_lowercase()
-    }
+    collapse_whitespace(s).to_lowercase()
 }
 
 /// Runs judge, clean and analyse on one source's markdown.

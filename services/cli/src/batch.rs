@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_messages::{Queue, StageKind};
-use trawl_pipeline::batch::{collect, manifest, parse_batch, submit as enqueue, BatchOptions};
+use trawl_pipeline::batch::{
+    collect, manifest, parse_batch, submit as enqueue, BatchOptions, Collected,
+};
 use trawl_pipeline::results::{job_result, JobResult};
 use trawl_pipeline::Runtime;
 use trawl_store::BatchProgress;
@@ -101,9 +102,10 @@ pub struct CancelArgs {
 
 /// The fleet's services; batches need a shared broker and store.
 async fn fleet(config: Config) -> anyhow::Result<Runtime> {
-    if config.broker.url.is_none() || config.store.url.is_none() {
-        bail!("batches need a fleet: set broker.url and store.url (TRAWL__BROKER__URL, TRAWL__STORE__URL), or use a `trawl serve` with --server URL --token T; `trawl run` answers one question without one");
-    }
+    ensure!(
+        config.broker.url.is_some() && config.store.url.is_some(),
+        "batches need a fleet: set broker.url and store.url (TRAWL__BROKER__URL, TRAWL__STORE__URL), or use a `trawl serve` with --server URL --token T; `trawl run` answers one question without one"
+    );
     Ok(Runtime::connect(config, Duration::from_secs(10)).await?)
 }
 
@@ -126,48 +128,52 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     if let Some(url) = &args.webhook {
         let parsed =
             url::Url::parse(url).with_context(|| format!("invalid --webhook URL {url:?}"))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            bail!("--webhook must be an http(s) URL");
-        }
+        ensure!(
+            matches!(parsed.scheme(), "http" | "https"),
+            "--webhook must be an http(s) URL"
+        );
     }
-    if args.budget.is_some_and(|b| !b.is_finite() || b <= 0.0) {
-        bail!("--budget must be a positive amount of dollars");
-    }
+    ensure!(
+        args.budget.is_none_or(|b| b.is_finite() && b > 0.0),
+        "--budget must be a positive amount of dollars"
+    );
     trawl_pipeline::batch::check_queued_bytes(&questions, config.broker.max_batch_bytes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
-    if let Some(remote) = args.server.remote()? {
+    let (jobs, batch_id) = if let Some(remote) = args.server.remote()? {
         let created = remote
             .submit(&questions, args.webhook.as_deref(), args.budget)
             .await
             .context("failed to submit the batch")?;
-        eprintln!("enqueued {} questions", created.jobs.len());
-        println!("{}", created.batch_id);
-        return Ok(ExitCode::SUCCESS);
-    }
-    trawl_pipeline::batch::check_budget(&config, args.budget).map_err(anyhow::Error::msg)?;
-    let rt = fleet(config).await?;
-    let progress = bar(questions.len() as u64, "enqueued");
-    let options = BatchOptions {
-        webhook: args.webhook.clone(),
-        budget_usd: args.budget,
-        owner: None,
+        (created.jobs.len(), created.batch_id)
+    } else {
+        trawl_pipeline::batch::check_budget(&config, args.budget).map_err(anyhow::Error::msg)?;
+        let rt = fleet(config).await?;
+        let progress = bar(questions.len() as u64, "enqueued");
+        let options = BatchOptions {
+            webhook: args.webhook,
+            budget_usd: args.budget,
+            owner: None,
+        };
+        let manifest =
+            enqueue(&rt, questions, options, |n| progress.set_position(n as u64)).await?;
+        progress.finish_and_clear();
+        (manifest.jobs.len(), manifest.batch_id)
     };
-    let manifest = enqueue(&rt, questions, options, |n| progress.set_position(n as u64)).await?;
-    progress.finish_and_clear();
-    eprintln!("enqueued {} questions", manifest.jobs.len());
-    println!("{}", manifest.batch_id);
+    eprintln!("enqueued {jobs} questions");
+    println!("{batch_id}");
     Ok(ExitCode::SUCCESS)
 }
 
+/// `counts` as `name n, name n, …`.
+fn list(counts: &BTreeMap<String, u64>) -> String {
+    let parts: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    parts.join(", ")
+}
+
 fn describe(p: &BatchProgress) -> String {
-    let parts: Vec<String> = p
-        .by_status
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
     let mut s = format!("{}/{} jobs ended", p.finished, p.total);
-    if !parts.is_empty() {
-        s.push_str(&format!(" ({})", parts.join(", ")));
+    if !p.by_status.is_empty() {
+        s.push_str(&format!(" ({})", list(&p.by_status)));
     }
     if p.cancelled {
         s.push_str(", cancelled");
@@ -177,18 +183,12 @@ fn describe(p: &BatchProgress) -> String {
 
 /// The last line of `trawl status`.
 fn cost_line(cost_usd: f64, unused_sources: &BTreeMap<String, u64>) -> String {
-    let unusable: Vec<String> = unused_sources
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
-    format!(
-        "cost so far: ${cost_usd:.4}; sources not used: {}",
-        if unusable.is_empty() {
-            "none".into()
-        } else {
-            unusable.join(", ")
-        }
-    )
+    let unused = if unused_sources.is_empty() {
+        "none".into()
+    } else {
+        list(unused_sources)
+    };
+    format!("cost so far: ${cost_usd:.4}; sources not used: {unused}")
 }
 
 pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode> {
@@ -205,23 +205,20 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
             })
     };
     let mut record = get().await?;
-    let mut p = record.progress.clone();
     if args.wait {
-        let progress = bar(p.total, "jobs");
-        while !p.is_done() {
-            progress.set_position(p.finished);
-            progress.set_message(describe(&p));
+        let progress = bar(record.progress.total, "jobs");
+        while !record.progress.is_done() {
+            progress.set_position(record.progress.finished);
+            progress.set_message(describe(&record.progress));
             tokio::time::sleep(Duration::from_millis(500)).await;
             record = get().await?;
-            p = record.progress.clone();
         }
         progress.finish_and_clear();
     }
-    println!("batch {batch}: {}", describe(&p));
+    println!("batch {batch}: {}", describe(&record.progress));
     // The fleet's queues, so an operator sees where pending work waits.
     let mut depths = Vec::new();
-    let queues = StageKind::ALL.map(StageKind::queue);
-    for q in queues.into_iter().chain([Queue::Dead]) {
+    for q in trawl_cli::monitor::queues() {
         depths.push(format!("{} {}", q.label(), rt.broker.depth(q).await?));
     }
     println!("queues (all batches): {}", depths.join(", "));
@@ -235,11 +232,12 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
 
 /// `trawl status` through the API, which serves no queue depths: that line is left out.
 async fn status_remote(remote: &Remote, args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let batch = args.batch;
     let get = || async {
         remote
-            .batch(args.batch)
+            .batch(batch)
             .await
-            .with_context(|| format!("failed to read batch {}", args.batch))
+            .with_context(|| format!("failed to read batch {batch}"))
     };
     let mut s = get().await?;
     if args.wait {
@@ -253,11 +251,7 @@ async fn status_remote(remote: &Remote, args: StatusArgs) -> anyhow::Result<Exit
         }
         progress.finish_and_clear();
     }
-    println!(
-        "batch {}: {}",
-        args.batch,
-        describe(&crate::remote::progress(&s))
-    );
+    println!("batch {batch}: {}", describe(&crate::remote::progress(&s)));
     println!("{}", cost_line(s.cost_usd, &s.unused_sources));
     Ok(ExitCode::SUCCESS)
 }
@@ -278,12 +272,7 @@ pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCo
         }
         return records.finish();
     }
-    let collected = collect(&rt, &manifest, &args.out).await?;
-    wrote_reports(
-        &args.out,
-        collected.jobs_with_report,
-        collected.jobs_without_report,
-    );
+    wrote_reports(&args.out, &collect(&rt, &manifest, &args.out).await?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -302,39 +291,31 @@ impl Records {
     fn create(out: &Path, format: &str) -> anyhow::Result<Records> {
         std::fs::create_dir_all(out)
             .with_context(|| format!("failed to create {}", out.display()))?;
-        let json = format == "json";
-        let path = out.join(if json {
-            "results.json"
-        } else {
-            "results.jsonl"
-        });
-        let part = path.with_extension(if json { "json.part" } else { "jsonl.part" });
+        // `format` is json or jsonl: the file's extension.
+        let path = out.join(format!("results.{format}"));
+        let part = out.join(format!("results.{format}.part"));
         let file = std::fs::File::create(&part)
             .with_context(|| format!("failed to create {}", part.display()))?;
         Ok(Records {
             file: std::io::BufWriter::new(file),
             path,
             part,
-            json,
+            json: format == "json",
             count: 0,
         })
     }
 
     fn push(&mut self, record: &JobResult) -> anyhow::Result<()> {
-        let io = |e: std::io::Error| anyhow::Error::new(e).context("failed to write the results");
-        if self.json {
+        let written = if self.json {
             // An array element pretty-printed is the record's own lines, two spaces in.
-            let pretty = serde_json::to_string_pretty(record)?;
+            let pretty = serde_json::to_string_pretty(record)?.replace('\n', "\n  ");
             let open = if self.count == 0 { "[\n" } else { ",\n" };
-            self.file.write_all(open.as_bytes()).map_err(io)?;
-            for (i, line) in pretty.lines().enumerate() {
-                let sep = if i == 0 { "  " } else { "\n  " };
-                write!(self.file, "{sep}{line}").map_err(io)?;
-            }
+            write!(self.file, "{open}  {pretty}")
         } else {
             serde_json::to_writer(&mut self.file, record)?;
-            self.file.write_all(b"\n").map_err(io)?;
-        }
+            self.file.write_all(b"\n")
+        };
+        written.context("failed to write the results")?;
         self.count += 1;
         Ok(())
     }
@@ -354,16 +335,13 @@ impl Records {
     }
 }
 
-fn wrote_reports(out: &Path, with_report: usize, without_report: usize) {
-    eprintln!(
-        "wrote {with_report} reports to {}{}",
-        out.display(),
-        if without_report > 0 {
-            format!(" ({without_report} jobs have no report yet)")
-        } else {
-            String::new()
-        }
-    );
+fn wrote_reports(out: &Path, collected: &Collected) {
+    let pending = match collected.jobs_without_report {
+        0 => String::new(),
+        n => format!(" ({n} jobs have no report yet)"),
+    };
+    let with_report = collected.jobs_with_report;
+    eprintln!("wrote {with_report} reports to {}{pending}", out.display());
 }
 
 /// `trawl results` through the API: the same files, from the batch's export (a request per
@@ -388,19 +366,18 @@ async fn results_remote(remote: &Remote, args: ResultsArgs) -> anyhow::Result<Ex
         progress.finish_and_clear();
         return records.finish();
     }
-    let (mut with_report, mut without_report) = (0, 0);
+    let mut collected = Collected::default();
     while let Some(job) = export.next().await.with_context(failed)? {
         progress.inc(1);
         let (Some(_), Some(products)) = (&job.report, &job.work_products) else {
-            without_report += 1;
+            collected.jobs_without_report += 1;
             continue;
         };
         let target = args.out.join(job.job_id.to_string());
         for (name, text) in products {
-            let Some(relative) = safe_relative(name) else {
-                bail!("the server named a work product {name:?}, which is not a relative path");
-            };
-            let path = target.join(relative);
+            let path = target.join(safe_relative(name).with_context(|| {
+                format!("the server named a work product {name:?}, which is not a relative path")
+            })?);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)
                     .with_context(|| format!("failed to create {}", parent.display()))?;
@@ -408,10 +385,10 @@ async fn results_remote(remote: &Remote, args: ResultsArgs) -> anyhow::Result<Ex
             std::fs::write(&path, text)
                 .with_context(|| format!("failed to write {}", path.display()))?;
         }
-        with_report += 1;
+        collected.jobs_with_report += 1;
     }
     progress.finish_and_clear();
-    wrote_reports(&args.out, with_report, without_report);
+    wrote_reports(&args.out, &collected);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -430,12 +407,10 @@ pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode
             .cancel(args.batch)
             .await
             .with_context(|| format!("failed to cancel batch {}", args.batch))?;
-        println!("cancelled {}", args.batch);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let rt = fleet(config).await?;
-    if !trawl_pipeline::batch::cancel(&rt, args.batch).await? {
-        bail!("no batch {}", args.batch);
+    } else {
+        let rt = fleet(config).await?;
+        let found = trawl_pipeline::batch::cancel(&rt, args.batch).await?;
+        ensure!(found, "no batch {}", args.batch);
     }
     println!("cancelled {}", args.batch);
     Ok(ExitCode::SUCCESS)

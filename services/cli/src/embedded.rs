@@ -7,9 +7,11 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use trawl_config::Config;
 use trawl_fetch::browser::{webdriver_ready, LocalWebDriver};
-use trawl_messages::StageKind;
+use trawl_messages::{SearchTask, StageKind};
+use trawl_pipeline::batch::{submit, BatchOptions, Question};
 use trawl_pipeline::serve::Shutdown;
 use trawl_pipeline::{Runtime, StageError};
+use uuid::Uuid;
 
 use crate::stages;
 
@@ -25,19 +27,17 @@ pub struct Embedded {
 /// here on its port; failing both, lowers `fetch.max_level` to 1 and says so on stderr (pages
 /// that need a browser then end as `blocked`).
 pub async fn prepare_browser(config: &mut Config) -> Option<LocalWebDriver> {
-    if config.fetch.max_level < 2 || webdriver_ready(&config.fetch.webdriver_url).await {
+    let url = &config.fetch.webdriver_url;
+    if config.fetch.max_level < 2 || webdriver_ready(url).await {
         return None;
     }
-    let local = url::Url::parse(&config.fetch.webdriver_url)
+    let local = url::Url::parse(url)
         .ok()
         .filter(|u| matches!(u.host_str(), Some("127.0.0.1" | "localhost")))
         .and_then(|u| u.port());
     let started = match local {
         Some(port) => LocalWebDriver::start(port).await,
-        None => Err(format!(
-            "no WebDriver answers at {}",
-            config.fetch.webdriver_url
-        )),
+        None => Err(format!("no WebDriver answers at {url}")),
     };
     match started {
         Ok(driver) => Some(driver),
@@ -49,15 +49,21 @@ pub async fn prepare_browser(config: &mut Config) -> Option<LocalWebDriver> {
     }
 }
 
+/// Enqueues `task` as a batch of its own (`trawl run`, the MCP `research` tool): the batch's id
+/// and its one job's.
+pub async fn submit_one(rt: &Runtime, task: SearchTask) -> Result<(Uuid, Uuid), StageError> {
+    let questions = Question::numbered(vec![task]);
+    let manifest = submit(rt, questions, BatchOptions::default(), |_| {}).await?;
+    Ok((manifest.batch_id, manifest.jobs[0].job_id))
+}
+
 impl Embedded {
     /// Starts every stage (the browser's only when `fetch.max_level` reaches it); secrets
     /// (API keys) are looked up in `env`.
     pub fn start(config: Config, env: &BTreeMap<String, String>) -> Result<Embedded, String> {
-        let kinds: Vec<StageKind> = (StageKind::ALL.into_iter())
+        let built = (StageKind::ALL.iter().copied())
             .filter(|k| *k != StageKind::FetchBrowser || config.fetch.max_level >= 2)
-            .collect();
-        let built = (kinds.iter())
-            .map(|&kind| Ok((kind, stages::build(kind, &config, env)?)))
+            .map(|kind| Ok((kind, stages::build(kind, &config, env)?)))
             .collect::<Result<Vec<_>, String>>()?;
         let rt = Runtime::embedded(config).map_err(|e| e.to_string())?;
         let (stop, shutdown) = Shutdown::manual();

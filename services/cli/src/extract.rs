@@ -47,7 +47,7 @@ pub struct ExtractArgs {
     format: Format,
 }
 
-pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(mut config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> {
     // A local page is held to the bound a fetched one is, before and after gunzipping.
     let limit = config.fetch.max_bytes;
     if let Some(dirs) = args.batch {
@@ -56,17 +56,12 @@ pub async fn run(config: Config, args: ExtractArgs) -> anyhow::Result<ExitCode> 
     let input = args.input.unwrap_or_default();
     let (body, url, content_type) = if input == "-" {
         let bytes = read_bounded(std::io::stdin(), limit, "standard input (fetch.max_bytes)")?;
-        (
-            html_of(&bytes, limit)?,
-            "http://localhost/".to_owned(),
-            None,
-        )
+        (html_of(&bytes, limit)?, "http://localhost/".into(), None)
     } else if is_web_url(&input) {
         let url = url::Url::parse(&input).with_context(|| format!("invalid URL {input:?}"))?;
         let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
             .context("failed to build the HTTP client")?;
         // Robots.txt is cached in memory for this one page: nothing is written anywhere.
-        let mut config = config;
         config.output.url = "memory://".into();
         let rt = trawl_pipeline::Runtime::embedded(config).context("in-memory runtime")?;
         match trawl_fetch::one::fetch_one(&rt, &fetcher, &url).await {
@@ -104,18 +99,16 @@ pub(crate) fn of_fetched(body: String, url: &str, content_type: Option<&str>) ->
 /// The page as text: gunzipped (to at most `limit` bytes) when it is gzip, decoded by its
 /// `<meta>` charset or as UTF-8.
 fn html_of(bytes: &[u8], limit: u64) -> anyhow::Result<String> {
-    let raw = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let gunzipped = read_bounded(
-            flate2::read::MultiGzDecoder::new(bytes),
-            limit,
-            "the gunzipped page (fetch.max_bytes)",
-        )
-        .context("not a valid gzip file, or one that unpacks too large")?;
-        std::borrow::Cow::Owned(gunzipped)
-    } else {
-        std::borrow::Cow::Borrowed(bytes)
-    };
-    Ok(trawl_fetch::http::decode(&raw, "text/html"))
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(trawl_fetch::http::decode(bytes, "text/html"));
+    }
+    let gunzipped = read_bounded(
+        flate2::read::MultiGzDecoder::new(bytes),
+        limit,
+        "the gunzipped page (fetch.max_bytes)",
+    )
+    .context("not a valid gzip file, or one that unpacks too large")?;
+    Ok(trawl_fetch::http::decode(&gunzipped, "text/html"))
 }
 
 fn file_url(path: &Path) -> String {
@@ -205,10 +198,10 @@ fn batch(input: &Path, output: &Path, format: Format, limit: u64) -> anyhow::Res
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        let stem = name
+        if let Some(stem) = name
             .strip_suffix(".html.gz")
-            .or_else(|| name.strip_suffix(".html"));
-        if let Some(stem) = stem {
+            .or_else(|| name.strip_suffix(".html"))
+        {
             pages.push((path.clone(), stem.to_owned()));
         }
     }

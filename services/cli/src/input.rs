@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 
 /// Reads `reader` to its end, or fails once it passes `limit` bytes; `what` names the input
 /// and the setting that bounds it, for the error.
@@ -14,12 +14,7 @@ pub(crate) fn read_bounded(reader: impl Read, limit: u64, what: &str) -> anyhow:
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .with_context(|| format!("failed to read {what}"))?;
-    if bytes.len() as u64 > limit {
-        bail!(
-            "{what} is larger than {} (the limit): refused",
-            human(limit)
-        );
-    }
+    ensure!(bytes.len() as u64 <= limit, too_large(what, limit));
     Ok(bytes)
 }
 
@@ -28,15 +23,20 @@ pub(crate) fn read_bounded(reader: impl Read, limit: u64, what: &str) -> anyhow:
 pub fn read_file(path: &Path, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
     let file =
         std::fs::File::open(path).with_context(|| format!("failed to read {}", path.display()))?;
-    if let Ok(meta) = file.metadata() {
-        if meta.is_file() && meta.len() > limit {
-            bail!(
-                "{what} is larger than {} (the limit): refused",
-                human(limit)
-            );
-        }
+    if file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() > limit)
+    {
+        bail!(too_large(what, limit));
     }
     read_bounded(file, limit, what)
+}
+
+fn too_large(what: &str, limit: u64) -> String {
+    format!(
+        "{what} is larger than {} (the limit): refused",
+        human(limit)
+    )
 }
 
 fn human(bytes: u64) -> String {

@@ -59,14 +59,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    match dispatch(cli) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    dispatch(Cli::parse()).unwrap_or_else(|e| {
+        eprintln!("error: {e:#}");
+        std::process::ExitCode::FAILURE
+    })
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {

@@ -31,14 +31,14 @@ use trawl_config::Config;
 use trawl_fetch::http::Fetcher;
 use trawl_fetch::one::fetch_one;
 use trawl_messages::{paths, JobOptions, JobRecord};
-use trawl_pipeline::batch::{check_task, submit, BatchOptions, Question};
+use trawl_pipeline::batch::check_task;
 use trawl_pipeline::serve::{signals, Shutdown};
 use trawl_pipeline::Runtime;
 use trawl_search::SearchStage;
 use trawl_synthesize::tokens::Tokenizer;
 use uuid::Uuid;
 
-use crate::embedded::{prepare_browser, Embedded};
+use crate::embedded::{prepare_browser, submit_one, Embedded};
 use crate::extract::{of_fetched, render, Format};
 
 #[derive(Debug, thiserror::Error)]
@@ -68,20 +68,14 @@ pub struct McpArgs {
 
 /// Runs `trawl mcp`: one stdio session, or HTTP until SIGTERM or SIGINT.
 pub async fn run(config: Config, args: McpArgs) -> anyhow::Result<std::process::ExitCode> {
-    // stdout may be the protocol channel: logs go to stderr.
-    trawl_telemetry::init_logs(config.secret_values(&std::env::vars().collect()));
     let env: BTreeMap<String, String> = std::env::vars().collect();
+    // stdout may be the protocol channel: logs go to stderr.
+    trawl_telemetry::init_logs(config.secret_values(&env));
     // Bound before the stages start, so a taken port or a refused address fails at once.
     let listener = match args.http.as_deref() {
         None => None,
-        Some(addr) => {
-            let addr = if addr.is_empty() {
-                &config.mcp.addr
-            } else {
-                addr
-            };
-            Some(listen(addr, has_fleet(&config)).await?)
-        }
+        Some("") => Some(listen(&config.mcp.addr, has_fleet(&config)).await?),
+        Some(addr) => Some(listen(addr, has_fleet(&config)).await?),
     };
     let backend = Arc::new(Backend::start(config, &env).await?);
     let served = match listener {
@@ -228,34 +222,61 @@ impl TrawlMcp {
             freshness: args.freshness,
             ..JobOptions::default()
         };
-        match self.run_research(&args.question, options, &ctx).await {
-            Ok(text) => CallToolResult::success(vec![Content::text(text)]),
-            Err(message) => CallToolResult::error(vec![Content::text(message)]),
-        }
+        reply(self.run_research(&args.question, options, &ctx).await)
     }
 
     #[tool(
         description = "Search the web for a question without reading the pages: returns the query analysis (sub-queries, news or not, data points sought) and the results with their relevance scores (position 40% + title 30% + snippet 30%), those worth reading marked selected."
     )]
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
+        reply(self.run_search(args).await)
+    }
+
+    #[tool(
+        description = "Read one web page or file (PDF, DOCX, CSV …) and return its main content as markdown: navigation, ads and boilerplate removed; code, tables and lists kept. Honours robots.txt; pages that need a real browser are reported as blocked."
+    )]
+    async fn extract(&self, Parameters(args): Parameters<ExtractArgs>) -> CallToolResult {
+        reply(self.run_extract(&args.url).await)
+    }
+}
+
+/// A tool's text, or its failure as a tool error the agent reads.
+fn reply(result: Result<String, String>) -> CallToolResult {
+    match result {
+        Ok(text) => CallToolResult::success(vec![Content::text(text)]),
+        Err(message) => CallToolResult::error(vec![Content::text(message)]),
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TrawlMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("trawl", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "trawl researches questions on the web. Use `research` for a cited report, \
+                 `search` to see what the web offers for a query, and `extract` to read one page.",
+            )
+    }
+}
+
+/// How often `research` looks at its job while waiting.
+const POLL: Duration = Duration::from_millis(300);
+
+impl TrawlMcp {
+    async fn run_search(&self, args: SearchArgs) -> Result<String, String> {
         let options = JobOptions {
             providers: args.providers,
             freshness: args.freshness,
             ..JobOptions::default()
         };
-        let task = match check_task(&args.query, options) {
-            Ok(task) => task,
-            Err(e) => return CallToolResult::error(vec![Content::text(format!("bad query: {e}"))]),
-        };
+        let task = check_task(&args.query, options).map_err(|e| format!("bad query: {e}"))?;
         let rt = &self.backend.rt;
         let search = &self.backend.search;
         let llm = trawl_pipeline::JobLlm::unbudgeted(search.llm(), rt.store.clone());
         let found = search.find(rt, &task, &llm).await;
         if found.unanswered() {
-            return CallToolResult::error(vec![Content::text(format!(
-                "every search provider failed: {}",
-                found.errors()
-            ))]);
+            return Err(format!("every search provider failed: {}", found.errors()));
         }
         let found = found.record;
         let limit = args.max_results.unwrap_or(10).max(1);
@@ -291,36 +312,9 @@ impl TrawlMcp {
             "total_results": found.results.len(),
         });
         let text = serde_json::to_string_pretty(&body).unwrap_or_default();
-        CallToolResult::success(vec![Content::text(self.fit(&text, "", ""))])
+        Ok(self.fit(&text, "", ""))
     }
 
-    #[tool(
-        description = "Read one web page or file (PDF, DOCX, CSV …) and return its main content as markdown: navigation, ads and boilerplate removed; code, tables and lists kept. Honours robots.txt; pages that need a real browser are reported as blocked."
-    )]
-    async fn extract(&self, Parameters(args): Parameters<ExtractArgs>) -> CallToolResult {
-        match self.run_extract(&args.url).await {
-            Ok(text) => CallToolResult::success(vec![Content::text(text)]),
-            Err(message) => CallToolResult::error(vec![Content::text(message)]),
-        }
-    }
-}
-
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for TrawlMcp {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("trawl", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "trawl researches questions on the web. Use `research` for a cited report, \
-                 `search` to see what the web offers for a query, and `extract` to read one page.",
-            )
-    }
-}
-
-/// How often `research` looks at its job while waiting.
-const POLL: Duration = Duration::from_millis(300);
-
-impl TrawlMcp {
     async fn run_research(
         &self,
         question: &str,
@@ -329,15 +323,9 @@ impl TrawlMcp {
     ) -> Result<String, String> {
         let rt = &self.backend.rt;
         let task = check_task(question, options).map_err(|e| format!("bad question: {e}"))?;
-        let manifest = submit(
-            rt,
-            Question::numbered(vec![task]),
-            BatchOptions::default(),
-            |_| {},
-        )
-        .await
-        .map_err(|e| format!("could not enqueue the question: {e}"))?;
-        let (batch, job) = (manifest.batch_id, manifest.jobs[0].job_id);
+        let (batch, job) = submit_one(rt, task)
+            .await
+            .map_err(|e| format!("could not enqueue the question: {e}"))?;
         let progress_token = ctx.meta.get_progress_token();
         let deadline =
             tokio::time::Instant::now() + Duration::from_secs(rt.config.mcp.research_timeout_secs);
@@ -363,19 +351,18 @@ impl TrawlMcp {
             }
             if let Some(token) = &progress_token {
                 let state = trawl_pipeline::fanin::job_state(rt, &job.to_string()).await;
-                let (done, total) = match &state {
-                    Ok(Some((meta, records))) => (records.len(), meta.sources.len()),
-                    _ => (0, 0),
-                };
+                let (done, total) = state.ok().flatten().map_or((0, 0), |(meta, records)| {
+                    (records.len(), meta.sources.len())
+                });
                 if last != Some((done, total)) {
                     last = Some((done, total));
-                    let mut p = ProgressNotificationParam::new(token.clone(), done as f64);
-                    if total > 0 {
-                        p.total = Some(total as f64);
-                        p.message = Some(format!("read {done} of {total} sources"));
+                    let p = ProgressNotificationParam::new(token.clone(), done as f64);
+                    let p = if total > 0 {
+                        p.with_total(total as f64)
+                            .with_message(format!("read {done} of {total} sources"))
                     } else {
-                        p.message = Some("searching".into());
-                    }
+                        p.with_message("searching")
+                    };
                     let _ = ctx.peer.notify_progress(p).await;
                 }
             }
@@ -409,20 +396,18 @@ impl TrawlMcp {
         let dir = paths::job_dir(batch, job);
         let names = rt.objects.list(&dir).await.unwrap_or_default();
         let root = rt.objects.where_is(&dir);
-        let report_path = format!("{root}/report.md");
         let mut footer = format!("\n\n---\njob {job} (batch {batch}): {status}");
         if let Some(r) = &record {
             let cost = r.total_cost_microdollars as f64 / 1e6;
             footer.push_str(&format!(", LLM cost ${cost:.4}"));
         }
         footer.push_str(&format!("\nwork products in {root}: {}", names.join(", ")));
-        Ok(self.fit(&report, &footer, &report_path))
+        Ok(self.fit(&report, &footer, &format!("{root}/report.md")))
     }
 
     async fn run_extract(&self, url: &str) -> Result<String, String> {
         let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
-        let (rt, fetcher) = (&self.backend.rt, &self.backend.fetcher);
-        let page = fetch_one(rt, fetcher, &parsed)
+        let page = fetch_one(&self.backend.rt, &self.backend.fetcher, &parsed)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
         let extracted = of_fetched(page.body, &page.final_url, Some(&page.content_type));
@@ -433,13 +418,8 @@ impl TrawlMcp {
 
     /// `body` then `footer`, within `mcp.max_tokens`; a cut says where the whole is.
     fn fit(&self, body: &str, footer: &str, whole_at: &str) -> String {
-        fit(
-            body,
-            footer,
-            whole_at,
-            self.backend.rt.config.mcp.max_tokens,
-            &self.backend.tokens,
-        )
+        let limit = self.backend.rt.config.mcp.max_tokens;
+        fit(body, footer, whole_at, limit, &self.backend.tokens)
     }
 }
 
@@ -450,11 +430,9 @@ pub fn fit(body: &str, footer: &str, whole_at: &str, limit: usize, tokens: &Toke
     if tokens.count(body) + tokens.count(footer) <= limit {
         return format!("{body}{footer}");
     }
-    let footer = if tokens.count(footer) <= limit / 2 {
-        footer
-    } else {
-        ""
-    };
+    let footer = Some(footer)
+        .filter(|f| tokens.count(f) <= limit / 2)
+        .unwrap_or("");
     let total = tokens.count(body);
     let note = |kept: usize| {
         if whole_at.is_empty() {
@@ -483,11 +461,10 @@ pub fn fit(body: &str, footer: &str, whole_at: &str, limit: usize, tokens: &Toke
 
 /// Serves one session on stdin/stdout until the client closes it.
 pub(crate) async fn serve_stdio(backend: Arc<Backend>) -> Result<(), McpError> {
-    let service = TrawlMcp::new(backend)
+    TrawlMcp::new(backend)
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| McpError::Session(e.to_string()))?;
-    service
+        .map_err(|e| McpError::Session(e.to_string()))?
         .waiting()
         .await
         .map_err(|e| McpError::Session(e.to_string()))?;
@@ -503,6 +480,7 @@ pub(crate) async fn serve_http(
     bound: impl FnOnce(SocketAddr),
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), McpError> {
+    use axum::middleware::from_fn_with_state;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -511,7 +489,6 @@ pub(crate) async fn serve_http(
         addr: "the MCP socket".into(),
         source,
     })?;
-    let fleet = backend.fleet;
     let hosts = &backend.rt.config.mcp.allowed_hosts;
     let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
     if !hosts.is_empty() {
@@ -527,11 +504,8 @@ pub(crate) async fn serve_http(
         config,
     );
     let mut app = axum::Router::new().nest_service("/mcp", service);
-    if fleet {
-        app = app.layer(axum::middleware::from_fn_with_state(
-            backend.clone(),
-            authenticate,
-        ));
+    if backend.fleet {
+        app = app.layer(from_fn_with_state(backend.clone(), authenticate));
     }
     bound(local);
     // Responses are event streams with a keep-alive every 15 s, inside the idle limit.
@@ -577,29 +551,24 @@ async fn authenticate(
 ) -> axum::response::Response {
     use axum::http::{header, StatusCode};
     use axum::response::IntoResponse;
-    let token = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    let refuse = |status: StatusCode, message: &str| {
+    let refuse = |message: &str| {
         (
-            status,
+            StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             axum::Json(json!({"error": {"code": "unauthorized", "message": message}})),
         )
             .into_response()
     };
-    let Some(token) = token else {
+    let bearer = request.headers().get(header::AUTHORIZATION);
+    let bearer = bearer.and_then(|v| v.to_str().ok()?.strip_prefix("Bearer "));
+    let Some(token) = bearer.map(str::trim) else {
         return refuse(
-            StatusCode::UNAUTHORIZED,
             "send an API token as Authorization: Bearer <token> (create one with `trawl token create`)",
         );
     };
     match trawl_api::tokens::verify(&*backend.rt.store, token).await {
         Ok(Some(_)) => next.run(request).await,
-        Ok(None) => refuse(StatusCode::UNAUTHORIZED, "unknown or revoked API token"),
+        Ok(None) => refuse("unknown or revoked API token"),
         Err(e) => {
             tracing::warn!(error = %e, "token check failed");
             (

@@ -72,21 +72,16 @@ static METRICS: LazyLock<MonitorMetrics> = LazyLock::new(|| MonitorMetrics {
 });
 
 /// Every stage's queue, and the dead letters.
-fn queues() -> impl Iterator<Item = Queue> {
-    (StageKind::ALL.into_iter().map(StageKind::queue)).chain([Queue::Dead])
+pub fn queues() -> impl Iterator<Item = Queue> {
+    (StageKind::ALL.iter().map(|k| k.queue())).chain([Queue::Dead])
 }
 
 /// Job states reported for open batches: not started, started, and each way a job ends.
-const STATES: [&str; 8] = [
-    "pending",
-    "running",
-    JobStatus::Done.as_str(),
-    JobStatus::Partial.as_str(),
-    JobStatus::NoSources.as_str(),
-    JobStatus::NoAnswer.as_str(),
-    JobStatus::Cancelled.as_str(),
-    JobStatus::Failed.as_str(),
-];
+fn states() -> impl Iterator<Item = &'static str> {
+    ["pending", "running"]
+        .into_iter()
+        .chain(JobStatus::ALL.iter().map(|s| s.as_str()))
+}
 
 /// What one sample of the open batches adds up to.
 #[derive(Debug, Default, PartialEq)]
@@ -111,7 +106,7 @@ pub struct OpenBatch {
 pub fn summarise(batches: &[OpenBatch]) -> BatchSummary {
     let mut summary = BatchSummary {
         open: batches.len() as u64,
-        jobs: STATES.iter().map(|&s| (s, 0)).collect(),
+        jobs: states().map(|s| (s, 0)).collect(),
         budget_used: 0.0,
     };
     for b in batches {
@@ -123,7 +118,7 @@ pub fn summarise(batches: &[OpenBatch]) -> BatchSummary {
         *summary.jobs.entry("pending").or_default() += unfinished - running;
         *summary.jobs.entry("running").or_default() += running;
         for (status, &n) in &p.by_status {
-            if let Some(&state) = STATES.iter().find(|&&s| s == status) {
+            if let Some(state) = states().find(|&s| s == status) {
                 *summary.jobs.entry(state).or_default() += n;
             }
         }
@@ -200,7 +195,7 @@ fn init() {
         init_series(&m.queue_messages, &[("queue", queue.label())]);
         init_series(&m.queue_consumers, &[("queue", queue.label())]);
     }
-    for state in STATES {
+    for state in states() {
         init_series(&m.batch_jobs, &[("state", state)]);
     }
     for target in ["broker", "store"] {
@@ -210,14 +205,14 @@ fn init() {
 
 pub async fn run(config: Config, args: MonitorArgs) -> anyhow::Result<ExitCode> {
     trawl_telemetry::init_logs(config.secret_values(&std::env::vars().collect()));
-    if config.broker.url.is_none() || config.store.url.is_none() {
-        anyhow::bail!(
-            "the monitor samples a fleet: set broker.url and store.url (TRAWL__BROKER__URL, TRAWL__STORE__URL)"
-        );
-    }
-    if config.metrics.addr.is_empty() {
-        anyhow::bail!("the monitor exports metrics: set metrics.addr (TRAWL__METRICS__ADDR)");
-    }
+    anyhow::ensure!(
+        config.broker.url.is_some() && config.store.url.is_some(),
+        "the monitor samples a fleet: set broker.url and store.url (TRAWL__BROKER__URL, TRAWL__STORE__URL)"
+    );
+    anyhow::ensure!(
+        !config.metrics.addr.is_empty(),
+        "the monitor exports metrics: set metrics.addr (TRAWL__METRICS__ADDR)"
+    );
     init();
     let ops = Ops::start(&config.metrics.addr, trawl_pipeline::serve::signals()).await?;
     info!(interval_secs = args.interval, "monitor sampling");

@@ -238,6 +238,14 @@ impl Remote {
         shown.as_str().trim_end_matches('/').to_owned()
     }
 
+    /// A failed exchange with this server.
+    fn transport(&self, detail: String) -> RemoteError {
+        RemoteError::Transport {
+            server: self.server(),
+            detail,
+        }
+    }
+
     /// Sends the request `build` makes, retrying as the module docs say; a success, or the
     /// error of the last attempt.
     async fn send(
@@ -247,6 +255,7 @@ impl Remote {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let backoff = |attempts| retry_delay(None, attempt).filter(|_| attempt < attempts);
             let (error, delay) = match build().bearer_auth(&self.token).send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
@@ -254,39 +263,25 @@ impl Remote {
                     let retry_after = response
                         .headers()
                         .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_owned);
+                        .and_then(|v| v.to_str().ok());
+                    let delay = (retryable(status) && attempt < ATTEMPTS)
+                        .then(|| retry_delay(retry_after, attempt))
+                        .flatten();
                     let body = response.bytes().await.unwrap_or_default();
-                    let error = RemoteError::from_answer(status, &body);
-                    let delay = retryable(status)
-                        .then(|| retry_delay(retry_after.as_deref(), attempt))
-                        .flatten()
-                        .filter(|_| attempt < ATTEMPTS);
-                    (error, delay)
+                    (RemoteError::from_answer(status, &body), delay)
                 }
                 Err(e) if e.is_connect() => {
                     let error = RemoteError::Unreachable {
                         server: self.server(),
                         detail: root_cause(&e),
                     };
-                    let delay = retry_delay(None, attempt).filter(|_| attempt < CONNECT_ATTEMPTS);
-                    (error, delay)
+                    (error, backoff(CONNECT_ATTEMPTS))
                 }
-                Err(e) => {
-                    let detail = if e.is_timeout() {
-                        "no answer in time".to_owned()
-                    } else {
-                        root_cause(&e)
-                    };
-                    let error = RemoteError::Transport {
-                        server: self.server(),
-                        detail,
-                    };
-                    (
-                        error,
-                        retry_delay(None, attempt).filter(|_| attempt < ATTEMPTS),
-                    )
-                }
+                Err(e) if e.is_timeout() => (
+                    self.transport("no answer in time".into()),
+                    backoff(ATTEMPTS),
+                ),
+                Err(e) => (self.transport(root_cause(&e)), backoff(ATTEMPTS)),
             };
             match delay {
                 Some(delay) => tokio::time::sleep(delay).await,
@@ -303,13 +298,14 @@ impl Remote {
     }
 
     async fn decode<T: DeserializeOwned>(&self, response: Response) -> Result<T, RemoteError> {
-        let bytes = response.bytes().await.map_err(|e| RemoteError::Transport {
-            server: self.server(),
-            detail: root_cause(&e),
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| RemoteError::Transport {
-            server: self.server(),
-            detail: format!("the answer is not what this trawl expects ({e}); is it a trawl API?"),
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| self.transport(root_cause(&e)))?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            self.transport(format!(
+                "the answer is not what this trawl expects ({e}); is it a trawl API?"
+            ))
         })
     }
 
@@ -320,12 +316,11 @@ impl Remote {
         webhook: Option<&str>,
         budget_usd: Option<f64>,
     ) -> Result<BatchCreated, RemoteError> {
-        let body = serde_json::to_vec(&BatchIn {
+        let body = BatchIn {
             questions: tasks,
             webhook,
             budget_usd,
-        })
-        .expect("a batch serialises");
+        };
         let key = Uuid::now_v7().to_string();
         let url = self.url(&["v1", "batches"]);
         let response = self
@@ -333,8 +328,7 @@ impl Remote {
                 self.http
                     .post(url.clone())
                     .header("Idempotency-Key", &key)
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(body.clone())
+                    .json(&body)
             })
             .await?;
         self.decode(response).await
@@ -370,7 +364,6 @@ impl Remote {
             max_line: MAX_EXPORT_LINE,
             cursor: None,
             seen: HashSet::new(),
-            pages: 0,
             received: 0,
             response: None,
             buffer: Vec::new(),
@@ -397,9 +390,8 @@ pub struct Export<'a> {
     max_line: usize,
     /// The cursor of the page being read; `None` for the first.
     cursor: Option<String>,
-    /// Every cursor the server has sent.
+    /// Every cursor the server has sent, the page being read's among them.
     seen: HashSet<String>,
-    pages: usize,
     /// Lines handed out, over every page.
     received: usize,
     /// The page's response while it is being read.
@@ -419,10 +411,10 @@ pub struct Export<'a> {
 
 impl Export<'_> {
     fn violation(&self, detail: String) -> RemoteError {
-        RemoteError::Transport {
-            server: self.remote.server(),
-            detail: format!("the results export of batch {}: {detail}", self.batch),
-        }
+        self.remote.transport(format!(
+            "the results export of batch {}: {detail}",
+            self.batch
+        ))
     }
 
     /// The next job's results; `None` once every job of the batch has come.
@@ -447,8 +439,8 @@ impl Export<'_> {
                 Ok(Ok(None)) => self.end_page().await?,
                 Ok(Err(e)) => self.broken(root_cause(&e)).await?,
                 Err(_) => {
-                    let idle = format!("no data for {} s", EXPORT_IDLE.as_secs());
-                    self.broken(idle).await?
+                    self.broken(format!("no data for {} s", EXPORT_IDLE.as_secs()))
+                        .await?
                 }
             }
         }
@@ -456,41 +448,32 @@ impl Export<'_> {
 
     /// The next whole line of the buffer, if it holds one.
     fn take_line(&mut self) -> Result<Option<Vec<u8>>, RemoteError> {
-        match self.buffer[self.scanned..].iter().position(|&b| b == b'\n') {
+        let line = match self.buffer[self.scanned..].iter().position(|&b| b == b'\n') {
             Some(at) => {
-                let end = self.scanned + at;
-                let mut line: Vec<u8> = self.buffer.drain(..=end).collect();
+                let mut line: Vec<u8> = self.buffer.drain(..=self.scanned + at).collect();
                 line.pop();
                 self.scanned = 0;
-                if line.len() > self.max_line {
-                    return Err(self.too_long());
-                }
-                Ok(Some(line))
+                Some(line)
             }
             None => {
                 self.scanned = self.buffer.len();
-                if self.buffer.len() > self.max_line {
-                    return Err(self.too_long());
-                }
-                Ok(None)
+                None
             }
+        };
+        // A whole line, or the start of one still coming.
+        if line.as_ref().unwrap_or(&self.buffer).len() > self.max_line {
+            return Err(self.violation(format!(
+                "a line is longer than {} bytes, more than this client takes for one job",
+                self.max_line
+            )));
         }
-    }
-
-    fn too_long(&self) -> RemoteError {
-        self.violation(format!(
-            "a line is longer than {} bytes, more than this client takes for one job",
-            self.max_line
-        ))
+        Ok(line)
     }
 
     fn accept(&mut self, line: &[u8]) -> Result<JobResult, RemoteError> {
-        let job: JobResult = serde_json::from_slice(line).map_err(|e| {
-            self.violation(format!(
-                "line {} is not a job's results ({e})",
-                self.received + 1
-            ))
-        })?;
+        let n = self.received + 1;
+        let job: JobResult = serde_json::from_slice(line)
+            .map_err(|e| self.violation(format!("line {n} is not a job's results ({e})")))?;
         if self.work_products && job.report.is_some() && job.work_products.is_none() {
             return Err(
                 self.violation(format!("job {} came without its work products", job.job_id))
@@ -510,14 +493,12 @@ impl Export<'_> {
     /// Asks for the page at `cursor`: a new page, or the same one again after it broke off.
     async fn open(&mut self) -> Result<(), RemoteError> {
         let again = self.attempt > 0;
-        if !again {
-            self.pages += 1;
-            if self.pages > self.max_pages {
-                return Err(self.violation(format!(
-                    "more than the {} pages {} jobs take at {} a page",
-                    self.max_pages, self.total, self.limit
-                )));
-            }
+        // Every page but the first is named by a cursor in `seen`: this is page `seen.len() + 1`.
+        if !again && self.seen.len() >= self.max_pages {
+            return Err(self.violation(format!(
+                "more than the {} pages {} jobs take at {} a page",
+                self.max_pages, self.total, self.limit
+            )));
         }
         let remote = self.remote;
         let mut url = remote.url(&["v1", "batches", &self.batch.to_string(), "results"]);
@@ -532,25 +513,20 @@ impl Export<'_> {
         let response = remote
             .send(|| remote.http.get(url.clone()).timeout(EXPORT_PAGE_TIME))
             .await?;
-        let next = match response.headers().get(NEXT_CURSOR) {
+        let next = match response.headers().get(NEXT_CURSOR).map(|v| v.to_str()) {
             None => None,
-            Some(value) => match value.to_str() {
-                Ok(next) if !next.is_empty() && next.len() <= MAX_CURSOR => Some(next.to_owned()),
-                _ => return Err(self.violation("the next page's cursor is malformed".into())),
-            },
+            Some(Ok(next)) if !next.is_empty() && next.len() <= MAX_CURSOR => Some(next.to_owned()),
+            Some(_) => return Err(self.violation("the next page's cursor is malformed".into())),
         };
-        if again {
-            if next != self.next {
-                return Err(self.violation("a page asked for again named another next page".into()));
+        if again && next != self.next {
+            return Err(self.violation("a page asked for again named another next page".into()));
+        }
+        match &next {
+            // A cursor that comes back would walk the same pages for ever.
+            Some(next) if !again && !self.seen.insert(next.clone()) => {
+                return Err(self.violation(format!("the cursor {next:?} came back")));
             }
-        } else {
-            if let Some(next) = &next {
-                // A cursor that comes back would walk the same pages for ever.
-                if self.cursor.as_ref() == Some(next) || !self.seen.insert(next.clone()) {
-                    return Err(self.violation(format!("the cursor {next:?} came back")));
-                }
-            }
-            self.next = next;
+            _ => self.next = next,
         }
         self.response = Some(response);
         Ok(())
@@ -594,13 +570,10 @@ impl Export<'_> {
         self.scanned = 0;
         self.attempt += 1;
         if self.attempt >= ATTEMPTS {
-            return Err(RemoteError::Transport {
-                server: self.remote.server(),
-                detail: format!(
-                    "the results export of batch {} broke off after {} jobs: {detail}",
-                    self.batch, self.received
-                ),
-            });
+            return Err(self.remote.transport(format!(
+                "the results export of batch {} broke off after {} jobs: {detail}",
+                self.batch, self.received
+            )));
         }
         self.skip = self.page_lines;
         if let Some(delay) = retry_delay(None, self.attempt) {

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use trawl_config::Config;
 use trawl_fetch::robots::{decide, rules_for, Rules};
 use url::Url;
@@ -28,7 +28,7 @@ enum RobotsCommand {
     },
 }
 
-pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(mut config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
     let RobotsCommand::Check {
         robots,
         agent,
@@ -38,24 +38,18 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|u| Url::parse(u).with_context(|| format!("invalid URL {u:?}")))
         .collect::<anyhow::Result<_>>()?;
-    if agent.trim().is_empty() {
-        bail!("--agent must not be empty");
-    }
+    ensure!(!agent.trim().is_empty(), "--agent must not be empty");
     let file_rules = match &robots {
         Some(path) => {
             // What fetch reads of a robots.txt at most (RFC 9309 asks for 500 KiB at least).
+            let limit = trawl_fetch::robots::MAX_ROBOTS_BYTES as u64;
             let what = format!("{} (a robots.txt)", path.display());
-            let bytes = trawl_cli::input::read_file(
-                path,
-                trawl_fetch::robots::MAX_ROBOTS_BYTES as u64,
-                &what,
-            )?;
+            let bytes = trawl_cli::input::read_file(path, limit, &what)?;
             Some(Rules::Parsed(String::from_utf8_lossy(&bytes).into_owned()))
         }
         None => None,
     };
     let network = if file_rules.is_none() {
-        let mut config = config;
         config.broker.url = None;
         config.store.url = None;
         let fetcher = trawl_fetch::http::Fetcher::new(&config.fetch)
@@ -65,14 +59,13 @@ pub async fn run(config: Config, args: RobotsArgs) -> anyhow::Result<ExitCode> {
         None
     };
     for url in &urls {
-        let rules = match (&file_rules, &network) {
-            (Some(rules), _) => rules.clone(),
+        let rules = match &network {
             // This process's own store: nobody else holds its robots.txt lock.
-            (None, Some((rt, fetcher))) => rules_for(rt, fetcher, url)
+            Some((rt, fetcher)) => rules_for(rt, fetcher, url)
                 .await
                 .map_err(|e| anyhow::anyhow!(e.message))?
                 .unwrap_or(Rules::DisallowAll),
-            (None, None) => unreachable!("one of the two is set above"),
+            None => file_rules.clone().expect("read above when not fetched"),
         };
         let verdict = match &rules {
             Rules::Refused(reason) => format!("refused ({reason})"),

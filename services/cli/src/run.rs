@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_messages::{paths, Envelope, JobOptions, Queue, ResearchResult, SearchRecord};
-use trawl_pipeline::batch::{check_task, submit, Question};
+use trawl_messages::{paths, Envelope, JobOptions, JobStatus, Queue, ResearchResult, SearchRecord};
+use trawl_pipeline::batch::check_task;
 use trawl_pipeline::Runtime;
 
 #[derive(clap::Args)]
@@ -29,14 +29,7 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     let rt = embedded.rt.clone();
     let mut results = rt.broker.consume(Queue::Results, 1).await?;
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
-    let manifest = submit(
-        &rt,
-        Question::numbered(vec![task]),
-        Default::default(),
-        |_| {},
-    )
-    .await?;
-    let job = manifest.jobs[0].job_id;
+    let (batch, job) = trawl_cli::embedded::submit_one(&rt, task).await?;
 
     let bar = ProgressBar::new_spinner().with_style(
         ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"),
@@ -48,9 +41,8 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
             Some(d) = results.next() => {
                 let env = Envelope::<ResearchResult>::decode(&d.message.body);
                 d.ack().await?;
-                match env {
-                    Ok(env) if env.job_id == job => break Ok(env.body),
-                    _ => continue,
+                if let Some(env) = env.ok().filter(|env| env.job_id == job) {
+                    break Ok(env.body);
                 }
             }
             Some(d) = dead.next() => {
@@ -73,25 +65,22 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
 
     let report = rt
         .objects
-        .get(&paths::report(manifest.batch_id, job))
+        .get(&paths::report(batch, job))
         .await?
         .context("the report was not written")?;
     println!("{}", String::from_utf8_lossy(&report));
-    if matches!(
-        result.status,
-        trawl_messages::JobStatus::NoSources | trawl_messages::JobStatus::NoAnswer
-    ) {
-        explain_search(&rt, manifest.batch_id, job).await;
+    if matches!(result.status, JobStatus::NoSources | JobStatus::NoAnswer) {
+        explain_search(&rt, batch, job).await;
     }
     if rt.config.llm.is_some() {
         explain_fallbacks();
     }
     eprintln!(
         "work products: {}",
-        rt.objects.where_is(&paths::job_dir(manifest.batch_id, job))
+        rt.objects.where_is(&paths::job_dir(batch, job))
     );
     Ok(match result.status {
-        trawl_messages::JobStatus::Done | trawl_messages::JobStatus::Partial => ExitCode::SUCCESS,
+        JobStatus::Done | JobStatus::Partial => ExitCode::SUCCESS,
         _ => ExitCode::from(2),
     })
 }
@@ -103,19 +92,16 @@ fn explain_fallbacks() {
     if fallbacks.is_empty() {
         return;
     }
-    let list: Vec<String> = (fallbacks.iter())
+    let list = (fallbacks.iter())
         .map(|(step, n)| format!("{step} ×{n}"))
-        .collect();
+        .collect::<Vec<_>>()
+        .join(", ");
     if answered == 0 {
         eprintln!(
-            "warning: every LLM call failed ({}): the report was written without the LLM; check llm.base_url, llm.model and the API key",
-            list.join(", ")
+            "warning: every LLM call failed ({list}): the report was written without the LLM; check llm.base_url, llm.model and the API key"
         );
     } else {
-        eprintln!(
-            "note: some LLM steps fell back to their non-LLM path ({})",
-            list.join(", ")
-        );
+        eprintln!("note: some LLM steps fell back to their non-LLM path ({list})");
     }
 }
 

@@ -49,11 +49,10 @@ enum TokenCommand {
 }
 
 pub async fn token(config: Config, args: TokenArgs) -> anyhow::Result<ExitCode> {
-    if config.store.url.is_none() {
-        anyhow::bail!(
-            "API tokens live in the fleet's store: set store.url (TRAWL__STORE__URL) to the Redis `trawl serve` uses"
-        );
-    }
+    anyhow::ensure!(
+        config.store.url.is_some(),
+        "API tokens live in the fleet's store: set store.url (TRAWL__STORE__URL) to the Redis `trawl serve` uses"
+    );
     let rt = Runtime::connect(config, Duration::from_secs(10))
         .await
         .context("cannot reach the store")?;

@@ -42,6 +42,19 @@ pub fn build(
     built.map_err(|e| format!("cannot build the {kind} stage: {e}"))
 }
 
+/// `$body` with `$stage` bound to the stage `$built` holds, whichever kind it is: each kind's
+/// stage is its own type, so the generic worker functions need one arm per kind.
+macro_rules! with_stage {
+    ($built:expr, $stage:ident => $body:expr) => {
+        match $built {
+            Built::Search($stage) => $body,
+            Built::Fetch($stage) => $body,
+            Built::Clean($stage) => $body,
+            Built::Synthesize($stage) => $body,
+        }
+    };
+}
+
 impl Built {
     /// Runs as a worker process of `kind` until `stop` resolves or a drain: what `trawl
     /// worker` does with the process's signals.
@@ -51,14 +64,7 @@ impl Built {
         kind: StageKind,
         stop: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), WorkerError> {
-        use trawl_pipeline::serve::run;
-        let queue = kind.queue();
-        match self {
-            Built::Search(s) => run(config, queue, s, stop).await,
-            Built::Fetch(s) => run(config, queue, s, stop).await,
-            Built::Clean(s) => run(config, queue, s, stop).await,
-            Built::Synthesize(s) => run(config, queue, s, stop).await,
-        }
+        with_stage!(self, s => trawl_pipeline::serve::run(config, kind.queue(), s, stop).await)
     }
 
     /// Runs on `rt` (the in-memory twins of one process) in `workers` until `shutdown`.
@@ -71,13 +77,6 @@ impl Built {
     ) {
         let (rt, queue) = (rt.clone(), kind.queue());
         let ready = trawl_telemetry::Readiness::default();
-        match self {
-            Built::Search(s) => workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready)),
-            Built::Fetch(s) => workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready)),
-            Built::Clean(s) => workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready)),
-            Built::Synthesize(s) => {
-                workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready))
-            }
-        };
+        with_stage!(self, s => workers.spawn(run_worker(Arc::new(s), rt, queue, shutdown, ready)));
     }
 }

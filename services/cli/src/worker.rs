@@ -38,10 +38,9 @@ pub struct DrainArgs {
 /// waits until it has settled what it holds: what a Kubernetes preStop hook runs. `/drain`
 /// answers only to loopback, so this runs inside the pod.
 pub async fn drain(config: Config, args: DrainArgs) -> anyhow::Result<ExitCode> {
-    let addr = match args.addr {
-        Some(addr) => addr,
-        None => loopback_of(&config.metrics.addr)?,
-    };
+    let addr = args
+        .addr
+        .map_or_else(|| loopback_of(&config.metrics.addr), Ok)?;
     let url = format!("http://{addr}/drain");
     let client = reqwest::Client::builder()
         .no_proxy()
@@ -52,18 +51,21 @@ pub async fn drain(config: Config, args: DrainArgs) -> anyhow::Result<ExitCode> 
     })?;
     let status = response.status();
     let text = response.text().await.unwrap_or_default();
-    if !status.is_success() {
-        anyhow::bail!("{url} answered {status}: {}", text.trim());
-    }
+    anyhow::ensure!(
+        status.is_success(),
+        "{url} answered {status}: {}",
+        text.trim()
+    );
     eprintln!("drained");
     Ok(ExitCode::SUCCESS)
 }
 
 /// `metrics.addr` as this machine reaches it: a wildcard host becomes loopback.
 fn loopback_of(metrics_addr: &str) -> anyhow::Result<String> {
-    if metrics_addr.is_empty() {
-        anyhow::bail!("metrics.addr is empty, so this process serves no /drain; pass --addr");
-    }
+    anyhow::ensure!(
+        !metrics_addr.is_empty(),
+        "metrics.addr is empty, so this process serves no /drain; pass --addr"
+    );
     let mut addr: std::net::SocketAddr = metrics_addr.parse().with_context(|| {
         format!("metrics.addr {metrics_addr:?} is not HOST:PORT with an IP address; pass --addr")
     })?;

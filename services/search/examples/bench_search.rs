@@ -19,10 +19,7 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
     let (mut selected, mut hits, mut answers) = (0usize, 0usize, 0usize);
     let questions = corpus.questions();
     for q in &questions {
-        let task = SearchTask {
-            query: q.query.clone(),
-            options: JobOptions::default(),
-        };
+        let task = SearchTask::new(q.query.clone(), JobOptions::default());
         let env = Envelope::new(
             uuid::Uuid::now_v7(),
             uuid::Uuid::now_v7(),

@@ -1,6 +1,6 @@
 //! The search stage's handler.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -8,7 +8,7 @@ use tracing::info;
 use trawl_config::{Config, Selection};
 use trawl_messages::record::{QueryAnalysis, RawResult, Scored, SearchRecord};
 use trawl_messages::{
-    paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, SearchTask, Source, SourceKind,
+    paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, Round, SearchTask, Source, SourceKind,
 };
 use trawl_pipeline::fanin::{JobMeta, OutcomeRecord};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
@@ -110,8 +110,24 @@ impl SearchStage {
     /// budget is spent the heuristic analysis and the formula decide). The stage's handler and
     /// `trawl mcp`'s search tool share it.
     pub async fn find(&self, rt: &Runtime, task: &SearchTask, llm: &JobLlm) -> Found {
-        let cfg = &rt.config.search;
         let analysis = analyse_with(llm.ready(), &task.query).await;
+        let max = task.options.max_urls.unwrap_or(rt.config.search.max_urls);
+        self.find_for(rt, task, llm, analysis, &HashSet::new(), max)
+            .await
+    }
+
+    /// Runs the searches of `analysis`, then scores and selects at most `max` results whose
+    /// URLs are not in `tried` (normalised).
+    async fn find_for(
+        &self,
+        rt: &Runtime,
+        task: &SearchTask,
+        llm: &JobLlm,
+        analysis: QueryAnalysis,
+        tried: &HashSet<String>,
+        max: usize,
+    ) -> Found {
+        let cfg = &rt.config.search;
         let chain = match &task.options.providers {
             Some(p) => p.clone(),
             None if analysis.is_news => cfg.news_providers.clone(),
@@ -149,7 +165,9 @@ impl SearchStage {
             merge(&mut best, found.results, &analysis.terms);
         }
 
-        let mut candidates: Vec<Scored> = best.into_values().collect();
+        let mut candidates: Vec<Scored> = (best.into_values())
+            .filter(|s| !tried.contains(&s.url))
+            .collect();
         by_score(&mut candidates);
         let mut notes = Vec::new();
         if let JobLlm::BudgetSpent = llm {
@@ -162,7 +180,7 @@ impl SearchStage {
             analysis: &analysis,
             question: &task.query,
             min: task.options.min_relevance.unwrap_or(cfg.min_relevance),
-            max: task.options.max_urls.unwrap_or(cfg.max_urls),
+            max,
         };
         let results = match llm.ready() {
             Some(llm) if !candidates.is_empty() => {
@@ -177,6 +195,7 @@ impl SearchStage {
             notes,
             answers,
             results,
+            round: None,
         };
         Found { record, answered }
     }
@@ -189,18 +208,12 @@ impl Stage for SearchStage {
     async fn handle(&self, rt: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
         let task = &msg.body;
         let job = Job::new(rt, &msg);
+        if let Some(round) = &task.round {
+            return self.follow_up(&job, round).await;
+        }
         let llm = job.llm(self.llm.as_ref()).await?;
         let found = self.find(rt, task, &llm).await;
-        // Every provider failed: retry, since an outage must not end the job with no sources.
-        // On the last attempt, go on with none, so the job still ends (its report and
-        // search.json say why) instead of waiting in the dead-letter queue.
-        if found.unanswered() && !job.last_attempt() {
-            return Err(StageError::retryable(format!(
-                "every provider failed: {}",
-                found.errors()
-            )));
-        }
-        let record = found.record;
+        let record = found.or_retry(&job)?;
         METRICS
             .results_per_question
             .observe(record.results.len() as f64);
@@ -212,22 +225,109 @@ impl Stage for SearchStage {
         let sources = job.open(job_meta(record)).await?;
         METRICS.selected_per_question.observe(sources.len() as f64);
         info!(selected = sources.len(), "search done");
-        let max_level = task.options.max_level.unwrap_or(rt.config.fetch.max_level);
-        for source in sources {
-            if source.kind == SourceKind::Answer {
-                record_answer(&job, &task.query, source).await?;
-                continue;
+        hand_on(&job, sources).await
+    }
+}
+
+impl SearchStage {
+    /// Follow-up round `round` of a job: its searches, then the results the job has not tried
+    /// yet, at most `research.urls_per_round`, grow the job once per round.
+    async fn follow_up(
+        &self,
+        job: &Job<'_, SearchTask>,
+        round: &Round,
+    ) -> Result<Handled, StageError> {
+        let (rt, task) = (job.rt(), &job.envelope().body);
+        let tried: HashSet<String> = (job.sources().await?.iter())
+            .filter_map(|s| normalize(&s.url))
+            .collect();
+        let llm = job.llm(self.llm.as_ref()).await?;
+        // The round's searches score their results by their own words too: they name what the
+        // question's words did not find.
+        let mut analysis = crate::analysis::analyse(&task.query);
+        for q in &round.queries {
+            for t in trawl_text::terms(q) {
+                if !analysis.terms.contains(&t) {
+                    analysis.terms.push(t);
+                }
             }
-            let fetch = FetchTask {
-                query: task.query.clone(),
-                source,
-                level: 0,
-                max_level,
-                depth: 0,
-            };
-            job.send(Queue::Fetch, fetch).await?;
         }
-        Ok(Handled::Done)
+        analysis.sub_queries = round.queries.clone();
+        // A job's own `max_urls` bounds all its rounds together.
+        let left = (task.options.max_urls).map_or(usize::MAX, |m| m.saturating_sub(tried.len()));
+        let max = rt.config.research.urls_per_round.min(left);
+        let found = (self.find_for(rt, task, &llm, analysis, &tried, max)).await;
+        let mut record = found.or_retry(job)?;
+        record.round = Some(round.clone());
+        let (batch, id) = (job.envelope().batch_id, job.envelope().job_id);
+        rt.put_json(&paths::search_round(batch, id, round.n), &record)
+            .await?;
+        if let Some(llm) = llm.ready() {
+            job.charge("search", llm).await?;
+        }
+        let found: Vec<Source> = (record.results.into_iter())
+            .filter(|s| s.selected)
+            .map(source_of)
+            .collect();
+        let sources = job.extend_round(&task.query, round.n, &found).await?;
+        info!(
+            round = round.n,
+            selected = sources.len(),
+            "follow-up search done"
+        );
+        hand_on(job, sources).await
+    }
+}
+
+impl Found {
+    /// The record, unless every provider failed: then a retry, since an outage must not end
+    /// the job with no sources. On the last attempt the job goes on with none, so it still
+    /// ends (its report and search record say why) instead of waiting in the dead letters.
+    fn or_retry(self, job: &Job<'_, SearchTask>) -> Result<SearchRecord, StageError> {
+        if self.unanswered() && !job.last_attempt() {
+            return Err(StageError::retryable(format!(
+                "every provider failed: {}",
+                self.errors()
+            )));
+        }
+        Ok(self.record)
+    }
+}
+
+/// Sends each of the job's new sources on: a fetch task, or for a provider's own answer, its
+/// analysed document at once.
+async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Handled, StageError> {
+    let task = &job.envelope().body;
+    let max_level = (task.options.max_level).unwrap_or(job.rt().config.fetch.max_level);
+    for source in sources {
+        if source.kind == SourceKind::Answer {
+            record_answer(job, &task.query, source).await?;
+            continue;
+        }
+        let fetch = FetchTask {
+            query: task.query.clone(),
+            source,
+            level: 0,
+            max_level,
+            depth: 0,
+        };
+        job.send(Queue::Fetch, fetch).await?;
+    }
+    Ok(Handled::Done)
+}
+
+/// A selected result as a source of the job (numbered when the job takes it).
+fn source_of(s: Scored) -> Source {
+    Source {
+        idx: 0,
+        url: s.url,
+        title: s.result.title,
+        snippet: s.result.snippet,
+        provider: s.result.provider,
+        position: s.result.position,
+        score: s.score,
+        kind: s.kind,
+        file_type: s.file_type,
     }
 }
 
@@ -236,17 +336,7 @@ impl Stage for SearchStage {
 fn job_meta(record: SearchRecord) -> JobMeta {
     let selected = (record.results.into_iter())
         .filter(|s| s.selected)
-        .map(|s| Source {
-            idx: 0,
-            url: s.url,
-            title: s.result.title,
-            snippet: s.result.snippet,
-            provider: s.result.provider,
-            position: s.result.position,
-            score: s.score,
-            kind: s.kind,
-            file_type: s.file_type,
-        });
+        .map(source_of);
     let answers = (record.answers.iter()).map(|(provider, answer)| answer_source(provider, answer));
     let mut sources: Vec<Source> = selected.chain(answers).collect();
     for (i, s) in sources.iter_mut().enumerate() {

@@ -35,10 +35,7 @@ fn config(web: &Simweb, dir: &std::path::Path) -> Config {
 }
 
 async fn run(stage: &trawl_search::SearchStage, rt: &Runtime, query: &str) -> serde_json::Value {
-    let task = SearchTask {
-        query: query.into(),
-        options: JobOptions::default(),
-    };
+    let task = SearchTask::new(query.into(), JobOptions::default());
     let env = Envelope::new(
         uuid::Uuid::now_v7(),
         uuid::Uuid::now_v7(),
@@ -295,4 +292,84 @@ async fn providers_and_the_llm_go_through_their_proxy() {
     let rt = Runtime::embedded(c).unwrap();
     let record = run(&stage, &rt, &format!("{} again", q.query)).await;
     assert_ne!(record["analysis"]["path"], "llm", "{}", record["analysis"]);
+}
+
+#[tokio::test]
+async fn a_follow_up_round_selects_only_untried_urls_and_records_why() {
+    let (corpus, web, dir) = setup().await;
+    let mut c = config(&web, dir.path());
+    c.search.providers = vec!["searxng".into()];
+    c.research.urls_per_round = 3;
+    let stage = trawl_search::SearchStage::with_env(&c, &BTreeMap::new()).unwrap();
+    let rt = Runtime::embedded(c).unwrap();
+    let q = corpus.questions().remove(0);
+    let deadline = chrono::Utc::now() + chrono::Duration::hours(1);
+    let first = Envelope::new(
+        uuid::Uuid::now_v7(),
+        uuid::Uuid::now_v7(),
+        deadline,
+        SearchTask::new(q.query.clone(), JobOptions::default()),
+    );
+    let (batch, job) = (first.batch_id, first.job_id);
+    stage.handle(&rt, first).await.expect("first round");
+    let fetches = rt.broker.depth(Queue::Fetch).await.unwrap();
+    let tried: Vec<String> = serde_json::from_slice::<trawl_messages::SearchRecord>(
+        &rt.objects
+            .get(&paths::search(batch, job))
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap()
+    .results
+    .into_iter()
+    .filter(|s| s.selected)
+    .map(|s| s.url)
+    .collect();
+
+    // Another question's search: pages the first round did not see.
+    let other = corpus.questions().remove(1);
+    let round = trawl_messages::Round {
+        n: 2,
+        why: vec!["no source read states the thing".into()],
+        queries: vec![other.query.clone()],
+    };
+    let mut task = SearchTask::new(q.query.clone(), JobOptions::default());
+    task.round = Some(round.clone());
+    let env = Envelope::new(job, batch, deadline, task);
+    // Handled twice, as a redelivery would: the job grows once.
+    stage.handle(&rt, env.clone()).await.expect("round 2");
+    stage.handle(&rt, env).await.expect("round 2 again");
+
+    let record: trawl_messages::SearchRecord = serde_json::from_slice(
+        &(rt.objects.get(&paths::search_round(batch, job, 2)).await)
+            .unwrap()
+            .expect("search-2.json"),
+    )
+    .unwrap();
+    assert_eq!(record.round, Some(round));
+    let picked: Vec<&str> = (record.results.iter())
+        .filter(|s| s.selected)
+        .map(|s| s.url.as_str())
+        .collect();
+    assert!(!picked.is_empty() && picked.len() <= 3, "{picked:?}");
+    assert!(
+        picked.iter().all(|u| !tried.iter().any(|t| t == u)),
+        "{picked:?} {tried:?}"
+    );
+    let added = rt.broker.depth(Queue::Fetch).await.unwrap() - fetches;
+    // Each of the round's sources went to fetch, once per handling.
+    assert_eq!(added as usize, 2 * picked.len());
+    let env = Envelope::new(
+        job,
+        batch,
+        deadline,
+        SearchTask::new(q.query, JobOptions::default()),
+    );
+    let job_ = trawl_pipeline::Job::new(&rt, &env);
+    assert_eq!(job_.rounds().await.unwrap(), 2);
+    assert_eq!(
+        job_.sources().await.unwrap().len(),
+        tried.len() + picked.len()
+    );
 }

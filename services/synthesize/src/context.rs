@@ -50,6 +50,8 @@ pub struct ContextSource {
     pub markdown: String,
     /// The job's data points the source's analysis found, as (data point, value).
     pub data: Vec<(String, String)>,
+    /// The count, table or passage the question's form asks for ([`crate::report::lookup`]).
+    pub lookup: Option<String>,
 }
 
 /// How much of a source the context holds.
@@ -198,14 +200,20 @@ fn render(source: &ContextSource, level: Level) -> String {
         title,
         collapse_whitespace(&source.url)
     );
-    // Values the analysis found are the densest evidence there is: every level but the last
-    // two carries them.
+    // Values the analysis found, and the lookup, are the densest evidence there is: every
+    // level but the last two carries them.
     if matches!(level, Level::Full | Level::KeyPoints) && !source.data.is_empty() {
         let data: Vec<String> = (source.data.iter())
             .map(|(k, v)| format!("{} = {}", collapse_whitespace(k), collapse_whitespace(v)))
             .collect();
         block.push_str("\nData: ");
         block.push_str(&cut(&data.join("; "), KEY_POINTS_MAX_CHARS));
+    }
+    if let Some(lookup) =
+        (source.lookup.as_ref()).filter(|_| matches!(level, Level::Full | Level::KeyPoints))
+    {
+        block.push_str("\nLookup: ");
+        block.push_str(&cut(lookup, KEY_POINTS_MAX_CHARS));
     }
     let body = match level {
         Level::Full if !source.markdown.trim().is_empty() => {
@@ -286,6 +294,7 @@ mod tests {
             ],
             markdown,
             data: Vec::new(),
+            lookup: None,
         }
     }
 
@@ -505,6 +514,9 @@ mod tests {
             assert!(render(&s, level).contains("\nData: melting point = 1 234 °C\n"));
         }
         assert!(!render(&s, Level::Reference).contains("Data:"));
+        s.lookup = Some("14 moons (stated): It has 14 known moons.".into());
+        assert!(render(&s, Level::KeyPoints).contains("\nLookup: 14 moons (stated): It has"));
+        assert!(!render(&s, Level::Reference).contains("Lookup:"));
     }
 
     #[test]

@@ -5,8 +5,11 @@
 //! - [`conflicts`]: data points the sources disagree on, found before the report is written.
 //! - [`tokens`] and [`context`]: token counting and the budgeted context (full text for the
 //!   best sources, key points for the next, references for the rest).
-//! - [`report`]: the extractive and the LLM report writers and their shared ending.
+//! - [`report`]: the extractive and the LLM report writers, their shared ending, and the
+//!   lookups (count, table, passage) that lead an answer.
 //! - [`citations`]: validation of the LLM's citations.
+//! - [`rounds`]: what a job still lacks after a round of research, and the next round's
+//!   searches for it.
 //! - [`attribution`]: every claim of a report checked against its sources' text (`claims.json`).
 //! - [`products`]: `search.md`, `sources.md`, `job.json`, and the batch summary.
 //! - [`webhook`]: signed `job.completed` and `batch.completed` deliveries.
@@ -17,6 +20,7 @@ pub mod conflicts;
 pub mod context;
 pub mod products;
 pub mod report;
+pub mod rounds;
 pub mod stage;
 pub mod tokens;
 pub mod webhook;

@@ -14,7 +14,7 @@ use trawl_config::Config;
 use trawl_llm::{Fallback, Llm};
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, JobRecord, JobStatus, Outcome, Queue, ReportWriter,
-    ResearchResult, SearchRecord, Source, SynthesizeTask, Trigger,
+    ResearchResult, RoundRecord, SearchRecord, Source, SynthesizeTask, Trigger,
 };
 use trawl_pipeline::batch::{job_input, options};
 use trawl_pipeline::fanin::{job_state, until, JobMeta, OutcomeRecord};
@@ -26,6 +26,7 @@ use crate::attribution::Verdict;
 use crate::conflicts::detect;
 use crate::products::{search_md, sources_md, write_summary};
 use crate::report::{self, Gaps, Material, Report};
+use crate::rounds;
 use crate::webhook::{Event, Webhooks};
 
 /// How long one synthesis may hold a job before another worker may take over. An extractive
@@ -133,11 +134,19 @@ async fn synthesise(
     complete: bool,
 ) -> Result<(), StageError> {
     let (batch, job) = (msg.batch_id, msg.job_id);
-    let gaps = gaps_of(&meta.sources, records);
     let mut docs = read_docs(rt, records).await?;
     docs.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let conflicts = detect(&meta.query, &meta.data_points, &docs);
     let input = read_input(rt, batch, job).await?;
+    let ctx = Job::new(rt, msg);
+    let rounds = ctx.rounds().await?;
+    if complete && follow_up(stage, &ctx, meta, &docs, input.as_ref(), rounds).await? {
+        return Ok(());
+    }
+    let gaps = Gaps {
+        rounds: round_records(rt, msg, rounds).await?,
+        ..gaps_of(&meta.sources, records)
+    };
+    let conflicts = detect(&meta.query, &meta.data_points, &docs);
     let material = Material {
         question: &meta.query,
         sub_queries: &meta.sub_queries,
@@ -154,14 +163,7 @@ async fn synthesise(
         conflicts: conflicts.len(),
         ..Default::default()
     };
-    let report = write_report(
-        stage,
-        &Job::new(rt, msg),
-        &material,
-        &input,
-        &mut job_record,
-    )
-    .await?;
+    let report = write_report(stage, &ctx, &material, &input, &mut job_record).await?;
     let search = save_products(rt, msg, meta, records, &docs, &report).await?;
 
     let status = status_of(complete, report.citations.len(), docs.len());
@@ -183,6 +185,7 @@ async fn synthesise(
         .filter(|c| matches!(c.verdict, Verdict::Unverified | Verdict::Removed))
         .count();
     job_record.writer = report.writer.clone();
+    job_record.rounds = gaps.rounds.clone();
     job_record.outcomes = outcomes.clone();
     let result = ResearchResult {
         query: meta.query.clone(),
@@ -192,6 +195,69 @@ async fn synthesise(
         outcomes,
     };
     finish(stage, rt, msg, result, job_record, input).await
+}
+
+/// Starts the job's next round of research when something is still lacking and the rounds,
+/// the job's `max_urls`, the deadline (`research.min_secs_left`) and the batch's budget allow;
+/// true when it did.
+async fn follow_up(
+    stage: &SynthesizeStage,
+    job: &Job<'_, SynthesizeTask>,
+    meta: &JobMeta,
+    docs: &[AnalysedDoc],
+    input: Option<&trawl_messages::JobInput>,
+    done: u32,
+) -> Result<bool, StageError> {
+    let cfg = &job.rt().config.research;
+    let Some(mut round) = rounds::next(meta, docs, done, cfg.max_rounds) else {
+        return Ok(false);
+    };
+    let (query, options) = match input {
+        Some(i) => (i.query.clone(), i.options.clone()),
+        None => (meta.query.clone(), Default::default()),
+    };
+    let llm = job.llm(stage.llm.as_ref()).await?;
+    // A job's own `max_urls` bounds all its rounds together.
+    if options.max_urls.is_some_and(|m| meta.sources.len() >= m)
+        || until(job.envelope().deadline) < Duration::from_secs(cfg.min_secs_left)
+        || matches!(llm, JobLlm::BudgetSpent)
+    {
+        return Ok(false);
+    }
+    if let Some(llm) = llm.ready() {
+        if let Err(e) = rounds::plan(llm, &meta.query, &mut round).await {
+            warn!(error = %e, "follow-up searches planned without the LLM");
+        }
+        job.charge("synthesize", llm).await?;
+    }
+    info!(round = round.n, why = ?round.why, queries = ?round.queries, "follow-up research round");
+    job.follow_up(query, options, round).await?;
+    Ok(true)
+}
+
+/// The follow-up rounds of a job that has had `done` rounds, from search's records of them.
+async fn round_records(
+    rt: &Runtime,
+    msg: &Envelope<SynthesizeTask>,
+    done: u32,
+) -> Result<Vec<RoundRecord>, StageError> {
+    let mut out = Vec::new();
+    for n in 2..=done {
+        let key = paths::search_round(msg.batch_id, msg.job_id, n);
+        let Some(bytes) = rt.objects.get(&key).await? else {
+            continue;
+        };
+        let record: SearchRecord = serde_json::from_slice(&bytes)
+            .map_err(|e| StageError::permanent(format!("corrupt {key}: {e}")))?;
+        out.push(RoundRecord {
+            round: record.round.unwrap_or_default(),
+            selected: (record.results.into_iter())
+                .filter(|s| s.selected)
+                .map(|s| s.url)
+                .collect(),
+        });
+    }
+    Ok(out)
 }
 
 /// How a job ends: partial at its deadline; done when its report cites something; otherwise

@@ -15,6 +15,7 @@ use trawl_synthesize::report::{llm, Gaps, Material};
 static NO_GAPS: Gaps = Gaps {
     outcomes: BTreeMap::new(),
     missing: Vec::new(),
+    rounds: Vec::new(),
 };
 
 fn material<'a>(

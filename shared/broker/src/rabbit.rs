@@ -262,7 +262,7 @@ async fn declare_queue(
 async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Result<(), BrokerError> {
     let quorum = ("x-queue-type", long("quorum"));
     let dead = settings.queue_name(Queue::Dead);
-    for queue in Queue::ALL {
+    for &queue in Queue::ALL {
         let name = settings.queue_name(queue);
         let arguments = match queue {
             Queue::Dead => args(std::slice::from_ref(&quorum)),

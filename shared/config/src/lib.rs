@@ -40,6 +40,7 @@ pub struct Config {
     pub clean: CleanConfig,
     pub synthesize: SynthesizeConfig,
     pub report: ReportConfig,
+    pub research: ResearchConfig,
     pub llm: Option<LlmConfig>,
     pub metrics: MetricsConfig,
     pub api: ApiConfig,
@@ -501,6 +502,32 @@ impl Default for ReportConfig {
     }
 }
 
+/// The most rounds of research a job may have (`research.max_rounds`).
+pub const MAX_ROUNDS: u32 = 5;
+
+/// Follow-up research rounds: once a round's sources are in, a job that still lacks a target
+/// data point or a sub-query searches again for it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResearchConfig {
+    /// Rounds of research per job, the question's own search included: 1 turns follow-ups off.
+    pub max_rounds: u32,
+    /// New URLs one follow-up round may add to its job.
+    pub urls_per_round: usize,
+    /// A follow-up round starts only while this much of the job's deadline is left.
+    pub min_secs_left: u64,
+}
+
+impl Default for ResearchConfig {
+    fn default() -> Self {
+        ResearchConfig {
+            max_rounds: 2,
+            urls_per_round: 5,
+            min_secs_left: 30,
+        }
+    }
+}
+
 /// What becomes of a report's statement that no source supports (`report.unverified`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -522,8 +549,11 @@ pub enum Selection {
 }
 
 /// The LLM APIs trawl speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum LlmProvider {
     /// OpenAI's API (`https://api.openai.com/v1`), or an OpenAI-compatible server at `base_url`.
     Openai,
@@ -543,14 +573,7 @@ pub enum LlmProvider {
 
 impl LlmProvider {
     pub fn name(self) -> &'static str {
-        match self {
-            LlmProvider::Openai => "openai",
-            LlmProvider::Azure => "azure",
-            LlmProvider::Anthropic => "anthropic",
-            LlmProvider::Gemini => "gemini",
-            LlmProvider::Openrouter => "openrouter",
-            LlmProvider::OpenaiCompatible => "openai-compatible",
-        }
+        self.into()
     }
 
     /// The public endpoint; `None` where each deployment has its own.
@@ -1034,6 +1057,18 @@ impl Config {
                     .into(),
             );
         }
+        if !(1..=MAX_ROUNDS).contains(&self.research.max_rounds) {
+            problems.push(format!(
+                "research.max_rounds must be 1 to {MAX_ROUNDS} (got {})",
+                self.research.max_rounds
+            ));
+        }
+        if !(1..=100).contains(&self.research.urls_per_round) {
+            problems.push(format!(
+                "research.urls_per_round must be 1 to 100 (got {})",
+                self.research.urls_per_round
+            ));
+        }
         if !(100..=16_000).contains(&self.report.max_tokens) {
             problems.push(format!(
                 "report.max_tokens must be 100 to 16000 (got {})",
@@ -1275,6 +1310,7 @@ impl fmt::Debug for Config {
             .field("fetch", &self.fetch)
             .field("clean", &self.clean)
             .field("synthesize", &self.synthesize)
+            .field("research", &self.research)
             .field("llm", &self.llm)
             .field("metrics", &self.metrics)
             .finish()

@@ -81,7 +81,8 @@ impl LlmError {
 /// The `llm.models` step a request's task belongs to.
 pub(crate) fn step_of(task: &str) -> &'static str {
     match task {
-        "query_analysis" => "analysis",
+        // Planning a follow-up round's searches is analysing the question again.
+        "query_analysis" | "follow_up" => "analysis",
         "relevance" => "relevance",
         "select" => "selection",
         "clean" | "judge" => "clean",

@@ -11,7 +11,9 @@ use crate::envelope::{Body, Kind};
 /// A search provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(strum::IntoStaticStr, strum::EnumString, strum::VariantArray, strum::VariantNames)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 #[cfg_attr(feature = "openapi", schema(rename_all = "lowercase"))]
 pub enum ProviderName {
     Searxng,
@@ -25,51 +27,26 @@ pub enum ProviderName {
 }
 
 impl ProviderName {
-    pub const ALL: [ProviderName; 8] = [
-        ProviderName::Searxng,
-        ProviderName::Duckduckgo,
-        ProviderName::Serper,
-        ProviderName::Serpapi,
-        ProviderName::Tavily,
-        ProviderName::Brave,
-        ProviderName::Newsapi,
-        ProviderName::Bocha,
-    ];
+    pub const ALL: &[ProviderName] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The name config, job options and logs use.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ProviderName::Searxng => "searxng",
-            ProviderName::Duckduckgo => "duckduckgo",
-            ProviderName::Serper => "serper",
-            ProviderName::Serpapi => "serpapi",
-            ProviderName::Tavily => "tavily",
-            ProviderName::Brave => "brave",
-            ProviderName::Newsapi => "newsapi",
-            ProviderName::Bocha => "bocha",
-        }
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 
     pub fn from_name(name: &str) -> Option<ProviderName> {
-        ProviderName::ALL.into_iter().find(|p| p.as_str() == name)
+        name.parse().ok()
     }
 }
 
 /// The names of [`ProviderName::ALL`]: what a job's `providers` option may hold (checked at
 /// submission, by `trawl_pipeline::batch::check_task`).
-pub const PROVIDERS: [&str; 8] = {
-    let mut names = [""; 8];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = ProviderName::ALL[i].as_str();
-        i += 1;
-    }
-    names
-};
+pub const PROVIDERS: &[&str] = <ProviderName as strum::VariantNames>::VARIANTS;
 
 /// How recent results must be; each provider maps it to its own time-range parameter.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Freshness {
     #[default]
     Any,
@@ -82,14 +59,7 @@ pub enum Freshness {
 impl Freshness {
     /// The name config and job options use (`any`, `day`, `week`, `month`, `year`).
     pub fn parse(s: &str) -> Option<Freshness> {
-        Some(match s {
-            "any" => Freshness::Any,
-            "day" => Freshness::Day,
-            "week" => Freshness::Week,
-            "month" => Freshness::Month,
-            "year" => Freshness::Year,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 }
 
@@ -109,7 +79,9 @@ pub const MAX_DEADLINE_SECS: u64 = 30 * 24 * 3600;
     expecting = "options to be an object such as {\"max_urls\": 5}"
 )]
 pub struct JobOptions {
-    /// Most URLs to fetch for the job, 1 to 1000 ([`MAX_URLS`]).
+    /// Most URLs to fetch for the job, 1 to 1000 ([`MAX_URLS`]), follow-up research rounds
+    /// included. Without it, search selects up to `search.max_urls` and each follow-up round
+    /// adds up to `research.urls_per_round`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -183,7 +155,9 @@ pub struct JobOptions {
 /// A report's shape (`report.type`, and a job's `report_type` option).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(strum::EnumString)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum ReportType {
     /// The answer alone: a short paragraph, no sections.
     Answer,
@@ -192,19 +166,6 @@ pub enum ReportType {
     Brief,
     /// The answer first, then a thorough account of every aspect the sources cover.
     Detailed,
-}
-
-impl std::str::FromStr for ReportType {
-    type Err = ();
-
-    fn from_str(s: &str) -> Result<Self, ()> {
-        match s {
-            "answer" => Ok(ReportType::Answer),
-            "brief" => Ok(ReportType::Brief),
-            "detailed" => Ok(ReportType::Detailed),
-            _ => Err(()),
-        }
-    }
 }
 
 /// The range of a report's token allowance.
@@ -292,12 +253,37 @@ pub struct Source {
     pub file_type: Option<FileType>,
 }
 
-/// `trawl.search`: one research question.
+/// `trawl.search`: one research question, or a follow-up round of one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchTask {
     pub query: String,
     #[serde(default)]
     pub options: JobOptions,
+    /// Set on a follow-up round: its searches replace the question's analysis, and what they
+    /// find grows the job once per round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<Round>,
+}
+
+impl SearchTask {
+    /// The first round of research on `query`.
+    pub fn new(query: String, options: JobOptions) -> SearchTask {
+        SearchTask {
+            query,
+            options,
+            round: None,
+        }
+    }
+}
+
+/// A follow-up research round of a job (2 for the first after the question's own search):
+/// what no source read so far covers, and the searches that look for it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    pub n: u32,
+    /// One line per thing still lacking ("no source read states the density").
+    pub why: Vec<String>,
+    pub queries: Vec<String>,
 }
 
 /// `trawl.fetch` / `trawl.fetch.browser`: one selected URL at an escalation level.
@@ -354,8 +340,24 @@ pub struct Citation {
 }
 
 /// How a job ended.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum JobStatus {
     /// All outcomes arrived and at least one source was cited.
     #[default]
@@ -373,41 +375,11 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
-    pub const ALL: [JobStatus; 6] = [
-        JobStatus::Done,
-        JobStatus::Partial,
-        JobStatus::NoSources,
-        JobStatus::NoAnswer,
-        JobStatus::Cancelled,
-        JobStatus::Failed,
-    ];
+    pub const ALL: &[JobStatus] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The status as the store, `job.json` and the API spell it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Done => "done",
-            JobStatus::Partial => "partial",
-            JobStatus::NoSources => "no_sources",
-            JobStatus::NoAnswer => "no_answer",
-            JobStatus::Cancelled => "cancelled",
-            JobStatus::Failed => "failed",
-        }
-    }
-}
-
-impl std::fmt::Display for JobStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for JobStatus {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        (JobStatus::ALL.into_iter())
-            .find(|status| status.as_str() == s)
-            .ok_or_else(|| format!("unknown job status {s:?}"))
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 }
 
@@ -442,7 +414,7 @@ impl std::str::FromStr for JobState {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "pending" => Ok(JobState::Pending),
-            _ => s.parse().map(JobState::Ended),
+            _ => (s.parse().map(JobState::Ended)).map_err(|_| format!("unknown job state {s:?}")),
         }
     }
 }
@@ -610,7 +582,7 @@ mod tests {
 
     #[test]
     fn every_job_state_reads_back_as_written() {
-        let ended = JobStatus::ALL.map(JobState::Ended);
+        let ended = JobStatus::ALL.iter().map(|&status| JobState::Ended(status));
         for state in std::iter::once(JobState::Pending).chain(ended) {
             let json = serde_json::to_string(&state).unwrap();
             assert_eq!(json, format!("\"{state}\""));

@@ -16,8 +16,9 @@ use uuid::Uuid;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What a message's body is; fixed by the queue it travels on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Kind {
     SearchTask,
     FetchTask,
@@ -28,13 +29,7 @@ pub enum Kind {
 
 impl Kind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::SearchTask => "search_task",
-            Kind::FetchTask => "fetch_task",
-            Kind::FetchedDoc => "fetched_doc",
-            Kind::SynthesizeTask => "synthesize_task",
-            Kind::ResearchResult => "research_result",
-        }
+        self.into()
     }
 }
 
@@ -175,10 +170,7 @@ mod tests {
             Uuid::now_v7(),
             Uuid::now_v7(),
             Utc::now(),
-            SearchTask {
-                query: "q".into(),
-                options: JobOptions::default(),
-            },
+            SearchTask::new("q".into(), JobOptions::default()),
         )
     }
 

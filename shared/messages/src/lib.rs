@@ -25,4 +25,4 @@ pub use body::*;
 pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};
 pub use outcome::Outcome;
 pub use queue::{Queue, StageKind};
-pub use record::{JobRecord, ReportWriter, SearchRecord};
+pub use record::{JobRecord, ReportWriter, RoundRecord, SearchRecord};

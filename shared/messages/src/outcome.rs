@@ -3,8 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
+)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     /// Cleaned, analysed and relevant: a candidate for citation.
     Analysed,
@@ -27,26 +30,10 @@ pub enum Outcome {
 impl Outcome {
     /// The outcome's name, a fixed set: safe as a metric label.
     pub fn name(&self) -> &'static str {
-        match self {
-            Outcome::Analysed => "analysed",
-            Outcome::Irrelevant => "irrelevant",
-            Outcome::RobotsDisallowed => "robots_disallowed",
-            Outcome::Blocked { .. } => "blocked",
-            Outcome::Failed { .. } => "failed",
-            Outcome::TooLarge => "too_large",
-            Outcome::Unsupported { .. } => "unsupported",
-        }
+        self.into()
     }
 
-    pub const NAMES: [&'static str; 7] = [
-        "analysed",
-        "irrelevant",
-        "robots_disallowed",
-        "blocked",
-        "failed",
-        "too_large",
-        "unsupported",
-    ];
+    pub const NAMES: &[&str] = <Self as strum::VariantNames>::VARIANTS;
 }
 
 #[cfg(test)]

@@ -60,6 +60,11 @@ pub fn search(batch: Uuid, job: Uuid) -> String {
     format!("{}/search.json", job_dir(batch, job))
 }
 
+/// The search stage's record of follow-up round `n` (2 and on).
+pub fn search_round(batch: Uuid, job: Uuid, n: u32) -> String {
+    format!("{}/search-{n}.json", job_dir(batch, job))
+}
+
 /// One analysed source, written by clean, read by synthesize.
 pub fn doc(batch: Uuid, job: Uuid, idx: u32) -> String {
     format!("{}/docs/{idx}.json", job_dir(batch, job))

@@ -1,12 +1,24 @@
 //! Queue names. Every queue lives under a namespace (`trawl` in production) so tests and several
 //! deployments can share one broker without meeting each other's messages.
 
-use std::fmt;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Queue {
     Search,
     Fetch,
+    #[strum(serialize = "fetch.browser")]
     FetchBrowser,
     Clean,
     Synthesize,
@@ -17,27 +29,11 @@ pub enum Queue {
 
 impl Queue {
     /// Every queue, work queues first.
-    pub const ALL: [Queue; 7] = [
-        Queue::Search,
-        Queue::Fetch,
-        Queue::FetchBrowser,
-        Queue::Clean,
-        Queue::Synthesize,
-        Queue::Results,
-        Queue::Dead,
-    ];
+    pub const ALL: &[Queue] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The suffix after the namespace: `trawl.<suffix>`.
     pub fn suffix(self) -> &'static str {
-        match self {
-            Queue::Search => "search",
-            Queue::Fetch => "fetch",
-            Queue::FetchBrowser => "fetch.browser",
-            Queue::Clean => "clean",
-            Queue::Synthesize => "synthesize",
-            Queue::Results => "results",
-            Queue::Dead => "dead",
-        }
+        self.into()
     }
 
     /// The full queue name under `namespace`.
@@ -57,7 +53,21 @@ impl Queue {
 /// The stages of the pipeline, one kind of worker each: the one list that the stage binaries,
 /// `trawl worker`, the embedded fleet, `trawl status` and the monitor go by. (Each stage's
 /// constructor is with its crate; `trawl_cli::stages` maps each kind to it.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum StageKind {
     Search,
     Fetch,
@@ -69,13 +79,7 @@ pub enum StageKind {
 
 impl StageKind {
     /// Every stage, in pipeline order.
-    pub const ALL: [StageKind; 5] = [
-        StageKind::Search,
-        StageKind::Fetch,
-        StageKind::FetchBrowser,
-        StageKind::Clean,
-        StageKind::Synthesize,
-    ];
+    pub const ALL: &[StageKind] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The queue the stage's workers consume.
     pub fn queue(self) -> Queue {
@@ -90,10 +94,7 @@ impl StageKind {
 
     /// The name `trawl worker STAGE` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            StageKind::FetchBrowser => "fetch-browser",
-            other => other.queue().suffix(),
-        }
+        self.into()
     }
 
     /// The stage's own binary.
@@ -126,19 +127,7 @@ impl StageKind {
 
     /// The stage `trawl worker` was given by name.
     pub fn from_name(name: &str) -> Option<StageKind> {
-        StageKind::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
-
-impl fmt::Display for StageKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl fmt::Display for Queue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.suffix())
+        name.parse().ok()
     }
 }
 
@@ -155,7 +144,7 @@ mod tests {
             Some(Queue::FetchBrowser)
         );
         assert_eq!(StageKind::from_name("nope"), None);
-        for stage in StageKind::ALL {
+        for &stage in StageKind::ALL {
             assert_eq!(StageKind::from_name(stage.name()), Some(stage));
         }
     }

@@ -23,6 +23,9 @@ pub struct SearchRecord {
     /// Direct answers written by a provider (Tavily), as (provider, answer).
     pub answers: Vec<(String, String)>,
     pub results: Vec<Scored>,
+    /// The follow-up round this search ran for (`search-<n>.json`); none for the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<crate::Round>,
 }
 
 /// What the question asks, and which searches answer it. A field an older record lacks reads as
@@ -150,6 +153,16 @@ pub struct JobRecord {
     pub context_tokens: usize,
     pub tokenizer: String,
     pub conflicts: usize,
+    /// The follow-up rounds the job ran: why, their searches, and the URLs each selected.
+    pub rounds: Vec<RoundRecord>,
+}
+
+/// One follow-up round as `job.json` lists it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    #[serde(flatten)]
+    pub round: crate::Round,
+    pub selected: Vec<String>,
 }
 
 /// Who wrote a job's report. Spelt in `job.json`, summaries and the API as `llm`, `extractive`,

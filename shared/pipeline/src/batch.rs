@@ -209,7 +209,7 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
         let mut seen = std::collections::HashSet::new();
         names.retain(|n| seen.insert(n.clone()));
     }
-    Ok(SearchTask { query, options })
+    Ok(SearchTask::new(query, options))
 }
 
 /// What a batch's search tasks weigh in the queues, in bytes (their bodies as sent).

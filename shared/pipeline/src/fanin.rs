@@ -173,6 +173,42 @@ pub(crate) async fn extend_job<B: Body>(
     numbered(&ext)
 }
 
+/// Follow-up rounds grow a job as crawled links do, under parent numbers counted down from the
+/// top of the range, far from any source's.
+fn round_parent(n: u32) -> u32 {
+    u32::MAX - n
+}
+
+fn is_round(parent: u32) -> bool {
+    parent >= round_parent(trawl_config::MAX_ROUNDS)
+}
+
+/// Adds follow-up round `n`'s sources to the job, once per round, and returns those granted,
+/// numbered. A round that adds nothing sends the job to synthesis: no outcome will.
+pub(crate) async fn extend_round<B: Body>(
+    rt: &Runtime,
+    env: &Envelope<B>,
+    query: &str,
+    n: u32,
+    found: &[Source],
+) -> Result<Vec<Source>, StageError> {
+    let granted = extend_job(rt, env, round_parent(n), found, u32::MAX).await?;
+    if granted.is_empty() {
+        let now = env.follow(SynthesizeTask {
+            query: query.to_owned(),
+            trigger: Trigger::Complete,
+        });
+        rt.publish(Queue::Synthesize, &now).await?;
+    }
+    Ok(granted)
+}
+
+/// The rounds of research a job has had: its first search, and each follow-up round since.
+pub(crate) async fn rounds(rt: &Runtime, job: &str) -> Result<u32, StageError> {
+    let extensions = rt.store.fanin_extensions(job).await?;
+    Ok(1 + extensions.keys().filter(|p| is_round(**p)).count() as u32)
+}
+
 /// An extension's granted sources with their job-wide numbers.
 fn numbered(ext: &trawl_store::Extension) -> Result<Vec<Source>, StageError> {
     let proposed: Vec<Source> = serde_json::from_slice(&ext.sources).map_err(bad_json)?;

@@ -1,16 +1,18 @@
 //! A job as a stage sees it while handling one of its messages: the one way stages read the
 //! job's meta, grow it, record outcomes, hand work on, decide retry-or-end, and call the LLM
 //! under the batch's budget with spend charged once. Every synthesis trigger starts here: the
-//! deadline armed at submission, a job opened without sources, the last outcome recorded.
+//! deadline armed at submission, a job opened without sources, the last outcome recorded, a
+//! follow-up round that found nothing new.
 //!
 //! The store protocol behind it is [`crate::fanin`] (see `fanin.md`); stages never touch the
-//! fan-in records or the broker settings themselves. A later step of a job (a follow-up
-//! research round, say) is a method here, so it keeps to the same rules.
+//! fan-in records or the broker settings themselves. Follow-up research rounds are methods
+//! here too ([`Job::follow_up`], [`Job::extend_round`], [`Job::rounds`]), so they keep to the
+//! same rules.
 
 use trawl_broker::Queue;
 use trawl_llm::Llm;
 use trawl_messages::envelope::Body;
-use trawl_messages::{Envelope, Source};
+use trawl_messages::{Envelope, JobOptions, Round, SearchTask, Source};
 
 use crate::fanin::{self, JobMeta, OutcomeRecord};
 use crate::results::Counter;
@@ -112,6 +114,46 @@ impl<'a, B: Body> Job<'a, B> {
         fanin::extend_job(self.rt, self.env, parent, found, cap).await
     }
 
+    /// Every source of the job: search's, crawled ones and follow-up rounds'.
+    pub async fn sources(&self) -> Result<Vec<Source>, StageError> {
+        let state = fanin::job_state(self.rt, &self.id()).await?;
+        Ok(state.map(|(meta, _)| meta.sources).unwrap_or_default())
+    }
+
+    /// The rounds of research the job has had so far: its first search, and each follow-up
+    /// round search has run.
+    pub async fn rounds(&self) -> Result<u32, StageError> {
+        fanin::rounds(self.rt, &self.id()).await
+    }
+
+    /// Starts follow-up round `round` of the job (synthesize, once a round's outcomes are in
+    /// and something is still lacking): a search task of the job that carries the round.
+    /// Starting one twice is harmless, since search grows the job once per round.
+    pub async fn follow_up(
+        &self,
+        query: String,
+        options: JobOptions,
+        round: Round,
+    ) -> Result<(), StageError> {
+        let task = SearchTask {
+            round: Some(round),
+            ..SearchTask::new(query, options)
+        };
+        self.send(Queue::Search, task).await
+    }
+
+    /// Grows the job by the sources follow-up round `n` found (search), once per round: a
+    /// redelivered round gets the first call's back, numbered. When the round adds nothing,
+    /// the job goes to synthesis.
+    pub async fn extend_round(
+        &self,
+        query: &str,
+        n: u32,
+        found: &[Source],
+    ) -> Result<Vec<Source>, StageError> {
+        fanin::extend_round(self.rt, self.env, query, n, found).await
+    }
+
     /// Records one source's terminal outcome, exactly once; the job goes to synthesis when it
     /// was the last one in.
     pub async fn record(&self, query: &str, record: OutcomeRecord) -> Result<(), StageError> {
@@ -171,5 +213,78 @@ impl<'a, B: Body> Job<'a, B> {
         }
         let ttl = self.rt.job_ttl();
         Ok(self.rt.store.job_add(&self.id(), &fields, ttl).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use trawl_messages::{SourceKind, SynthesizeTask, Trigger};
+
+    use super::*;
+
+    fn source(url: &str) -> Source {
+        Source {
+            idx: 0,
+            url: url.into(),
+            title: String::new(),
+            snippet: String::new(),
+            provider: "searxng".into(),
+            position: 1,
+            score: 0.5,
+            kind: SourceKind::Page,
+            file_type: None,
+        }
+    }
+
+    /// A synthesis request waiting for the job, if any.
+    async fn trigger(rt: &Runtime) -> Option<Trigger> {
+        let mut consumer = rt.broker.consume(Queue::Synthesize, 1).await.unwrap();
+        let delivery = tokio::time::timeout(Duration::from_millis(200), consumer.next())
+            .await
+            .ok()??;
+        let env = Envelope::<SynthesizeTask>::decode(&delivery.message.body).unwrap();
+        delivery.ack().await.unwrap();
+        Some(env.body.trigger)
+    }
+
+    #[tokio::test]
+    async fn a_follow_up_round_grows_the_job_once_and_an_empty_one_ends_it() {
+        let mut config = trawl_config::Config::default();
+        config.output.url = "memory://".into();
+        let rt = Runtime::embedded(config).unwrap();
+        let task = SearchTask::new("q".into(), JobOptions::default());
+        let env = Envelope::new(
+            uuid::Uuid::now_v7(),
+            uuid::Uuid::now_v7(),
+            chrono::Utc::now() + chrono::Duration::minutes(5),
+            task,
+        );
+        let job = Job::new(&rt, &env);
+        let meta = JobMeta {
+            query: "q".into(),
+            sources: vec![source("http://a.test/")],
+            sub_queries: Vec::new(),
+            data_points: Vec::new(),
+            is_news: false,
+        };
+        job.open(meta).await.unwrap();
+        assert_eq!(job.rounds().await.unwrap(), 1);
+
+        let found = [source("http://b.test/"), source("http://c.test/")];
+        let granted = job.extend_round("q", 2, &found).await.unwrap();
+        assert_eq!(granted.iter().map(|s| s.idx).collect::<Vec<_>>(), [1, 2]);
+        // A redelivered round gets its first call's sources back; the job grows once.
+        let again = job.extend_round("q", 2, &[source("http://d.test/")]).await;
+        assert_eq!(again.unwrap(), granted);
+        assert_eq!(job.rounds().await.unwrap(), 2);
+        assert_eq!(job.sources().await.unwrap().len(), 3);
+        assert_eq!(trigger(&rt).await, None, "outcomes are still to come");
+
+        // A round that finds nothing new sends the job to synthesis, as no outcome will.
+        assert!(job.extend_round("q", 3, &[]).await.unwrap().is_empty());
+        assert_eq!(job.rounds().await.unwrap(), 3);
+        assert_eq!(trigger(&rt).await, Some(Trigger::Complete));
     }
 }

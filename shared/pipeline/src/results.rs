@@ -15,11 +15,14 @@ use crate::{Runtime, StageError};
 
 /// A per-job counter in the store, kept by stage (or by `step: reason` for fallbacks) while the
 /// job runs and read into `job.json` when it ends. Its key in the store is `<kind>.<of>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[cfg_attr(test, derive(strum::VariantArray))]
+#[strum(serialize_all = "snake_case")]
 pub enum Counter {
     /// Handling time, in milliseconds.
     Ms,
     /// Messages handled.
+    #[strum(serialize = "n")]
     Messages,
     TokensIn,
     TokensOut,
@@ -31,38 +34,15 @@ pub enum Counter {
 }
 
 impl Counter {
-    const ALL: [Counter; 7] = [
-        Counter::Ms,
-        Counter::Messages,
-        Counter::TokensIn,
-        Counter::TokensOut,
-        Counter::CostMicro,
-        Counter::Estimated,
-        Counter::Fallback,
-    ];
-
-    fn kind(self) -> &'static str {
-        match self {
-            Counter::Ms => "ms",
-            Counter::Messages => "n",
-            Counter::TokensIn => "tokens_in",
-            Counter::TokensOut => "tokens_out",
-            Counter::CostMicro => "cost_micro",
-            Counter::Estimated => "estimated",
-            Counter::Fallback => "fallback",
-        }
-    }
-
     /// The store key of this counter for `of` (a stage, or a fallback's `step: reason`).
     pub fn key(self, of: &str) -> String {
-        format!("{}.{of}", self.kind())
+        format!("{}.{of}", <&str>::from(self))
     }
 
     /// A store key read back: the counter and what it counts for.
     pub fn parse(key: &str) -> Option<(Counter, &str)> {
         let (kind, of) = key.split_once('.')?;
-        let counter = Counter::ALL.into_iter().find(|c| c.kind() == kind)?;
-        Some((counter, of))
+        Some((kind.parse().ok()?, of))
     }
 }
 
@@ -227,7 +207,7 @@ mod tests {
 
     #[test]
     fn every_counter_reads_back_as_written() {
-        for counter in Counter::ALL {
+        for &counter in <Counter as strum::VariantArray>::VARIANTS {
             let key = counter.key("relevance: timeout");
             assert_eq!(Counter::parse(&key), Some((counter, "relevance: timeout")));
         }

@@ -91,10 +91,7 @@ fn runtime_with(adjust: impl FnOnce(&mut Config)) -> Runtime {
 }
 
 fn task() -> Vec<u8> {
-    let body = SearchTask {
-        query: "q".into(),
-        options: JobOptions::default(),
-    };
+    let body = SearchTask::new("q".into(), JobOptions::default());
     Envelope::new(
         uuid::Uuid::now_v7(),
         uuid::Uuid::now_v7(),

@@ -66,7 +66,8 @@ pub enum StoreError {
 }
 
 /// The caches, each its own key space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Cache {
     Robots,
     /// Search provider answers per (provider, query, page).
@@ -86,30 +87,10 @@ pub enum Cache {
 }
 
 impl Cache {
-    pub const ALL: [Cache; 9] = [
-        Cache::Robots,
-        Cache::Search,
-        Cache::Relevance,
-        Cache::Content,
-        Cache::Llm,
-        Cache::HostLevel,
-        Cache::HostBackoff,
-        Cache::Analysis,
-        Cache::Idempotency,
-    ];
+    pub const ALL: &[Cache] = <Self as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Cache::Robots => "robots",
-            Cache::Search => "search",
-            Cache::Relevance => "relevance",
-            Cache::Content => "content",
-            Cache::Llm => "llm",
-            Cache::HostLevel => "host-level",
-            Cache::HostBackoff => "host-backoff",
-            Cache::Analysis => "analysis",
-            Cache::Idempotency => "idempotency",
-        }
+        self.into()
     }
 }
 

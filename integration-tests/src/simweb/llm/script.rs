@@ -177,6 +177,7 @@ impl Chat {
             Some("query_analysis") => tasks::query_analysis(prompt),
             Some("relevance") => tasks::relevance(prompt),
             Some("select") => tasks::select(prompt),
+            Some("follow_up") => tasks::follow_up(prompt),
             Some("judge") => clean_tasks::judge(prompt),
             Some("analysis") => clean_tasks::analysis(prompt, false),
             Some("analysis_news") => clean_tasks::analysis(prompt, true),

@@ -150,6 +150,26 @@ pub fn data_points(question: &str) -> Vec<String> {
 }
 
 /// `{"intent", "sub_queries", "info_type", "target_data_points", "search_strategy"}`.
+/// `follow_up`: one search per `- ` line under "Missing:", the question's subject words and
+/// what the line says is missing ("no source read states the density" → "… density").
+pub fn follow_up(prompt: &str) -> Value {
+    let question = field(prompt, "Question:").unwrap_or("");
+    let subject = subject_words(question).join(" ");
+    let queries: Vec<String> = (prompt.lines())
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|line| {
+            let what = ["states the ", "covers "]
+                .iter()
+                .find_map(|k| line.split_once(k).map(|(_, w)| w))
+                .unwrap_or(line);
+            let what = what.trim_matches(|c| c == '“' || c == '”');
+            format!("{subject} {what}").trim().to_owned()
+        })
+        .take(3)
+        .collect();
+    json!({ "queries": queries })
+}
+
 pub fn query_analysis(prompt: &str) -> Value {
     let question = field(prompt, "Question:")
         .or_else(|| prompt.lines().map(str::trim).find(|l| !l.is_empty()))

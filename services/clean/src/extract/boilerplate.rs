@@ -141,7 +141,11 @@ pub(crate) struct Measure {
 
 impl Measure {
     pub(crate) fn link_density(self) -> f64 {
-        link_density(self.text, self.links)
+        if self.text == 0 {
+            0.0
+        } else {
+            f64::from(self.links) / f64::from(self.text)
+        }
     }
 }
 
@@ -328,14 +332,6 @@ fn judge(tag: Tag, facts: Facts, m: Measure, classes: bool) -> bool {
     // are measured by their content part.
     let prose = m.text > 500 && (m.links as f64) < 0.3 * m.text as f64;
     !prose
-}
-
-pub(crate) fn link_density(text: u32, links: u32) -> f64 {
-    if text == 0 {
-        0.0
-    } else {
-        f64::from(links) / f64::from(text)
-    }
 }
 
 #[cfg(test)]

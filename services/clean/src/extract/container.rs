@@ -3,7 +3,7 @@
 
 use crate::markdown::dom::{Dom, Tag};
 
-use super::boilerplate::{link_density, Judged};
+use super::boilerplate::Judged;
 
 /// Content containers, most specific first: a body-only class beats `article`,
 /// which beats page-level wrappers like `main` / `#content` (those often hold sidebars).
@@ -104,8 +104,7 @@ pub(super) fn choose(
             .map(|&(e, _)| e)
             .filter(|&e| {
                 let m = judged.measure[e];
-                m.text >= MIN_CONTAINER_TEXT
-                    && link_density(m.text, m.links) < MAX_CONTAINER_LINK_DENSITY
+                m.text >= MIN_CONTAINER_TEXT && m.link_density() < MAX_CONTAINER_LINK_DENSITY
             })
             .max_by_key(|&e| (holds_h1(e), judged.measure[e].text))
     })

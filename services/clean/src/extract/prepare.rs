@@ -294,14 +294,7 @@ fn tag_end(bytes: &[u8], from: usize) -> (usize, Option<usize>) {
 
 /// `</name` followed by whitespace, `/` or `>` at `at`: the end tag of a raw-text element.
 fn is_end_tag(bytes: &[u8], at: usize, name: &[u8]) -> bool {
-    let tag = &bytes[at..];
-    tag.len() > name.len() + 2
-        && tag.starts_with(b"</")
-        && tag[2..2 + name.len()].eq_ignore_ascii_case(name)
-        && matches!(
-            tag[2 + name.len()],
-            b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'
-        )
+    bytes[at..].starts_with(b"</") && is_start_tag(bytes, at + 1, name)
 }
 
 /// Where the raw text of element `name` starting at `from` ends (the `<` of its end tag).
@@ -350,7 +343,8 @@ fn raw_text_end(bytes: &[u8], name: &[u8], from: usize, script: bool) -> usize {
     }
 }
 
-/// `<script` followed by whitespace, `/` or `>` at `at`.
+/// `name` just after `at`, followed by whitespace, `/` or `>`: the start tag `<name` when
+/// `bytes[at]` is `<` (which is not checked).
 fn is_start_tag(bytes: &[u8], at: usize, name: &[u8]) -> bool {
     let tag = &bytes[at..];
     tag.len() > name.len() + 1

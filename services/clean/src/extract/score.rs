@@ -106,13 +106,9 @@ fn last_char(dom: &Dom<'_>, e: usize) -> Option<char> {
 pub(crate) fn choose(dom: &Dom<'_>, j: &Judged, body: usize) -> Option<Choice> {
     let (score, scored) = scores(dom, j, body);
     let adjusted = |e: usize| score[e] * (1.0 - j.measure[e].link_density());
-    let (mut top, top_score) = scored.iter().map(|&e| (e, adjusted(e))).fold(
-        None,
-        |best: Option<(usize, f64)>, (e, s)| match best {
-            Some((_, b)) if b >= s => best,
-            _ => Some((e, s)),
-        },
-    )?;
+    // The first of equal scores wins.
+    let (mut top, top_score) = (scored.iter().map(|&e| (e, adjusted(e))))
+        .reduce(|best, next| if best.1 >= next.1 { best } else { next })?;
     // A lone child says nothing its parent doesn't; widen so siblings can join.
     while let Some(parent) = dom.parent(top) {
         if matches!(dom.tag(parent), Tag::Body | Tag::Html)
@@ -122,14 +118,11 @@ pub(crate) fn choose(dom: &Dom<'_>, j: &Judged, body: usize) -> Option<Choice> {
         }
         top = parent;
     }
-    let parent = match dom.parent(top) {
-        Some(p) if dom.tag(p) != Tag::Html => p,
-        _ => {
-            return Some(Choice {
-                root: top,
-                keep: Vec::new(),
-            })
-        }
+    let Some(parent) = dom.parent(top).filter(|&p| dom.tag(p) != Tag::Html) else {
+        return Some(Choice {
+            root: top,
+            keep: Vec::new(),
+        });
     };
     // Siblings that score well or read like article paragraphs belong to the article.
     let threshold = (top_score * 0.2).max(10.0);

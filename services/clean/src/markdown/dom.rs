@@ -9,9 +9,12 @@
 use scraper::{ElementRef, Node};
 
 /// Element names the extractor and the renderer tell apart; everything else is [`Tag::Other`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString)]
+#[strum(serialize_all = "lowercase")]
 pub(crate) enum Tag {
+    #[strum(disabled)]
     Text,
+    #[strum(disabled)]
     Other,
     Html,
     Head,
@@ -97,91 +100,11 @@ pub(crate) enum Tag {
 
 impl Tag {
     fn of(name: &str) -> Tag {
-        match name {
-            "html" => Tag::Html,
-            "head" => Tag::Head,
-            "body" => Tag::Body,
-            "title" => Tag::Title,
-            "meta" => Tag::Meta,
-            "link" => Tag::Link,
-            "base" => Tag::Base,
-            "p" => Tag::P,
-            "div" => Tag::Div,
-            "section" => Tag::Section,
-            "article" => Tag::Article,
-            "main" => Tag::Main,
-            "header" => Tag::Header,
-            "footer" => Tag::Footer,
-            "aside" => Tag::Aside,
-            "nav" => Tag::Nav,
-            "figure" => Tag::Figure,
-            "figcaption" => Tag::Figcaption,
-            "address" => Tag::Address,
-            "details" => Tag::Details,
-            "summary" => Tag::Summary,
-            "dl" => Tag::Dl,
-            "dt" => Tag::Dt,
-            "dd" => Tag::Dd,
-            "center" => Tag::Center,
-            "hgroup" => Tag::Hgroup,
-            "form" => Tag::Form,
-            "fieldset" => Tag::Fieldset,
-            "li" => Tag::Li,
-            "ul" => Tag::Ul,
-            "ol" => Tag::Ol,
-            "table" => Tag::Table,
-            "thead" => Tag::Thead,
-            "tbody" => Tag::Tbody,
-            "tfoot" => Tag::Tfoot,
-            "tr" => Tag::Tr,
-            "td" => Tag::Td,
-            "th" => Tag::Th,
-            "caption" => Tag::Caption,
-            "legend" => Tag::Legend,
-            "option" => Tag::Option,
-            "h1" => Tag::H1,
-            "h2" => Tag::H2,
-            "h3" => Tag::H3,
-            "h4" => Tag::H4,
-            "h5" => Tag::H5,
-            "h6" => Tag::H6,
-            "pre" => Tag::Pre,
-            "code" => Tag::Code,
-            "kbd" => Tag::Kbd,
-            "samp" => Tag::Samp,
-            "tt" => Tag::Tt,
-            "em" => Tag::Em,
-            "i" => Tag::I,
-            "cite" => Tag::Cite,
-            "dfn" => Tag::Dfn,
-            "strong" => Tag::Strong,
-            "b" => Tag::B,
-            "a" => Tag::A,
-            "br" => Tag::Br,
-            "hr" => Tag::Hr,
-            "blockquote" => Tag::Blockquote,
-            "span" => Tag::Span,
-            "font" => Tag::Font,
-            "svg" => Tag::Svg,
-            "math" => Tag::Math,
-            "canvas" => Tag::Canvas,
-            "iframe" => Tag::Iframe,
-            "object" => Tag::Object,
-            "embed" => Tag::Embed,
-            "video" => Tag::Video,
-            "audio" => Tag::Audio,
-            "img" => Tag::Img,
-            "picture" => Tag::Picture,
-            "input" => Tag::Input,
-            "select" => Tag::Select,
-            "textarea" => Tag::Textarea,
-            "button" => Tag::Button,
-            "map" => Tag::Map,
-            "dialog" => Tag::Dialog,
-            _ => Tag::Other,
-        }
+        name.parse().unwrap_or(Tag::Other)
     }
+}
 
+impl Tag {
     /// Heading level 1–6, 0 for anything else.
     pub(crate) fn heading_level(self) -> usize {
         match self {
@@ -335,13 +258,7 @@ impl<'a> Dom<'a> {
 
     /// All text below `i` (skipped nodes included), concatenated as written.
     pub(crate) fn text_of(&self, i: usize) -> String {
-        let mut out = String::new();
-        for j in i..self.end(i) {
-            if let Data::Text(t) = self.items[j].data {
-                out.push_str(t);
-            }
-        }
-        out
+        (i..self.end(i)).filter_map(|j| self.text(j)).collect()
     }
 }
 

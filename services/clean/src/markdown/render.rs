@@ -50,6 +50,13 @@ impl Cx<'_, '_> {
         }
     }
 
+    /// Children as a block of their own: a paragraph break before and after.
+    fn block_children(&self, el: usize, w: &mut Writer, depth: usize) {
+        w.flush();
+        self.children(el, w, depth);
+        w.flush();
+    }
+
     /// Render children into a fresh writer (for constructs that post-process their content).
     fn sub(&self, el: usize, depth: usize) -> Writer {
         let mut w = Writer::default();
@@ -83,9 +90,7 @@ impl Cx<'_, '_> {
         }
         match tag {
             Tag::Ul | Tag::Ol | Tag::Blockquote if self.nested_blocks(e) >= MAX_NESTED_BLOCKS => {
-                w.flush();
-                self.children(e, w, depth);
-                w.flush();
+                self.block_children(e, w, depth)
             }
             Tag::Br => w.line_break(),
             Tag::Hr => w.block("---".into(), false),
@@ -153,11 +158,7 @@ impl Cx<'_, '_> {
                     None => self.wrap_inline(w, sub, |s| s),
                 }
             }
-            _ if is_block(tag) => {
-                w.flush();
-                self.children(e, w, depth);
-                w.flush();
-            }
+            _ if is_block(tag) => self.block_children(e, w, depth),
             _ => self.children(e, w, depth),
         }
     }
@@ -335,10 +336,7 @@ impl Cx<'_, '_> {
         let nested = (e + 1..dom.end(e)).any(|d| dom.tag(d) == Tag::Table);
         if cols < 2 || nested {
             // Layout table: its cells are just page regions.
-            w.flush();
-            self.children(e, w, depth);
-            w.flush();
-            return;
+            return self.block_children(e, w, depth);
         }
         let mut out = Vec::new();
         if let Some(cap) = dom.child_elements(e).find(|&c| dom.tag(c) == Tag::Caption) {

@@ -3,13 +3,10 @@
 //! every answer in `{"code","log_id","msg","data"}` and may report a failure in `code` even
 //! when the HTTP status is 200.
 
-use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    json_body, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage,
-};
+use super::{json, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage};
 
 const NAME: &str = "bocha";
 /// Bocha accepts `count` from 1 to 50.
@@ -88,9 +85,16 @@ fn body_error(code: Option<&serde_json::Value>) -> Option<ProviderError> {
     }
 }
 
-impl Bocha {
-    /// The request for one page; separate so tests can inspect what is sent.
-    fn build(&self, http: &reqwest::Client, request: &PageRequest<'_>) -> reqwest::RequestBuilder {
+impl Provider for Bocha {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn request(
+        &self,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
+    ) -> Result<Option<reqwest::RequestBuilder>, ProviderError> {
         let body = json!({
             "query": request.query,
             "freshness": freshness(request.freshness),
@@ -104,28 +108,11 @@ impl Bocha {
         if let Some(key) = &self.0.api_key {
             builder = builder.bearer_auth(key);
         }
-        builder
-    }
-}
-
-#[async_trait]
-impl Provider for Bocha {
-    fn name(&self) -> &'static str {
-        NAME
+        Ok(Some(builder))
     }
 
-    async fn page(
-        &self,
-        http: &reqwest::Client,
-        request: &PageRequest<'_>,
-    ) -> Result<ResultPage, ProviderError> {
-        let response = self
-            .build(http, request)
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
-        ProviderError::check_status(NAME, &response)?;
-        let body: Envelope = json_body(NAME, response).await?;
+    fn read(&self, body: &[u8], request: &PageRequest<'_>) -> Result<ResultPage, ProviderError> {
+        let body: Envelope = json(NAME, body)?;
         if let Some(e) = body_error(body.code.as_ref()) {
             return Err(e);
         }
@@ -136,19 +123,14 @@ impl Provider for Bocha {
         let asked = count(request);
         let more = pages.value.len() >= asked as usize
             && u64::from(request.page.max(1)) * u64::from(asked) < pages.total_estimated_matches;
-        Ok(ResultPage {
-            hits: pages
-                .value
-                .into_iter()
-                .map(|p| Hit {
-                    url: p.url,
-                    title: p.name,
-                    snippet: p.summary.filter(|s| !s.is_empty()).unwrap_or(p.snippet),
-                })
-                .collect(),
-            answer: None,
-            more,
-        })
+        let hits = (pages.value.into_iter())
+            .map(|p| Hit {
+                url: p.url,
+                title: p.name,
+                snippet: p.summary.filter(|s| !s.is_empty()).unwrap_or(p.snippet),
+            })
+            .collect();
+        Ok(ResultPage::of(hits, more))
     }
 }
 
@@ -160,21 +142,23 @@ mod tests {
     #[tokio::test]
     async fn bocha_pages_and_errors() {
         let web = simweb().await;
-        let p = Bocha(endpoint(&web, "bocha", Some("test-key")));
+        let p: &dyn Provider = &Bocha(endpoint(&web, "bocha", Some("test-key")));
         let keyless = Bocha(endpoint(&web, "bocha", None));
-        contract(&p, Some(&keyless), Expect::keyed("test-key")).await;
+        contract(p, Some(&keyless), Expect::keyed("test-key")).await;
     }
 
     #[tokio::test]
     async fn bocha_sends_freshness() {
         let web = simweb().await;
-        let p = Bocha(endpoint(&web, "bocha", Some("test-key")));
+        let p: &dyn Provider = &Bocha(endpoint(&web, "bocha", Some("test-key")));
         let q = question();
         let mut req = request(&q.query, 1);
         req.freshness = Freshness::Week;
         // simweb echoes the freshness it received in `queryContext`.
         let raw: serde_json::Value = p
-            .build(&http(), &req)
+            .request(&http(), &req)
+            .unwrap()
+            .unwrap()
             .send()
             .await
             .unwrap()

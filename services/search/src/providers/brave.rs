@@ -1,12 +1,13 @@
 //! Brave Search API: `GET {base}/res/v1/web/search` (or `/res/v1/news/search` for news) with
 //! `q`, `count`, `offset` (a page *index* 0–9, not a result offset) and `freshness=pd|pw|pm|py`,
-//! authenticated by the `X-Subscription-Token` header.
+//! authenticated by the `X-Subscription-Token` header. Brave marks matched words with `<strong>`
+//! and escapes the rest as HTML; hits carry plain text.
 
-use async_trait::async_trait;
 use serde::Deserialize;
 
+use super::duckduckgo::text;
 use super::{
-    json_body, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage,
+    json, secret, window, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage,
 };
 
 const NAME: &str = "brave";
@@ -52,17 +53,6 @@ struct Result {
     description: String,
 }
 
-/// Brave's freshness codes: past day/week/month/year.
-fn freshness(f: Freshness) -> Option<&'static str> {
-    match f {
-        Freshness::Any => None,
-        Freshness::Day => Some("pd"),
-        Freshness::Week => Some("pw"),
-        Freshness::Month => Some("pm"),
-        Freshness::Year => Some("py"),
-    }
-}
-
 /// Results asked per page, within the vertical's limit.
 fn count(request: &PageRequest<'_>) -> u32 {
     let max = if request.news {
@@ -73,9 +63,20 @@ fn count(request: &PageRequest<'_>) -> u32 {
     request.per_page.clamp(1, max)
 }
 
-impl Brave {
-    /// The request for one page; separate so tests can inspect what is sent.
-    fn build(&self, http: &reqwest::Client, request: &PageRequest<'_>) -> reqwest::RequestBuilder {
+impl Provider for Brave {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn request(
+        &self,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
+    ) -> std::result::Result<Option<reqwest::RequestBuilder>, ProviderError> {
+        if request.page > MAX_PAGES {
+            // Brave would answer 422 for offset > 9; past its last page there is simply nothing.
+            return Ok(None);
+        }
         let path = if request.news {
             "/res/v1/news/search"
         } else {
@@ -86,42 +87,26 @@ impl Brave {
             ("count", count(request).to_string()),
             ("offset", request.page.saturating_sub(1).to_string()),
         ];
-        if let Some(f) = freshness(request.freshness) {
-            query.push(("freshness", f.to_owned()));
+        // Past day/week/month/year: pd, pw, pm, py.
+        if let Some(w) = window(request.freshness) {
+            query.push(("freshness", format!("p{}", &w[..1])));
         }
         let mut builder = http
             .get(format!("{}{path}", self.0.base_url))
             .header(reqwest::header::ACCEPT, "application/json")
             .query(&query);
         if let Some(key) = &self.0.api_key {
-            builder = builder.header("X-Subscription-Token", key);
+            builder = builder.header("X-Subscription-Token", secret(NAME, key)?);
         }
-        builder
-    }
-}
-
-#[async_trait]
-impl Provider for Brave {
-    fn name(&self) -> &'static str {
-        NAME
+        Ok(Some(builder))
     }
 
-    async fn page(
+    fn read(
         &self,
-        http: &reqwest::Client,
+        body: &[u8],
         request: &PageRequest<'_>,
     ) -> std::result::Result<ResultPage, ProviderError> {
-        if request.page > MAX_PAGES {
-            // Brave would answer 422 for offset > 9; past its last page there is simply nothing.
-            return Ok(ResultPage::default());
-        }
-        let response = self
-            .build(http, request)
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
-        ProviderError::check_status(NAME, &response)?;
-        let body: Response = json_body(NAME, response).await?;
+        let body: Response = json(NAME, body)?;
         let results = match (body.web, body.results) {
             (Some(web), _) => web.results,
             (None, Some(results)) => results,
@@ -131,39 +116,15 @@ impl Provider for Brave {
         let more = request.page < MAX_PAGES
             && results.len() >= count(request) as usize
             && body.query.is_some_and(|q| q.more_results_available);
-        Ok(ResultPage {
-            hits: results
-                .into_iter()
-                .map(|r| Hit {
-                    url: r.url,
-                    title: strip_tags(&r.title),
-                    snippet: strip_tags(&r.description),
-                })
-                .collect(),
-            answer: None,
-            more,
-        })
+        let hits = (results.into_iter())
+            .map(|r| Hit {
+                url: r.url,
+                title: text(&r.title),
+                snippet: text(&r.description),
+            })
+            .collect();
+        Ok(ResultPage::of(hits, more))
     }
-}
-
-/// Brave marks matched words with `<strong>` and escapes the rest as HTML; hits carry plain text.
-fn strip_tags(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut in_tag = false;
-    for c in s.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            _ if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    out.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#x27;", "'")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
 }
 
 #[cfg(test)]
@@ -172,13 +133,14 @@ mod tests {
         contract, endpoint, http, question, request, simweb, Expect, Pages,
     };
     use super::*;
+    use crate::providers::Freshness;
 
     #[tokio::test]
     async fn brave_pages_and_errors() {
         let web = simweb().await;
-        let p = Brave(endpoint(&web, "brave", Some("test-key")));
+        let p: &dyn Provider = &Brave(endpoint(&web, "brave", Some("test-key")));
         let keyless = Brave(endpoint(&web, "brave", None));
-        let Pages { first, .. } = contract(&p, Some(&keyless), Expect::keyed("test-key")).await;
+        let Pages { first, .. } = contract(p, Some(&keyless), Expect::keyed("test-key")).await;
         assert!(first
             .hits
             .iter()
@@ -197,13 +159,15 @@ mod tests {
     #[tokio::test]
     async fn brave_sends_freshness_and_strips_tags() {
         let web = simweb().await;
-        let p = Brave(endpoint(&web, "brave", Some("test-key")));
+        let p: &dyn Provider = &Brave(endpoint(&web, "brave", Some("test-key")));
         let q = question();
         let mut req = request(&q.query, 1);
         req.freshness = Freshness::Week;
         // simweb echoes the freshness it received in the `query` object.
         let raw: serde_json::Value = p
-            .build(&http(), &req)
+            .request(&http(), &req)
+            .unwrap()
+            .unwrap()
             .send()
             .await
             .unwrap()
@@ -215,9 +179,6 @@ mod tests {
         assert!(described.contains("<strong>"), "{described}");
         let page = p.page(&http(), &req).await.unwrap();
         assert!(!page.hits[0].snippet.contains("<strong>"));
-        assert_eq!(
-            strip_tags("a <strong>b</strong> &amp; c&#x27;s"),
-            "a b & c's"
-        );
+        assert_eq!(text("a <strong>b</strong> &amp; c&#x27;s"), "a b & c's");
     }
 }

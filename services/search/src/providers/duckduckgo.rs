@@ -5,10 +5,9 @@
 //! A small string scanner reads it (trawl-search has no HTML parser, and these pages are
 //! regular enough). The HTML endpoint has no news vertical, so `news` asks for web results.
 
-use async_trait::async_trait;
 use reqwest::header::{CONTENT_TYPE, REFERER};
 
-use super::{Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage};
+use super::{window, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage};
 
 const NAME: &str = "duckduckgo";
 const ANCHOR: &str = "class=\"result__a\"";
@@ -16,55 +15,40 @@ const SNIPPET: &str = "class=\"result__snippet\"";
 
 pub struct DuckDuckGo(pub Endpoint);
 
-#[async_trait]
 impl Provider for DuckDuckGo {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    async fn page(
+    fn request(
         &self,
         http: &reqwest::Client,
         request: &PageRequest<'_>,
-    ) -> Result<ResultPage, ProviderError> {
-        let per_page = request.per_page.max(1);
-        let offset = (request.page.max(1) - 1) * per_page;
-        let df = match request.freshness {
-            Freshness::Any => "",
-            Freshness::Day => "d",
-            Freshness::Week => "w",
-            Freshness::Month => "m",
-            Freshness::Year => "y",
-        };
-        // Built to a String before the await: the serializer is not Send.
-        let form = {
-            let mut form = url::form_urlencoded::Serializer::new(String::new());
-            form.append_pair("q", request.query).append_pair("b", "");
-            if offset > 0 {
-                // The hidden fields of DDG's own "Next" form.
-                form.append_pair("s", &offset.to_string())
-                    .append_pair("dc", &(offset + 1).to_string())
-                    .append_pair("v", "l")
-                    .append_pair("o", "json")
-                    .append_pair("api", "d.js");
-            }
-            form.append_pair("df", df).finish()
-        };
-        let response = http
-            .post(format!("{}/html/", self.0.base_url))
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(REFERER, format!("{}/", self.0.base_url))
-            .body(form)
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
-        ProviderError::check_status(NAME, &response)?;
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
-        let mut page = parse(&String::from_utf8_lossy(&bytes))?;
-        page.hits.truncate(per_page as usize);
+    ) -> Result<Option<reqwest::RequestBuilder>, ProviderError> {
+        let offset = (request.page.max(1) - 1) * request.per_page.max(1);
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.append_pair("q", request.query).append_pair("b", "");
+        if offset > 0 {
+            // The hidden fields of DDG's own "Next" form.
+            form.append_pair("s", &offset.to_string())
+                .append_pair("dc", &(offset + 1).to_string())
+                .append_pair("v", "l")
+                .append_pair("o", "json")
+                .append_pair("api", "d.js");
+        }
+        // `df` is the window's initial: d, w, m or y.
+        form.append_pair("df", window(request.freshness).map_or("", |w| &w[..1]));
+        Ok(Some(
+            (http.post(format!("{}/html/", self.0.base_url)))
+                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(REFERER, format!("{}/", self.0.base_url))
+                .body(form.finish()),
+        ))
+    }
+
+    fn read(&self, body: &[u8], request: &PageRequest<'_>) -> Result<ResultPage, ProviderError> {
+        let mut page = parse(&String::from_utf8_lossy(body))?;
+        page.hits.truncate(request.per_page.max(1) as usize);
         Ok(page)
     }
 }
@@ -176,7 +160,7 @@ fn real_url(href: &str) -> Option<String> {
 }
 
 /// Inner HTML to text: tags dropped, entities decoded, whitespace collapsed.
-fn text(inner: &str) -> String {
+pub(super) fn text(inner: &str) -> String {
     let mut stripped = String::with_capacity(inner.len());
     let mut in_tag = false;
     for c in inner.chars() {
@@ -248,8 +232,8 @@ mod tests {
     #[tokio::test]
     async fn duckduckgo_pages_and_errors() {
         let web = simweb().await;
-        let p = DuckDuckGo(endpoint(&web, "duckduckgo", None));
-        let Pages { first, second } = contract(&p, None, Expect::keyless()).await;
+        let p: &dyn Provider = &DuckDuckGo(endpoint(&web, "duckduckgo", None));
+        let Pages { first, second } = contract(p, None, Expect::keyless()).await;
         assert!(first.hits.iter().all(|h| !h.title.is_empty()
             && !h.snippet.is_empty()
             && !h.snippet.contains('<')

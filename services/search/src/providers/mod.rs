@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use trawl_messages::ProviderName;
 
-use async_trait::async_trait;
+use reqwest::header::HeaderValue;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
@@ -54,6 +54,17 @@ pub struct Hit {
     pub snippet: String,
 }
 
+impl Hit {
+    /// A hit, unless the entry has no URL (story clusters, knowledge cards).
+    pub(crate) fn new(url: Option<String>, title: String, snippet: String) -> Option<Hit> {
+        Some(Hit {
+            url: url.filter(|u| !u.is_empty())?,
+            title,
+            snippet,
+        })
+    }
+}
+
 /// One page of a provider's answer.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultPage {
@@ -87,6 +98,16 @@ pub enum ProviderError {
     },
 }
 
+impl ResultPage {
+    pub(crate) fn of(hits: Vec<Hit>, more: bool) -> ResultPage {
+        ResultPage {
+            hits,
+            answer: None,
+            more,
+        }
+    }
+}
+
 impl ProviderError {
     /// The bounded metric label of this error.
     pub fn label(&self) -> &'static str {
@@ -99,64 +120,55 @@ impl ProviderError {
         }
     }
 
-    /// Classifies a reqwest failure.
-    pub(crate) fn from_reqwest(provider: &'static str, e: &reqwest::Error) -> ProviderError {
+    /// Classifies a reqwest failure. The URL is left out: a provider that takes its key in the
+    /// query string must not leak it.
+    fn from_reqwest(provider: &'static str, e: reqwest::Error) -> ProviderError {
         if e.is_timeout() {
             ProviderError::Timeout { provider }
         } else {
             ProviderError::Request {
                 provider,
-                reason: trawl_pipeline::error::describe(e),
+                reason: trawl_pipeline::error::describe(&e.without_url()),
             }
         }
     }
-
-    /// Checks a response's status: 429 (with `Retry-After` seconds) and other non-2xx are errors.
-    pub(crate) fn check_status(
-        provider: &'static str,
-        response: &reqwest::Response,
-    ) -> Result<(), ProviderError> {
-        let status = response.status();
-        if status.as_u16() == 429 {
-            let retry_after = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            return Err(ProviderError::RateLimited {
-                provider,
-                retry_after,
-            });
-        }
-        if !status.is_success() {
-            return Err(ProviderError::Status {
-                provider,
-                status: status.as_u16(),
-            });
-        }
-        Ok(())
-    }
 }
 
-/// Reads a JSON body, turning a body that is not the expected JSON (HTML error pages, truncated
-/// bodies) into [`ProviderError::Malformed`].
-pub(crate) async fn json_body<T: serde::de::DeserializeOwned>(
+/// Parses a JSON body, turning a body that is not the expected JSON (HTML error pages,
+/// truncated bodies) into [`ProviderError::Malformed`].
+pub(crate) fn json<T: serde::de::DeserializeOwned>(
     provider: &'static str,
-    response: reqwest::Response,
+    body: &[u8],
 ) -> Result<T, ProviderError> {
-    // Without the URL: a provider that takes its key in the query string must not leak it.
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| ProviderError::from_reqwest(provider, &e.without_url()))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).replace('\n', " ");
+    serde_json::from_slice(body).map_err(|e| {
+        let head = String::from_utf8_lossy(&body[..body.len().min(80)]).replace('\n', " ");
         ProviderError::Malformed {
             provider,
             reason: format!("{e} (body starts {head:?})"),
         }
     })
+}
+
+/// A header value that carries a secret: marked sensitive, and refused without showing it
+/// (errors end up in logs and search.json).
+pub(crate) fn secret(provider: &'static str, value: &str) -> Result<HeaderValue, ProviderError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| ProviderError::Request {
+        provider,
+        reason: "the API key is not a valid header value".into(),
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// The window's name as most providers spell it (`day` … `year`); `None` for any time.
+pub(crate) fn window(freshness: Freshness) -> Option<&'static str> {
+    match freshness {
+        Freshness::Any => None,
+        Freshness::Day => Some("day"),
+        Freshness::Week => Some("week"),
+        Freshness::Month => Some("month"),
+        Freshness::Year => Some("year"),
+    }
 }
 
 /// Where a provider lives and how it authenticates.
@@ -167,15 +179,58 @@ pub struct Endpoint {
     pub api_key: Option<String>,
 }
 
-#[async_trait]
+/// One provider's wire format: the request for a page and the page in its answer. Sending,
+/// status codes and errors are [`page`](trait.Provider.html#method.page)'s, the same for all.
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
-    /// One page of results.
-    async fn page(
+    /// The request for one page; `None` when the provider has no such page (past its last), so
+    /// nothing is sent.
+    fn request(
         &self,
         http: &reqwest::Client,
         request: &PageRequest<'_>,
-    ) -> Result<ResultPage, ProviderError>;
+    ) -> Result<Option<reqwest::RequestBuilder>, ProviderError>;
+    /// The page in a successful answer's body.
+    fn read(&self, body: &[u8], request: &PageRequest<'_>) -> Result<ResultPage, ProviderError>;
+    /// Whether an error answer is the provider's way of saying the list has ended.
+    fn ended(&self, _status: u16, _body: &[u8]) -> bool {
+        false
+    }
+}
+
+impl dyn Provider + '_ {
+    /// One page of results: a 429 (with `Retry-After` seconds) and any other non-2xx answer are
+    /// errors, unless the provider says the answer [ends](Provider::ended) the list.
+    pub async fn page(
+        &self,
+        http: &reqwest::Client,
+        request: &PageRequest<'_>,
+    ) -> Result<ResultPage, ProviderError> {
+        let provider = self.name();
+        let Some(builder) = self.request(http, request)? else {
+            return Ok(ResultPage::default());
+        };
+        let fail = |e| ProviderError::from_reqwest(provider, e);
+        let response = builder.send().await.map_err(fail)?;
+        let status = response.status();
+        let retry_after = (response.headers().get(reqwest::header::RETRY_AFTER))
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = response.bytes().await.map_err(fail)?;
+        match status.as_u16() {
+            _ if status.is_success() => self.read(&body, request),
+            code if self.ended(code, &body) => Ok(ResultPage::default()),
+            429 => Err(ProviderError::RateLimited {
+                provider,
+                retry_after,
+            }),
+            code => Err(ProviderError::Status {
+                provider,
+                status: code,
+            }),
+        }
+    }
 }
 
 /// Each provider's public endpoint and conventional key variable.
@@ -427,8 +482,9 @@ mod tests {
     #[test]
     fn the_submittable_providers_are_the_ones_built_here() {
         let config = trawl_config::SearchConfig::default();
-        let env: BTreeMap<String, String> = (ProviderName::ALL.into_iter())
-            .filter_map(|p| defaults(p).1)
+        let env: BTreeMap<String, String> = ProviderName::ALL
+            .iter()
+            .filter_map(|&p| defaults(p).1)
             .map(|var| (var.to_owned(), "k".to_owned()))
             .collect();
         for name in trawl_messages::PROVIDERS {
@@ -440,11 +496,11 @@ mod tests {
     #[tokio::test]
     async fn searxng_pages_and_errors() {
         let web = simweb().await;
-        let p = searxng::Searxng(Endpoint {
+        let p: &dyn Provider = &searxng::Searxng(Endpoint {
             base_url: web.base_url(),
             api_key: None,
         });
-        contract(&p, None, Expect::keyless()).await;
+        contract(p, None, Expect::keyless()).await;
     }
 
     #[test]

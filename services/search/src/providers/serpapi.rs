@@ -3,14 +3,11 @@
 //! `news_results`; `serpapi_pagination.next` says whether another page exists. A 200 whose
 //! `error` is "Google hasn't returned any results" is an empty answer, not a failure.
 //!
-//! The key travels in the URL, and reqwest puts the URL into its error messages, so every
-//! reqwest error here is stripped of its URL and the body is read here rather than through
-//! `json_body` (whose read errors would carry the URL).
+//! The key travels in the URL; [`Provider::page`] keeps URLs out of its errors.
 
-use async_trait::async_trait;
 use serde::Deserialize;
 
-use super::{serper::tbs, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage};
+use super::{json, serper::tbs, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage};
 
 const NAME: &str = "serpapi";
 
@@ -41,21 +38,16 @@ struct Pagination {
     next: Option<String>,
 }
 
-fn from_reqwest(e: reqwest::Error) -> ProviderError {
-    ProviderError::from_reqwest(NAME, &e.without_url())
-}
-
-#[async_trait]
 impl Provider for SerpApi {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    async fn page(
+    fn request(
         &self,
         http: &reqwest::Client,
         request: &PageRequest<'_>,
-    ) -> Result<ResultPage, ProviderError> {
+    ) -> Result<Option<reqwest::RequestBuilder>, ProviderError> {
         let num = request.per_page.clamp(1, 100);
         let mut query = vec![
             ("engine", "google".to_owned()),
@@ -67,26 +59,18 @@ impl Provider for SerpApi {
             query.push(("tbm", "nws".to_owned()));
         }
         if let Some(tbs) = tbs(request.freshness) {
-            query.push(("tbs", tbs.to_owned()));
+            query.push(("tbs", tbs));
         }
         if let Some(key) = &self.0.api_key {
             query.push(("api_key", key.clone()));
         }
-        let response = http
-            .get(format!("{}/search.json", self.0.base_url))
-            .query(&query)
-            .send()
-            .await
-            .map_err(from_reqwest)?;
-        ProviderError::check_status(NAME, &response)?;
-        let bytes = response.bytes().await.map_err(from_reqwest)?;
-        let body: Response = serde_json::from_slice(&bytes).map_err(|e| {
-            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).replace('\n', " ");
-            ProviderError::Malformed {
-                provider: NAME,
-                reason: format!("{e} (body starts {head:?})"),
-            }
-        })?;
+        Ok(Some(
+            (http.get(format!("{}/search.json", self.0.base_url))).query(&query),
+        ))
+    }
+
+    fn read(&self, body: &[u8], request: &PageRequest<'_>) -> Result<ResultPage, ProviderError> {
+        let body: Response = json(NAME, body)?;
         let items = if request.news {
             body.news_results
         } else {
@@ -104,20 +88,10 @@ impl Provider for SerpApi {
         }
         let hits: Vec<Hit> = items
             .into_iter()
-            .filter_map(|i| {
-                Some(Hit {
-                    url: i.link.filter(|l| !l.is_empty())?,
-                    title: i.title,
-                    snippet: i.snippet,
-                })
-            })
+            .filter_map(|i| Hit::new(i.link, i.title, i.snippet))
             .collect();
         let more = !hits.is_empty() && body.serpapi_pagination.and_then(|p| p.next).is_some();
-        Ok(ResultPage {
-            hits,
-            answer: None,
-            more,
-        })
+        Ok(ResultPage::of(hits, more))
     }
 }
 
@@ -129,9 +103,9 @@ mod tests {
     #[tokio::test]
     async fn serpapi_pages_and_errors() {
         let web = simweb().await;
-        let p = SerpApi(endpoint(&web, "serpapi", Some("test-key")));
+        let p: &dyn Provider = &SerpApi(endpoint(&web, "serpapi", Some("test-key")));
         let keyless = SerpApi(endpoint(&web, "serpapi", None));
-        contract(&p, Some(&keyless), Expect::keyed("test-key")).await;
+        contract(p, Some(&keyless), Expect::keyed("test-key")).await;
 
         let q = question();
         let mut news = request(&q.query, 1);
@@ -144,7 +118,7 @@ mod tests {
     async fn serpapi_errors_never_show_the_key() {
         // Nothing listens on port 9 of loopback in the test environment: a connect error, whose
         // reqwest message would name the URL (and so the key) if it were not stripped.
-        let p = SerpApi(super::super::Endpoint {
+        let p: &dyn Provider = &SerpApi(super::super::Endpoint {
             base_url: "http://127.0.0.1:9".into(),
             api_key: Some("secret-key-123".into()),
         });

@@ -2,13 +2,12 @@
 //! a JSON body `{"q", "num", "page", "tbs"}`. Google's results come back under `organic` (news
 //! under `news`). Serper has no "next page" field, so a clearly short page ends the paging.
 
-use async_trait::async_trait;
-use reqwest::header::HeaderValue;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{
-    json_body, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage,
+    json, secret, window, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError,
+    ResultPage,
 };
 
 const NAME: &str = "serper";
@@ -34,23 +33,20 @@ struct Item {
 }
 
 /// Google's `tbs` time filter, shared with SerpApi, which passes the same parameter through.
-pub(super) fn tbs(freshness: Freshness) -> Option<&'static str> {
-    match freshness {
-        Freshness::Any => None,
-        Freshness::Day => Some("qdr:d"),
-        Freshness::Week => Some("qdr:w"),
-        Freshness::Month => Some("qdr:m"),
-        Freshness::Year => Some("qdr:y"),
-    }
+pub(super) fn tbs(freshness: Freshness) -> Option<String> {
+    window(freshness).map(|w| format!("qdr:{}", &w[..1]))
 }
 
-impl Serper {
-    /// The request for one page; separate from `page` so the tests can see what simweb received.
-    fn build(
+impl Provider for Serper {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn request(
         &self,
         http: &reqwest::Client,
         request: &PageRequest<'_>,
-    ) -> Result<reqwest::RequestBuilder, ProviderError> {
+    ) -> Result<Option<reqwest::RequestBuilder>, ProviderError> {
         let path = if request.news { "news" } else { "search" };
         let mut body = json!({
             "q": request.query,
@@ -63,36 +59,13 @@ impl Serper {
         }
         let mut builder = http.post(format!("{}/{path}", self.0.base_url)).json(&body);
         if let Some(key) = &self.0.api_key {
-            // The message deliberately leaves the key out: errors end up in logs and search.json.
-            let mut value = HeaderValue::from_str(key).map_err(|_| ProviderError::Request {
-                provider: NAME,
-                reason: "the API key is not a valid header value".into(),
-            })?;
-            value.set_sensitive(true);
-            builder = builder.header("X-API-KEY", value);
+            builder = builder.header("X-API-KEY", secret(NAME, key)?);
         }
-        Ok(builder)
-    }
-}
-
-#[async_trait]
-impl Provider for Serper {
-    fn name(&self) -> &'static str {
-        NAME
+        Ok(Some(builder))
     }
 
-    async fn page(
-        &self,
-        http: &reqwest::Client,
-        request: &PageRequest<'_>,
-    ) -> Result<ResultPage, ProviderError> {
-        let response = self
-            .build(http, request)?
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
-        ProviderError::check_status(NAME, &response)?;
-        let body: Response = json_body(NAME, response).await?;
+    fn read(&self, body: &[u8], request: &PageRequest<'_>) -> Result<ResultPage, ProviderError> {
+        let body: Response = json(NAME, body)?;
         let items = if request.news {
             body.news
         } else {
@@ -100,22 +73,12 @@ impl Provider for Serper {
         };
         let hits: Vec<Hit> = items
             .into_iter()
-            .filter_map(|i| {
-                Some(Hit {
-                    url: i.link.filter(|l| !l.is_empty())?,
-                    title: i.title,
-                    snippet: i.snippet,
-                })
-            })
+            .filter_map(|i| Hit::new(i.link, i.title, i.snippet))
             .collect();
         // Google routinely drops a result or two from a full page, so only a page with less than
         // half of what was asked counts as the last one; an empty next page ends paging anyway.
         let more = !hits.is_empty() && hits.len() as u32 * 2 >= request.per_page;
-        Ok(ResultPage {
-            hits,
-            answer: None,
-            more,
-        })
+        Ok(ResultPage::of(hits, more))
     }
 }
 
@@ -127,9 +90,9 @@ mod tests {
     #[tokio::test]
     async fn serper_pages_and_errors() {
         let web = simweb().await;
-        let p = Serper(endpoint(&web, "serper", Some("test-key")));
+        let p: &dyn Provider = &Serper(endpoint(&web, "serper", Some("test-key")));
         let keyless = Serper(endpoint(&web, "serper", None));
-        contract(&p, Some(&keyless), Expect::keyed("test-key")).await;
+        contract(p, Some(&keyless), Expect::keyed("test-key")).await;
 
         let q = question();
         let mut news = request(&q.query, 1);
@@ -141,13 +104,14 @@ mod tests {
     #[tokio::test]
     async fn serper_sends_freshness_as_tbs() {
         let web = simweb().await;
-        let p = Serper(endpoint(&web, "serper", Some("test-key")));
+        let p: &dyn Provider = &Serper(endpoint(&web, "serper", Some("test-key")));
         let q = question();
         let mut req = request(&q.query, 2);
         req.freshness = Freshness::Week;
         // simweb echoes the parameters it parsed under `searchParameters`, as Serper does.
         let echoed: serde_json::Value = p
-            .build(&http(), &req)
+            .request(&http(), &req)
+            .unwrap()
             .unwrap()
             .send()
             .await

@@ -3,13 +3,12 @@
 //! Tavily has no pagination: page 1 is the whole answer (at most 20 results) and carries the
 //! `answer` Tavily writes itself; later pages are empty without asking.
 
-use async_trait::async_trait;
-use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::header::AUTHORIZATION;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{
-    json_body, Endpoint, Freshness, Hit, PageRequest, Provider, ProviderError, ResultPage,
+    json, secret, window, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage,
 };
 
 const NAME: &str = "tavily";
@@ -34,19 +33,18 @@ struct Item {
     content: String,
 }
 
-#[async_trait]
 impl Provider for Tavily {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    async fn page(
+    fn request(
         &self,
         http: &reqwest::Client,
         request: &PageRequest<'_>,
-    ) -> Result<ResultPage, ProviderError> {
+    ) -> Result<Option<reqwest::RequestBuilder>, ProviderError> {
         if request.page > 1 {
-            return Ok(ResultPage::default());
+            return Ok(None);
         }
         let mut body = json!({
             "query": request.query,
@@ -55,50 +53,24 @@ impl Provider for Tavily {
             "include_answer": true,
             "topic": if request.news { "news" } else { "general" },
         });
-        let range = match request.freshness {
-            Freshness::Any => None,
-            Freshness::Day => Some("day"),
-            Freshness::Week => Some("week"),
-            Freshness::Month => Some("month"),
-            Freshness::Year => Some("year"),
-        };
-        if let Some(range) = range {
+        if let Some(range) = window(request.freshness) {
             body["time_range"] = range.into();
         }
         let mut builder = http.post(format!("{}/search", self.0.base_url)).json(&body);
         if let Some(key) = &self.0.api_key {
-            // The message deliberately leaves the key out: errors end up in logs and search.json.
-            let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                ProviderError::Request {
-                    provider: NAME,
-                    reason: "the API key is not a valid header value".into(),
-                }
-            })?;
-            value.set_sensitive(true);
-            builder = builder.header(AUTHORIZATION, value);
+            builder = builder.header(AUTHORIZATION, secret(NAME, &format!("Bearer {key}"))?);
         }
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_reqwest(NAME, &e))?;
-        ProviderError::check_status(NAME, &response)?;
-        let body: Response = json_body(NAME, response).await?;
-        let hits: Vec<Hit> = body
-            .results
-            .into_iter()
-            .filter_map(|i| {
-                Some(Hit {
-                    url: i.url.filter(|u| !u.is_empty())?,
-                    title: i.title,
-                    snippet: i.content,
-                })
-            })
+        Ok(Some(builder))
+    }
+
+    fn read(&self, body: &[u8], _: &PageRequest<'_>) -> Result<ResultPage, ProviderError> {
+        let body: Response = json(NAME, body)?;
+        let hits = (body.results.into_iter())
+            .filter_map(|i| Hit::new(i.url, i.title, i.content))
             .collect();
-        let answer = body.answer.filter(|a| !a.trim().is_empty());
         Ok(ResultPage {
-            hits,
-            answer,
-            more: false,
+            answer: body.answer.filter(|a| !a.trim().is_empty()),
+            ..ResultPage::of(hits, false)
         })
     }
 }
@@ -113,13 +85,13 @@ mod tests {
     #[tokio::test]
     async fn tavily_one_page_with_answer_and_errors() {
         let web = simweb().await;
-        let p = Tavily(endpoint(&web, "tavily", Some("tvly-test-key")));
+        let p: &dyn Provider = &Tavily(endpoint(&web, "tavily", Some("tvly-test-key")));
         let keyless = Tavily(endpoint(&web, "tavily", None));
         let expect = Expect {
             paged: false,
             ..Expect::keyed("tvly-test-key")
         };
-        let Pages { first, .. } = contract(&p, Some(&keyless), expect).await;
+        let Pages { first, .. } = contract(p, Some(&keyless), expect).await;
         let answer = first.answer.expect("answer on page 1");
         assert!(answer.contains(&first.hits[0].snippet), "{answer}");
 

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 use trawl_text::{coverage_of, same_word, terms};
 
-use super::{Draft, Material};
+use super::{lookup, Draft, Material};
+use crate::context::FULL_MAX_CHARS;
 
 struct Candidate<'a> {
     sentence: &'a str,
@@ -110,6 +111,30 @@ fn rank<'a>(
     out
 }
 
+/// For each target data point, the sentence of the most relevant source that states the value
+/// its analysis found, as (doc, sentence): what the question asked for, whichever sentences
+/// rank best. Only the share of a source's text a writer is given is searched, which is the
+/// share attribution checks claims against.
+fn stated(material: &Material<'_>) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    for point in material.data_points {
+        let found = (material.docs.iter().enumerate())
+            .filter(|(_, d)| d.is_relevant)
+            .find_map(|(i, d)| {
+                let value = d.extracted_data.get(point)?.as_deref()?;
+                let read: String = d.markdown.chars().take(FULL_MAX_CHARS).collect();
+                let sentence = (d.key_points.iter().cloned())
+                    .chain(trawl_text::sentences(&read))
+                    .find(|s| s.contains(value))?;
+                Some((i, sentence))
+            });
+        if let Some(found) = found.filter(|f| !out.contains(f)) {
+            out.push(found);
+        }
+    }
+    out
+}
+
 /// The extractive draft of `material`, `max_sentences` long at most.
 pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     let Material {
@@ -144,6 +169,14 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     }
     let per_section = (max_sentences / sections.len()).max(2);
 
+    let stated_sentences = stated(material);
+    let stated: Vec<Candidate> = (stated_sentences.iter())
+        .map(|(doc, sentence)| Candidate {
+            sentence,
+            doc: *doc,
+            score: 1.0,
+        })
+        .collect();
     let mut chosen: Vec<(usize, Vec<&Candidate>)> = Vec::new();
     let mut used_sentences: Vec<&str> = Vec::new();
     let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
@@ -152,9 +185,18 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         .map(|s| rank(s, &question_names, docs, &pool))
         .collect();
     for (s, candidates) in ranked.iter().enumerate() {
-        let mut picked = Vec::new();
+        let mut picked: Vec<&Candidate> = Vec::new();
+        // The sentences stating the data points open the first section, on top of its share.
+        if s == 0 {
+            for c in &stated {
+                *per_doc.entry(c.doc).or_default() += 1;
+                used_sentences.push(c.sentence);
+                picked.push(c);
+            }
+        }
+        let quota = picked.len() + per_section;
         for c in candidates {
-            if picked.len() >= per_section {
+            if picked.len() >= quota {
                 break;
             }
             let used = per_doc.entry(c.doc).or_default();
@@ -168,8 +210,16 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         chosen.push((s, picked));
     }
 
+    // The best source's lookup, where the question's form asked for one, leads the answer.
+    let lead = (docs.iter().enumerate())
+        .filter(|(_, d)| d.is_relevant)
+        .find_map(|(i, d)| Some((i, lookup::answer_lead(d, 1)?)));
     let mut number: BTreeMap<usize, u32> = BTreeMap::new();
     let mut cited = Vec::new();
+    if let Some((doc, _)) = &lead {
+        number.insert(*doc, 1);
+        cited.push(docs[*doc].source.idx);
+    }
     for c in chosen.iter().flat_map(|(_, p)| p.iter()) {
         number.entry(c.doc).or_insert_with(|| {
             cited.push(docs[c.doc].source.idx);
@@ -177,6 +227,9 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         });
     }
     let mut body = String::new();
+    if let Some((_, lead)) = &lead {
+        body.push_str(&format!("## Answer\n\n{lead}\n\n"));
+    }
     for (s, picked) in &chosen {
         if picked.is_empty() {
             continue;
@@ -186,7 +239,9 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         } else {
             sections[*s].chars().take(90).collect()
         };
-        body.push_str(&format!("## {heading}\n\n"));
+        if !(lead.is_some() && heading == "Answer") {
+            body.push_str(&format!("## {heading}\n\n"));
+        }
         let lines: Vec<String> = picked
             .iter()
             .map(|c| format!("{} [{}]", c.sentence, number[&c.doc]))
@@ -396,6 +451,114 @@ mod tests {
         );
         assert!(count(&brief) > count(&answer), "{}", brief.markdown);
         assert!(count(&detailed) > count(&brief), "{}", detailed.markdown);
+    }
+
+    #[test]
+    fn a_lookup_leads_the_answer_and_is_attributed_like_any_claim() {
+        use trawl_messages::{Lookup, Table};
+        let stated = "Zorbium has 14 known isotopes, more than any other element.";
+        let mut counted = doc(0, true, &["Zorbium isotopes are listed here."]);
+        counted.markdown = "- Zorbium-101\n- Zorbium-102\n- Zorbium-103".into();
+        counted.lookup = Some(Lookup::Count {
+            subject: "isotopes".into(),
+            count: 5,
+            method: "counted_list".into(),
+            evidence: vec![
+                "Zorbium-101".into(),
+                "Zorbium-102".into(),
+                "Zorbium-103".into(),
+            ],
+        });
+        let mut table = doc(1, true, &["Zorbium isotope half-lives are tabulated."]);
+        table.markdown = "| Isotope | Half-life |\n|---|---|\n| Zorbium-101 | 4 days |".into();
+        table.tables = vec![Table {
+            headers: vec!["Isotope".into(), "Half-life".into()],
+            rows: vec![vec!["Zorbium-101".into(), "4 days".into()]],
+        }];
+        table.lookup = Some(Lookup::Table { index: 0 });
+        let mut said = doc(2, true, &[stated]);
+        said.lookup = Some(Lookup::Count {
+            subject: "isotopes".into(),
+            count: 14,
+            method: "stated".into(),
+            evidence: vec![stated.into()],
+        });
+        let question = "How many isotopes does zorbium have?";
+        let gaps = Gaps::default();
+        let lead = |docs: &[AnalysedDoc]| {
+            let r = write(question, &[], docs, &[], &gaps, 6);
+            let answer = r.markdown.split("## Answer\n\n").nth(1).unwrap().to_owned();
+            (r, answer)
+        };
+
+        // A stated count is the source's own sentence, cited.
+        let (r, answer) = lead(std::slice::from_ref(&said));
+        assert!(
+            answer.starts_with(&format!("{} [1]", stated.trim_end_matches('.'))),
+            "{answer}"
+        );
+        assert_eq!(r.citations[0].idx, 2);
+        // A counted one shows its count above the items it counted, each attributed.
+        let (r, answer) = lead(std::slice::from_ref(&counted));
+        assert!(
+            answer.starts_with("### 5 isotopes, counted (the first 3)\n\n- Zorbium-101 [1]"),
+            "{answer}"
+        );
+        assert!(
+            r.claims.iter().any(|c| c.text == "Zorbium-103"),
+            "{:?}",
+            r.claims
+        );
+        // A table keeps its header and its rows, which are claims of their own.
+        let (r, answer) = lead(&[table, said]);
+        assert!(
+            answer.starts_with(
+                "| Isotope | Half-life |\n| --- | --- |\n| Zorbium-101 | 4 days [1] |"
+            ),
+            "{answer}"
+        );
+        assert!(r
+            .claims
+            .iter()
+            .any(|c| c.text.contains("4 days") && !c.sources.is_empty()));
+    }
+
+    #[test]
+    fn the_sentence_stating_each_data_point_is_in_the_answer() {
+        let stated = "Zorbium has a density of 7.2 g/cm3 in its pure form.";
+        let mut d = doc(
+            0,
+            true,
+            &["Zorbium melts at 1234 C, a melting point far above that of tin."],
+        );
+        d.markdown = format!("Zorbium is a metal.\n\n{stated} It is rare.");
+        d.extracted_data
+            .insert("density".into(), Some("7.2 g/cm3".into()));
+        let gaps = Gaps::default();
+        let points = ["density".to_string()];
+        let r = Material {
+            data_points: &points,
+            ..material(
+                "What is the melting point of zorbium and what is its density?",
+                &[],
+                std::slice::from_ref(&d),
+                &[],
+                &gaps,
+                ReportType::Answer,
+            )
+        }
+        .extractive(6);
+        let answer = r.markdown.split("## Answer\n\n").nth(1).unwrap();
+        assert!(
+            answer.starts_with("Zorbium has a density of 7.2 g/cm3 in its pure form [1]."),
+            "{}",
+            r.markdown
+        );
+        assert!(
+            r.markdown.contains("Zorbium melts at 1234 C"),
+            "{}",
+            r.markdown
+        );
     }
 
     #[test]

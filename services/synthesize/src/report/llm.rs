@@ -110,6 +110,7 @@ pub async fn write(
             data: (d.extracted_data.iter())
                 .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
                 .collect(),
+            lookup: super::lookup::context_line(d).map(|l| unlink(&l)),
         })
         .collect();
     let mut system = format!("{SYSTEM}{}", shape_instruction(material.shape));

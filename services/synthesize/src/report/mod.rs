@@ -3,6 +3,9 @@
 //! - [`extractive`]: no LLM needed; the best sentences per sub-query, each with its citation.
 //! - [`llm`]: the LLM writes from the budgeted context; its citations are validated.
 //!
+//! Where the question's form asks for a count, a table or a passage, [`lookup`] puts the best
+//! source's in the LLM's context and at the head of the extractive answer.
+//!
 //! and share one ending ([`Material::conclude`]): every claim of the body is checked against the
 //! sources it may cite ([`crate::attribution`]), then come the numbered sources (exactly the
 //! cited ones, numbered without gaps, every one fetched and read), the conflicts found between
@@ -11,21 +14,25 @@
 use std::collections::BTreeMap;
 
 use trawl_config::Unverified;
-use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter};
+use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter, RoundRecord};
 
 use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
 
 pub mod extractive;
 pub mod llm;
+pub mod lookup;
 
-/// Why some selected sources are not in the report, for the notes section.
+/// Why some selected sources are not in the report, and the follow-up rounds that looked for
+/// more, for the notes section.
 #[derive(Debug, Default)]
 pub struct Gaps {
     /// Outcome name → count, for URLs that ended without a usable document.
     pub outcomes: BTreeMap<String, u32>,
     /// URLs that had not arrived when the deadline passed.
     pub missing: Vec<String>,
+    /// The follow-up rounds the job ran.
+    pub rounds: Vec<RoundRecord>,
 }
 
 /// What a report is written from: the question and its plan, the analysed sources (best
@@ -237,6 +244,17 @@ fn notes(docs: &[AnalysedDoc], gaps: &Gaps, cited: usize, removed: usize) -> Vec
     if removed > 0 {
         notes.push(format!(
             "{removed} citation(s) to sources this job did not read were removed."
+        ));
+    }
+    for r in &gaps.rounds {
+        notes.push(format!(
+            "Follow-up round {} ({}) searched for {} and added {} source(s).",
+            r.round.n,
+            r.round.why.join("; "),
+            (r.round.queries.iter().map(|q| format!("“{q}”")))
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.selected.len()
         ));
     }
     if !gaps.outcomes.is_empty() {
