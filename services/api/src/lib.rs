@@ -12,6 +12,8 @@
 //!   `/openapi.json` with this server's limits, and kept in the repository (default limits) as
 //!   `services/api/openapi.json`. integration-tests/tests/api_schema.rs runs schemathesis
 //!   against the served one.
+//! - Per-token quotas (questions a day, open batches) are kept fleet-wide in the store
+//!   (`quotas`); request metrics are declared once in `metrics`.
 //! - `/healthz`, `/readyz` and `/metrics` are served without a token, on the API's address and
 //!   on `metrics.addr`; `/drain` (it stops the server) only on `metrics.addr`, like a worker's.
 

@@ -9,6 +9,8 @@
 //! Both pass the same contract suite (`tests/contract.rs`). Stage code only sees [`Broker`],
 //! [`Subscription`] and [`Delivery`]; a delivery is settled by consuming it, so it cannot be
 //! acknowledged twice, and one dropped unsettled goes back to its queue.
+//!
+//! `metrics` declares the broker's metrics, once.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

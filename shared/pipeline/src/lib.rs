@@ -2,13 +2,15 @@
 //!
 //! - [`runtime`]: [`Runtime`], the broker, store and object store a stage works with, built
 //!   from config (real services in a fleet, in-memory twins embedded).
+//! - [`serve`]: a worker process: its runtime, its ops endpoints and its worker loop until its
+//!   stop future resolves.
 //! - [`worker`]: [`run_worker`], the consume loop: decode, handle, ack after outputs are
 //!   confirmed, retry through delay tiers, dead-letter with a reason, drain on shutdown.
 //! - [`error`]: [`StageError`], classified retryable or permanent; that choice alone decides
 //!   retry versus dead-letter.
 //! - [`job`]: [`Job`], a job as a stage sees it: its meta, outcomes (recorded exactly once,
 //!   synthesis triggered when all are in), the next messages, retry-or-end, and LLM calls
-//!   under the batch's budget. [`fanin`] is the store protocol behind it (see `fanin.md`).
+//!   under the batch's budget, and its follow-up research rounds. [`fanin`] is the store protocol behind it (see `fanin.md`).
 //! - [`batch`]: batch files (with the user's own ids and metadata), submission and collecting
 //!   results.
 //! - [`results`]: a job's results read back: `job.json` and the one record per job that exports

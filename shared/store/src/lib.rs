@@ -11,6 +11,8 @@
 //!
 //! [`objects`] is the object store for results and work products (a local directory, S3, GCS,
 //! Azure Blob or memory), and [`shared`] the check that every worker of a fleet sees the same one.
+//! [`budget`] names the batch counters of the LLM budget; `metrics` declares the store's
+//! metrics, once.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

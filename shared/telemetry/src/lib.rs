@@ -5,6 +5,8 @@
 //! - [`registry`]: the process-wide Prometheus registry. Each crate declares its metrics in its
 //!   own `metrics.rs` and registers them here, once.
 //! - [`serve`]: `/metrics`, `/healthz`, `/readyz` and `/drain` on the configured address.
+//! - [`http`]: serving a router to clients that may be hostile (every server trawl runs): header
+//!   and idle timeouts, and connection limits in all and per client.
 //!
 //! Labels come from fixed sets only (stage, outcome, level, reason …), never a URL or id.
 
