@@ -256,8 +256,16 @@ impl SearchStage {
         // A job's own `max_urls` bounds all its rounds together.
         let left = (task.options.max_urls).map_or(usize::MAX, |m| m.saturating_sub(tried.len()));
         let max = rt.config.research.urls_per_round.min(left);
-        let found = (self.find_for(rt, task, &llm, analysis, &tried, max)).await;
-        let mut record = found.or_retry(job)?;
+        let mut record = if max == 0 {
+            SearchRecord {
+                query: task.query.clone(),
+                analysis,
+                notes: vec!["the job's max_urls is reached: nothing searched".into()],
+                ..Default::default()
+            }
+        } else {
+            (self.find_for(rt, task, &llm, analysis, &tried, max).await).or_retry(job)?
+        };
         record.round = Some(round.clone());
         let (batch, id) = (job.envelope().batch_id, job.envelope().job_id);
         rt.put_json(&paths::search_round(batch, id, round.n), &record)

@@ -347,7 +347,7 @@ async fn a_follow_up_round_selects_only_untried_urls_and_records_why() {
             .expect("search-2.json"),
     )
     .unwrap();
-    assert_eq!(record.round, Some(round));
+    assert_eq!(record.round, Some(round.clone()));
     let picked: Vec<&str> = (record.results.iter())
         .filter(|s| s.selected)
         .map(|s| s.url.as_str())
@@ -368,8 +368,31 @@ async fn a_follow_up_round_selects_only_untried_urls_and_records_why() {
     );
     let job_ = trawl_pipeline::Job::new(&rt, &env);
     assert_eq!(job_.rounds().await.unwrap(), 2);
-    assert_eq!(
-        job_.sources().await.unwrap().len(),
-        tried.len() + picked.len()
-    );
+    let sources = job_.sources().await.unwrap().len();
+    assert_eq!(sources, tried.len() + picked.len());
+
+    // A job whose own max_urls is reached: round 3 asks no provider, adds nothing and sends
+    // the job to synthesis.
+    let asked = web.path_hits("127.0.0.1", "/search");
+    let options = JobOptions {
+        max_urls: Some(sources),
+        ..JobOptions::default()
+    };
+    let mut task = SearchTask::new(other.query.clone(), options);
+    task.round = Some(trawl_messages::Round { n: 3, ..round });
+    let fetches = rt.broker.depth(Queue::Fetch).await.unwrap();
+    stage
+        .handle(&rt, Envelope::new(job, batch, deadline, task))
+        .await
+        .expect("round 3");
+    assert_eq!(web.path_hits("127.0.0.1", "/search"), asked);
+    assert_eq!(rt.broker.depth(Queue::Fetch).await.unwrap(), fetches);
+    assert_eq!(rt.broker.depth(Queue::Synthesize).await.unwrap(), 1);
+    assert!(rt
+        .objects
+        .get(&paths::search_round(batch, job, 3))
+        .await
+        .unwrap()
+        .is_some());
+    assert_eq!(job_.rounds().await.unwrap(), 3);
 }

@@ -157,3 +157,22 @@ async fn the_prompt_never_exceeds_the_budget_and_conflicts_are_listed() {
         );
     }
 }
+
+/// With a model, a follow-up round's searches are the model's: simweb's scripted one answers
+/// "subject + what is missing" for each line of the prompt's Missing list.
+#[tokio::test]
+async fn the_model_plans_a_follow_up_rounds_searches() {
+    let (_web, llm) = client().await;
+    let mut round = trawl_messages::Round {
+        n: 2,
+        why: vec!["no source read states the birefringence".into()],
+        queries: vec!["density velmorite along birefringence".into()],
+    };
+    let question =
+        "Could you tell me the density of Velmorite, along with the birefringence of Velmorite?";
+    trawl_synthesize::rounds::plan(&llm, question, &mut round)
+        .await
+        .expect("planned");
+    assert_eq!(round.queries, ["Velmorite birefringence"]);
+    assert_eq!(llm.spent().requests, 1);
+}

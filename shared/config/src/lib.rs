@@ -1360,6 +1360,30 @@ mod tests {
     }
 
     #[test]
+    fn research_rounds_are_bounded() {
+        let c = Config::load(None, &env(&[("TRAWL__RESEARCH__MAX_ROUNDS", "3")])).unwrap();
+        assert_eq!(c.research.max_rounds, 3);
+        assert_eq!(c.research.urls_per_round, 5);
+        let e = Config::load(
+            None,
+            &env(&[
+                ("TRAWL__RESEARCH__MAX_ROUNDS", "0"),
+                ("TRAWL__RESEARCH__URLS_PER_ROUND", "0"),
+            ]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("research.max_rounds must be 1 to 5 (got 0)"),
+            "{e}"
+        );
+        assert!(
+            e.contains("research.urls_per_round must be 1 to 100 (got 0)"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn file_then_environment_override() {
         let dir = std::env::temp_dir().join(format!("trawl-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

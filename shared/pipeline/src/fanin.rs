@@ -228,17 +228,25 @@ pub(crate) async fn meta(rt: &Runtime, job: &str) -> Result<Option<JobMeta>, Sta
     }
 }
 
-/// The job's meta (crawled sources included) and every outcome recorded so far.
-pub async fn job_state(
-    rt: &Runtime,
-    job: &str,
-) -> Result<Option<(JobMeta, Vec<OutcomeRecord>)>, StageError> {
+/// The job's meta with every source it grew by (crawled links, follow-up rounds).
+pub(crate) async fn grown_meta(rt: &Runtime, job: &str) -> Result<Option<JobMeta>, StageError> {
     let Some(mut meta) = meta(rt, job).await? else {
         return Ok(None);
     };
     for ext in rt.store.fanin_extensions(job).await?.values() {
         meta.sources.extend(numbered(ext)?);
     }
+    Ok(Some(meta))
+}
+
+/// The job's meta (crawled sources included) and every outcome recorded so far.
+pub async fn job_state(
+    rt: &Runtime,
+    job: &str,
+) -> Result<Option<(JobMeta, Vec<OutcomeRecord>)>, StageError> {
+    let Some(meta) = grown_meta(rt, job).await? else {
+        return Ok(None);
+    };
     let mut records = Vec::new();
     for bytes in rt.store.fanin_outcomes(job).await?.values() {
         records.push(serde_json::from_slice(bytes).map_err(bad_json)?);

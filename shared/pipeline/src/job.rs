@@ -116,8 +116,8 @@ impl<'a, B: Body> Job<'a, B> {
 
     /// Every source of the job: search's, crawled ones and follow-up rounds'.
     pub async fn sources(&self) -> Result<Vec<Source>, StageError> {
-        let state = fanin::job_state(self.rt, &self.id()).await?;
-        Ok(state.map(|(meta, _)| meta.sources).unwrap_or_default())
+        let meta = fanin::grown_meta(self.rt, &self.id()).await?;
+        Ok(meta.map(|m| m.sources).unwrap_or_default())
     }
 
     /// The rounds of research the job has had so far: its first search, and each follow-up
