@@ -1,13 +1,21 @@
-//! Report quality on simweb's labelled questions (the follow-up family included), every stage in
-//! one process over the in-memory twins, for the extractive writer with one round of research
-//! (the baseline) and with follow-up rounds, and for the LLM writer (simweb's scripted model):
+//! Report quality on simweb's labelled questions (the follow-up and comparison families
+//! included) and on questions nothing answers, every stage in one process over the in-memory
+//! twins, for the extractive writer with one round of research (the baseline) and with follow-up
+//! rounds, and for the LLM writer (simweb's scripted model):
 //!
 //! - evidence recall: the share of jobs whose report cites a page that holds the answer;
+//! - answer recall: the share of the asked facts (a topic's first two; both values of the
+//!   follow-up family) whose values, names and years all reach the report;
 //! - citation precision: the share of citations that point to a fetched and analysed source
 //!   (it must be 100 %), and URLs in reports that are not one of their sources (must be 0);
 //! - supported claims: the share of the reports' claims a cited passage supports;
 //! - uncited: reports that cite nothing although a relevant page was read (must be 0);
 //! - follow-up recall: the share of the follow-up family's two values that reach the report;
+//! - conflicts: reports listing a conflict, on the questions whose answer pages disagree (where
+//!   trawl may fetch the page that disagrees), and on those whose pages agree (false conflicts,
+//!   must be 0);
+//! - answered anyway: unanswerable questions whose job ended `done` or `partial` rather than
+//!   `no_answer` or `no_sources` (must be 0);
 //! - rounds and pages fetched per question.
 //!
 //! Run it with `scripts/bench-reports`.
@@ -17,9 +25,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use trawl_config::{Config, LlmConfig};
-use trawl_integration_tests::simweb::{Corpus, Simweb};
-use trawl_messages::{paths, JobOptions, JobRecord, SearchTask};
+use trawl_integration_tests::simweb::{Corpus, PageKind, Simweb};
+use trawl_messages::{paths, JobOptions, JobRecord, JobStatus, SearchTask};
 use trawl_pipeline::batch::{submit, Question};
+
+/// What a fact's answer is: its numbers, and its capitalised words past the first that are not
+/// the subject's name ("The Brimomir Bridge was designed by engineer Ilse Strand." → Ilse,
+/// Strand).
+fn answer_tokens(fact: &str, subject: &str) -> Vec<String> {
+    let subject: Vec<&str> = subject.split_whitespace().collect();
+    (fact.split_whitespace().enumerate())
+        .map(|(i, w)| (i, w.trim_matches(|c: char| !c.is_alphanumeric())))
+        .filter(|(i, w)| {
+            w.starts_with(|c: char| c.is_ascii_digit())
+                || (*i > 0 && w.starts_with(char::is_uppercase) && !subject.contains(w))
+        })
+        .map(|(_, w)| w.to_owned())
+        .collect()
+}
 
 async fn measure(name: &str, config: Config, corpus: &Corpus) {
     let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "simweb".to_string())]
@@ -29,9 +52,10 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
     let rt = embedded.rt.clone();
 
     let questions = corpus.questions();
-    let tasks = questions
-        .iter()
-        .map(|q| SearchTask::new(q.query.clone(), JobOptions::default()))
+    let unanswerable = corpus.unanswerable();
+    let tasks = (questions.iter().map(|q| &q.query))
+        .chain(&unanswerable)
+        .map(|q| SearchTask::new(q.clone(), JobOptions::default()))
         .collect();
     let started = std::time::Instant::now();
     let manifest = submit(&rt, Question::numbered(tasks), Default::default(), |_| {})
@@ -49,12 +73,21 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
     embedded.stop().await;
 
     let mut m = Measures::default();
+    let read = |key: String| {
+        let objects = rt.objects.clone();
+        async move { objects.get(&key).await.unwrap().unwrap() }
+    };
+    for job in &manifest.jobs[questions.len()..] {
+        let record: JobRecord =
+            serde_json::from_slice(&read(paths::job_record(manifest.batch_id, job.job_id)).await)
+                .unwrap();
+        m.answered_anyway += usize::from(matches!(
+            record.status,
+            JobStatus::Done | JobStatus::Partial
+        ));
+    }
     for (job, q) in manifest.jobs.iter().zip(&questions) {
         let (batch, job) = (manifest.batch_id, job.job_id);
-        let read = |key: String| {
-            let objects = rt.objects.clone();
-            async move { objects.get(&key).await.unwrap().unwrap() }
-        };
         let sources: serde_json::Value =
             serde_json::from_slice(&read(paths::sources(batch, job)).await).unwrap();
         let record: JobRecord =
@@ -82,6 +115,28 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
         m.uncited += usize::from(cited.is_empty() && record.outcomes.get("analysed") > Some(&0));
         m.rounds += 1 + record.rounds.len();
         m.fetched += record.sources_selected;
+        // A conflict can only be found when trawl may fetch the page that disagrees.
+        let disagreeing = q.disagrees && (corpus.pages().iter()).any(|p| {
+            p.allowed_for_trawl()
+                && matches!(&p.kind, PageKind::Answer { topic, variant: 2 } if *topic == q.topic)
+        });
+        if disagreeing {
+            m.disagreeing += 1;
+            m.conflicts_found += usize::from(record.conflicts > 0);
+        } else if !q.disagrees {
+            m.false_conflicts += usize::from(record.conflicts > 0);
+        }
+        let topic = corpus.topics().iter().find(|t| t.id == q.topic).unwrap();
+        let asked: Vec<Vec<String>> = match &q.follow_up {
+            Some(f) => vec![vec![f.answered_value.clone()], vec![f.value.clone()]],
+            None => (q.facts.iter().take(2))
+                .map(|f| answer_tokens(f, &topic.name))
+                .collect(),
+        };
+        m.facts += asked.len();
+        m.facts_found += (asked.iter())
+            .filter(|tokens| tokens.iter().all(|t| report.contains(t.as_str())))
+            .count();
         if let Some(f) = &q.follow_up {
             m.follow_up_values += 2;
             m.follow_up_found += [&f.answered_value, &f.value]
@@ -91,15 +146,22 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
         }
     }
     let n = questions.len() as f64;
+    let share = |a: usize, b: usize| a as f64 / b.max(1) as f64;
     println!(
-        "{name:<28} {:>4} {:>8.3} {:>9.3} {:>7} {:>9.3} {:>7} {:>9.3} {:>6.2} {:>6.1} {:>6.1}",
-        questions.len(),
+        "| {name} | {} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {} | {:.3} | {}/{} | {} | {}/{} | {:.2} | {:.1} | {:.0} |",
+        manifest.jobs.len(),
         m.with_evidence as f64 / n,
+        share(m.facts_found, m.facts),
         m.valid as f64 / m.citations.max(1) as f64,
         m.foreign_urls,
         (m.claims - m.unsupported) as f64 / m.claims.max(1) as f64,
         m.uncited,
         m.follow_up_found as f64 / m.follow_up_values.max(1) as f64,
+        m.conflicts_found,
+        m.disagreeing,
+        m.false_conflicts,
+        m.answered_anyway,
+        unanswerable.len(),
         m.rounds as f64 / n,
         m.fetched as f64 / n,
         elapsed.as_secs_f64()
@@ -119,11 +181,17 @@ struct Measures {
     fetched: usize,
     follow_up_values: usize,
     follow_up_found: usize,
+    facts: usize,
+    facts_found: usize,
+    disagreeing: usize,
+    conflicts_found: usize,
+    false_conflicts: usize,
+    answered_anyway: usize,
 }
 
 #[tokio::main]
 async fn main() {
-    let corpus = Arc::new(Corpus::generate_with_follow_ups());
+    let corpus = Arc::new(Corpus::generate_with_families());
     let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -150,28 +218,20 @@ async fn main() {
         c
     };
     println!(
-        "simweb: {} questions, answers on {} pages",
+        "simweb: {} labelled questions, answers on {} pages; {} unanswerable questions",
         corpus.questions().len(),
         corpus
             .questions()
             .iter()
             .map(|q| q.answer_urls.len())
-            .sum::<usize>()
+            .sum::<usize>(),
+        corpus.unanswerable().len()
     );
     println!(
-        "{:<28} {:>4} {:>8} {:>9} {:>7} {:>9} {:>7} {:>9} {:>6} {:>6} {:>6}",
-        "",
-        "jobs",
-        "evidence",
-        "citations",
-        "foreign",
-        "supported",
-        "uncited",
-        "follow-up",
-        "rounds",
-        "pages",
-        "secs"
+        "| | jobs | evidence | answer | citations | foreign | supported | uncited | follow-up \
+         | conflicts found | false conflicts | answered anyway | rounds | pages | secs |"
     );
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     measure("extractive, one round", base(false, 1), &corpus).await;
     measure("extractive, follow-up rounds", base(false, 2), &corpus).await;
     measure("LLM (scripted), one round", base(true, 1), &corpus).await;

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::comparison;
 use super::content::{answer_doc, distractor_doc, generic_doc, generic_subject};
 use super::follow_up;
 use super::hosts::{article_path, make_hosts};
@@ -78,6 +79,118 @@ impl Corpus {
         corpus
     }
 
+    /// [`Corpus::generate_with_follow_ups`] plus the comparison family (the `comparison`
+    /// module): a page per measured topic stating other topics' values beside its own.
+    pub fn generate_with_families() -> Corpus {
+        let mut corpus = Self::generate_with_follow_ups();
+        let root = Rng::new(SEED).fork(6);
+        let docs = comparison::docs(&corpus.topics, &mut root.fork(1));
+        let mut rng = root.fork(2);
+        let mut drafts: Vec<Draft> = Vec::new();
+        for (kind, doc) in docs {
+            let draft = corpus.draft_on_open_host(kind, doc, &mut rng, &drafts);
+            drafts.push(draft);
+        }
+        corpus.append(drafts, &mut root.fork(0));
+        corpus
+    }
+
+    /// Questions about invented entities no page names, worded as the topics' own questions
+    /// are (one per topic kind): nothing in the corpus answers them, while their other words
+    /// ("melting point", "bridge") match many pages.
+    pub fn unanswerable(&self) -> Vec<String> {
+        let mut namer = Namer::default();
+        let mut rng = Rng::new(SEED).fork(7);
+        let mut kinds: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        for t in &self.topics[..super::topics::KINDS * 2] {
+            if kinds.contains(&t.kind) {
+                continue;
+            }
+            kinds.push(t.kind);
+            let unknown = loop {
+                let w = namer.word(&mut rng);
+                let lower = w.to_lowercase();
+                if !self
+                    .pages
+                    .iter()
+                    .any(|p| p.text.to_lowercase().contains(&lower))
+                {
+                    break w;
+                }
+            };
+            out.push(t.question.replace(&t.key, &unknown));
+        }
+        out
+    }
+
+    /// A page for `doc` on a random host that allows trawl everything, its path suffixed as
+    /// `dedupe_paths` does should the title repeat one on the host. `pending` are drafts not yet
+    /// appended.
+    fn draft_on_open_host(
+        &self,
+        kind: PageKind,
+        doc: Doc,
+        rng: &mut Rng,
+        pending: &[Draft],
+    ) -> Draft {
+        let open: Vec<usize> = (0..self.hosts.len())
+            .filter(|&h| self.hosts[h].robots == Robots::AllowAll)
+            .collect();
+        let host = open[rng.index(open.len())];
+        self.draft_on(host, kind, doc, rng, pending)
+    }
+
+    fn draft_on(
+        &self,
+        host: usize,
+        kind: PageKind,
+        doc: Doc,
+        rng: &mut Rng,
+        pending: &[Draft],
+    ) -> Draft {
+        let first = article_path(host, &doc.title, rng.range(2015, 2024));
+        let taken = |p: &str| {
+            self.by_url
+                .contains_key(&format!("http://{}{p}", self.hosts[host].name))
+                || pending.iter().any(|d| d.host == host && d.path == p)
+        };
+        let mut path = first.clone();
+        let mut n = 1;
+        while taken(&path) {
+            n += 1;
+            path = match first.strip_suffix(".html") {
+                Some(base) => format!("{base}-{n}.html"),
+                None => format!("{first}-{n}"),
+            };
+        }
+        Draft {
+            host,
+            path,
+            kind,
+            doc,
+        }
+    }
+
+    /// Renders `drafts` and adds them to the corpus; pages already there are not rendered
+    /// again, so they do not link to the new ones.
+    fn append(&mut self, drafts: Vec<Draft>, rng: &mut Rng) {
+        let mut per_host: Vec<Vec<(String, String)>> = vec![Vec::new(); self.hosts.len()];
+        for p in &self.pages {
+            if let Some(h) = self.hosts.iter().position(|h| h.name == p.host) {
+                per_host[h].push((p.path.clone(), p.title.clone()));
+            }
+        }
+        for d in &drafts {
+            per_host[d.host].push((d.path.clone(), d.doc.title.clone()));
+        }
+        for d in drafts {
+            let page = render_page(&self.hosts, &per_host[d.host], d, rng);
+            self.by_url.insert(page.url.clone(), self.pages.len());
+            self.pages.push(page);
+        }
+    }
+
     fn add_follow_ups(&mut self, root: &Rng) {
         let open: Vec<usize> = (0..self.hosts.len())
             .filter(|&h| self.hosts[h].robots == Robots::AllowAll)
@@ -94,47 +207,12 @@ impl Corpus {
                 .into_iter()
                 .enumerate()
             {
-                let host = order[k % order.len()];
-                let first = article_path(host, &doc.title, rng.range(2015, 2024));
-                // Suffixed as `dedupe_paths` does, should a title repeat one on the host.
-                let taken = |p: &str| {
-                    self.by_url
-                        .contains_key(&format!("http://{}{p}", self.hosts[host].name))
-                        || drafts.iter().any(|d| d.host == host && d.path == p)
-                };
-                let mut path = first.clone();
-                let mut n = 1;
-                while taken(&path) {
-                    n += 1;
-                    path = match first.strip_suffix(".html") {
-                        Some(base) => format!("{base}-{n}.html"),
-                        None => format!("{first}-{n}"),
-                    };
-                }
-                drafts.push(Draft {
-                    host,
-                    path,
-                    kind,
-                    doc,
-                });
+                let draft = self.draft_on(order[k % order.len()], kind, doc, &mut rng, &drafts);
+                drafts.push(draft);
             }
             self.topics.push(topic);
         }
-        let mut per_host: Vec<Vec<(String, String)>> = vec![Vec::new(); self.hosts.len()];
-        for p in &self.pages {
-            if let Some(h) = self.hosts.iter().position(|h| h.name == p.host) {
-                per_host[h].push((p.path.clone(), p.title.clone()));
-            }
-        }
-        for d in &drafts {
-            per_host[d.host].push((d.path.clone(), d.doc.title.clone()));
-        }
-        let mut rng = root.fork(0);
-        for d in drafts {
-            let page = render_page(&self.hosts, &per_host[d.host], d, &mut rng);
-            self.by_url.insert(page.url.clone(), self.pages.len());
-            self.pages.push(page);
-        }
+        self.append(drafts, &mut root.fork(0));
         for (spec, topic) in follow_up::SPECS
             .iter()
             .zip(&self.topics[self.topics.len() - follow_up::SPECS.len()..])

@@ -2,7 +2,9 @@
 //!
 //! * [`Corpus::generate`] builds ~300 pages on 50 `*.test` hosts around 60 invented topics;
 //!   [`Corpus::generate_with_follow_ups`] adds four topics whose questions need a follow-up
-//!   research round (see [`FollowUp`]).
+//!   research round (see [`FollowUp`]); [`Corpus::generate_with_families`] adds to those a
+//!   page per measured topic that states other subjects' values beside its own, and
+//!   [`Corpus::unanswerable`] gives questions about entities no page knows.
 //! * [`serve`] / [`Simweb::start`] run one HTTP server that routes `*.test` hosts by the
 //!   Host header and answers, on any host: SearXNG (`GET /search?format=json`), the other
 //!   search providers' formats under their own prefixes ([`providers`]), and a scripted LLM
@@ -21,6 +23,7 @@
 //!   ([`Stats::log`], [`Stats::min_gap`]).
 
 pub mod bench;
+mod comparison;
 mod content;
 mod corpus;
 pub mod docs;

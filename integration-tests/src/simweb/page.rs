@@ -17,6 +17,9 @@ pub enum PageKind {
     /// The one page stating the data point of follow-up topic `topic` that its answer pages
     /// leave out.
     Buried { topic: String },
+    /// States measured topic `topic`'s first fact beside other topics' values of the same
+    /// kind (see `comparison`).
+    Comparison { topic: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]

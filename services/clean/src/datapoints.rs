@@ -24,37 +24,13 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::Table;
+use trawl_text::points::{kind, markers, Kind};
 use trawl_text::{terms, MONTHS};
 
 use crate::bm25::{mentions_any, same_term};
 
 /// Candidate sentences tried per data point.
 const TRIES: usize = 10;
-/// Words that mark a sentence as stating a data point of a kind the page may never name.
-const SYNONYMS: &[(&[&str], &[&str])] = &[
-    (
-        &["long", "length"],
-        &["long", "length", "longest", "spans", "span"],
-    ),
-    (
-        &["tall", "height", "high"],
-        &[
-            "tall",
-            "height",
-            "high",
-            "rises",
-            "elevation",
-            "tallest",
-            "highest",
-        ],
-    ),
-    (
-        &["location", "where", "place"],
-        &["located", "found", "lies", "held", "based", "situated"],
-    ),
-    (&["number", "count"], &["about", "around", "some", "nearly"]),
-];
-
 const SCALES: &[&str] = &["thousand", "million", "billion", "trillion", "m", "bn"];
 const CURRENCY_WORDS: &[&str] = &[
     "dollars", "dollar", "euros", "euro", "pounds", "usd", "eur", "gbp", "yen",
@@ -72,20 +48,6 @@ pub(crate) const SMALL_NUMBERS: &[&str] = &[
     "twelve",
 ];
 const PERSON_TITLES: &[&str] = &["dr", "prof", "mr", "mrs", "ms", "sir", "dame"];
-/// People named by a noun that is not an agent noun in -er/-or/-ist.
-const PERSON_NOUNS: &[&str] = &[
-    "captain",
-    "author",
-    "architect",
-    "chef",
-    "pilot",
-    "king",
-    "queen",
-    "president",
-    "leader",
-    "head",
-    "coach",
-];
 /// Words between a verb and the name before it ("Dr. Ilse Strand first isolated …").
 const ADVERBS: &[&str] = &[
     "first",
@@ -99,119 +61,6 @@ const ADVERBS: &[&str] = &[
 const PLACE_FILLER: &[&str] = &[
     "the", "town", "city", "village", "region", "province", "state", "county", "district", "of",
 ];
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Date,
-    Percent,
-    Money,
-    Measure,
-    Person,
-    Place,
-    Count,
-    Quantity,
-    Generic,
-}
-
-fn kind(point: &str) -> Kind {
-    let p = point.to_lowercase();
-    let last = p.split_whitespace().last().unwrap_or("");
-    let has = |words: &[&str]| words.iter().any(|w| p.split_whitespace().any(|x| x == *w));
-    if has(&[
-        "date",
-        "year",
-        "when",
-        "founded",
-        "opened",
-        "established",
-        "born",
-        "released",
-        "published",
-        "day",
-    ]) {
-        Kind::Date
-    } else if has(&["percent", "percentage", "rate", "share", "proportion"]) {
-        Kind::Percent
-    } else if has(&[
-        "price", "cost", "revenue", "salary", "budget", "worth", "fee", "income", "profit",
-    ]) {
-        Kind::Money
-    } else if has(&[
-        "long",
-        "length",
-        "tall",
-        "height",
-        "high",
-        "far",
-        "distance",
-        "deep",
-        "depth",
-        "wide",
-        "width",
-        "big",
-        "large",
-        "size",
-        "weight",
-        "heavy",
-        "old",
-        "age",
-        "point",
-        "temperature",
-        "speed",
-        "capacity",
-        "area",
-        "duration",
-    ]) {
-        Kind::Measure
-    } else if has(&["location", "place", "where", "city", "country", "region"]) {
-        Kind::Place
-    } else if has(&[
-        "number",
-        "count",
-        "amount",
-        "total",
-        "population",
-        "quantity",
-    ]) {
-        Kind::Quantity
-    } else if p.split_whitespace().count() == 1
-        && (PERSON_NOUNS.contains(&last)
-            || ["er", "or", "ist"].iter().any(|s| last.ends_with(s))
-                && !["other", "order", "color", "colour", "floor"].contains(&last))
-    {
-        Kind::Person
-    } else if p.split_whitespace().count() == 1 && last.len() > 3 && last.ends_with('s') {
-        Kind::Count
-    } else {
-        Kind::Generic
-    }
-}
-
-/// The words whose presence marks a sentence as talking about `point`: its own terms, words
-/// that state such a value ("spans" for a length), and the verb of a person noun ("designer"
-/// → "designed", "captain" → "captained").
-fn markers(point: &str) -> Vec<String> {
-    let mut out = terms(point);
-    let lower = point.to_lowercase();
-    for (names, words) in SYNONYMS {
-        if lower.split_whitespace().any(|w| names.contains(&w)) {
-            out.extend(words.iter().map(|w| w.to_string()));
-        }
-    }
-    if kind(point) == Kind::Person {
-        if PERSON_NOUNS.contains(&lower.as_str()) {
-            out.push(format!("{lower}ed"));
-        }
-        for suffix in ["er", "or", "ist"] {
-            if let Some(stem) = lower.strip_suffix(suffix) {
-                if stem.len() >= 4 {
-                    out.push(format!("{stem}ed"));
-                }
-            }
-        }
-    }
-    out
-}
 
 /// A word of a sentence with its surrounding punctuation trimmed.
 struct Tok<'a> {

@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use trawl_messages::AnalysedDoc;
-use trawl_text::{coverage, sentences, terms, MONTHS};
+use trawl_text::points::{kind, markers, Kind};
+use trawl_text::{coverage, coverage_of, names, same_word, sentences, terms, MONTHS};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Conflict {
@@ -159,33 +160,138 @@ fn value_at(sentence: &str) -> Option<(Value, usize)> {
 /// Sentences of a source's text read for values, past its key points.
 const SENTENCES_READ: usize = 200;
 
-/// The value a source gives for `point` about `subject`: the first value of its first sentence
-/// (key points first, then its text's) that names the point and holds one, where the source's
-/// title names the subject or the sentence does before the value ("Quellium's melting point is
+/// An attribute compared across sources: a target data point, or what a "when" clause or a
+/// "which" noun of the question asks for.
+struct Attribute {
+    name: String,
+    kind: Kind,
+    /// A sentence naming all of these states the attribute.
+    words: Vec<String>,
+    /// So does one naming any of these ("spans" for a length), when its value has the unit
+    /// the kind needs.
+    markers: Vec<String>,
+}
+
+impl Attribute {
+    fn new(name: &str, kind: Kind) -> Attribute {
+        Attribute {
+            name: name.to_owned(),
+            kind,
+            words: terms(name),
+            markers: markers(name),
+        }
+    }
+
+    /// Whether a sentence with these words states the attribute as `value`.
+    fn stated(&self, words: &[String], value: &Value) -> bool {
+        let has = |w: &String| words.iter().any(|x| same_word(x, w));
+        let named = self.words.iter().all(has);
+        let marked = named || self.markers.iter().any(has);
+        match self.kind {
+            // A year: "opened on 12 March 1903" is 1903 (value_at skips the day).
+            Kind::Date => {
+                named
+                    && value.unit.is_none()
+                    && value.number.fract() == 0.0
+                    && (1000.0..=2100.0).contains(&value.number)
+            }
+            Kind::Measure => named || (marked && value.unit.is_some()),
+            _ => named,
+        }
+    }
+}
+
+/// The attributes `question` asks for: its data points whose values are numbers (a person or
+/// a place is not compared here), the verb of a "when" clause ("When was the vessel launched"
+/// asks for the year it was launched), and the noun after "which" or "what" ("Which port does
+/// it use").
+fn attributes(question: &str, data_points: &[String]) -> Vec<Attribute> {
+    let mut out: Vec<Attribute> = (data_points.iter())
+        .map(|p| Attribute::new(p, kind(p)))
+        .filter(|a| !a.words.is_empty() && !matches!(a.kind, Kind::Person | Kind::Place))
+        .collect();
+    for clause in question.split(|c: char| matches!(c, ',' | '?' | '.' | ';')) {
+        let words: Vec<String> = (clause.split_whitespace())
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            let asked: Option<(&str, Kind)> = match w.as_str() {
+                "when" => (words[i + 1..].iter())
+                    .take_while(|w| *w != "and")
+                    .last()
+                    .filter(|_| words.len() > i + 2)
+                    .map(|verb| (verb.as_str(), Kind::Date)),
+                // "Who created it and in what year?": the year it was created, as sentences
+                // name a year by the verb, not by the word "year".
+                "which" | "what" if words.get(i + 1).is_some_and(|n| n == "year") => (question
+                    .split(|c: char| !c.is_alphanumeric()))
+                .find(|w| w.len() > 4 && w.ends_with("ed"))
+                .map(|verb| (verb, Kind::Date)),
+                "which" | "what" => words.get(i + 1).map(|noun| (noun.as_str(), kind(noun))),
+                _ => None,
+            };
+            let Some((name, kind)) = asked else { continue };
+            let known = (out.iter()).any(|a| a.words.iter().any(|x| same_word(x, name)));
+            if !terms(name).is_empty() && !known {
+                out.push(Attribute::new(&name.to_lowercase(), kind));
+            }
+        }
+    }
+    out
+}
+
+/// A name other than the subject's before `at` in `sentence`: a capitalised word past the first
+/// that is not one of the subject's words or a month, or a first word that owns or does
+/// something ("Quellium's melting point", "Brimium has").
+fn other_name_before(sentence: &str, at: usize, subject: &[String]) -> bool {
+    let words: Vec<&str> = sentence[..at].split_whitespace().collect();
+    words.iter().enumerate().any(|(i, raw)| {
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let bare = w
+            .strip_suffix("'s")
+            .or_else(|| w.strip_suffix("’s"))
+            .unwrap_or(w);
+        let named = bare.chars().next().is_some_and(char::is_uppercase)
+            && !terms(bare).is_empty()
+            && !is_month(bare)
+            && !subject.iter().any(|s| same_word(s, &bare.to_lowercase()));
+        let acts = bare != w
+            || (words.get(i + 1))
+                .is_some_and(|n| matches!(*n, "has" | "is" | "was" | "had" | "melts" | "reaches"));
+        named && (i > 0 || acts)
+    })
+}
+
+/// The value a source gives for `attribute` of `subject`: the first value of its first
+/// sentence (key points first, then its text's) that states the attribute and holds one, where
+/// the sentence names the subject before the value, or the source's title or the rest of the
+/// sentence names it and no other name comes before the value ("Quellium's melting point is
 /// 455 °C, below zorbium's" is not about zorbium).
 fn value_in(
-    sentences: &[String],
-    point: &[String],
+    sentences: &[(String, Vec<String>)],
+    attribute: &Attribute,
     subject: &[String],
     title: &str,
 ) -> Option<Value> {
     let titled = subject.is_empty() || coverage(subject, title) == 1.0;
     (sentences.iter())
-        .filter(|s| coverage(point, s) == 1.0)
-        .filter_map(|s| value_at(s).map(|(v, at)| (s, v, at)))
-        .find(|(s, _, at)| titled || coverage(subject, &s[..*at]) == 1.0)
-        .map(|(_, v, _)| v)
+        .filter_map(|(s, words)| value_at(s).map(|(v, at)| (s, words, v, at)))
+        .filter(|(_, words, v, _)| attribute.stated(words, v))
+        .find(|(s, words, _, at)| {
+            coverage(subject, &s[..*at]) == 1.0
+                || ((titled || coverage_of(subject, words) == 1.0)
+                    && !other_name_before(s, *at, subject))
+        })
+        .map(|(_, _, v, _)| v)
 }
 
 /// What the question is about: its names (capitalised words past the first), or its content
 /// words that are not the data points'.
 fn subject_of(question: &str, data_points: &[String]) -> Vec<String> {
-    let names: Vec<String> = (question.split(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
-        .skip(1)
-        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-        .flat_map(terms)
-        .collect();
+    let names = names(question);
     if !names.is_empty() {
         return names;
     }
@@ -195,30 +301,32 @@ fn subject_of(question: &str, data_points: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Data points whose relevant sources give different values for the question's subject.
+/// Attributes whose relevant sources give different values for the question's subject.
 pub fn detect(question: &str, data_points: &[String], docs: &[AnalysedDoc]) -> Vec<Conflict> {
-    let points: Vec<(&String, Vec<String>)> = (data_points.iter())
-        .map(|p| (p, terms(p)))
-        .filter(|(_, words)| !words.is_empty())
-        .collect();
-    if points.is_empty() {
+    let attributes = attributes(question, data_points);
+    if attributes.is_empty() {
         return Vec::new();
     }
     let subject = subject_of(question, data_points);
-    // Each source's sentences once, not once per data point.
-    let read: Vec<(&AnalysedDoc, Vec<String>)> = (docs.iter().filter(|d| d.is_relevant))
-        .map(|d| {
-            let mut all = d.key_points.clone();
-            all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
-            (d, all)
-        })
-        .collect();
+    // Each source's sentences and their words once, not once per attribute.
+    let read: Vec<(&AnalysedDoc, Vec<(String, Vec<String>)>)> =
+        (docs.iter().filter(|d| d.is_relevant))
+            .map(|d| {
+                let mut all = d.key_points.clone();
+                all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
+                let all = all.into_iter().map(|s| {
+                    let words = terms(&s);
+                    (s, words)
+                });
+                (d, all.collect())
+            })
+            .collect();
     let mut out = Vec::new();
-    for (point, words) in points {
+    for attribute in &attributes {
         let mut groups: Vec<(Value, Vec<u32>)> = Vec::new();
         for (doc, sentences) in &read {
             let title = format!("{} {}", doc.title, doc.source.title);
-            let Some(v) = value_in(sentences, &words, &subject, &title) else {
+            let Some(v) = value_in(sentences, attribute, &subject, &title) else {
                 continue;
             };
             match groups.iter_mut().find(|(g, _)| g.agrees(&v)) {
@@ -234,7 +342,7 @@ pub fn detect(question: &str, data_points: &[String], docs: &[AnalysedDoc]) -> V
             // Most-attested value first.
             values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
             out.push(Conflict {
-                data_point: point.clone(),
+                data_point: attribute.name.clone(),
                 values,
             });
         }
@@ -362,5 +470,77 @@ mod tests {
             c[0].values,
             vec![("1156 m".into(), vec![1]), ("1200 m".into(), vec![0])]
         );
+    }
+
+    /// Documents numbered from 0, each `(title, text)`.
+    fn docs(items: &[(&str, &str)]) -> Vec<AnalysedDoc> {
+        (items.iter().enumerate())
+            .map(|(i, (title, text))| doc(i as u32, title, text))
+            .collect()
+    }
+
+    #[test]
+    fn when_clauses_and_synonyms_name_what_is_compared() {
+        let launched = docs(&[
+            ("", "The research vessel Gansor was launched in 1897."),
+            (
+                "Research vessel Gansor",
+                "Launched in 1910, it spent a winter in dock.",
+            ),
+        ]);
+        let q = "When was the research vessel Gansor launched and who captained it?";
+        let c = detect(q, &[], &launched);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].data_point, "launched");
+        let created = docs(&[
+            (
+                "",
+                "The Tovcru language was created by Tomas Zudren in 1997.",
+            ),
+            (
+                "Tovcru",
+                "In 2010, Tomas Zudren released the Tovcru he had created.",
+            ),
+        ]);
+        let q = "Who created the Tovcru language and in what year?";
+        assert_eq!(detect(q, &[], &created)[0].data_point, "created");
+        // "spans" and "reaches" state a length when a length unit follows.
+        let lengths = docs(&[
+            (
+                "",
+                "The Brimomir Bridge spans 1,156 metres across the river.",
+            ),
+            (
+                "Brimomir Bridge",
+                "At 1,169 metres, it is the longest crossing.",
+            ),
+            (
+                "Brimomir Bridge",
+                "It reaches 40 cars an hour at the longest queue.",
+            ),
+        ]);
+        let c = detect(
+            "How long is the Brimomir Bridge?",
+            &["long".into()],
+            &lengths,
+        );
+        assert_eq!(
+            c[0].values,
+            vec![("1156 m".into(), vec![0]), ("1169 m".into(), vec![1])]
+        );
+    }
+
+    #[test]
+    fn a_page_about_the_subject_quoting_other_subjects_is_no_conflict() {
+        // Titled for zorbium, but its other values are other elements' own.
+        let docs = docs(&[
+            ("Zorbium", "Zorbium has a melting point of 1,284 °C."),
+            (
+                "Zorbium compared with its rivals",
+                "Zorbium melts at 1,284 °C. For comparison: Brimium melts at 902 °C. \
+                 Quellium's melting point is 455 °C. The melting point of Tharbium is 300 °C.",
+            ),
+        ]);
+        assert!(detect(ZORBIUM, &["melting point".into()], &docs).is_empty());
     }
 }

@@ -347,8 +347,8 @@ async fn read_docs(
     Ok(docs)
 }
 
-/// The report: the model's when there is one, the batch's budget allows it and some source is
-/// relevant; the extractive one otherwise, or when the model's fails (its writer says why).
+/// The report: the model's when there is one, the batch's budget allows it and some source
+/// answers ([`Material::answering`]); the extractive one otherwise, or when the model's fails (its writer says why).
 async fn write_report(
     stage: &SynthesizeStage,
     job: &Job<'_, SynthesizeTask>,
@@ -359,7 +359,7 @@ async fn write_report(
     let rt = job.rt();
     let cfg = &rt.config.synthesize;
     let llm = job.llm(stage.llm.as_ref()).await?;
-    let relevant = material.docs.iter().any(|d| d.is_relevant);
+    let relevant = !material.answering().docs.is_empty();
     let Some(model) = llm.ready().filter(|_| relevant) else {
         let mut r = material.extractive(cfg.sentences);
         if let JobLlm::BudgetSpent = llm {

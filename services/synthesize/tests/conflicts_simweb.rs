@@ -1,7 +1,9 @@
 //! Conflict detection on simweb's pages: where one answer page states a number differently,
-//! the detector names the data point and both values; where the pages agree, it stays quiet.
+//! the detector names the data point and both values; where the pages agree, it stays quiet,
+//! also beside the topic's comparison page, which states other subjects' values of the same
+//! attribute.
 
-use trawl_integration_tests::simweb::Corpus;
+use trawl_integration_tests::simweb::{Corpus, PageKind};
 use trawl_messages::{AnalysedDoc, Source, SourceKind};
 use trawl_synthesize::conflicts::detect;
 
@@ -33,12 +35,13 @@ fn analysed(corpus: &Corpus, url: &str, question: &str, idx: u32) -> AnalysedDoc
 
 #[test]
 fn disagreeing_pages_are_found_and_agreeing_ones_are_not() {
-    let corpus = Corpus::generate();
+    let corpus = Corpus::generate_with_families();
     let (mut found, mut disagreeing, mut false_alarms) = (0, 0, Vec::new());
     for q in corpus.questions() {
-        let docs: Vec<AnalysedDoc> = q
-            .answer_urls
-            .iter()
+        let comparison = (corpus.pages().iter())
+            .filter(|p| matches!(&p.kind, PageKind::Comparison { topic } if *topic == q.topic))
+            .map(|p| &p.url);
+        let docs: Vec<AnalysedDoc> = (q.answer_urls.iter().chain(comparison))
             .enumerate()
             .map(|(i, u)| analysed(&corpus, u, &q.query, i as u32))
             .collect();
@@ -59,9 +62,6 @@ fn disagreeing_pages_are_found_and_agreeing_ones_are_not() {
         false_alarms.len()
     );
     assert!(disagreeing > 0);
-    assert!(
-        found > 0,
-        "no conflict found on {disagreeing} disagreeing questions"
-    );
+    assert_eq!(found, disagreeing, "conflicts missed");
     assert!(false_alarms.is_empty(), "{false_alarms:#?}");
 }

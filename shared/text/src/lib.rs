@@ -4,6 +4,8 @@
 
 use std::collections::HashSet;
 
+pub mod points;
+
 /// Words that carry no topic; dropped from questions and sentences before matching.
 fn is_stop_word(w: &str) -> bool {
     // A `match` compiles to a switch on length and a few comparisons; `contains` on a list of
@@ -113,6 +115,23 @@ pub fn terms(text: &str) -> Vec<String> {
         true
     });
     out
+}
+
+/// The names a question is about: the content words of its capitalised words past the first
+/// ("How long is the Brimomir Bridge?" → brimomir, bridge). None when most of those words are
+/// capitalised: a question in title case names nothing by its capitals.
+pub fn names(question: &str) -> Vec<String> {
+    let words: Vec<&str> = (question.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .skip(1)
+        .collect();
+    let capitalised: Vec<&str> = (words.iter().copied())
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .collect();
+    if capitalised.len() > 2 && capitalised.len() * 2 > words.len() {
+        return Vec::new();
+    }
+    terms(&capitalised.join(" "))
 }
 
 /// Calls `f` with each lower-cased content word of `text` (the words of [`terms`], repeats
@@ -423,6 +442,17 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_capitalised_words_unless_the_question_is_in_title_case() {
+        assert_eq!(
+            names("How long is the Brimomir Bridge and when did it open?"),
+            ["brimomir", "bridge"]
+        );
+        assert_eq!(names("Could you tell me about Velmorite?"), ["velmorite"]);
+        assert!(names("What Is The Best Way To Learn Rust").is_empty());
+        assert!(names("what is the boiling point of water").is_empty());
+    }
 
     #[test]
     fn terms_drop_stop_words_and_repeat() {

@@ -280,8 +280,9 @@ pub fn select(prompt: &str) -> Value {
 }
 
 /// `report`: a short cited answer written from the context blocks. The prompt has
-/// `Question: <q>` and blocks starting `[S<n>] <title> — <url>`; for each block (at most three)
-/// whose text names the question's subject, the first such sentence is quoted with `[S<n>]`.
+/// `Question: <q>` and blocks starting `[S<n>] <title> — <url>`; for each part of the question,
+/// the prose sentence naming its subject that shares most words with that part is quoted with
+/// `[S<n>]` (from three sources at most).
 /// `simweb:fakecite` plants citations to sources that do not exist (`[S99]`, `[7]`).
 pub fn report(prompt: &str) -> String {
     let question = field(prompt, "Question:").unwrap_or_default();
@@ -306,18 +307,57 @@ pub fn report(prompt: &str) -> String {
         }
     }
     blocks.extend(current);
-    for (n, lines) in blocks {
-        if cited >= 3 {
-            break;
-        }
-        let text = lines.join(" ");
-        let sentence = text
-            .split_inclusive(". ")
-            .map(str::trim)
-            .find(|s| !mentioned(&subjects, s).is_empty() && s.len() > 20);
-        if let Some(sentence) = sentence {
-            let sentence = sentence.trim_end_matches('.');
-            out.push_str(&format!("{sentence} [S{n}]. "));
+    // Each block's prose sentences naming the subject, as a model reads them: not the Data,
+    // Lookup or Relevance labels, headings or table rows, which no source states as written.
+    let mut candidates: Vec<(&str, &str)> = Vec::new();
+    for (n, lines) in &blocks {
+        let prose = (lines.iter())
+            .filter(|l| {
+                !["Data:", "Lookup:", "Relevance:", "#", "|"]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .map(|l| l.trim_start_matches("- "));
+        candidates.extend(
+            prose
+                .flat_map(|l| l.split_inclusive(". "))
+                .map(str::trim)
+                .filter(|s| !mentioned(&subjects, s).is_empty() && s.len() > 20)
+                .map(|s| (n.as_str(), s)),
+        );
+    }
+    // One sentence for each part of the question ("How long is it and when did it open?"),
+    // the first that shares most of that part's words (a number counts as one), from at most
+    // three sources: what a model answering each part would quote.
+    let parts: Vec<Vec<String>> = (question
+        .split(" and ")
+        .chain(question.split(", along with")))
+    .map(|part| {
+        (words(part).into_iter())
+            .filter(|w| w.len() > 3 && !subjects.iter().any(|s| s == w))
+            .map(str::to_lowercase)
+            .collect()
+    })
+    .collect();
+    let mut quoted: Vec<&str> = Vec::new();
+    let mut sources: Vec<&str> = Vec::new();
+    for part in &parts {
+        let score = |s: &str| {
+            let lower = s.to_lowercase();
+            part.iter().filter(|w| lower.contains(w.as_str())).count()
+                + usize::from(s.contains(|c: char| c.is_ascii_digit()))
+        };
+        let best = (candidates.iter())
+            .filter(|(n, s)| !quoted.contains(s) && (sources.len() < 3 || sources.contains(n)))
+            .enumerate()
+            .max_by_key(|(i, (_, s))| (score(s), std::cmp::Reverse(*i)))
+            .map(|(_, c)| *c);
+        if let Some((n, sentence)) = best {
+            out.push_str(&format!("{} [S{n}]. ", sentence.trim_end_matches('.')));
+            quoted.push(sentence);
+            if !sources.contains(&n) {
+                sources.push(n);
+            }
             cited += 1;
         }
     }

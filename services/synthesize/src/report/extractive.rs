@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
-use trawl_text::{coverage_of, same_word, terms};
+use trawl_text::{coverage_of, names, same_word, terms};
 
 use super::{lookup, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
@@ -21,17 +21,6 @@ struct Candidate<'a> {
     sentence: &'a str,
     doc: usize,
     score: f64,
-}
-
-/// Capitalised words after the first: the names the question is about ("Brimomir Bridge").
-fn names(question: &str) -> Vec<String> {
-    question
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .skip(1)
-        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-        .map(str::to_lowercase)
-        .collect()
 }
 
 /// Smoothed inverse document frequency of each query term over the candidate sentences.
@@ -607,5 +596,40 @@ mod tests {
             r.markdown
         );
         assert!(!r.markdown.contains("http"), "{}", r.markdown);
+    }
+
+    #[test]
+    fn abstains_when_no_source_names_what_the_question_is_about() {
+        // On the topic (melting points) and relevant, but about other metals: quoting them
+        // would answer a question about Voquilix with another element's value.
+        let docs = vec![
+            doc(
+                0,
+                true,
+                &["The melting point of Neoskium is 552 degrees Celsius."],
+            ),
+            doc(1, true, &["Brimium melts at 902 degrees Celsius."]),
+        ];
+        let q = "What is the melting point of Voquilix?";
+        let r = write(q, &[], &docs, &[], &Gaps::default(), 6);
+        assert!(
+            r.citations.is_empty() && r.claims.is_empty(),
+            "{}",
+            r.markdown
+        );
+        assert!(
+            r.markdown
+                .contains("None of the 2 sources this job read names Voquilix")
+                && r.markdown
+                    .contains("on the topic, but it does not name Voquilix")
+                && !r.markdown.contains("552"),
+            "{}",
+            r.markdown
+        );
+        // Named by one source: the sources answer, and the one naming it is cited.
+        let mut named = docs.clone();
+        named.push(doc(2, true, &["Voquilix melts at 1,310 degrees Celsius."]));
+        let r = write(q, &[], &named, &[], &Gaps::default(), 6);
+        assert!(r.markdown.contains("1,310"), "{}", r.markdown);
     }
 }

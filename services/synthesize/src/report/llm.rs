@@ -91,7 +91,7 @@ pub async fn write(
     let (max_tokens, answer_tokens, language) =
         (style.context_tokens, style.answer_tokens, style.language);
     let tokenizer = Tokenizer::for_model(llm.model_of("report"));
-    let relevant: Vec<&AnalysedDoc> = docs.iter().filter(|d| d.is_relevant).collect();
+    let relevant = material.answering().docs;
     let sources: Vec<ContextSource> = relevant
         .iter()
         .map(|d| ContextSource {

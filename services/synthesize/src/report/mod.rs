@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use trawl_config::Unverified;
 use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter, RoundRecord};
+use trawl_text::{coverage_in, names};
 
 use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
@@ -65,26 +66,82 @@ pub struct Draft {
     pub writer: ReportWriter,
 }
 
-impl Material<'_> {
+/// The sources a report may cite, and the question's names no source names.
+pub struct Answering<'a> {
+    pub docs: Vec<&'a AnalysedDoc>,
+    /// The question's names ([`trawl_text::names`]) that no relevant source names, as the
+    /// question writes them. When there are any, the sources are about something else ("the
+    /// melting point of Voquilix" read from pages about other metals) and none may be cited.
+    pub unnamed: Vec<String>,
+}
+
+impl<'a> Material<'a> {
+    /// The relevant sources, unless they leave one of the question's names unnamed.
+    pub fn answering(&self) -> Answering<'a> {
+        let relevant: Vec<&AnalysedDoc> = self.docs.iter().filter(|d| d.is_relevant).collect();
+        let named = |name: &String| {
+            (relevant.iter()).any(|d| {
+                let texts = [d.title.as_str(), &d.source.title, &d.markdown];
+                coverage_in(std::slice::from_ref(name), &texts) > 0.0
+            })
+        };
+        let question_words =
+            || (self.question.split(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty());
+        let unnamed: Vec<String> = (names(self.question).into_iter())
+            .filter(|n| !named(n))
+            .map(|n| {
+                let written = question_words().find(|w| w.to_lowercase() == n);
+                written.map_or(n.clone(), str::to_owned)
+            })
+            .collect();
+        Answering {
+            docs: if unnamed.is_empty() {
+                relevant
+            } else {
+                Vec::new()
+            },
+            unnamed,
+        }
+    }
+
     /// The extractive report of this material, `sentences` long at most.
     pub fn extractive(&self, sentences: usize) -> Report {
-        let citable: Vec<&AnalysedDoc> = self.docs.iter().filter(|d| d.is_relevant).collect();
-        self.conclude(extractive::write(self, sentences), &citable)
+        let answering = self.answering();
+        let draft = match answering.docs.is_empty() {
+            true => Draft {
+                body: String::new(),
+                cited: Vec::new(),
+                removed: 0,
+                writer: ReportWriter::Extractive,
+            },
+            false => extractive::write(self, sentences),
+        };
+        self.conclude(draft, &answering.docs)
     }
 
     /// Says first that nothing read answers the question, then what was read and why it does
     /// not answer; nothing in it is presented as the answer.
     fn no_answer(&self) -> String {
-        let mut md = format!(
-            "None of the {} sources this job read answers this question, so this report gives no \
-             answer.\n\n## What was read\n\n",
-            self.docs.len()
-        );
+        let unnamed = self.answering().unnamed.join(", ");
+        let mut md = match unnamed.is_empty() {
+            true => format!(
+                "None of the {} sources this job read answers this question, so this report \
+                 gives no answer.",
+                self.docs.len()
+            ),
+            false => format!(
+                "None of the {} sources this job read names {unnamed}, which the question asks \
+                 about, so this report gives no answer.",
+                self.docs.len()
+            ),
+        };
+        md.push_str("\n\n## What was read\n\n");
         for d in self.docs {
-            let why = if d.is_relevant {
-                "on the topic, but nothing it says answers what was asked"
-            } else {
-                "judged not relevant to the question"
+            let not_named = format!("on the topic, but it does not name {unnamed}");
+            let why = match (d.is_relevant, unnamed.is_empty()) {
+                (true, true) => "on the topic, but nothing it says answers what was asked",
+                (true, false) => &not_named,
+                (false, _) => "judged not relevant to the question",
             };
             let title = citation(d, 0).title;
             md.push_str(&format!(
