@@ -91,7 +91,7 @@ async fn trawl_run_says_why_search_found_nothing() {
         .output()
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "no sources is exit code 2");
+    assert_eq!(out.status.code(), Some(3), "no sources is exit code 3");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("search: searxng") && stderr.contains("hint: check search.providers"),

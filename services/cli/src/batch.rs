@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
+use trawl_messages::JobStatus;
 use trawl_pipeline::batch::{
     collect, manifest, parse_batch, submit as enqueue, BatchOptions, Collected,
 };
@@ -216,6 +217,7 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
         progress.finish_and_clear();
     }
     println!("batch {batch}: {}", describe(&record.progress));
+    let code = exit_code(args.wait, &record.progress);
     // The fleet's queues, so an operator sees where pending work waits.
     let mut depths = Vec::new();
     for q in trawl_cli::monitor::queues() {
@@ -227,7 +229,16 @@ pub async fn status(config: Config, args: StatusArgs) -> anyhow::Result<ExitCode
         "{}",
         cost_line(usage.cost_microdollars as f64 / 1e6, &usage.unused_sources)
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
+}
+
+/// `status --wait` tells a script whether every job ended without failing.
+fn exit_code(waited: bool, progress: &BatchProgress) -> ExitCode {
+    let failed = progress.by_status.get(JobStatus::Failed.as_str()) > Some(&0);
+    match waited && failed {
+        true => ExitCode::from(crate::UNANSWERED),
+        false => ExitCode::SUCCESS,
+    }
 }
 
 /// `trawl status` through the API, which serves no queue depths: that line is left out.
@@ -251,9 +262,10 @@ async fn status_remote(remote: &Remote, args: StatusArgs) -> anyhow::Result<Exit
         }
         progress.finish_and_clear();
     }
-    println!("batch {batch}: {}", describe(&crate::remote::progress(&s)));
+    let progress = crate::remote::progress(&s);
+    println!("batch {batch}: {}", describe(&progress));
     println!("{}", cost_line(s.cost_usd, &s.unused_sources));
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(args.wait, &progress))
 }
 
 pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCode> {

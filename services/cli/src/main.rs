@@ -16,7 +16,9 @@ mod worker;
 #[command(
     name = "trawl",
     version,
-    about = "Research questions in, cited reports out."
+    about = "Research questions in, cited reports out.",
+    after_help = "Exit status: 0 done; 1 error; 2 usage error; 3 finished without a cited answer \
+                  (`run`) or with failed jobs (`status --wait`)."
 )]
 struct Cli {
     /// Config file (TOML). Environment variables TRAWL__SECTION__KEY override it.
@@ -57,6 +59,11 @@ enum Command {
     /// Export the fleet's queue depths and batch progress as Prometheus metrics (one per fleet).
     Monitor(trawl_cli::monitor::MonitorArgs),
 }
+
+/// The exit status of a command that finished without what was asked for: `trawl run` without a
+/// cited answer, `trawl status --wait` with failed jobs. 1 is an error and 2 clap's usage error,
+/// so a script can tell the three apart.
+const UNANSWERED: u8 = 3;
 
 fn main() -> std::process::ExitCode {
     dispatch(Cli::parse()).unwrap_or_else(|e| {

@@ -81,7 +81,7 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     );
     Ok(match result.status {
         JobStatus::Done | JobStatus::Partial => ExitCode::SUCCESS,
-        _ => ExitCode::from(2),
+        _ => ExitCode::from(crate::UNANSWERED),
     })
 }
 

@@ -1,12 +1,17 @@
 //! Conflict detection before the report is written: two sources giving different values for
-//! the same attribute of the same subject. For each target data point, each relevant source's
-//! first sentence that names it (all its words, stemmed) and its subject (the question's names,
-//! in the sentence or the source's title) is read for its first value. Values are compared after
-//! normalising number formats (`1,284` = `1284`), units (°F and K to °C, feet, miles and km to
-//! metres, pounds and tonnes to kilograms) and dates (a day of the month is not the value; the
-//! year is); a converted value agrees within half a percent. Sources that give different values are a
-//! conflict, listed in the report and given to the report writer. A page about another subject
-//! never makes one: its sentences do not name the question's subject.
+//! the same attribute of the same subject. The attributes are the target data points whose
+//! values are numbers, the verb of a "when" clause and the noun after "which" or "what"
+//! ([`attributes`]). For each, each relevant source's first sentence that states it (all its
+//! words, stemmed, or a word that states such a value, such as "spans" for a length followed by a
+//! length unit: [`trawl_text::points`]) and is about the subject (the question's names, in the
+//! sentence before the value, or in the source's title or the sentence, with no other name
+//! before the value) is read for its first value. Values are compared after normalising number
+//! formats (`1,284` = `1284`), units (°F and K to °C, feet, miles and km to metres, pounds and
+//! tonnes to kilograms) and dates (a day of the month is not the value; the year is); a
+//! converted value agrees within half a percent. Sources that give different values are a
+//! conflict, listed in the report and given to the report writer. A page about another subject,
+//! or a sentence giving another subject's value ("For comparison: Brimium melts at 902 °C"),
+//! never makes one.
 
 use std::collections::BTreeSet;
 
@@ -160,6 +165,9 @@ fn value_at(sentence: &str) -> Option<(Value, usize)> {
 /// Sentences of a source's text read for values, past its key points.
 const SENTENCES_READ: usize = 200;
 
+/// A sentence of a source and its words ([`terms`]).
+type Sentence = (String, Vec<String>);
+
 /// An attribute compared across sources: a target data point, or what a "when" clause or a
 /// "which" noun of the question asks for.
 struct Attribute {
@@ -210,7 +218,7 @@ fn attributes(question: &str, data_points: &[String]) -> Vec<Attribute> {
         .map(|p| Attribute::new(p, kind(p)))
         .filter(|a| !a.words.is_empty() && !matches!(a.kind, Kind::Person | Kind::Place))
         .collect();
-    for clause in question.split(|c: char| matches!(c, ',' | '?' | '.' | ';')) {
+    for clause in question.split([',', '?', '.', ';']) {
         let words: Vec<String> = (clause.split_whitespace())
             .map(|w| {
                 w.trim_matches(|c: char| !c.is_alphanumeric())
@@ -245,7 +253,7 @@ fn attributes(question: &str, data_points: &[String]) -> Vec<Attribute> {
 
 /// A name other than the subject's before `at` in `sentence`: a capitalised word past the first
 /// that is not one of the subject's words or a month, or a first word that owns or does
-/// something ("Quellium's melting point", "Brimium has").
+/// something ("Quellium's melting point", "Brimium has", "Brimium melts").
 fn other_name_before(sentence: &str, at: usize, subject: &[String]) -> bool {
     let words: Vec<&str> = sentence[..at].split_whitespace().collect();
     words.iter().enumerate().any(|(i, raw)| {
@@ -258,9 +266,12 @@ fn other_name_before(sentence: &str, at: usize, subject: &[String]) -> bool {
             && !terms(bare).is_empty()
             && !is_month(bare)
             && !subject.iter().any(|s| same_word(s, &bare.to_lowercase()));
+        // "Brimium has", "Brimium melts": a verb after it, not "Heated to".
         let acts = bare != w
-            || (words.get(i + 1))
-                .is_some_and(|n| matches!(*n, "has" | "is" | "was" | "had" | "melts" | "reaches"));
+            || (words.get(i + 1)).is_some_and(|n| {
+                matches!(*n, "has" | "is" | "was" | "had" | "are" | "were")
+                    || (n.len() > 3 && n.ends_with('s') && n.starts_with(char::is_lowercase))
+            });
         named && (i > 0 || acts)
     })
 }
@@ -271,7 +282,7 @@ fn other_name_before(sentence: &str, at: usize, subject: &[String]) -> bool {
 /// sentence names it and no other name comes before the value ("Quellium's melting point is
 /// 455 °C, below zorbium's" is not about zorbium).
 fn value_in(
-    sentences: &[(String, Vec<String>)],
+    sentences: &[Sentence],
     attribute: &Attribute,
     subject: &[String],
     title: &str,
@@ -309,18 +320,17 @@ pub fn detect(question: &str, data_points: &[String], docs: &[AnalysedDoc]) -> V
     }
     let subject = subject_of(question, data_points);
     // Each source's sentences and their words once, not once per attribute.
-    let read: Vec<(&AnalysedDoc, Vec<(String, Vec<String>)>)> =
-        (docs.iter().filter(|d| d.is_relevant))
-            .map(|d| {
-                let mut all = d.key_points.clone();
-                all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
-                let all = all.into_iter().map(|s| {
-                    let words = terms(&s);
-                    (s, words)
-                });
-                (d, all.collect())
-            })
-            .collect();
+    let read: Vec<(&AnalysedDoc, Vec<Sentence>)> = (docs.iter().filter(|d| d.is_relevant))
+        .map(|d| {
+            let mut all = d.key_points.clone();
+            all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
+            let all = all.into_iter().map(|s| {
+                let words = terms(&s);
+                (s, words)
+            });
+            (d, all.collect())
+        })
+        .collect();
     let mut out = Vec::new();
     for attribute in &attributes {
         let mut groups: Vec<(Value, Vec<u32>)> = Vec::new();

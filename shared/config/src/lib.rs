@@ -1170,6 +1170,12 @@ impl Config {
             problems.push("fetch.max_level must be 0 to 3".into());
         }
         for (pattern, addr) in &self.fetch.resolve {
+            if !host_pattern(pattern) {
+                problems.push(format!(
+                    "fetch.resolve.\"{pattern}\" is not a host pattern: use a host name \
+                     (example.org) or a domain with its subdomains (*.example.org)"
+                ));
+            }
             if addr.parse::<std::net::SocketAddr>().is_err() {
                 problems.push(format!(
                     "fetch.resolve.\"{pattern}\" must be ip:port (got {addr:?})"
@@ -1262,6 +1268,23 @@ fn apply_env(table: &mut toml::Table, env: &BTreeMap<String, String>) -> Result<
         node.insert(last.clone(), value);
     }
     Ok(())
+}
+
+/// A `fetch.resolve` key: a host name, or `*.` and a domain (which matches the domain and its
+/// subdomains). A bare `*` would match nothing, so it is refused rather than ignored.
+fn host_pattern(pattern: &str) -> bool {
+    let host = pattern.strip_prefix("*.").unwrap_or(pattern);
+    !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
 }
 
 /// Parses `a.b.c.d/n` or `x::y/n`.
@@ -1439,6 +1462,30 @@ mod tests {
         assert!(
             text.contains("browser_proxy_listen") && text.contains("browser_proxy_advertise"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn resolve_keys_must_be_host_patterns() {
+        let file = |patterns: &[&str]| {
+            let entries: Vec<String> = (patterns.iter())
+                .map(|p| format!("\"{p}\" = \"127.0.0.1:9000\""))
+                .collect();
+            format!("[fetch]\nresolve = {{ {} }}\n", entries.join(", "))
+        };
+        let dir = std::env::temp_dir().join(format!("trawl-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trawl.toml");
+        std::fs::write(&path, file(&["*", "a b.test", "*.test", "Example.org"])).unwrap();
+        let err = Config::load(Some(&path), &env(&[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("fetch.resolve.\"*\" is not a host pattern")
+                && err.contains("\"a b.test\" is not a host pattern")
+                && !err.contains("*.test\" is not")
+                && !err.contains("Example.org\" is not"),
+            "{err}"
         );
     }
 
