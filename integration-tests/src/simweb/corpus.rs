@@ -124,9 +124,7 @@ impl Corpus {
         out
     }
 
-    /// A page for `doc` on a random host that allows trawl everything, its path suffixed as
-    /// `dedupe_paths` does should the title repeat one on the host. `pending` are drafts not yet
-    /// appended.
+    /// [`Corpus::draft_on`] a random host that allows trawl everything.
     fn draft_on_open_host(
         &self,
         kind: PageKind,
@@ -141,6 +139,8 @@ impl Corpus {
         self.draft_on(host, kind, doc, rng, pending)
     }
 
+    /// A page for `doc` on host `host`, its path suffixed as `dedupe_paths` does should the
+    /// title repeat one on the host. `pending` are drafts not yet appended.
     fn draft_on(
         &self,
         host: usize,
