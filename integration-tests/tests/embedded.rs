@@ -99,3 +99,43 @@ async fn trawl_run_says_why_search_found_nothing() {
     );
     fleet.cleanup().await;
 }
+
+#[test]
+fn config_show_redacts_and_config_check_names_every_problem() {
+    let trawl = || {
+        let mut c = std::process::Command::new(common::bin("trawl"));
+        c.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        c
+    };
+    let out = trawl()
+        .args(["config", "show"])
+        .env("TRAWL__STORE__URL", "redis://:s3cret-pw@cache:6379/")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        shown.contains("url = \"redis://:***@cache:6379/\"") && !shown.contains("s3cret-pw"),
+        "{shown}"
+    );
+
+    let out = trawl().args(["config", "check"]).output().unwrap();
+    assert!(out.status.success());
+    let out = trawl()
+        .args(["config", "check"])
+        .env("TRAWL__FETCH__MAX_LEVEL", "9")
+        .env("TRAWL__SEARCH__MIN_RELEVANCE", "2")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("fetch.max_level") && stderr.contains("min_relevance"),
+        "{stderr}"
+    );
+}

@@ -58,6 +58,17 @@ enum Command {
     Token(serve::TokenArgs),
     /// Export the fleet's queue depths and batch progress as Prometheus metrics (one per fleet).
     Monitor(trawl_cli::monitor::MonitorArgs),
+    /// The effective configuration: defaults, then --config, then TRAWL__SECTION__KEY variables.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print it as TOML, every key with its value, passwords in URLs as `***`.
+    Show,
+    /// Check it: every problem is named at once, and the exit status is 1 if there is one.
+    Check,
 }
 
 /// The exit status of a command that finished without what was asked for: `trawl run` without a
@@ -97,6 +108,15 @@ fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             Command::Mcp(args) => trawl_cli::mcp::run(config, args).await,
             Command::Token(args) => serve::token(config, args).await,
             Command::Monitor(args) => trawl_cli::monitor::run(config, args).await,
+            // Loading the configuration checked it: a problem has already ended the command.
+            Command::Config(ConfigCommand::Show) => {
+                print!("{}", config.show());
+                Ok(std::process::ExitCode::SUCCESS)
+            }
+            Command::Config(ConfigCommand::Check) => {
+                eprintln!("config: valid");
+                Ok(std::process::ExitCode::SUCCESS)
+            }
         }
     })
 }

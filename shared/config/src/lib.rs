@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -28,7 +28,7 @@ pub enum ConfigError {
     Invalid(Vec<String>),
 }
 
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub broker: BrokerConfig,
@@ -47,7 +47,7 @@ pub struct Config {
     pub mcp: McpConfig,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BrokerConfig {
     /// AMQP URL; absent means the embedded in-memory broker.
@@ -115,7 +115,7 @@ impl Default for BrokerConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StoreConfig {
     /// Redis URL; absent means the in-memory store.
@@ -147,7 +147,7 @@ impl Default for StoreConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OutputConfig {
     /// Object store for results and work products: `file:///path` (a local directory; only
@@ -256,7 +256,7 @@ impl OutputConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct JobConfig {
     /// Seconds from submission until a job is synthesised with whatever has arrived.
@@ -269,7 +269,7 @@ impl Default for JobConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchConfig {
     /// Provider chain for general questions, tried in order.
@@ -326,7 +326,7 @@ impl Default for SearchConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FetchConfig {
     /// Host pattern (`*.test`, `example.org`) to `ip:port`, applied before DNS.
@@ -403,7 +403,7 @@ impl Default for FetchConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CleanConfig {
     /// A source whose analysis scores below this ends as `irrelevant`.
@@ -449,7 +449,7 @@ impl Default for CleanConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthesizeConfig {
     /// Token budget of the prompt given to the report writer (sources, question, instructions).
@@ -477,7 +477,7 @@ impl Default for SynthesizeConfig {
 }
 
 /// The report a job ends with.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReportConfig {
     /// Most tokens the LLM's report may take (a job's `report_max_tokens` option overrides it).
@@ -507,7 +507,7 @@ pub const MAX_ROUNDS: u32 = 5;
 
 /// Follow-up research rounds: once a round's sources are in, a job that still lacks a target
 /// data point or a sub-query searches again for it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResearchConfig {
     /// Rounds of research per job, the question's own search included: 1 turns follow-ups off.
@@ -529,7 +529,7 @@ impl Default for ResearchConfig {
 }
 
 /// What becomes of a report's statement that no source supports (`report.unverified`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Unverified {
     #[default]
@@ -538,7 +538,7 @@ pub enum Unverified {
 }
 
 /// How search picks the URLs to fetch (`search.selection`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Selection {
     /// The formula's score, best first.
@@ -550,7 +550,17 @@ pub enum Selection {
 
 /// The LLM APIs trawl speaks.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, strum::IntoStaticStr,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Deserialize,
+    Serialize,
+    strum::IntoStaticStr,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -618,7 +628,7 @@ pub const LLM_STEPS: [&str; 6] = [
 
 /// One model behind one endpoint: a step's own (`llm.models.STEP`) or the embeddings'
 /// (`llm.embeddings`). Empty fields take the main `[llm]` section's.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmEndpoint {
     pub provider: Option<LlmProvider>,
@@ -639,7 +649,7 @@ impl LlmEndpoint {
 }
 
 /// A step's model: a name served by the main provider, or a model behind another endpoint.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum StepModel {
     Name(String),
@@ -660,7 +670,7 @@ impl StepModel {
 }
 
 /// Dollars per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelPrice {
     pub input: f64,
@@ -670,7 +680,7 @@ pub struct ModelPrice {
     pub output: f64,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
     /// openai, azure, anthropic, gemini, openrouter or openai-compatible.
@@ -869,7 +879,7 @@ impl LlmConfig {
 }
 
 /// `trawl serve`: the HTTP API in front of the fleet.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApiConfig {
     /// Where the API listens.
@@ -919,7 +929,7 @@ impl Default for ApiConfig {
 }
 
 /// `trawl mcp`: trawl's tools for agents over the Model Context Protocol.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
     /// Where `trawl mcp --http` listens (streamable HTTP at `/mcp`).
@@ -946,7 +956,7 @@ impl Default for McpConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Where `/metrics`, `/healthz` and `/readyz` listen; empty disables the endpoint.
@@ -1015,6 +1025,23 @@ impl Config {
             .chain([&self.synthesize.webhook_secret_env]);
         values.extend(vars.filter_map(|name| env.get(name)).cloned());
         values
+    }
+
+    /// The effective configuration as TOML, every key with its value (defaults included) and
+    /// the password of every URL in it replaced by `***`: what `trawl config show` prints.
+    /// Keys are named by environment variables, never held here, so nothing else is secret.
+    pub fn show(&self) -> String {
+        fn redact(v: &mut toml::Value) {
+            match v {
+                toml::Value::String(s) if s.contains("://") => *s = redact_url(s),
+                toml::Value::Array(items) => items.iter_mut().for_each(redact),
+                toml::Value::Table(t) => t.iter_mut().for_each(|(_, v)| redact(v)),
+                _ => {}
+            }
+        }
+        let mut table = toml::Value::try_from(self).expect("the configuration serialises");
+        redact(&mut table);
+        toml::to_string(&table).expect("a TOML table serialises")
     }
 
     /// Every problem at once, so a user fixes their file in one go.
@@ -1165,9 +1192,6 @@ impl Config {
         }
         if self.search.providers.is_empty() {
             problems.push("search.providers must name at least one provider".into());
-        }
-        if self.fetch.max_level > 3 {
-            problems.push("fetch.max_level must be 0 to 3".into());
         }
         for (pattern, addr) in &self.fetch.resolve {
             if !host_pattern(pattern) {
@@ -1463,6 +1487,37 @@ mod tests {
             text.contains("browser_proxy_listen") && text.contains("browser_proxy_advertise"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn show_prints_every_section_and_no_password() {
+        let c = Config::load(
+            None,
+            &env(&[
+                ("TRAWL__BROKER__URL", "amqp://u:p%40ss@h/%2f"),
+                (
+                    "TRAWL__SEARCH__SEARXNG_URL",
+                    "http://admin:hunter2@searx:8888",
+                ),
+            ]),
+        )
+        .unwrap();
+        let shown = c.show();
+        assert!(
+            !shown.contains("p%40ss") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+        assert!(shown.contains("amqp://u:***@h/%2f"), "{shown}");
+        for section in ["[broker]", "[search]", "[fetch]", "[research]", "[report]"] {
+            assert!(shown.contains(section), "{section} missing:\n{shown}");
+        }
+        // What it prints loads back as the same configuration.
+        let dir = std::env::temp_dir().join(format!("trawl-show-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trawl.toml");
+        std::fs::write(&path, &shown).unwrap();
+        let again = Config::load(Some(&path), &env(&[])).unwrap();
+        assert_eq!(again.show(), shown);
     }
 
     #[test]
