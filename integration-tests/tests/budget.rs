@@ -84,14 +84,7 @@ async fn racing_workers_never_spend_past_the_budget() {
     );
     assert_eq!(charged, spent, "jobs were charged other than the batch");
     assert!(without_llm > 0);
-    let summary = std::fs::read_to_string(
-        fleet
-            .out_dir()
-            .join("batches")
-            .join(&batch)
-            .join("summary.md"),
-    )
-    .unwrap();
+    let summary = fleet.summary(&batch, "summary.md").await;
     assert!(summary.contains("was reached"), "{summary}");
     fleet.cleanup().await;
 }

@@ -530,6 +530,19 @@ impl Fleet {
         }
     }
 
+    /// The batch's `summary.jsonl` or `summary.md`. Synthesize writes it after recording the
+    /// last job's end, so a test that saw the batch done waits for it (up to 30 s).
+    pub async fn summary(&self, batch: &str, name: &str) -> String {
+        let path = self.out_dir().join("batches").join(batch).join(name);
+        for _ in 0..300 {
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{} was not written", path.display());
+    }
+
     pub fn dump_logs(&self) {
         let logs = self.dir.path().join("logs");
         for entry in std::fs::read_dir(logs).into_iter().flatten().flatten() {
