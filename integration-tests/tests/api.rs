@@ -944,18 +944,9 @@ async fn ids_and_metadata_come_back_with_every_result() {
         );
     }
     // The batch summary, written once the last job has ended.
-    let summary = fleet
-        .out_dir()
-        .join("batches")
-        .join(&batch)
-        .join("summary.jsonl");
-    for _ in 0..100 {
-        if summary.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let lines = jsonl(&summary);
+    let lines: Vec<Value> = (fleet.summary(&batch, "summary.jsonl").await.lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
     for (line, (id, metadata)) in lines.iter().zip(&want) {
         assert_eq!(

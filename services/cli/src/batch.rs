@@ -432,6 +432,28 @@ pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode
 mod tests {
     use super::*;
 
+    #[test]
+    fn status_wait_exits_3_when_jobs_failed() {
+        let progress = |failed: u64| BatchProgress {
+            total: 3,
+            finished: 3,
+            by_status: [
+                ("done".to_string(), 3 - failed),
+                ("failed".to_string(), failed),
+            ]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        };
+        assert_eq!(
+            exit_code(true, &progress(1)),
+            ExitCode::from(crate::UNANSWERED)
+        );
+        assert_eq!(exit_code(true, &progress(0)), ExitCode::SUCCESS);
+        // Without --wait the status is a snapshot, not a verdict.
+        assert_eq!(exit_code(false, &progress(1)), ExitCode::SUCCESS);
+    }
+
     fn record(n: u128) -> JobResult {
         JobResult {
             id: n.to_string(),

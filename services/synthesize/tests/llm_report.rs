@@ -121,6 +121,21 @@ async fn invented_citations_are_removed_and_counted() {
 }
 
 #[tokio::test]
+async fn sources_that_never_name_the_subject_are_not_given_to_the_model() {
+    let (_web, llm) = client().await;
+    // On the topic and relevant, but about another bridge.
+    let docs = vec![doc(0, "The Velvelra Bridge spans 3,339 metres. ")];
+    let question = "How long is the Modar Bridge?";
+    // Nothing is left to cite, so the model is not asked (synthesize writes the extractive
+    // report, which says no source names Modar: `Material::answering`).
+    let err = llm::write(&llm, &material(question, &docs, &[]), &style(20_000))
+        .await
+        .err()
+        .expect("the model was given sources about another bridge");
+    assert!(err.to_string().contains("nothing to cite"), "{err}");
+}
+
+#[tokio::test]
 async fn the_prompt_never_exceeds_the_budget_and_conflicts_are_listed() {
     let (_web, llm) = client().await;
     let long = "The Brimomir Bridge is 1,156 metres long and carries two lanes of traffic over the river. ";
