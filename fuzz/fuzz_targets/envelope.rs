@@ -1,6 +1,6 @@
 //! Envelope decoding of every body the queues carry, from arbitrary bytes.
 //!
-//! What must hold (DESIGN.md, Messages): decoding never panics, whatever arrives; a message
+//! What must hold (docs/design.md, Messages): decoding never panics, whatever arrives; a message
 //! that decodes re-encodes to bytes that decode to the same value; the header `peek` reads
 //! agrees with the full decode; and a retry (`with_attempt`, which the worker republishes
 //! without decoding the body) decodes to the same message with only the attempt changed.

@@ -898,6 +898,47 @@ async fn the_export_pages_by_cursor_gzips_and_shows_a_batch_to_its_owner_only() 
         "{message}"
     );
     assert_eq!(fleet.broker.depth(Queue::Search).await.unwrap(), depth);
+
+    // The token's batches, newest first, two a page; the refused one is not among them.
+    let mut submitted = vec![batch];
+    for n in 0..2 {
+        let (status, created) = json_of(
+            api.post("/v1/batches")
+                .json(&json!({"questions": [{"query": format!("more {n}")}]}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 201, "{created}");
+        submitted.push(created["batch_id"].as_str().unwrap().to_owned());
+    }
+    let newest: Vec<&str> = submitted.iter().rev().map(String::as_str).collect();
+    let (status, first) = api.get_json("/v1/batches?limit=2").await;
+    assert_eq!(status, 200, "{first}");
+    let ids = |page: &Value| -> Vec<String> {
+        (page["batches"].as_array().unwrap().iter())
+            .map(|b| b["batch_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&first), newest[..2]);
+    assert_eq!(first["batches"][0]["total"], 1, "{first}");
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let (_, last) = api.get_json(&format!("/v1/batches?limit=2&cursor={cursor}")).await;
+    assert_eq!(ids(&last), newest[2..]);
+    assert!(last["next_cursor"].is_null(), "{last}");
+    assert_eq!(last["batches"][0]["total"], 5, "{last}");
+    let response = (api.http.get(format!("{}/v1/batches", api.base)))
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap();
+    let (status, theirs) = json_of(response).await;
+    assert_eq!((status, ids(&theirs).len()), (200, 0), "{theirs}");
+    for bad in ["limit=0", "limit=101", "cursor=yesterday"] {
+        let (status, body) = api.get_json(&format!("/v1/batches?{bad}")).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
     fleet.cleanup().await;
 }
 
@@ -1141,5 +1182,44 @@ async fn ended_batches_read_the_same_after_their_record_expires() {
     }
     let after = (read(cancelled).await, read(done).await);
     assert_eq!(after, before);
+    fleet.cleanup().await;
+}
+
+/// The Python client (`clients/python`) against this API over the real fleet: its live tests
+/// submit, wait with progress, stream results, list batches, cancel and research, and its
+/// offline tests hold its models to the OpenAPI document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_client_works_against_the_real_api() {
+    let mut fleet = Fleet::start().await;
+    fleet.spawn_all();
+    let api = Api::start(&mut fleet, 1000).await;
+    let questions: Vec<String> = (fleet.corpus.questions().into_iter())
+        .take(2)
+        .map(|q| q.query)
+        .collect();
+    let client = common::repo().join("clients/python");
+    let out = tokio::process::Command::new("python3")
+        .args(["-m", "unittest", "discover", "-v", "-s"])
+        .arg(client.join("tests"))
+        .current_dir(&client)
+        .env("TRAWL_API_URL", &api.base)
+        .env("TRAWL_API_TOKEN", &api.token)
+        .env("TRAWL_TEST_QUESTIONS", questions.join("\n"))
+        .env("TRAWL_TEST_TIMEOUT", "300")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("python3 runs");
+    let report = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        fleet.dump_logs();
+    }
+    assert!(out.status.success(), "{report}");
+    // The live tests ran rather than skipped: the server was there.
+    assert!(
+        report.contains("test_results_stream_every_job") && !report.contains("skipped 'set TRAWL_API_URL"),
+        "{report}"
+    );
     fleet.cleanup().await;
 }

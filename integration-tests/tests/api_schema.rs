@@ -18,17 +18,10 @@ use tokio::process::Command;
 /// The run takes about 10 seconds; this only stops a hung one.
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace root")
-        .to_owned()
-}
-
 /// schemathesis from the venv of scripts/ops-tools, which installs it when it is missing. A
 /// missing tool fails the test: the API's promises are part of the suite.
 async fn schemathesis() -> PathBuf {
-    let out = Command::new(repo_root().join("scripts/ops-tools"))
+    let out = Command::new(common::repo().join("scripts/ops-tools"))
         .arg("--env")
         .stdin(Stdio::null())
         .output()
@@ -71,7 +64,7 @@ async fn the_api_keeps_the_promises_of_its_openapi_document() {
     let auth_file = fleet.dir.path().join("wfc-auth.json");
     std::fs::write(&auth_file, auth.to_string()).unwrap();
 
-    let config = repo_root().join("integration-tests/schemathesis");
+    let config = common::repo().join("integration-tests/schemathesis");
     let run = Command::new(&schemathesis)
         .arg("--config-file")
         .arg(config.join("schemathesis.toml"))

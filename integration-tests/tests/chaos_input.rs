@@ -283,7 +283,7 @@ async fn bad_input() {
         (
             "max_urls past the limit",
             second(r#"{"max_urls": 5000}"#),
-            &["line 2", "max_urls must be 1 to 1000"],
+            &["line 2", "max_urls: must be 1 to 1000, not 5000"],
         ),
         (
             "an unknown option",
@@ -403,7 +403,7 @@ async fn bad_input() {
             "max_urls past the limit",
             with(json!({"max_urls": 5000})).to_string().into_bytes(),
             422,
-            &["questions[1]: max_urls must be 1 to 1000"],
+            &["questions[1]: max_urls: must be 1 to 1000"],
         ),
         (
             "an unknown option",
@@ -439,7 +439,7 @@ async fn bad_input() {
                 .to_string()
                 .into_bytes(),
             422,
-            &["questions[1]: report_max_tokens must be 100 to 16000"],
+            &["questions[1]: report_max_tokens: must be 100 to 16000, not 50"],
         ),
         (
             "an empty question",

@@ -78,25 +78,78 @@ async fn unreachable_services_fail_fast_with_a_clear_error() {
     fleet.cleanup().await;
 }
 
+/// No provider answering: the run stops before starting the stages, in well under the half
+/// minute that retrying would take, says what to set and how to try trawl offline, and prints
+/// no report.
 #[tokio::test]
-async fn trawl_run_says_why_search_found_nothing() {
+async fn trawl_run_without_a_provider_fails_fast_and_says_what_to_set() {
     let fleet = Fleet::start().await;
+    let started = std::time::Instant::now();
     let out = fleet
         .trawl_alone()
         .args(["run", "What is zorbium?"])
         .env("TRAWL__SEARCH__SEARXNG_URL", "http://127.0.0.1:1")
         .env("TRAWL__SEARCH__PROVIDERS", "[\"searxng\"]")
-        .env("TRAWL__BROKER__MAX_ATTEMPTS", "1")
         .stdin(Stdio::null())
         .output()
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(3), "no sources is exit code 3");
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "no report: {}", String::from_utf8_lossy(&out.stdout));
+    for expected in [
+        "searxng: nothing answers at http://127.0.0.1:1",
+        "TRAWL__SEARCH__SEARXNG_URL",
+        "scripts/demo",
+    ] {
+        assert!(stderr.contains(expected), "{expected} in {stderr}");
+    }
     assert!(
-        stderr.contains("search: searxng") && stderr.contains("hint: check search.providers"),
-        "{stderr}"
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
     );
+    fleet.cleanup().await;
+}
+
+/// The flags people reach for: JSON on stdout, work products where asked, no LLM, the provider
+/// chosen; progress as plain lines on a stderr that is not a terminal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trawl_run_flags_choose_format_output_and_provider() {
+    let fleet = Fleet::start().await;
+    let question = fleet.corpus.questions().into_iter().next().unwrap();
+    let out_dir = fleet.dir.path().join("run-out");
+    let out = fleet
+        .trawl_alone()
+        .args(["run", &question.query, "--format", "json", "--no-llm", "--max-level", "1"])
+        .args(["--provider", "searxng", "--max-urls", "4", "--out"])
+        .arg(&out_dir)
+        // An LLM that is configured but must not be called: --no-llm wins.
+        .env("TRAWL__LLM__BASE_URL", "http://127.0.0.1:1/v1")
+        .env("TRAWL__LLM__MODEL", "m")
+        .env("TRAWL__LLM__PROVIDER", "openai-compatible")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["status"], "done", "{record}");
+    assert_eq!(record["writer"], "extractive", "{record}");
+    common::assert_cites_answer(record["report"].as_str().unwrap(), &question);
+    let sources = record["sources"].as_array().unwrap();
+    assert!(!sources.is_empty() && sources.len() <= 4, "{record}");
+    let job = record["job_id"].as_str().unwrap();
+    let reports: Vec<_> = common::files_under(&out_dir)
+        .into_iter()
+        .filter(|p| p.ends_with("report.md") && p.to_string_lossy().contains(job))
+        .collect();
+    assert_eq!(reports.len(), 1, "the work products are under --out");
+    for expected in ["trawl: searching", "trawl: done in"] {
+        assert!(stderr.contains(expected), "{expected} in {stderr}");
+    }
+    assert!(!stderr.contains("LLM"), "the LLM was not used: {stderr}");
     fleet.cleanup().await;
 }
 

@@ -71,6 +71,13 @@ impl StdioSession {
 
     /// Sends a request and returns its result, keeping the notifications that came before it.
     async fn request(&mut self, method: &str, params: Value) -> Value {
+        let response = self.exchange(method, params).await;
+        assert!(response.get("error").is_none(), "{response}");
+        response["result"].clone()
+    }
+
+    /// Sends a request and returns the whole response, result or error.
+    async fn exchange(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
@@ -91,11 +98,9 @@ impl StdioSession {
                 self.notifications.push(message);
             }
         };
-        let response = tokio::time::timeout(Duration::from_secs(240), read)
+        tokio::time::timeout(Duration::from_secs(240), read)
             .await
-            .expect("no response from trawl mcp");
-        assert!(response.get("error").is_none(), "{response}");
-        response["result"].clone()
+            .expect("no response from trawl mcp")
     }
 
     async fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
@@ -134,7 +139,17 @@ async fn stdio_tools_research_search_and_extract() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["extract", "research", "search"]);
+    assert_eq!(
+        names,
+        [
+            "extract",
+            "research",
+            "research_result",
+            "research_start",
+            "research_status",
+            "search"
+        ]
+    );
 
     // search: the answer pages come back scored, without being fetched.
     let (failed, text) = mcp.call("search", json!({"query": question.query})).await;
@@ -187,6 +202,68 @@ async fn stdio_tools_research_search_and_extract() {
         })
         .collect();
     assert!(!progress.is_empty(), "no progress notifications");
+
+    // The same research for clients that give up on long calls: start returns at once, status
+    // follows the job, result gives the report (and structured fields) once it has ended.
+    let started = mcp
+        .request(
+            "tools/call",
+            json!({"name": "research_start", "arguments": {"question": question.query}}),
+        )
+        .await;
+    let id = started["structuredContent"]["research_id"].as_str().unwrap().to_owned();
+    assert_eq!(started["structuredContent"]["status"], "pending", "{started}");
+    let mut result = Value::Null;
+    for _ in 0..600 {
+        let status = mcp
+            .request(
+                "tools/call",
+                json!({"name": "research_status", "arguments": {"research_id": id}}),
+            )
+            .await;
+        let status = &status["structuredContent"];
+        assert!(status["status"].is_string(), "{status}");
+        if status["finished"] == true {
+            assert_eq!(status["status"], "done", "{status}");
+            result = mcp
+                .request(
+                    "tools/call",
+                    json!({"name": "research_result", "arguments": {"research_id": id}}),
+                )
+                .await;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let fields = &result["structuredContent"];
+    assert_eq!(fields["status"], "done", "{result}");
+    common::assert_cites_answer(result["content"][0]["text"].as_str().unwrap(), &question);
+    assert!(fields["sources"].as_array().is_some_and(|s| !s.is_empty()), "{fields}");
+    // Each work product is a resource link, and reads back as a resource.
+    let report_uri = fields["report_uri"].as_str().unwrap();
+    let linked: Vec<&str> = (result["content"].as_array().unwrap().iter())
+        .filter(|c| c["type"] == "resource_link")
+        .map(|c| c["uri"].as_str().unwrap())
+        .collect();
+    assert!(linked.contains(&report_uri), "{linked:?}");
+    assert!(linked.iter().any(|u| u.contains("/docs/")), "{linked:?}");
+    let read = mcp.request("resources/read", json!({"uri": report_uri})).await;
+    let report = read["contents"][0]["text"].as_str().unwrap();
+    common::assert_cites_answer(report, &question);
+    let templates = mcp.request("resources/templates/list", json!({})).await;
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        "trawl://jobs/{batch}/{job}/{name}"
+    );
+    // A URI that would leave the job's folder is not found, not read.
+    let escape = report_uri.replace("report.md", "../../../x");
+    let refused = mcp.exchange("resources/read", json!({"uri": escape})).await;
+    assert!(
+        refused["error"]["message"].as_str().is_some_and(|m| m.contains("no work product")),
+        "{refused}"
+    );
+    let (failed, text) = mcp.call("research_status", json!({"research_id": "nope"})).await;
+    assert!(failed && text.contains("research_start"), "{text}");
     mcp.close().await;
     fleet.cleanup().await;
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{free_port, Fleet};
+use common::{free_port, repo, Fleet};
 use serde_json::Value;
 use tokio::process::{Child, Command};
 
@@ -24,10 +24,6 @@ const PROCESSES: [(&str, &[&str], &str); 6] = [
     ("trawl-synthesize", &[], "synthesize"),
     ("trawl", &["monitor", "--interval", "1"], "monitor"),
 ];
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn tool(name: &str) -> PathBuf {
     let path = Path::new("/usr/bin").join(name);

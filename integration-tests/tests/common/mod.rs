@@ -35,6 +35,11 @@ pub const STAGES: [&str; 4] = [
     "trawl-synthesize",
 ];
 
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// A binary of this workspace, built by `cargo build --workspace --bins` (scripts/test).
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");

@@ -139,7 +139,10 @@ pub fn router(state: AppState, readiness: Readiness) -> Router {
         ([(header::CONTENT_TYPE, "application/json")], document).into_response()
     };
     let v1 = Router::new()
-        .route("/v1/batches", post(routes::submit))
+        .route(
+            "/v1/batches",
+            post(routes::submit).merge(get(routes::list_batches)),
+        )
         .route(
             "/v1/batches/{id}",
             get(routes::get_batch).merge(delete(routes::cancel_batch)),

@@ -19,6 +19,7 @@ use crate::routes;
     ),
     paths(
         routes::submit,
+        routes::list_batches,
         routes::get_batch,
         routes::cancel_batch,
         routes::list_jobs,

@@ -478,7 +478,13 @@ async fn submit_within_quota(
     let batch_id = Uuid::now_v7();
     let taken = crate::quotas::take(state, &caller.0.id, batch_id, tasks.len()).await?;
     match batch::submit_as(&state.rt, batch_id, tasks, options, |_| {}).await {
-        Ok(manifest) => Ok(manifest),
+        Ok(manifest) => {
+            // Indexed once submitted: a failed submission lists nothing. Losing the entry to a
+            // store error after the jobs are queued would hide a live batch, so it is an error.
+            let store = &state.rt.store;
+            store.owner_batch_add(&caller.0.id, &batch_id.to_string()).await?;
+            Ok(manifest)
+        }
         Err(e) => {
             crate::quotas::give_back(&*state.rt.store, taken).await;
             Err(e.into())
@@ -585,6 +591,86 @@ pub(crate) async fn cancel_batch(
     let manifest = owned(&state, &caller, &id).await?;
     batch::cancel(&state.rt, manifest.batch_id).await?;
     Ok(Json(status_of(&state, &manifest).await?))
+}
+
+/// Batches per page of `GET /v1/batches` when the request does not say, and at most.
+const BATCH_PAGE: usize = 20;
+const BATCH_PAGE_MAX: usize = 100;
+
+#[derive(Serialize, Deserialize, ToSchema)]
+pub(crate) struct BatchPage {
+    /// Newest first.
+    pub batches: Vec<BatchStatus>,
+    /// Pass as `cursor` for the next (older) page; absent on the last.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct BatchPageQuery {
+    /// From a previous page's `next_cursor`: the batches older than it.
+    pub cursor: Option<String>,
+    /// Batches per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<usize>,
+}
+
+/// The batches this token submitted, newest first, a page at a time (the newest 10,000).
+#[utoipa::path(
+    get, path = "/v1/batches", tag = "batches",
+    params(BatchPageQuery),
+    responses(
+        (status = 200, description = "A page of batches", body = BatchPage, links(
+            ("batch" = (operation_id = "get_batch", parameters(("id" = "$response.body#/batches/0/batch_id")))),
+            ("next_page" = (operation_id = "list_batches", parameters(("cursor" = "$response.body#/next_cursor")))),
+        )),
+        (status = 400, description = "`limit` is not 1 to 100, or `cursor` is not a batch id", body = ErrorBody),
+        (status = 401, response = Unauthorized),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn list_batches(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<BatchPageQuery>, QueryRejection>,
+) -> Result<Json<BatchPage>, ApiError> {
+    let Query(page) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let limit = page.limit.unwrap_or(BATCH_PAGE);
+    if !(1..=BATCH_PAGE_MAX).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit: must be 1 to {BATCH_PAGE_MAX}"
+        )));
+    }
+    // The cursor is the last batch id of the previous page, in the canonical form.
+    let before = match page.cursor.as_deref() {
+        None => None,
+        Some(c) => Some(
+            (Uuid::parse_str(c).ok().map(|u| u.to_string()))
+                .ok_or_else(|| ApiError::bad_request("cursor: not a cursor this API returned"))?,
+        ),
+    };
+    // One more than asked, to know whether a next page exists.
+    let mut ids = (state.rt.store)
+        .owner_batches(&caller.0.id, before.as_deref(), limit + 1)
+        .await?;
+    let more = ids.len() > limit;
+    ids.truncate(limit);
+    let mut batches = Vec::with_capacity(ids.len());
+    for id in &ids {
+        // A batch whose manifest is gone (the object store's retention removed it) is skipped.
+        let Ok(uuid) = Uuid::parse_str(id) else {
+            continue;
+        };
+        if let Some(manifest) = batch::manifest(&state.rt, uuid).await? {
+            batches.push(status_of(&state, &manifest).await?);
+        }
+    }
+    Ok(Json(BatchPage {
+        batches,
+        next_cursor: more.then(|| ids.last().cloned()).flatten(),
+    }))
 }
 
 const PAGE_MAX: usize = 500;

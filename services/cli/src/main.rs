@@ -1,8 +1,8 @@
-//! `trawl`: the user's command. Its subcommands and their output are a contract (DESIGN.md).
+//! `trawl`: the user's command. Its subcommands and their output are a contract (docs/design.md).
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use trawl_cli::extract;
 
 mod batch;
@@ -21,7 +21,8 @@ mod worker;
                   (`run`) or with failed jobs (`status --wait`)."
 )]
 struct Cli {
-    /// Config file (TOML). Environment variables TRAWL__SECTION__KEY override it.
+    /// Config file (TOML); without one, ./trawl.toml, else $XDG_CONFIG_HOME/trawl/trawl.toml
+    /// (~/.config/trawl/trawl.toml), if there. Variables TRAWL__SECTION__KEY override it.
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     #[command(subcommand)]
@@ -61,6 +62,11 @@ enum Command {
     /// The effective configuration: defaults, then --config, then TRAWL__SECTION__KEY variables.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Print the completion script for SHELL, e.g. `trawl completions bash >
+    /// ~/.local/share/bash-completion/completions/trawl`.
+    Completions {
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -69,6 +75,8 @@ enum ConfigCommand {
     Show,
     /// Check it: every problem is named at once, and the exit status is 1 if there is one.
     Check,
+    /// Print every key with what it does and its default (trawl.example.toml).
+    Example,
 }
 
 /// The exit status of a command that finished without what was asked for: `trawl run` without a
@@ -84,8 +92,23 @@ fn main() -> std::process::ExitCode {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
+    // Neither needs (nor should fail on) the configuration in effect.
+    match cli.command {
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "trawl", &mut std::io::stdout());
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
+        Command::Config(ConfigCommand::Example) => {
+            print!("{}", trawl_config::example());
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
+        _ => {}
+    }
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let file = (cli.config.clone())
+        .or_else(|| trawl_config::Config::discover(&std::env::current_dir().ok()?, &env));
     // Loaded first: `trawl worker` sizes its runtime by it.
-    let config = trawl_config::Config::from_process(cli.config.as_deref())?;
+    let config = trawl_config::Config::load(file.as_deref(), &env)?;
     // A long-running worker keeps its blocking-thread pool bounded (the workers' own binaries
     // do the same): an unbounded pool grows threads, and memory, under load and never shrinks.
     let runtime = match cli.command {
@@ -110,11 +133,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             Command::Monitor(args) => trawl_cli::monitor::run(config, args).await,
             // Loading the configuration checked it: a problem has already ended the command.
             Command::Config(ConfigCommand::Show) => {
+                if let Some(file) = &file {
+                    println!("# read from {}, then the TRAWL__ variables", file.display());
+                }
                 print!("{}", config.show());
                 Ok(std::process::ExitCode::SUCCESS)
             }
+            Command::Completions { .. } | Command::Config(ConfigCommand::Example) => {
+                unreachable!("answered before the configuration was loaded")
+            }
             Command::Config(ConfigCommand::Check) => {
-                eprintln!("config: valid");
+                match &file {
+                    Some(file) => eprintln!("config: {} is valid", file.display()),
+                    None => eprintln!("config: valid (no file: defaults and TRAWL__ variables)"),
+                }
                 Ok(std::process::ExitCode::SUCCESS)
             }
         }

@@ -2,7 +2,12 @@
 //! SDK (rmcp), over stdio or streamable HTTP.
 //!
 //! - `research`: a question → the cited report and its sources, kept within `mcp.max_tokens`;
-//!   the full work products are referenced by path.
+//!   the full work products are referenced by path. It waits for the report, which takes
+//!   longer than many clients wait for one call (60 s), so for those:
+//! - `research_start` → a `research_id` at once; `research_status` → where the job is;
+//!   `research_result` → the report once the job has ended.
+//! - Each job's work products are resources, `trawl://jobs/{batch}/{job}/{name}`, linked from
+//!   the results; every research result also carries its fields as structured content.
 //! - `search`: a question → the search stage's analysis and scored results, without fetching.
 //! - `extract`: a URL → its main content as markdown (robots.txt, the SSRF guard, levels 0–1).
 //!
@@ -18,13 +23,17 @@ use std::time::Duration;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock as Content, Implementation, ProgressNotificationParam,
+    CallToolResult, ContentBlock as Content, Implementation, ListResourceTemplatesResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{
+    schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt,
+};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::Mutex;
 use trawl_config::Config;
@@ -169,6 +178,51 @@ pub(crate) struct ResearchArgs {
     pub freshness: Option<String>,
 }
 
+impl ResearchArgs {
+    fn into_job(self) -> (String, JobOptions) {
+        let options = JobOptions {
+            max_urls: self.max_urls,
+            max_level: self.max_level,
+            providers: self.providers,
+            freshness: self.freshness,
+            ..JobOptions::default()
+        };
+        (self.question, options)
+    }
+}
+
+/// A research job's id for agents: its batch and job, which locate its work products.
+fn research_id(batch: Uuid, job: Uuid) -> String {
+    format!("{batch}/{job}")
+}
+
+fn parse_research_id(id: &str) -> Result<(Uuid, Uuid), String> {
+    let parsed = id
+        .split_once('/')
+        .and_then(|(b, j)| Some((Uuid::parse_str(b).ok()?, Uuid::parse_str(j).ok()?)));
+    parsed.ok_or_else(|| format!("{id:?} is not a research_id: pass the one research_start returned"))
+}
+
+/// Where a job's work product `name` is, as a resource.
+fn resource_uri(batch: Uuid, job: Uuid, name: &str) -> String {
+    format!("trawl://jobs/{batch}/{job}/{name}")
+}
+
+/// The batch, job and work product a resource URI names; `None` for any other URI, or a name
+/// that would leave the job's folder.
+fn parse_resource_uri(uri: &str) -> Option<(Uuid, Uuid, String)> {
+    let rest = uri.strip_prefix("trawl://jobs/")?;
+    let mut parts = rest.splitn(3, '/');
+    let batch = Uuid::parse_str(parts.next()?).ok()?;
+    let job = Uuid::parse_str(parts.next()?).ok()?;
+    let name = parts.next()?;
+    let safe = !name.is_empty()
+        && name
+            .split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..");
+    safe.then(|| (batch, job, name.to_owned()))
+}
+
 #[derive(Deserialize, schemars::JsonSchema)]
 pub(crate) struct SearchArgs {
     /// The question or search query.
@@ -183,6 +237,12 @@ pub(crate) struct SearchArgs {
     /// Recency window: any, day, week, month or year.
     #[serde(default)]
     pub freshness: Option<String>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub(crate) struct ResearchIdArgs {
+    /// The `research_id` that `research_start` returned.
+    pub research_id: String,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -215,14 +275,71 @@ impl TrawlMcp {
         Parameters(args): Parameters<ResearchArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let options = JobOptions {
-            max_urls: args.max_urls,
-            max_level: args.max_level,
-            providers: args.providers,
-            freshness: args.freshness,
-            ..JobOptions::default()
+        match self.run_research(&args.into_job(), &ctx).await {
+            Ok(done) => done,
+            Err(message) => reply(Err(message)),
+        }
+    }
+
+    #[tool(
+        description = "Start researching a question and return at once with a research_id; the research runs in the background (seconds to minutes). Follow it with research_status and collect the cited report with research_result. Use this instead of `research` when your client gives up on calls longer than a minute."
+    )]
+    async fn research_start(&self, Parameters(args): Parameters<ResearchArgs>) -> CallToolResult {
+        let (question, options) = args.into_job();
+        let rt = &self.backend.rt;
+        let started = async {
+            let task = check_task(&question, options).map_err(|e| format!("bad question: {e}"))?;
+            submit_one(rt, task)
+                .await
+                .map_err(|e| format!("could not enqueue the question: {e}"))
         };
-        reply(self.run_research(&args.question, options, &ctx).await)
+        match started.await {
+            Ok((batch, job)) => CallToolResult::structured(json!({
+                "research_id": research_id(batch, job),
+                "status": "pending",
+                "next": "call research_status, then research_result, with this research_id",
+            })),
+            Err(message) => reply(Err(message)),
+        }
+    }
+
+    #[tool(
+        description = "Where a research started with research_start is: status (pending while it runs: searching, then reading its sources, then writing; then done, partial, no_sources, no_answer, failed or cancelled), finished, and how many sources were chosen, settled and read."
+    )]
+    async fn research_status(
+        &self,
+        Parameters(args): Parameters<ResearchIdArgs>,
+    ) -> CallToolResult {
+        match parse_research_id(&args.research_id) {
+            Ok((batch, job)) => match self.status(batch, job).await {
+                Ok(status) => CallToolResult::structured(status),
+                Err(message) => reply(Err(message)),
+            },
+            Err(message) => reply(Err(message)),
+        }
+    }
+
+    #[tool(
+        description = "The result of a research started with research_start: once it has finished, the report with numbered citations [n] and its sources (cut to the server's token limit; the whole report and every work product are linked as resources); before that, its status and when to ask again."
+    )]
+    async fn research_result(
+        &self,
+        Parameters(args): Parameters<ResearchIdArgs>,
+    ) -> CallToolResult {
+        let (batch, job) = match parse_research_id(&args.research_id) {
+            Ok(ids) => ids,
+            Err(message) => return reply(Err(message)),
+        };
+        match self.status(batch, job).await {
+            Ok(status) if status["finished"] == true => {
+                self.research_result_of(batch, job).await.unwrap_or_else(|m| reply(Err(m)))
+            }
+            Ok(mut status) => {
+                status["next"] = "still running: call research_result again in a few seconds".into();
+                CallToolResult::structured(status)
+            }
+            Err(message) => reply(Err(message)),
+        }
     }
 
     #[tool(
@@ -251,12 +368,64 @@ fn reply(result: Result<String, String>) -> CallToolResult {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TrawlMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
             .with_server_info(Implementation::new("trawl", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "trawl researches questions on the web. Use `research` for a cited report, \
-                 `search` to see what the web offers for a query, and `extract` to read one page.",
+                "trawl researches questions on the web. Use `research` for a cited report \
+                 (or `research_start`, `research_status` and `research_result` when calls must \
+                 return within a minute), `search` to see what the web offers for a query, and \
+                 `extract` to read one page. A job's work products are resources \
+                 trawl://jobs/{batch}/{job}/{name}.",
             )
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new("trawl://jobs/{batch}/{job}/{name}", "work-product")
+            .with_description(
+                "A research job's work product: report.md, sources.json, search.json, job.json, \
+                 claims.json, docs/N.json …; research results link the ones their job has",
+            );
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let not_found = || {
+            ErrorData::resource_not_found(
+                format!("no work product at {uri}: URIs are trawl://jobs/BATCH/JOB/NAME"),
+                None,
+            )
+        };
+        let (batch, job, name) = parse_resource_uri(&uri).ok_or_else(not_found)?;
+        let key = format!("{}/{name}", paths::job_dir(batch, job));
+        let bytes = (self.backend.rt.objects.get(&key).await)
+            .map_err(|e| ErrorData::internal_error(format!("could not read {uri}: {e}"), None))?
+            .ok_or_else(not_found)?;
+        let mime = if name.ends_with(".md") {
+            "text/markdown"
+        } else {
+            "application/json"
+        };
+        let contents = ResourceContents::TextResourceContents {
+            uri: uri.clone(),
+            mime_type: Some(mime.into()),
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            meta: None,
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }
 
@@ -317,12 +486,11 @@ impl TrawlMcp {
 
     async fn run_research(
         &self,
-        question: &str,
-        options: JobOptions,
+        (question, options): &(String, JobOptions),
         ctx: &RequestContext<RoleServer>,
-    ) -> Result<String, String> {
+    ) -> Result<CallToolResult, String> {
         let rt = &self.backend.rt;
-        let task = check_task(question, options).map_err(|e| format!("bad question: {e}"))?;
+        let task = check_task(question, options.clone()).map_err(|e| format!("bad question: {e}"))?;
         let (batch, job) = submit_one(rt, task)
             .await
             .map_err(|e| format!("could not enqueue the question: {e}"))?;
@@ -371,11 +539,44 @@ impl TrawlMcp {
                 _ = ctx.ct.cancelled() => {}
             }
         }
-        self.research_result(batch, job).await
+        self.research_result_of(batch, job).await
     }
 
-    /// The report and its work products, within the token limit.
-    async fn research_result(&self, batch: Uuid, job: Uuid) -> Result<String, String> {
+    /// Where the job is, for `research_status` (and `research_result` before it has ended).
+    async fn status(&self, batch: Uuid, job: Uuid) -> Result<Value, String> {
+        let rt = &self.backend.rt;
+        let store_failed = |e: trawl_store::StoreError| format!("the store failed: {e}");
+        let ended = (rt.store.batch_job_status(&batch.to_string(), &job.to_string()).await)
+            .map_err(store_failed)?
+            .ok_or_else(|| {
+                format!("no research {}: it never existed, or it ended long enough ago to be forgotten", research_id(batch, job))
+            })?;
+        let state = (trawl_pipeline::fanin::job_state(rt, &job.to_string()).await)
+            .map_err(|e| format!("could not read the job's state: {e}"))?;
+        let (chosen, settled, read) = state.as_ref().map_or((0, 0, 0), |(meta, records)| {
+            let read = records.iter().filter(|r| r.doc.is_some()).count();
+            (meta.sources.len(), records.len(), read)
+        });
+        let finished = ended != trawl_store::PENDING;
+        let status = match (finished, &state) {
+            (true, _) => ended,
+            (false, None) => "searching".into(),
+            (false, Some(_)) if chosen > 0 && settled >= chosen => "writing".into(),
+            (false, Some(_)) => "reading".into(),
+        };
+        Ok(json!({
+            "research_id": research_id(batch, job),
+            "status": status,
+            "finished": finished,
+            "sources_chosen": chosen,
+            "sources_settled": settled,
+            "sources_read": read,
+        }))
+    }
+
+    /// The report and its work products within the token limit, the work products linked as
+    /// resources, and the result's fields as structured content.
+    async fn research_result_of(&self, batch: Uuid, job: Uuid) -> Result<CallToolResult, String> {
         let rt = &self.backend.rt;
         let read = |key: String| async move {
             rt.objects
@@ -402,7 +603,30 @@ impl TrawlMcp {
             footer.push_str(&format!(", LLM cost ${cost:.4}"));
         }
         footer.push_str(&format!("\nwork products in {root}: {}", names.join(", ")));
-        Ok(self.fit(&report, &footer, &format!("{root}/report.md")))
+        let text = self.fit(&report, &footer, &format!("{root}/report.md"));
+        let sources: Value = match read(paths::sources(batch, job)).await? {
+            Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        // Every file, `docs/N.json` included, each a resource.
+        let files = rt.objects.list_files(&dir).await.unwrap_or_default();
+        let links: Vec<String> = (files.iter()).map(|n| resource_uri(batch, job, n)).collect();
+        let structured = json!({
+            "research_id": research_id(batch, job),
+            "status": status,
+            "finished": true,
+            "cost_usd": record.as_ref().map(|r| r.total_cost_microdollars as f64 / 1e6),
+            "report_uri": resource_uri(batch, job, "report.md"),
+            "sources": sources,
+            "work_products": links,
+        });
+        let mut content = vec![Content::text(text)];
+        content.extend((files.iter()).map(|n| {
+            Content::resource_link(Resource::new(resource_uri(batch, job, n), n.clone()))
+        }));
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(structured);
+        Ok(result)
     }
 
     async fn run_extract(&self, url: &str) -> Result<String, String> {

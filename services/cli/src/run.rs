@@ -1,25 +1,145 @@
 //! `trawl run "QUESTION"`: every stage in this process over the in-memory broker and store.
 
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_messages::{paths, Envelope, JobOptions, JobStatus, Queue, ResearchResult, SearchRecord};
-use trawl_pipeline::batch::check_task;
+use trawl_messages::{
+    paths, Envelope, JobOptions, JobStatus, Queue, ReportType, ResearchResult, SearchRecord,
+};
+use trawl_pipeline::batch::{check_task, option_problems};
+use trawl_pipeline::results::{job_result, Counter};
 use trawl_pipeline::Runtime;
 
+/// Flags win over the config file and the environment: each one replaces what they say.
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// The research question.
     question: String,
+    /// Search providers to use, in order (repeat the flag or separate by commas): searxng,
+    /// duckduckgo, serper, serpapi, tavily, brave, newsapi, bocha. Default: search.providers.
+    #[arg(long = "provider", value_name = "NAME", value_delimiter = ',')]
+    providers: Vec<String>,
+    /// Most pages to fetch, 1 to 1000. Default: search.max_urls.
+    #[arg(long, value_name = "N")]
+    max_urls: Option<usize>,
+    /// Highest fetch level: 0-1 plain HTTP, 2-3 a real browser. Default: fetch.max_level.
+    #[arg(long, value_name = "LEVEL")]
+    max_level: Option<u8>,
+    /// Search results scoring below this (0 to 1) are not fetched. Default: search.min_relevance.
+    #[arg(long, value_name = "SCORE")]
+    min_relevance: Option<f64>,
+    /// Only results from the last day, week, month or year (or any). Default: search.freshness.
+    #[arg(long, value_name = "WINDOW")]
+    freshness: Option<String>,
+    /// The report's shape. Default: report.type.
+    #[arg(long, value_enum, value_name = "TYPE")]
+    report_type: Option<ReportTypeArg>,
+    /// Seconds until the report is written with the sources read so far.
+    #[arg(long, value_name = "SECS")]
+    deadline: Option<u64>,
+    /// Write the report without the LLM (extractive), even when one is configured.
+    #[arg(long)]
+    no_llm: bool,
+    /// md: the report in markdown; json: the job's record (status, report, sources) as JSON.
+    #[arg(long, value_enum, default_value = "md")]
+    format: Format,
+    /// Directory for the work products (the job's folder is printed on stderr). Default:
+    /// output.url, ./trawl-output.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Md,
+    Json,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ReportTypeArg {
+    Answer,
+    Brief,
+    Detailed,
+}
+
+impl RunArgs {
+    /// The job's options from the flags, or every problem with them, each naming its flag.
+    fn options(&self) -> Result<JobOptions, Vec<String>> {
+        let options = JobOptions {
+            max_urls: self.max_urls,
+            min_relevance: self.min_relevance,
+            max_level: self.max_level,
+            providers: (!self.providers.is_empty()).then(|| self.providers.clone()),
+            freshness: self.freshness.clone(),
+            deadline_secs: self.deadline,
+            report_max_tokens: None,
+            report_type: self.report_type.map(|t| match t {
+                ReportTypeArg::Answer => ReportType::Answer,
+                ReportTypeArg::Brief => ReportType::Brief,
+                ReportTypeArg::Detailed => ReportType::Detailed,
+            }),
+        };
+        let flag = |key: &str| match key {
+            "providers" => "--provider".to_owned(),
+            "deadline_secs" => "--deadline".to_owned(),
+            other => format!("--{}", other.replace('_', "-")),
+        };
+        let problems: Vec<String> = (option_problems(&options).into_iter())
+            .map(|(key, problem)| format!("{}: {problem}", flag(key)))
+            .collect();
+        if problems.is_empty() {
+            Ok(options)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// Makes the configuration say what the flags say, so the stages (which read it) agree
+    /// with the job's options: a provider named here is built, a browser is started only when
+    /// the level allows one, and the work products go where asked.
+    fn apply(&self, config: &mut Config) -> anyhow::Result<()> {
+        if !self.providers.is_empty() {
+            config.search.providers = self.providers.clone();
+            config.search.news_providers = self.providers.clone();
+        }
+        if let Some(level) = self.max_level {
+            config.fetch.max_level = level;
+        }
+        if self.no_llm {
+            config.llm = None;
+        }
+        if let Some(dir) = &self.out {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("--out {}: cannot create the directory", dir.display()))?;
+            let dir = std::path::absolute(dir)?;
+            config.output.url = format!("file://{}", dir.display());
+        }
+        Ok(())
+    }
 }
 
 pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let task = check_task(&args.question, JobOptions::default())
-        .map_err(|e| anyhow::anyhow!("bad question: {e}"))?;
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let options = match args.options() {
+        Ok(options) => options,
+        Err(problems) => {
+            for problem in problems {
+                eprintln!("error: {problem}");
+            }
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let task = check_task(&args.question, options).map_err(|e| anyhow::anyhow!("the question: {e}"))?;
+    args.apply(&mut config)?;
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let progress = Progress::new();
+    progress.stage("checking the search providers");
+    check_providers(&config, &env).await?;
     // This command learns its job's end from the (in-memory) results queue.
     config.broker.results_queue = true;
     let webdriver = trawl_cli::embedded::prepare_browser(&mut config).await;
@@ -31,10 +151,7 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
     let (batch, job) = trawl_cli::embedded::submit_one(&rt, task).await?;
 
-    let bar = ProgressBar::new_spinner().with_style(
-        ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"),
-    );
-    bar.set_message("searching");
+    progress.stage("searching");
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let outcome: anyhow::Result<ResearchResult> = loop {
         tokio::select! {
@@ -52,23 +169,38 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
                 break Err(anyhow::anyhow!("the {queue} stage gave up: {reason}"));
             }
             _ = tick.tick() => {
-                bar.tick();
-                if let Ok(Some((meta, records))) = trawl_pipeline::fanin::job_state(&rt, &job.to_string()).await {
-                    bar.set_message(format!("reading sources: {}/{} done", records.len(), meta.sources.len()));
+                if let Some(stage) = job_stage(&rt, &job.to_string()).await {
+                    progress.stage(&stage);
                 }
+                progress.tick();
             }
         }
     };
-    bar.finish_and_clear();
     embedded.stop().await;
     let result = outcome?;
+    progress.finish(&format!(
+        "{} in {:.1} s",
+        result.status.as_str(),
+        progress.started.elapsed().as_secs_f64()
+    ));
 
-    let report = rt
-        .objects
-        .get(&paths::report(batch, job))
-        .await?
-        .context("the report was not written")?;
-    println!("{}", String::from_utf8_lossy(&report));
+    match args.format {
+        Format::Md => {
+            let report = rt
+                .objects
+                .get(&paths::report(batch, job))
+                .await?
+                .context("the report was not written")?;
+            println!("{}", String::from_utf8_lossy(&report));
+        }
+        Format::Json => {
+            let manifest = trawl_pipeline::batch::manifest(&rt, batch)
+                .await?
+                .context("the batch's manifest was not written")?;
+            let record = job_result(&rt, batch, &manifest.jobs[0], &BTreeMap::new(), false).await?;
+            println!("{}", serde_json::to_string_pretty(&record)?);
+        }
+    }
     if matches!(result.status, JobStatus::NoSources | JobStatus::NoAnswer) {
         explain_search(&rt, batch, job).await;
     }
@@ -83,6 +215,99 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
         JobStatus::Done | JobStatus::Partial => ExitCode::SUCCESS,
         _ => ExitCode::from(crate::UNANSWERED),
     })
+}
+
+/// What the run is doing, on stderr: a spinner when stderr is a terminal, otherwise one line
+/// per change (a log or CI keeps a readable trace, without a line every tick).
+struct Progress {
+    bar: Option<ProgressBar>,
+    last: std::sync::Mutex<String>,
+    started: Instant,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"),
+            )
+        });
+        Progress {
+            bar,
+            last: Default::default(),
+            started: Instant::now(),
+        }
+    }
+
+    fn stage(&self, what: &str) {
+        let mut last = self.last.lock().expect("not poisoned");
+        if *last == what {
+            return;
+        }
+        *last = what.to_owned();
+        match &self.bar {
+            Some(bar) => bar.set_message(what.to_owned()),
+            None => eprintln!("trawl: {what}"),
+        }
+    }
+
+    fn tick(&self) {
+        if let Some(bar) = &self.bar {
+            bar.tick();
+        }
+    }
+
+    fn finish(&self, what: &str) {
+        match &self.bar {
+            Some(bar) => bar.finish_and_clear(),
+            None => eprintln!("trawl: {what}"),
+        }
+    }
+}
+
+/// The job's stage as a reader would put it, from its fan-in record and stage counters:
+/// searching until sources are chosen, then how many were fetched and read, then writing.
+async fn job_stage(rt: &Runtime, job: &str) -> Option<String> {
+    let (meta, records) = trawl_pipeline::fanin::job_state(rt, job).await.ok()??;
+    let total = meta.sources.len();
+    if total > 0 && records.len() >= total {
+        return Some("writing the report".into());
+    }
+    let counters = rt.store.job_counters(job).await.unwrap_or_default();
+    // Each fetch attempt that ended, at either level; a page escalated to the browser counts
+    // twice, so the figure is capped at the number of sources.
+    let fetched: i64 = [Queue::Fetch, Queue::FetchBrowser]
+        .iter()
+        .filter_map(|q| counters.get(&Counter::Messages.key(q.label())))
+        .sum();
+    let read = (records.iter())
+        .filter(|r| r.doc.is_some())
+        .count();
+    Some(format!(
+        "{total} sources chosen: {} fetched, {read} read, {} settled",
+        (fetched.max(0) as usize).min(total),
+        records.len()
+    ))
+}
+
+/// Stops the run within seconds when no search provider could answer, saying what to set,
+/// instead of retrying absent providers for half a minute and printing an empty report.
+async fn check_providers(config: &Config, env: &BTreeMap<String, String>) -> anyhow::Result<()> {
+    let names = &config.search.providers;
+    let probed =
+        trawl_search::providers::probe(names, &config.search, env, Duration::from_secs(3)).await;
+    if probed.iter().any(|(_, answer)| answer.is_ok()) {
+        return Ok(());
+    }
+    let why: Vec<String> = (probed.iter())
+        .map(|(name, answer)| format!("  {name}: {}", answer.as_ref().err().expect("none is ok")))
+        .collect();
+    anyhow::bail!(
+        "no search provider can answer:\n{}\nSet TRAWL__SEARCH__SEARXNG_URL to a SearXNG instance with JSON output \
+         enabled, or a provider's API key (e.g. SERPER_API_KEY with --provider serper). \
+         To try trawl without the internet, run scripts/demo.",
+        why.join("\n")
+    )
 }
 
 /// Says which LLM steps fell back to their non-LLM path, loudly when the LLM never answered:
@@ -122,5 +347,77 @@ async fn explain_search(rt: &Runtime, batch: uuid::Uuid, job: uuid::Uuid) {
             "hint: check search.providers and search.searxng_url ({})",
             rt.config.search.searxng_url
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn parse(args: &[&str]) -> RunArgs {
+        Cli::try_parse_from([&["trawl"], args].concat()).unwrap().run
+    }
+
+    #[test]
+    fn every_bad_flag_is_named_at_once() {
+        let args = parse(&[
+            "q",
+            "--max-urls",
+            "0",
+            "--max-level",
+            "7",
+            "--provider",
+            "searxng,bing",
+            "--freshness",
+            "fortnight",
+            "--deadline",
+            "0",
+        ]);
+        let problems = args.options().unwrap_err();
+        assert_eq!(problems.len(), 5, "{problems:?}");
+        for expected in [
+            "--max-urls: must be 1 to 1000, not 0",
+            "--max-level: must be 0 to 3, not 7",
+            "--provider: unknown provider \"bing\"",
+            "--freshness: must be any, day, week, month or year, not \"fortnight\"",
+            "--deadline: must be 1 to",
+        ] {
+            assert!(
+                problems.iter().any(|p| p.starts_with(expected)),
+                "{expected} in {problems:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn flags_win_over_the_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("products");
+        let out_arg = out.to_str().unwrap();
+        let args = parse(&[
+            "q", "--provider", "serper", "--provider", "brave", "--max-level", "1", "--no-llm",
+            "--out", out_arg, "--max-urls", "4", "--report-type", "answer",
+        ]);
+        let mut config = Config::default();
+        config.llm = Some(Default::default());
+        args.apply(&mut config).unwrap();
+        assert_eq!(config.search.providers, ["serper", "brave"]);
+        assert_eq!(config.search.news_providers, ["serper", "brave"]);
+        assert_eq!(config.fetch.max_level, 1);
+        assert!(config.llm.is_none());
+        assert_eq!(config.output.url, format!("file://{}", out.display()));
+        assert!(out.is_dir());
+        let options = args.options().unwrap();
+        assert_eq!(options.max_urls, Some(4));
+        assert_eq!(options.report_type, Some(ReportType::Answer));
+        assert_eq!(options.providers.unwrap(), ["serper", "brave"]);
     }
 }

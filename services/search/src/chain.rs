@@ -76,7 +76,7 @@ impl Search<'_> {
                     Ok(p) => p,
                     Err(e) => {
                         attempt.outcome = e.label().into();
-                        attempt.detail = e.to_string();
+                        attempt.detail = e.detail();
                         out.attempts.push(attempt);
                         break;
                     }

@@ -4,16 +4,19 @@
 //! The environment is passed in as a map, so tests never touch the process environment. Every
 //! section denies unknown keys (a typo is an error, not a silently ignored setting) and
 //! [`Config::validate`] reports every problem at once. The key names are a public interface
-//! (DESIGN.md): scripts, Helm values and outside harnesses set them.
+//! (docs/design.md): scripts, Helm values and outside harnesses set them.
 //!
 //! Secrets (passwords inside URLs, API keys) never reach logs: [`Config`]'s `Debug` goes through
 //! [`redact_url`].
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+mod example;
+pub use example::example;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -28,7 +31,7 @@ pub enum ConfigError {
     Invalid(Vec<String>),
 }
 
-#[derive(Clone, Default, Deserialize, Serialize)]
+#[derive(Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub broker: BrokerConfig,
@@ -47,7 +50,7 @@ pub struct Config {
     pub mcp: McpConfig,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct BrokerConfig {
     /// AMQP URL; absent means the embedded in-memory broker.
@@ -115,7 +118,7 @@ impl Default for BrokerConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StoreConfig {
     /// Redis URL; absent means the in-memory store.
@@ -147,7 +150,7 @@ impl Default for StoreConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OutputConfig {
     /// Object store for results and work products: `file:///path` (a local directory; only
@@ -256,7 +259,7 @@ impl OutputConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct JobConfig {
     /// Seconds from submission until a job is synthesised with whatever has arrived.
@@ -269,7 +272,7 @@ impl Default for JobConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchConfig {
     /// Provider chain for general questions, tried in order.
@@ -326,7 +329,7 @@ impl Default for SearchConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FetchConfig {
     /// Host pattern (`*.test`, `example.org`) to `ip:port`, applied before DNS.
@@ -403,7 +406,7 @@ impl Default for FetchConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CleanConfig {
     /// A source whose analysis scores below this ends as `irrelevant`.
@@ -449,7 +452,7 @@ impl Default for CleanConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthesizeConfig {
     /// Token budget of the prompt given to the report writer (sources, question, instructions).
@@ -477,7 +480,7 @@ impl Default for SynthesizeConfig {
 }
 
 /// The report a job ends with.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReportConfig {
     /// Most tokens the LLM's report may take (a job's `report_max_tokens` option overrides it).
@@ -489,6 +492,7 @@ pub struct ReportConfig {
     /// under short headings) or `detailed` (a thorough account); a job's `report_type` option
     /// overrides it.
     #[serde(rename = "type")]
+    #[schemars(with = "String")]
     pub kind: trawl_messages::ReportType,
 }
 
@@ -507,7 +511,7 @@ pub const MAX_ROUNDS: u32 = 5;
 
 /// Follow-up research rounds: once a round's sources are in, a job that still lacks a target
 /// data point or a sub-query searches again for it.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResearchConfig {
     /// Rounds of research per job, the question's own search included: 1 turns follow-ups off.
@@ -529,7 +533,7 @@ impl Default for ResearchConfig {
 }
 
 /// What becomes of a report's statement that no source supports (`report.unverified`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Unverified {
     #[default]
@@ -538,7 +542,7 @@ pub enum Unverified {
 }
 
 /// How search picks the URLs to fetch (`search.selection`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Selection {
     /// The formula's score, best first.
@@ -561,6 +565,7 @@ pub enum Selection {
     Deserialize,
     Serialize,
     strum::IntoStaticStr,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -628,7 +633,7 @@ pub const LLM_STEPS: [&str; 6] = [
 
 /// One model behind one endpoint: a step's own (`llm.models.STEP`) or the embeddings'
 /// (`llm.embeddings`). Empty fields take the main `[llm]` section's.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmEndpoint {
     pub provider: Option<LlmProvider>,
@@ -649,7 +654,7 @@ impl LlmEndpoint {
 }
 
 /// A step's model: a name served by the main provider, or a model behind another endpoint.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum StepModel {
     Name(String),
@@ -670,7 +675,7 @@ impl StepModel {
 }
 
 /// Dollars per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelPrice {
     pub input: f64,
@@ -680,7 +685,7 @@ pub struct ModelPrice {
     pub output: f64,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
     /// openai, azure, anthropic, gemini, openrouter or openai-compatible.
@@ -879,7 +884,7 @@ impl LlmConfig {
 }
 
 /// `trawl serve`: the HTTP API in front of the fleet.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApiConfig {
     /// Where the API listens.
@@ -929,7 +934,7 @@ impl Default for ApiConfig {
 }
 
 /// `trawl mcp`: trawl's tools for agents over the Model Context Protocol.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
     /// Where `trawl mcp --http` listens (streamable HTTP at `/mcp`).
@@ -956,7 +961,7 @@ impl Default for McpConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Where `/metrics`, `/healthz` and `/readyz` listen; empty disables the endpoint.
@@ -994,6 +999,17 @@ impl Config {
             .map_err(|e: toml::de::Error| ConfigError::Parse(e.to_string()))?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// The file to read when none is named: `trawl.toml` in `cwd`, else `trawl/trawl.toml` in
+    /// `$XDG_CONFIG_HOME` (`~/.config` when unset), as other command-line tools look.
+    pub fn discover(cwd: &Path, env: &BTreeMap<String, String>) -> Option<PathBuf> {
+        let here = cwd.join("trawl.toml");
+        let user = (env.get("XDG_CONFIG_HOME").filter(|d| !d.is_empty()))
+            .map(PathBuf::from)
+            .or_else(|| env.get("HOME").map(|home| Path::new(home).join(".config")))
+            .map(|dir| dir.join("trawl").join("trawl.toml"));
+        [Some(here), user].into_iter().flatten().find(|p| p.is_file())
     }
 
     /// Loads from the process environment; the binaries' entry point.
@@ -1367,6 +1383,39 @@ impl fmt::Debug for Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn discovery_prefers_the_working_directory_then_the_user_config() {
+        let root = std::env::temp_dir().join(format!("trawl-discover-{}", std::process::id()));
+        let (cwd, xdg, home) = (root.join("cwd"), root.join("xdg"), root.join("home"));
+        for dir in [&cwd, &xdg.join("trawl"), &home.join(".config/trawl")] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let env = |xdg: Option<&Path>| {
+            let mut env = BTreeMap::from([("HOME".to_owned(), home.display().to_string())]);
+            if let Some(xdg) = xdg {
+                env.insert("XDG_CONFIG_HOME".into(), xdg.display().to_string());
+            }
+            env
+        };
+        assert_eq!(Config::discover(&cwd, &env(Some(&xdg))), None);
+        std::fs::write(home.join(".config/trawl/trawl.toml"), "").unwrap();
+        assert_eq!(
+            Config::discover(&cwd, &env(None)),
+            Some(home.join(".config/trawl/trawl.toml"))
+        );
+        std::fs::write(xdg.join("trawl/trawl.toml"), "").unwrap();
+        assert_eq!(
+            Config::discover(&cwd, &env(Some(&xdg))),
+            Some(xdg.join("trawl/trawl.toml"))
+        );
+        std::fs::write(cwd.join("trawl.toml"), "").unwrap();
+        assert_eq!(
+            Config::discover(&cwd, &env(Some(&xdg))),
+            Some(cwd.join("trawl.toml"))
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

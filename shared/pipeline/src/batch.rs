@@ -155,52 +155,10 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
     if query.is_empty() {
         return Err("empty query".into());
     }
-    if options
-        .min_relevance
-        .is_some_and(|r| !(0.0..=1.0).contains(&r))
-    {
-        return Err("min_relevance must be 0 to 1".into());
-    }
-    if options
-        .max_urls
-        .is_some_and(|n| !(1..=MAX_URLS).contains(&n))
-    {
-        return Err(format!("max_urls must be 1 to {MAX_URLS}"));
-    }
-    if options
-        .deadline_secs
-        .is_some_and(|s| !(1..=MAX_DEADLINE_SECS).contains(&s))
-    {
-        return Err(format!("deadline_secs must be 1 to {MAX_DEADLINE_SECS}"));
-    }
-    if options
-        .freshness
-        .as_deref()
-        .is_some_and(|f| trawl_messages::Freshness::parse(f).is_none())
-    {
-        return Err("freshness must be any, day, week, month or year".into());
-    }
-    if options
-        .report_max_tokens
-        .is_some_and(|n| !trawl_messages::REPORT_MAX_TOKENS.contains(&n))
-    {
-        return Err("report_max_tokens must be 100 to 16000".into());
-    }
-    if options.max_level.is_some_and(|l| l > 3) {
-        return Err("max_level must be 0 to 3".into());
-    }
-    // The search stage skips names it does not know: a job naming only those (or none) would
-    // search nothing and end without sources.
-    if let Some(names) = &options.providers {
-        if names.is_empty() {
-            return Err("providers: name at least one provider, or leave the option out".into());
-        }
-        if let Some(name) = names.iter().find(|n| !PROVIDERS.contains(&n.as_str())) {
-            return Err(format!(
-                "providers: unknown provider {name:?} (known: {})",
-                PROVIDERS.join(", ")
-            ));
-        }
+    let problems = option_problems(&options);
+    if !problems.is_empty() {
+        let listed: Vec<String> = (problems.iter()).map(|(k, p)| format!("{k}: {p}")).collect();
+        return Err(listed.join("; "));
     }
     // Each provider once: the chain tries (and retries) every entry, so a repeated name would
     // multiply the requests one job makes. Known names only, so at most PROVIDERS.len().
@@ -210,6 +168,58 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
         names.retain(|n| seen.insert(n.clone()));
     }
     Ok(SearchTask::new(query, options))
+}
+
+/// Every problem with a job's options at once, each as (option, what is wrong with the value
+/// and what would be right): a user fixes them all in one go, and each front end names the
+/// option its own way (`max_urls` in JSON, `--max-urls` on the command line).
+pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
+    let mut problems = Vec::new();
+    if let Some(r) = options.min_relevance.filter(|r| !(0.0..=1.0).contains(r)) {
+        problems.push(("min_relevance", format!("must be 0 to 1, not {r}")));
+    }
+    if let Some(n) = options.max_urls.filter(|n| !(1..=MAX_URLS).contains(n)) {
+        problems.push(("max_urls", format!("must be 1 to {MAX_URLS}, not {n}")));
+    }
+    if let Some(s) = (options.deadline_secs).filter(|s| !(1..=MAX_DEADLINE_SECS).contains(s)) {
+        problems.push((
+            "deadline_secs",
+            format!("must be 1 to {MAX_DEADLINE_SECS}, not {s}"),
+        ));
+    }
+    if let Some(f) = (options.freshness.as_deref())
+        .filter(|f| trawl_messages::Freshness::parse(f).is_none())
+    {
+        problems.push((
+            "freshness",
+            format!("must be any, day, week, month or year, not {f:?}"),
+        ));
+    }
+    if let Some(n) = (options.report_max_tokens)
+        .filter(|n| !trawl_messages::REPORT_MAX_TOKENS.contains(n))
+    {
+        problems.push(("report_max_tokens", format!("must be 100 to 16000, not {n}")));
+    }
+    if let Some(l) = options.max_level.filter(|l| *l > 3) {
+        problems.push(("max_level", format!("must be 0 to 3, not {l}")));
+    }
+    // The search stage skips names it does not know: a job naming only those (or none) would
+    // search nothing and end without sources.
+    if let Some(names) = &options.providers {
+        if names.is_empty() {
+            problems.push((
+                "providers",
+                "name at least one provider, or leave the option out".into(),
+            ));
+        }
+        for name in names.iter().filter(|n| !PROVIDERS.contains(&n.as_str())) {
+            problems.push((
+                "providers",
+                format!("unknown provider {name:?} (known: {})", PROVIDERS.join(", ")),
+            ));
+        }
+    }
+    problems
 }
 
 /// What a batch's search tasks weigh in the queues, in bytes (their bodies as sent).

@@ -143,6 +143,10 @@ impl BatchProgress {
 /// Status of a job in its batch before it has ended.
 pub const PENDING: &str = "pending";
 
+/// How many of its batches an owner's index keeps: the listing's reach, and a bound on the
+/// index however many batches a token submits.
+pub const OWNER_BATCHES_KEPT: usize = 10_000;
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// A cache entry, counted in `trawl_cache_lookups_total`.
@@ -289,6 +293,18 @@ pub trait Store: Send + Sync + 'static {
     /// True if the token existed.
     async fn token_delete(&self, hash: &str) -> Result<bool, StoreError>;
     async fn tokens(&self) -> Result<BTreeMap<String, Vec<u8>>, StoreError>;
+
+    /// Indexes `batch` (a UUIDv7, so ids sort by creation) under its owner, the API token
+    /// that submitted it: what `GET /v1/batches` lists. Each owner keeps its newest
+    /// [`OWNER_BATCHES_KEPT`].
+    async fn owner_batch_add(&self, owner: &str, batch: &str) -> Result<(), StoreError>;
+    /// Up to `limit` of the owner's batches, newest first, all older than `before` when given.
+    async fn owner_batches(
+        &self,
+        owner: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
 
     /// Batches with jobs not yet ended.
     async fn batches_open(&self) -> Result<Vec<String>, StoreError>;

@@ -26,6 +26,8 @@ struct State {
     counters: HashMap<String, Expiring<BTreeMap<String, i64>>>,
     batches: HashMap<String, Batch>,
     tokens: BTreeMap<String, Vec<u8>>,
+    /// Each owner's batch ids, which sort by creation (UUIDv7).
+    owners: HashMap<String, std::collections::BTreeSet<String>>,
     /// Fixed windows: end of the current window and its count.
     windows: HashMap<String, (Instant, u64)>,
 }
@@ -511,6 +513,34 @@ impl Store for MemoryStore {
 
     async fn tokens(&self) -> Result<BTreeMap<String, Vec<u8>>, StoreError> {
         self.with(|s| s.tokens.clone())
+    }
+
+    async fn owner_batch_add(&self, owner: &str, batch: &str) -> Result<(), StoreError> {
+        self.with(|s| {
+            let batches = s.owners.entry(owner.to_owned()).or_default();
+            batches.insert(batch.to_owned());
+            while batches.len() > crate::OWNER_BATCHES_KEPT {
+                batches.pop_first();
+            }
+        })
+    }
+
+    async fn owner_batches(
+        &self,
+        owner: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.with(|s| {
+            let Some(batches) = s.owners.get(owner) else {
+                return Vec::new();
+            };
+            (batches.iter().rev())
+                .filter(|b| before.is_none_or(|before| b.as_str() < before))
+                .take(limit)
+                .cloned()
+                .collect()
+        })
     }
 
     async fn batches_open(&self) -> Result<Vec<String>, StoreError> {

@@ -729,6 +729,39 @@ impl Store for RedisStore {
             .map_err(backend)
     }
 
+    async fn owner_batch_add(&self, owner: &str, batch: &str) -> Result<(), StoreError> {
+        // One sorted set per owner, every score 0, so members sort by id, which for UUIDv7 is
+        // by creation; trimmed to the newest in the same round trip.
+        let key = self.key(&["owner", owner, "batches"]);
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        pipe.zadd(&key, batch, 0).ignore();
+        pipe.zremrangebyrank(&key, 0, -(crate::OWNER_BATCHES_KEPT as isize) - 1)
+            .ignore();
+        pipe.query_async::<()>(&mut self.con())
+            .await
+            .map_err(backend)
+    }
+
+    async fn owner_batches(
+        &self,
+        owner: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let max = before.map_or("+".to_owned(), |b| format!("({b}"));
+        self.con()
+            .zrevrangebylex_limit(
+                self.key(&["owner", owner, "batches"]),
+                max,
+                "-",
+                0,
+                limit as isize,
+            )
+            .await
+            .map_err(backend)
+    }
+
     async fn batches_open(&self) -> Result<Vec<String>, StoreError> {
         self.con()
             .smembers(self.key(&["batches", "open"]))

@@ -488,6 +488,34 @@ async fn tokens_are_kept_until_revoked(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+/// An owner's batches list newest first (ids are UUIDv7), page by page from a cursor, and
+/// another owner's never show.
+async fn owner_batches_page_newest_first(store: Arc<dyn Store>) {
+    let ids: Vec<String> = (0..5)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(2));
+            uuid::Uuid::now_v7().to_string()
+        })
+        .collect();
+    for id in &ids {
+        store.owner_batch_add("alice", id).await.unwrap();
+    }
+    store.owner_batch_add("bob", "b-only").await.unwrap();
+    let newest: Vec<String> = ids.iter().rev().cloned().collect();
+    let first = store.owner_batches("alice", None, 2).await.unwrap();
+    assert_eq!(first, newest[..2]);
+    let second = (store.owner_batches("alice", Some(&first[1]), 2).await).unwrap();
+    assert_eq!(second, newest[2..4]);
+    let last = (store.owner_batches("alice", Some(&second[1]), 2).await).unwrap();
+    assert_eq!(last, newest[4..]);
+    assert!((store.owner_batches("alice", Some(&last[0]), 2).await)
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.owner_batches("bob", None, 10).await.unwrap(), ["b-only"]);
+    assert!(store.owner_batches("carol", None, 10).await.unwrap().is_empty());
+    store.delete_all().await.unwrap();
+}
+
 async fn batch_counters_add_up(store: Arc<dyn Store>) {
     assert_eq!(store.batch_counter("b", "spent_micro").await.unwrap(), 0);
     assert_eq!(store.batch_add("b", "spent_micro", 40).await.unwrap(), 40);
@@ -582,6 +610,7 @@ both! {
     batch_counters_add_up,
     budget_reservations_keep_to_the_cap,
     tokens_are_kept_until_revoked,
+    owner_batches_page_newest_first,
     window_counts_reset_after_the_window,
     window_additions_stay_within_their_limit,
     ended_batches_expire_and_open_ones_stay,

@@ -86,7 +86,7 @@ pub enum ProviderError {
     Timeout { provider: &'static str },
     #[error("{provider}: HTTP {status}")]
     Status { provider: &'static str, status: u16 },
-    #[error("{provider}: rate limited (retry after {retry_after:?})")]
+    #[error("{provider}: rate limited{}", .retry_after.map(|d| format!(" (retry after {} s)", d.as_secs())).unwrap_or_default())]
     RateLimited {
         provider: &'static str,
         retry_after: Option<Duration>,
@@ -96,6 +96,17 @@ pub enum ProviderError {
         provider: &'static str,
         reason: String,
     },
+}
+
+impl ProviderError {
+    /// The error without the provider's name, for records that name the provider beside it.
+    pub fn detail(&self) -> String {
+        let whole = self.to_string();
+        match whole.split_once(": ") {
+            Some((_, detail)) => detail.to_owned(),
+            None => whole,
+        }
+    }
 }
 
 impl ResultPage {
@@ -254,12 +265,12 @@ pub enum Skipped {
     MissingKey(String),
 }
 
-/// Builds provider `name` from config, reading its key from `env`.
-pub fn build(
+/// Where provider `name` is reached and with which key (from `env`), as configured.
+fn endpoint(
     name: &str,
     config: &trawl_config::SearchConfig,
     env: &BTreeMap<String, String>,
-) -> Result<Box<dyn Provider>, Skipped> {
+) -> Result<(ProviderName, Endpoint), Skipped> {
     let provider = ProviderName::from_name(name).ok_or(Skipped::Unknown)?;
     let (default_url, default_key) = defaults(provider);
     let base_url = match (provider, config.endpoints.get(name)) {
@@ -280,7 +291,77 @@ pub fn build(
         },
         None => None,
     };
-    let endpoint = Endpoint { base_url, api_key };
+    Ok((provider, Endpoint { base_url, api_key }))
+}
+
+/// Whether `names`, tried in order as the chain tries them, has a provider that could answer a
+/// search now: the providers tried, each with the reason it could not (no key in the
+/// environment, or nothing answering at its address within `within`), up to the first that
+/// could. Any HTTP answer counts, so no query is spent, and the ones after it are not
+/// contacted. `trawl run` stops in seconds with this, saying what to set, instead of retrying
+/// providers that are not there.
+pub async fn probe(
+    names: &[String],
+    config: &trawl_config::SearchConfig,
+    env: &BTreeMap<String, String>,
+    within: Duration,
+) -> Vec<(String, Result<(), String>)> {
+    let http = reqwest::Client::builder()
+        .timeout(within)
+        .redirect(reqwest::redirect::Policy::none())
+        .build();
+    let mut tried = Vec::new();
+    for name in names {
+        let answer = match &http {
+            Ok(http) => reachable(http, name, config, env, within).await,
+            Err(e) => Err(format!("no HTTP client: {e}")),
+        };
+        let answered = answer.is_ok();
+        tried.push((name.clone(), answer));
+        if answered {
+            break;
+        }
+    }
+    tried
+}
+
+/// Whether anything answers HTTP at provider `name`'s address; see [`probe`].
+async fn reachable(
+    http: &reqwest::Client,
+    name: &str,
+    config: &trawl_config::SearchConfig,
+    env: &BTreeMap<String, String>,
+    within: Duration,
+) -> Result<(), String> {
+    let (_, endpoint) = match endpoint(name, config, env) {
+        Ok(found) => found,
+        Err(Skipped::Unknown) => return Err("not a provider trawl knows".into()),
+        Err(Skipped::MissingKey(var)) => return Err(format!("no API key: set {var}")),
+    };
+    let url = endpoint.base_url;
+    match http.get(&url).send().await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_timeout() => Err(format!(
+            "nothing answered at {url} within {} s",
+            within.as_secs_f32()
+        )),
+        Err(e) => {
+            let mut cause: &dyn std::error::Error = &e;
+            while let Some(next) = cause.source() {
+                cause = next;
+            }
+            Err(format!("nothing answers at {url} ({cause})"))
+        }
+    }
+}
+
+/// Builds provider `name` from config, reading its key from `env`.
+pub fn build(
+    name: &str,
+    config: &trawl_config::SearchConfig,
+    env: &BTreeMap<String, String>,
+) -> Result<Box<dyn Provider>, Skipped> {
+    let (provider, endpoint) = endpoint(name, config, env)?;
     Ok(match provider {
         ProviderName::Searxng => Box::new(searxng::Searxng(endpoint)),
         ProviderName::Duckduckgo => Box::new(duckduckgo::DuckDuckGo(endpoint)),
@@ -491,6 +572,39 @@ mod tests {
             assert!(build(name, &config, &env).is_ok(), "{name}");
         }
         assert_eq!(build("nope", &config, &env).err(), Some(Skipped::Unknown));
+    }
+
+    /// The probe tells an answering provider from one with no key and one with nothing at its
+    /// address, without a search; every address here is on loopback.
+    #[tokio::test]
+    async fn probe_names_what_is_missing() {
+        let web = simweb().await;
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let closed_url = format!("http://{}", closed.local_addr().unwrap());
+        drop(closed);
+        let mut config = trawl_config::SearchConfig {
+            searxng_url: web.base_url(),
+            ..Default::default()
+        };
+        config.endpoints.insert("brave".into(), closed_url.clone());
+        // duckduckgo comes after one that answers, so it is never contacted.
+        let names: Vec<String> = ["serper", "brave", "searxng", "duckduckgo"].map(String::from).into();
+        let env = BTreeMap::from([("BRAVE_API_KEY".to_owned(), "k".to_owned())]);
+        let tried = probe(&names, &config, &env, Duration::from_secs(2)).await;
+        assert_eq!(tried.len(), 3, "{tried:?}");
+        assert_eq!(
+            tried[0],
+            (
+                "serper".to_owned(),
+                Err("no API key: set SERPER_API_KEY".to_owned())
+            )
+        );
+        let brave = tried[1].1.as_ref().unwrap_err();
+        assert!(
+            brave.starts_with(&format!("nothing answers at {closed_url} (")),
+            "{brave}"
+        );
+        assert_eq!(tried[2], ("searxng".to_owned(), Ok(())));
     }
 
     #[tokio::test]
