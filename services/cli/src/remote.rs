@@ -207,7 +207,7 @@ impl Remote {
         if token.trim().is_empty() {
             return Err("--token is empty".to_owned());
         }
-        let http = reqwest::Client::builder()
+        let http = trawl_http::builder()
             .user_agent(concat!("trawl/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(120))

@@ -42,7 +42,7 @@ pub async fn drain(config: Config, args: DrainArgs) -> anyhow::Result<ExitCode> 
         .addr
         .map_or_else(|| loopback_of(&config.metrics.addr), Ok)?;
     let url = format!("http://{addr}/drain");
-    let client = reqwest::Client::builder()
+    let client = trawl_http::builder()
         .no_proxy()
         .build()
         .context("cannot build an HTTP client")?;

@@ -680,7 +680,7 @@ fn cmd_error(e: &CmdError, secs: u64) -> BrowserError {
 
 /// True when a WebDriver answers `GET /status` as ready at `url`.
 pub async fn webdriver_ready(url: &str) -> bool {
-    let client = reqwest::Client::builder()
+    let client = trawl_http::builder()
         .no_proxy()
         .timeout(Duration::from_secs(2))
         .build();

@@ -122,7 +122,7 @@ impl BrowserProxy {
         let addr = std_listener.local_addr().map_err(bind)?;
         // Inside the runtime (checked above), as tokio's listener needs.
         let listener = TcpListener::from_std(std_listener).map_err(bind)?;
-        let http = reqwest::Client::builder()
+        let http = trawl_http::builder_http1()
             .dns_resolver(Arc::new(resolver.clone()))
             // Environment proxies would take requests past the guard.
             .no_proxy()
@@ -130,7 +130,6 @@ impl BrowserProxy {
             .no_gzip()
             .no_brotli()
             .no_deflate()
-            .http1_only()
             .connect_timeout(limits.connect_time)
             .read_timeout(limits.idle)
             // A pooled connection would carry the next request without a new resolution: safe

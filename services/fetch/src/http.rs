@@ -83,9 +83,9 @@ impl Fetcher {
                 BROWSER_UA.to_owned()
             };
             let builder = if level == 0 {
-                reqwest::Client::builder()
+                trawl_http::builder()
             } else {
-                reqwest::Client::builder().cookie_store(true).referer(true)
+                trawl_http::builder().cookie_store(true).referer(true)
             };
             builder
                 .user_agent(ua)

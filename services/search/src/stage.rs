@@ -39,7 +39,7 @@ impl SearchStage {
 
     /// Builds the stage with API keys looked up in `env` (tests pass their own).
     pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
-        let builder = reqwest::Client::builder()
+        let builder = trawl_http::builder()
             .timeout(Duration::from_secs(config.search.timeout_secs))
             .user_agent(format!("{} (research; search)", config.fetch.user_agent));
         let http = trawl_llm::proxy::apply(builder, &config.search.proxy, env)

@@ -180,7 +180,7 @@ impl Webhooks {
             return Err("webhook secret is set but empty".into());
         }
         let guard = Guard::new(&fetch.allow_networks);
-        let client = reqwest::Client::builder()
+        let client = trawl_http::builder()
             .user_agent(format!("{}-webhook", fetch.user_agent))
             .dns_resolver(resolver(guard.clone(), &fetch.resolve))
             .no_proxy()

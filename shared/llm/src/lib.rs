@@ -228,7 +228,7 @@ impl Llm {
         let embeddings = config
             .embeddings_endpoint()
             .map(|e| check(e, "llm.embeddings"));
-        let builder = reqwest::Client::builder().timeout(Duration::from_secs(config.timeout_secs));
+        let builder = trawl_http::builder().timeout(Duration::from_secs(config.timeout_secs));
         let builder = proxy::apply(builder, &config.proxy, env);
         if let Err(e) = &builder {
             problems.push(format!("llm.proxy: {e}"));

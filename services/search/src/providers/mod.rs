@@ -306,7 +306,7 @@ pub async fn probe(
     env: &BTreeMap<String, String>,
     within: Duration,
 ) -> Vec<(String, Result<(), String>)> {
-    let http = reqwest::Client::builder()
+    let http = trawl_http::builder()
         .timeout(within)
         .redirect(reqwest::redirect::Policy::none())
         .build();
