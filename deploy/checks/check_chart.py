@@ -508,7 +508,28 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
     def switch_on(setting) -> bool:
         return render.apis if setting == "auto" else bool(setting)
 
-    sms = render.of_kind("ServiceMonitor")
+    every_sm = render.of_kind("ServiceMonitor")
+    # RabbitMQ's own ServiceMonitor selects a Service outside the chart, by its labels.
+    rabbit = [m for m in every_sm if m["metadata"]["name"].endswith("-rabbitmq")]
+    sms = [m for m in every_sm if m not in rabbit]
+    rabbit_cfg = values["metrics"]["rabbitmq"]
+    if switch_on(rabbit_cfg["enabled"]):
+        problems = []
+        if len(rabbit) != 1:
+            problems.append(f"{len(rabbit)} RabbitMQ ServiceMonitors")
+        else:
+            spec = rabbit[0]["spec"]
+            if spec["selector"].get("matchLabels") != rabbit_cfg["selector"]:
+                problems.append(f"selects {spec['selector']}")
+            paths = sorted(e.get("path") for e in spec["endpoints"])
+            if paths != ["/metrics", "/metrics/detailed"]:
+                problems.append(f"paths {paths}")
+            detailed = [e for e in spec["endpoints"] if e.get("path") == "/metrics/detailed"]
+            if detailed and "queue_coarse_metrics" not in detailed[0].get("params", {}).get("family", []):
+                problems.append("the detailed endpoint does not ask for queue_coarse_metrics")
+        r.check(not problems, f"{tag} a ServiceMonitor scrapes RabbitMQ's aggregated and per-queue metrics", "; ".join(problems))
+    else:
+        r.check(not rabbit, f"{tag} no RabbitMQ ServiceMonitor when metrics.rabbitmq is off")
     if switch_on(values["metrics"]["serviceMonitor"]["enabled"]):
         problems = []
         if len(sms) != 1:

@@ -1,7 +1,9 @@
 //! The operator's kit against a real Prometheus: every worker and `trawl monitor` scraped, with
 //! RabbitMQ's own plugin, during a simweb batch. Then every expression of every dashboard panel
-//! and every alert rule is evaluated: each must parse, every panel must return data, every rule
-//! must evaluate healthy, and every binary's exposition must pass `promtool check metrics`.
+//! and every alert rule is evaluated: each must parse, every panel must return data, every
+//! series a panel or rule selects must exist with the label values it names (a panel can return
+//! data while one of its series never does), every rule must evaluate healthy, and every
+//! binary's exposition must pass `promtool check metrics`.
 
 mod common;
 
@@ -15,7 +17,7 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 
 /// The fleet's processes: (binary, arguments, Prometheus `component` label).
-const PROCESSES: [(&str, &[&str], &str); 6] = [
+const PROCESSES: [(&str, &[&str], &str); 7] = [
     ("trawl-search", &[], "search"),
     ("trawl-fetch", &[], "fetch"),
     // No WebDriver runs here: the browser worker still exports its pool gauges.
@@ -23,6 +25,7 @@ const PROCESSES: [(&str, &[&str], &str); 6] = [
     ("trawl-clean", &[], "clean"),
     ("trawl-synthesize", &[], "synthesize"),
     ("trawl", &["monitor", "--interval", "1"], "monitor"),
+    ("trawl", &["serve", "--addr", "127.0.0.1:0"], "api"),
 ];
 
 fn tool(name: &str) -> PathBuf {
@@ -175,6 +178,59 @@ fn dashboard_panels() -> Vec<(String, String, Vec<String>)> {
     out
 }
 
+/// What an expression selects, as `metric{label="value"}` selectors that must each match a
+/// series: the metric alone, and one selector per value of each `=` matcher and of each `=~`
+/// matcher that is an alternation of plain names. Negative matchers and real regular
+/// expressions select nothing in particular. Only trawl's and RabbitMQ's metrics are looked at:
+/// other words in an expression are functions, keywords and label names.
+fn selections(expr: &str) -> Vec<String> {
+    let bytes = expr.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b':';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !ident(bytes[i]) || (i > 0 && ident(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && ident(bytes[i]) {
+            i += 1;
+        }
+        let name = &expr[start..i];
+        if !(name.starts_with("trawl_") || name.starts_with("rabbitmq_")) {
+            continue;
+        }
+        out.push(name.to_owned());
+        if bytes.get(i) != Some(&b'{') {
+            continue;
+        }
+        let end = i + expr[i..].find('}').expect("a closed selector");
+        for matcher in expr[i + 1..end].split(',') {
+            let matcher = matcher.trim();
+            let (label, op, value) = match ["=~", "!~", "!=", "="]
+                .iter()
+                .find_map(|op| matcher.split_once(op).map(|(l, v)| (l, *op, v)))
+            {
+                Some(found) => found,
+                None => continue,
+            };
+            let value = value.trim().trim_matches('"');
+            let plain = |v: &str| !v.is_empty() && v.bytes().all(|c| ident(c) || c == b'-');
+            let values: Vec<&str> = match op {
+                "=" => vec![value],
+                "=~" if value.split('|').all(plain) => value.split('|').collect(),
+                _ => Vec::new(),
+            };
+            for v in values {
+                out.push(format!("{name}{{{}=\"{v}\"}}", label.trim()));
+            }
+        }
+        i = end + 1;
+    }
+    out
+}
+
 async fn promtool_check_metrics(exposition: &str) -> Result<(), String> {
     use tokio::io::AsyncWriteExt;
     let mut child = Command::new(tool("promtool"))
@@ -263,6 +319,12 @@ async fn every_dashboard_panel_and_alert_evaluates_against_a_real_prometheus() {
         if series == 0 {
             problems.push(format!("{dashboard} / {title}: no data from {exprs:?}"));
         }
+        for selector in exprs.iter().flat_map(|e| selections(e)) {
+            if prometheus.query(&selector).await != Ok(0) {
+                continue;
+            }
+            problems.push(format!("{dashboard} / {title}: no series {selector}"));
+        }
     }
 
     let rules = prometheus.api("rules", &[]).await;
@@ -274,6 +336,11 @@ async fn every_dashboard_panel_and_alert_evaluates_against_a_real_prometheus() {
             let expr = rule["query"].as_str().unwrap();
             if let Err(e) = prometheus.query(expr).await {
                 problems.push(format!("alert {name}: {expr}: {e}"));
+            }
+            for selector in selections(expr) {
+                if prometheus.query(&selector).await == Ok(0) {
+                    problems.push(format!("alert {name}: no series {selector}"));
+                }
             }
             // Evaluated at least once by now; "err" would mean it fails at run time.
             if rule["health"] == "err" {
@@ -302,4 +369,20 @@ async fn every_dashboard_panel_and_alert_evaluates_against_a_real_prometheus() {
         problems.join("\n")
     );
     fleet.cleanup().await;
+}
+
+#[test]
+fn selections_name_each_series_and_value_an_expression_needs() {
+    let expr = "sum by (cache) (rate(trawl_cache_lookups_total{cache=~\"robots|host-level\", result=\"hit\", stage=~\".*\", queue!=\"dead\"}[1m])) / clamp_min(sum(trawl_x_total), 1) + on() rabbitmq_up";
+    assert_eq!(
+        selections(expr),
+        [
+            "trawl_cache_lookups_total",
+            "trawl_cache_lookups_total{cache=\"robots\"}",
+            "trawl_cache_lookups_total{cache=\"host-level\"}",
+            "trawl_cache_lookups_total{result=\"hit\"}",
+            "trawl_x_total",
+            "rabbitmq_up",
+        ]
+    );
 }
