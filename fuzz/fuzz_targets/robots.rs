@@ -47,6 +47,7 @@ fuzz_target!(|data: &[u8]| {
         (Rules::AllowAll, true),
         (Rules::DisallowAll, false),
         (Rules::Refused("refused: private".into()), false),
+        (Rules::Unreachable("http 503".into()), false),
     ];
     for (rules, allowed) in fixed {
         let d = decide(&rules, &agent, &url);

@@ -69,6 +69,7 @@ pub async fn run(mut config: Config, args: RobotsArgs) -> anyhow::Result<ExitCod
         };
         let verdict = match &rules {
             Rules::Refused(reason) => format!("refused ({reason})"),
+            Rules::Unreachable(reason) => format!("disallowed (robots.txt unreadable: {reason})"),
             rules if decide(rules, &agent, url).allowed => "allowed".into(),
             _ => "disallowed".into(),
         };

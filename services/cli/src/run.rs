@@ -221,7 +221,7 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
 /// per change (a log or CI keeps a readable trace, without a line every tick).
 struct Progress {
     bar: Option<ProgressBar>,
-    last: std::sync::Mutex<String>,
+    last: std::cell::RefCell<String>,
     started: Instant,
 }
 
@@ -240,7 +240,7 @@ impl Progress {
     }
 
     fn stage(&self, what: &str) {
-        let mut last = self.last.lock().expect("not poisoned");
+        let mut last = self.last.borrow_mut();
         if *last == what {
             return;
         }

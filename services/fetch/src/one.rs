@@ -55,6 +55,12 @@ pub async fn fetch_one(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Pag
     };
     match rules {
         Rules::Refused(reason) => return Err(OneError::Refused(reason)),
+        Rules::Unreachable(reason) => {
+            return Err(OneError::Robots(format!(
+                "{}/robots.txt could not be read ({reason}), and nothing there is fetched until it can be",
+                url.origin().ascii_serialization()
+            )))
+        }
         rules if !decide(&rules, &rt.config.fetch.user_agent, url).allowed => {
             return Err(OneError::Disallowed(url.origin().ascii_serialization()))
         }

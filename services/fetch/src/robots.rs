@@ -37,6 +37,9 @@ pub enum Rules {
     /// The SSRF guard refused the origin itself (its name resolves only to private addresses):
     /// nothing there may be fetched, robots.txt or not.
     Refused(String),
+    /// robots.txt could not be read (a server error, a timeout, a 429 or an interstitial), for
+    /// the reason given: nothing is fetched there until it can be (RFC 9309 §2.3.1.4).
+    Unreachable(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,7 +61,7 @@ pub fn decide(rules: &Rules, agent: &str, url: &Url) -> Decision {
             allowed: true,
             crawl_delay: None,
         },
-        Rules::DisallowAll | Rules::Refused(_) => Decision {
+        Rules::DisallowAll | Rules::Refused(_) | Rules::Unreachable(_) => Decision {
             allowed: false,
             crawl_delay: None,
         },
@@ -169,10 +172,11 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
         } if status != 429 && status != 503 => (Rules::AllowAll, false),
         Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
         Fetched::Refused(refusal) => (Rules::Refused(refusal.to_string()), true),
-        Fetched::Blocked { .. }
-        | Fetched::Transient(_)
-        | Fetched::Failed(_)
-        | Fetched::TooLarge => (Rules::DisallowAll, true),
+        Fetched::Blocked { block, .. } => (Rules::Unreachable(block.describe()), true),
+        Fetched::Transient(reason) | Fetched::Failed(reason) => {
+            (Rules::Unreachable(reason), true)
+        }
+        Fetched::TooLarge => (Rules::Unreachable("larger than fetch.max_bytes".into()), true),
     }
 }
 
@@ -295,19 +299,17 @@ mod tests {
         );
         assert_eq!(
             rules_from(Fetched::Transient("http 500".into())),
-            (Rules::DisallowAll, true)
+            (Rules::Unreachable("http 500".into()), true)
         );
-        assert_eq!(
-            rules_from(Fetched::Blocked {
-                block: Block::Status(429),
-                retry_after: None
-            })
-            .0,
-            Rules::DisallowAll
-        );
+        let (rules, _) = rules_from(Fetched::Blocked {
+            block: Block::Status(429),
+            retry_after: None,
+        });
+        assert!(matches!(rules, Rules::Unreachable(_)), "{rules:?}");
+        assert!(!decide(&rules, "trawl", &url("http://a.test/x")).allowed);
         assert_eq!(
             rules_from(Fetched::Transient("timed out".into())).0,
-            Rules::DisallowAll
+            Rules::Unreachable("timed out".into())
         );
         let refused = trawl_guard::Refusal::Resolves("intranet.example".into());
         assert_eq!(
