@@ -924,7 +924,9 @@ async fn the_export_pages_by_cursor_gzips_and_shows_a_batch_to_its_owner_only() 
     assert_eq!(ids(&first), newest[..2]);
     assert_eq!(first["batches"][0]["total"], 1, "{first}");
     let cursor = first["next_cursor"].as_str().unwrap();
-    let (_, last) = api.get_json(&format!("/v1/batches?limit=2&cursor={cursor}")).await;
+    let (_, last) = api
+        .get_json(&format!("/v1/batches?limit=2&cursor={cursor}"))
+        .await;
     assert_eq!(ids(&last), newest[2..]);
     assert!(last["next_cursor"].is_null(), "{last}");
     assert_eq!(last["batches"][0]["total"], 5, "{last}");
@@ -1218,7 +1220,8 @@ async fn the_python_client_works_against_the_real_api() {
     assert!(out.status.success(), "{report}");
     // The live tests ran rather than skipped: the server was there.
     assert!(
-        report.contains("test_results_stream_every_job") && !report.contains("skipped 'set TRAWL_API_URL"),
+        report.contains("test_results_stream_every_job")
+            && !report.contains("skipped 'set TRAWL_API_URL"),
         "{report}"
     );
     fleet.cleanup().await;

@@ -96,7 +96,11 @@ async fn trawl_run_without_a_provider_fails_fast_and_says_what_to_set() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(out.stdout.is_empty(), "no report: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "no report: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     for expected in [
         "searxng: nothing answers at http://127.0.0.1:1",
         "TRAWL__SEARCH__SEARXNG_URL",
@@ -121,7 +125,15 @@ async fn trawl_run_flags_choose_format_output_and_provider() {
     let out_dir = fleet.dir.path().join("run-out");
     let out = fleet
         .trawl_alone()
-        .args(["run", &question.query, "--format", "json", "--no-llm", "--max-level", "1"])
+        .args([
+            "run",
+            &question.query,
+            "--format",
+            "json",
+            "--no-llm",
+            "--max-level",
+            "1",
+        ])
         .args(["--provider", "searxng", "--max-urls", "4", "--out"])
         .arg(&out_dir)
         // An LLM that is configured but must not be called: --no-llm wins.

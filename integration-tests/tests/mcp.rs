@@ -211,8 +211,14 @@ async fn stdio_tools_research_search_and_extract() {
             json!({"name": "research_start", "arguments": {"question": question.query}}),
         )
         .await;
-    let id = started["structuredContent"]["research_id"].as_str().unwrap().to_owned();
-    assert_eq!(started["structuredContent"]["status"], "pending", "{started}");
+    let id = started["structuredContent"]["research_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        started["structuredContent"]["status"], "pending",
+        "{started}"
+    );
     let mut result = Value::Null;
     for _ in 0..600 {
         let status = mcp
@@ -238,7 +244,10 @@ async fn stdio_tools_research_search_and_extract() {
     let fields = &result["structuredContent"];
     assert_eq!(fields["status"], "done", "{result}");
     common::assert_cites_answer(result["content"][0]["text"].as_str().unwrap(), &question);
-    assert!(fields["sources"].as_array().is_some_and(|s| !s.is_empty()), "{fields}");
+    assert!(
+        fields["sources"].as_array().is_some_and(|s| !s.is_empty()),
+        "{fields}"
+    );
     // Each work product is a resource link, and reads back as a resource.
     let report_uri = fields["report_uri"].as_str().unwrap();
     let linked: Vec<&str> = (result["content"].as_array().unwrap().iter())
@@ -247,7 +256,9 @@ async fn stdio_tools_research_search_and_extract() {
         .collect();
     assert!(linked.contains(&report_uri), "{linked:?}");
     assert!(linked.iter().any(|u| u.contains("/docs/")), "{linked:?}");
-    let read = mcp.request("resources/read", json!({"uri": report_uri})).await;
+    let read = mcp
+        .request("resources/read", json!({"uri": report_uri}))
+        .await;
     let report = read["contents"][0]["text"].as_str().unwrap();
     common::assert_cites_answer(report, &question);
     let templates = mcp.request("resources/templates/list", json!({})).await;
@@ -259,10 +270,14 @@ async fn stdio_tools_research_search_and_extract() {
     let escape = report_uri.replace("report.md", "../../../x");
     let refused = mcp.exchange("resources/read", json!({"uri": escape})).await;
     assert!(
-        refused["error"]["message"].as_str().is_some_and(|m| m.contains("no work product")),
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no work product")),
         "{refused}"
     );
-    let (failed, text) = mcp.call("research_status", json!({"research_id": "nope"})).await;
+    let (failed, text) = mcp
+        .call("research_status", json!({"research_id": "nope"}))
+        .await;
     assert!(failed && text.contains("research_start"), "{text}");
     mcp.close().await;
     fleet.cleanup().await;

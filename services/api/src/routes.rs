@@ -482,7 +482,9 @@ async fn submit_within_quota(
             // Indexed once submitted: a failed submission lists nothing. Losing the entry to a
             // store error after the jobs are queued would hide a live batch, so it is an error.
             let store = &state.rt.store;
-            store.owner_batch_add(&caller.0.id, &batch_id.to_string()).await?;
+            store
+                .owner_batch_add(&caller.0.id, &batch_id.to_string())
+                .await?;
             Ok(manifest)
         }
         Err(e) => {

@@ -64,9 +64,7 @@ enum Command {
     Config(ConfigCommand),
     /// Print the completion script for SHELL, e.g. `trawl completions bash >
     /// ~/.local/share/bash-completion/completions/trawl`.
-    Completions {
-        shell: clap_complete::Shell,
-    },
+    Completions { shell: clap_complete::Shell },
 }
 
 #[derive(Subcommand)]

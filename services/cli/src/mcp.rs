@@ -200,7 +200,8 @@ fn parse_research_id(id: &str) -> Result<(Uuid, Uuid), String> {
     let parsed = id
         .split_once('/')
         .and_then(|(b, j)| Some((Uuid::parse_str(b).ok()?, Uuid::parse_str(j).ok()?)));
-    parsed.ok_or_else(|| format!("{id:?} is not a research_id: pass the one research_start returned"))
+    parsed
+        .ok_or_else(|| format!("{id:?} is not a research_id: pass the one research_start returned"))
 }
 
 /// Where a job's work product `name` is, as a resource.
@@ -331,11 +332,13 @@ impl TrawlMcp {
             Err(message) => return reply(Err(message)),
         };
         match self.status(batch, job).await {
-            Ok(status) if status["finished"] == true => {
-                self.research_result_of(batch, job).await.unwrap_or_else(|m| reply(Err(m)))
-            }
+            Ok(status) if status["finished"] == true => self
+                .research_result_of(batch, job)
+                .await
+                .unwrap_or_else(|m| reply(Err(m))),
             Ok(mut status) => {
-                status["next"] = "still running: call research_result again in a few seconds".into();
+                status["next"] =
+                    "still running: call research_result again in a few seconds".into();
                 CallToolResult::structured(status)
             }
             Err(message) => reply(Err(message)),
@@ -374,14 +377,14 @@ impl ServerHandler for TrawlMcp {
                 .enable_resources()
                 .build(),
         )
-            .with_server_info(Implementation::new("trawl", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "trawl researches questions on the web. Use `research` for a cited report \
+        .with_server_info(Implementation::new("trawl", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "trawl researches questions on the web. Use `research` for a cited report \
                  (or `research_start`, `research_status` and `research_result` when calls must \
                  return within a minute), `search` to see what the web offers for a query, and \
                  `extract` to read one page. A job's work products are resources \
                  trawl://jobs/{batch}/{job}/{name}.",
-            )
+        )
     }
 
     async fn list_resource_templates(
@@ -490,7 +493,8 @@ impl TrawlMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let rt = &self.backend.rt;
-        let task = check_task(question, options.clone()).map_err(|e| format!("bad question: {e}"))?;
+        let task =
+            check_task(question, options.clone()).map_err(|e| format!("bad question: {e}"))?;
         let (batch, job) = submit_one(rt, task)
             .await
             .map_err(|e| format!("could not enqueue the question: {e}"))?;
@@ -546,10 +550,16 @@ impl TrawlMcp {
     async fn status(&self, batch: Uuid, job: Uuid) -> Result<Value, String> {
         let rt = &self.backend.rt;
         let store_failed = |e: trawl_store::StoreError| format!("the store failed: {e}");
-        let ended = (rt.store.batch_job_status(&batch.to_string(), &job.to_string()).await)
+        let ended = (rt
+            .store
+            .batch_job_status(&batch.to_string(), &job.to_string())
+            .await)
             .map_err(store_failed)?
             .ok_or_else(|| {
-                format!("no research {}: it never existed, or it ended long enough ago to be forgotten", research_id(batch, job))
+                format!(
+                    "no research {}: it never existed, or it ended long enough ago to be forgotten",
+                    research_id(batch, job)
+                )
             })?;
         let state = (trawl_pipeline::fanin::job_state(rt, &job.to_string()).await)
             .map_err(|e| format!("could not read the job's state: {e}"))?;
@@ -610,7 +620,9 @@ impl TrawlMcp {
         };
         // Every file, `docs/N.json` included, each a resource.
         let files = rt.objects.list_files(&dir).await.unwrap_or_default();
-        let links: Vec<String> = (files.iter()).map(|n| resource_uri(batch, job, n)).collect();
+        let links: Vec<String> = (files.iter())
+            .map(|n| resource_uri(batch, job, n))
+            .collect();
         let structured = json!({
             "research_id": research_id(batch, job),
             "status": status,

@@ -134,7 +134,8 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
             return Ok(ExitCode::from(2));
         }
     };
-    let task = check_task(&args.question, options).map_err(|e| anyhow::anyhow!("the question: {e}"))?;
+    let task =
+        check_task(&args.question, options).map_err(|e| anyhow::anyhow!("the question: {e}"))?;
     args.apply(&mut config)?;
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let progress = Progress::new();
@@ -229,7 +230,8 @@ impl Progress {
     fn new() -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             ProgressBar::new_spinner().with_style(
-                ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"),
+                ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                    .expect("a valid template"),
             )
         });
         Progress {
@@ -280,9 +282,7 @@ async fn job_stage(rt: &Runtime, job: &str) -> Option<String> {
         .iter()
         .filter_map(|q| counters.get(&Counter::Messages.key(q.label())))
         .sum();
-    let read = (records.iter())
-        .filter(|r| r.doc.is_some())
-        .count();
+    let read = (records.iter()).filter(|r| r.doc.is_some()).count();
     Some(format!(
         "{total} sources chosen: {} fetched, {read} read, {} settled",
         (fetched.max(0) as usize).min(total),
@@ -300,7 +300,7 @@ async fn check_providers(config: &Config, env: &BTreeMap<String, String>) -> any
         return Ok(());
     }
     let why: Vec<String> = (probed.iter())
-        .map(|(name, answer)| format!("  {name}: {}", answer.as_ref().err().expect("none is ok")))
+        .map(|(name, answer)| format!("  {name}: {}", answer.as_ref().expect_err("none is ok")))
         .collect();
     anyhow::bail!(
         "no search provider can answer:\n{}\nSet TRAWL__SEARCH__SEARXNG_URL to a SearXNG instance with JSON output \
@@ -363,7 +363,9 @@ mod tests {
     }
 
     fn parse(args: &[&str]) -> RunArgs {
-        Cli::try_parse_from([&["trawl"], args].concat()).unwrap().run
+        Cli::try_parse_from([&["trawl"], args].concat())
+            .unwrap()
+            .run
     }
 
     #[test]
@@ -403,11 +405,25 @@ mod tests {
         let out = dir.path().join("products");
         let out_arg = out.to_str().unwrap();
         let args = parse(&[
-            "q", "--provider", "serper", "--provider", "brave", "--max-level", "1", "--no-llm",
-            "--out", out_arg, "--max-urls", "4", "--report-type", "answer",
+            "q",
+            "--provider",
+            "serper",
+            "--provider",
+            "brave",
+            "--max-level",
+            "1",
+            "--no-llm",
+            "--out",
+            out_arg,
+            "--max-urls",
+            "4",
+            "--report-type",
+            "answer",
         ]);
-        let mut config = Config::default();
-        config.llm = Some(Default::default());
+        let mut config = Config {
+            llm: Some(Default::default()),
+            ..Default::default()
+        };
         args.apply(&mut config).unwrap();
         assert_eq!(config.search.providers, ["serper", "brave"]);
         assert_eq!(config.search.news_providers, ["serper", "brave"]);

@@ -173,10 +173,11 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
         Fetched::Failed(reason) if reason.starts_with("http 4") => (Rules::AllowAll, false),
         Fetched::Refused(refusal) => (Rules::Refused(refusal.to_string()), true),
         Fetched::Blocked { block, .. } => (Rules::Unreachable(block.describe()), true),
-        Fetched::Transient(reason) | Fetched::Failed(reason) => {
-            (Rules::Unreachable(reason), true)
-        }
-        Fetched::TooLarge => (Rules::Unreachable("larger than fetch.max_bytes".into()), true),
+        Fetched::Transient(reason) | Fetched::Failed(reason) => (Rules::Unreachable(reason), true),
+        Fetched::TooLarge => (
+            Rules::Unreachable("larger than fetch.max_bytes".into()),
+            true,
+        ),
     }
 }
 

@@ -51,7 +51,9 @@ pub fn example() -> String {
             None => panic!("section {section} has no defaults"),
         };
         out.push('\n');
-        let about = property["description"].as_str().or(def["description"].as_str());
+        let about = property["description"]
+            .as_str()
+            .or(def["description"].as_str());
         comment(&mut out, about.unwrap_or_default(), "");
         if optional {
             out.push_str("# Off unless the section is present.\n");
@@ -81,9 +83,14 @@ fn definition<'a>(schema: &'a Json, property: &'a Json) -> (&'a Json, bool) {
     if let Some(def) = reference(property) {
         return (def, false);
     }
-    let variants = (property["anyOf"].as_array().or(property["oneOf"].as_array()))
-        .expect("a section is a struct or an optional struct");
-    let def = variants.iter().find_map(reference).expect("a struct variant");
+    let variants = (property["anyOf"]
+        .as_array()
+        .or(property["oneOf"].as_array()))
+    .expect("a section is a struct or an optional struct");
+    let def = variants
+        .iter()
+        .find_map(reference)
+        .expect("a struct variant");
     (def, true)
 }
 

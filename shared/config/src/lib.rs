@@ -533,7 +533,9 @@ impl Default for ResearchConfig {
 }
 
 /// What becomes of a report's statement that no source supports (`report.unverified`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Unverified {
     #[default]
@@ -542,7 +544,9 @@ pub enum Unverified {
 }
 
 /// How search picks the URLs to fetch (`search.selection`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Selection {
     /// The formula's score, best first.
@@ -1009,7 +1013,10 @@ impl Config {
             .map(PathBuf::from)
             .or_else(|| env.get("HOME").map(|home| Path::new(home).join(".config")))
             .map(|dir| dir.join("trawl").join("trawl.toml"));
-        [Some(here), user].into_iter().flatten().find(|p| p.is_file())
+        [Some(here), user]
+            .into_iter()
+            .flatten()
+            .find(|p| p.is_file())
     }
 
     /// Loads from the process environment; the binaries' entry point.
@@ -1076,10 +1083,16 @@ impl Config {
             problems.push("store.prefix must be non-empty letters, digits, '-', '_' or '.'".into());
         }
         if self.broker.prefetch == 0 {
-            problems.push("broker.prefetch must be at least 1".into());
+            problems.push(format!(
+                "broker.prefetch must be at least 1 (got {})",
+                self.broker.prefetch
+            ));
         }
         if self.broker.max_attempts == 0 {
-            problems.push("broker.max_attempts must be at least 1".into());
+            problems.push(format!(
+                "broker.max_attempts must be at least 1 (got {})",
+                self.broker.max_attempts
+            ));
         }
         if self.broker.retry_delays_secs.is_empty() || self.broker.retry_delays_secs.contains(&0) {
             problems.push("broker.retry_delays_secs must list delays of at least 1 second".into());
@@ -1125,7 +1138,10 @@ impl Config {
             );
         }
         if self.broker.message_timeout_secs == 0 {
-            problems.push("broker.message_timeout_secs must be at least 1".into());
+            problems.push(format!(
+                "broker.message_timeout_secs must be at least 1 (got {})",
+                self.broker.message_timeout_secs
+            ));
         }
         if self.broker.message_timeout_secs >= self.broker.consumer_timeout_secs {
             problems.push(format!(
@@ -1140,7 +1156,10 @@ impl Config {
             problems.push("broker.defer_delays_ms must list delays of at least 1 ms".into());
         }
         if self.fetch.max_level > 3 {
-            problems.push("fetch.max_level must be 0 to 3".into());
+            problems.push(format!(
+                "fetch.max_level must be 0 to 3 (got {})",
+                self.fetch.max_level
+            ));
         }
         if self.fetch.max_per_host == 0 || self.fetch.browser_sessions == 0 {
             problems
@@ -1152,14 +1171,23 @@ impl Config {
             );
         }
         if self.broker.delivery_limit == 0 {
-            problems.push("broker.delivery_limit must be at least 1".into());
+            problems.push(format!(
+                "broker.delivery_limit must be at least 1 (got {})",
+                self.broker.delivery_limit
+            ));
         }
         if self.store.robots_ttl_secs > 24 * 3600 {
-            problems.push("store.robots_ttl_secs must be at most 86400 (RFC 9309)".into());
+            problems.push(format!(
+                "store.robots_ttl_secs must be at most 86400 (RFC 9309; got {})",
+                self.store.robots_ttl_secs
+            ));
         }
         problems.extend(self.output.problems());
         if !(0.0..=1.0).contains(&self.search.min_relevance) {
-            problems.push("search.min_relevance must be between 0 and 1".into());
+            problems.push(format!(
+                "search.min_relevance must be between 0 and 1 (got {})",
+                self.search.min_relevance
+            ));
         }
         if !(0.0..=1.0).contains(&self.clean.min_relevance)
             || !(0.0..=1.0).contains(&self.clean.judge_threshold)
@@ -1175,7 +1203,10 @@ impl Config {
             );
         }
         if self.search.max_urls == 0 {
-            problems.push("search.max_urls must be at least 1".into());
+            problems.push(format!(
+                "search.max_urls must be at least 1 (got {})",
+                self.search.max_urls
+            ));
         }
         if !matches!(
             self.search.freshness.as_str(),
@@ -1204,7 +1235,10 @@ impl Config {
             );
         }
         if self.search.results_per_query == 0 {
-            problems.push("search.results_per_query must be at least 1".into());
+            problems.push(format!(
+                "search.results_per_query must be at least 1 (got {})",
+                self.search.results_per_query
+            ));
         }
         if self.search.providers.is_empty() {
             problems.push("search.providers must name at least one provider".into());

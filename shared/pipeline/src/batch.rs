@@ -157,7 +157,9 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
     }
     let problems = option_problems(&options);
     if !problems.is_empty() {
-        let listed: Vec<String> = (problems.iter()).map(|(k, p)| format!("{k}: {p}")).collect();
+        let listed: Vec<String> = (problems.iter())
+            .map(|(k, p)| format!("{k}: {p}"))
+            .collect();
         return Err(listed.join("; "));
     }
     // Each provider once: the chain tries (and retries) every entry, so a repeated name would
@@ -187,18 +189,21 @@ pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
             format!("must be 1 to {MAX_DEADLINE_SECS}, not {s}"),
         ));
     }
-    if let Some(f) = (options.freshness.as_deref())
-        .filter(|f| trawl_messages::Freshness::parse(f).is_none())
+    if let Some(f) =
+        (options.freshness.as_deref()).filter(|f| trawl_messages::Freshness::parse(f).is_none())
     {
         problems.push((
             "freshness",
             format!("must be any, day, week, month or year, not {f:?}"),
         ));
     }
-    if let Some(n) = (options.report_max_tokens)
-        .filter(|n| !trawl_messages::REPORT_MAX_TOKENS.contains(n))
+    if let Some(n) =
+        (options.report_max_tokens).filter(|n| !trawl_messages::REPORT_MAX_TOKENS.contains(n))
     {
-        problems.push(("report_max_tokens", format!("must be 100 to 16000, not {n}")));
+        problems.push((
+            "report_max_tokens",
+            format!("must be 100 to 16000, not {n}"),
+        ));
     }
     if let Some(l) = options.max_level.filter(|l| *l > 3) {
         problems.push(("max_level", format!("must be 0 to 3, not {l}")));
@@ -215,7 +220,10 @@ pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
         for name in names.iter().filter(|n| !PROVIDERS.contains(&n.as_str())) {
             problems.push((
                 "providers",
-                format!("unknown provider {name:?} (known: {})", PROVIDERS.join(", ")),
+                format!(
+                    "unknown provider {name:?} (known: {})",
+                    PROVIDERS.join(", ")
+                ),
             ));
         }
     }

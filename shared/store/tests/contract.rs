@@ -511,8 +511,15 @@ async fn owner_batches_page_newest_first(store: Arc<dyn Store>) {
     assert!((store.owner_batches("alice", Some(&last[0]), 2).await)
         .unwrap()
         .is_empty());
-    assert_eq!(store.owner_batches("bob", None, 10).await.unwrap(), ["b-only"]);
-    assert!(store.owner_batches("carol", None, 10).await.unwrap().is_empty());
+    assert_eq!(
+        store.owner_batches("bob", None, 10).await.unwrap(),
+        ["b-only"]
+    );
+    assert!(store
+        .owner_batches("carol", None, 10)
+        .await
+        .unwrap()
+        .is_empty());
     store.delete_all().await.unwrap();
 }
 

@@ -588,7 +588,9 @@ mod tests {
         };
         config.endpoints.insert("brave".into(), closed_url.clone());
         // duckduckgo comes after one that answers, so it is never contacted.
-        let names: Vec<String> = ["serper", "brave", "searxng", "duckduckgo"].map(String::from).into();
+        let names: Vec<String> = ["serper", "brave", "searxng", "duckduckgo"]
+            .map(String::from)
+            .into();
         let env = BTreeMap::from([("BRAVE_API_KEY".to_owned(), "k".to_owned())]);
         let tried = probe(&names, &config, &env, Duration::from_secs(2)).await;
         assert_eq!(tried.len(), 3, "{tried:?}");
