@@ -568,7 +568,19 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
                 for rule in g.get("rules", []):
                     if not (rule.get("alert") or rule.get("record")) or not rule.get("expr"):
                         problems.append(f"rule {rule} lacks alert/record or expr")
-            if groups != (yaml.safe_load(alerts_file.read_text()) or {}).get("groups"):
+            # Runbook links are repository-relative in the file; the chart prefixes the base URL.
+            base = values["metrics"]["prometheusRule"].get("runbookBaseUrl") or ""
+            prefix = base.rstrip("/") + "/" if base else ""
+            relative = json.loads(json.dumps(groups))
+            for g in relative:
+                for rule in g.get("rules", []):
+                    url = (rule.get("annotations") or {}).get("runbook_url")
+                    if url is None:
+                        continue
+                    if not url.startswith(prefix + "deploy/prometheus/RUNBOOK.md#"):
+                        problems.append(f"runbook_url {url} is not {prefix}deploy/prometheus/RUNBOOK.md#…")
+                    rule["annotations"]["runbook_url"] = url.removeprefix(prefix)
+            if relative != (yaml.safe_load(alerts_file.read_text()) or {}).get("groups"):
                 problems.append("groups differ from deploy/prometheus/alerts.yml")
         r.check(not problems, f"{tag} PrometheusRule carries deploy/prometheus/alerts.yml", "; ".join(problems[:5]))
     else:

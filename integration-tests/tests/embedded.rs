@@ -203,4 +203,32 @@ fn config_show_redacts_and_config_check_names_every_problem() {
         stderr.contains("fetch.max_level") && stderr.contains("min_relevance"),
         "{stderr}"
     );
+    // Each problem names the value it refuses.
+    assert!(
+        stderr.contains("fetch.max_level must be 0 to 3 (got 9)")
+            && stderr.contains("search.min_relevance must be between 0 and 1 (got 2)"),
+        "{stderr}"
+    );
+
+    // `config example` prints the checked-in reference; neither it nor `completions` needs a
+    // valid configuration.
+    let out = trawl()
+        .args(["config", "example"])
+        .env("TRAWL__FETCH__MAX_LEVEL", "9")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let example = std::fs::read(common::repo().join("trawl.example.toml")).unwrap();
+    assert_eq!(out.stdout, example);
+    let out = trawl()
+        .args(["completions", "bash"])
+        .env("TRAWL__FETCH__MAX_LEVEL", "9")
+        .output()
+        .unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        script.contains("_trawl()") && script.contains("--max-urls"),
+        "{script}"
+    );
 }

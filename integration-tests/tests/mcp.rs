@@ -229,6 +229,15 @@ async fn stdio_tools_research_search_and_extract() {
             .await;
         let status = &status["structuredContent"];
         assert!(status["status"].is_string(), "{status}");
+        for count in [
+            "sources_chosen",
+            "sources_fetched",
+            "sources_settled",
+            "sources_read",
+        ] {
+            assert!(status[count].is_u64(), "{count} in {status}");
+        }
+        assert!(status["sources_fetched"].as_u64() <= status["sources_chosen"].as_u64());
         if status["finished"] == true {
             assert_eq!(status["status"], "done", "{status}");
             result = mcp

@@ -477,16 +477,18 @@ async fn submit_within_quota(
 ) -> Result<Manifest, ApiError> {
     let batch_id = Uuid::now_v7();
     let taken = crate::quotas::take(state, &caller.0.id, batch_id, tasks.len()).await?;
+    // Indexed for `GET /v1/batches` before anything is queued: a store error then refuses the
+    // submission whole, where after it a retry would queue the batch twice. An entry whose
+    // submission failed has no manifest, and the listing skips it.
+    let indexed = (state.rt.store)
+        .owner_batch_add(&caller.0.id, &batch_id.to_string())
+        .await;
+    if let Err(e) = indexed {
+        crate::quotas::give_back(&*state.rt.store, taken).await;
+        return Err(e.into());
+    }
     match batch::submit_as(&state.rt, batch_id, tasks, options, |_| {}).await {
-        Ok(manifest) => {
-            // Indexed once submitted: a failed submission lists nothing. Losing the entry to a
-            // store error after the jobs are queued would hide a live batch, so it is an error.
-            let store = &state.rt.store;
-            store
-                .owner_batch_add(&caller.0.id, &batch_id.to_string())
-                .await?;
-            Ok(manifest)
-        }
+        Ok(manifest) => Ok(manifest),
         Err(e) => {
             crate::quotas::give_back(&*state.rt.store, taken).await;
             Err(e.into())

@@ -116,7 +116,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     .expect("starting the async runtime");
     runtime.block_on(async move {
         match cli.command {
-            Command::Run(args) => run::run(config, args).await,
+            Command::Run(args) => run::run(config, &env, args).await,
             Command::Submit(args) => batch::submit(config, args).await,
             Command::Status(args) => batch::status(config, args).await,
             Command::Results(args) => batch::results(config, args).await,

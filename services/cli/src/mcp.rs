@@ -286,15 +286,7 @@ impl TrawlMcp {
         description = "Start researching a question and return at once with a research_id; the research runs in the background (seconds to minutes). Follow it with research_status and collect the cited report with research_result. Use this instead of `research` when your client gives up on calls longer than a minute."
     )]
     async fn research_start(&self, Parameters(args): Parameters<ResearchArgs>) -> CallToolResult {
-        let (question, options) = args.into_job();
-        let rt = &self.backend.rt;
-        let started = async {
-            let task = check_task(&question, options).map_err(|e| format!("bad question: {e}"))?;
-            submit_one(rt, task)
-                .await
-                .map_err(|e| format!("could not enqueue the question: {e}"))
-        };
-        match started.await {
+        match self.start(&args.into_job()).await {
             Ok((batch, job)) => CallToolResult::structured(json!({
                 "research_id": research_id(batch, job),
                 "status": "pending",
@@ -487,17 +479,25 @@ impl TrawlMcp {
         Ok(self.fit(&text, "", ""))
     }
 
-    async fn run_research(
+    /// Checks the question and enqueues it as a batch of its own: (batch, job).
+    async fn start(
         &self,
         (question, options): &(String, JobOptions),
+    ) -> Result<(Uuid, Uuid), String> {
+        let task =
+            check_task(question, options.clone()).map_err(|e| format!("bad question: {e}"))?;
+        submit_one(&self.backend.rt, task)
+            .await
+            .map_err(|e| format!("could not enqueue the question: {e}"))
+    }
+
+    async fn run_research(
+        &self,
+        asked: &(String, JobOptions),
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let rt = &self.backend.rt;
-        let task =
-            check_task(question, options.clone()).map_err(|e| format!("bad question: {e}"))?;
-        let (batch, job) = submit_one(rt, task)
-            .await
-            .map_err(|e| format!("could not enqueue the question: {e}"))?;
+        let (batch, job) = self.start(asked).await?;
         let progress_token = ctx.meta.get_progress_token();
         let deadline =
             tokio::time::Instant::now() + Duration::from_secs(rt.config.mcp.research_timeout_secs);
@@ -522,20 +522,18 @@ impl TrawlMcp {
                 ));
             }
             if let Some(token) = &progress_token {
-                let state = trawl_pipeline::fanin::job_state(rt, &job.to_string()).await;
-                let (done, total) = state.ok().flatten().map_or((0, 0), |(meta, records)| {
-                    (records.len(), meta.sources.len())
-                });
-                if last != Some((done, total)) {
-                    last = Some((done, total));
-                    let p = ProgressNotificationParam::new(token.clone(), done as f64);
-                    let p = if total > 0 {
-                        p.with_total(total as f64)
-                            .with_message(format!("read {done} of {total} sources"))
+                let progress = trawl_pipeline::fanin::progress(rt, &job.to_string()).await;
+                let p = progress.ok().flatten().unwrap_or_default();
+                if last != Some(p) {
+                    last = Some(p);
+                    let note = ProgressNotificationParam::new(token.clone(), p.settled as f64);
+                    let note = if p.chosen > 0 {
+                        note.with_total(p.chosen as f64)
+                            .with_message(format!("read {} of {} sources", p.settled, p.chosen))
                     } else {
-                        p.with_message("searching")
+                        note.with_message("searching")
                     };
-                    let _ = ctx.peer.notify_progress(p).await;
+                    let _ = ctx.peer.notify_progress(note).await;
                 }
             }
             tokio::select! {
@@ -561,26 +559,24 @@ impl TrawlMcp {
                     research_id(batch, job)
                 )
             })?;
-        let state = (trawl_pipeline::fanin::job_state(rt, &job.to_string()).await)
+        let progress = (trawl_pipeline::fanin::progress(rt, &job.to_string()).await)
             .map_err(|e| format!("could not read the job's state: {e}"))?;
-        let (chosen, settled, read) = state.as_ref().map_or((0, 0, 0), |(meta, records)| {
-            let read = records.iter().filter(|r| r.doc.is_some()).count();
-            (meta.sources.len(), records.len(), read)
-        });
+        let p = progress.unwrap_or_default();
         let finished = ended != trawl_store::PENDING;
-        let status = match (finished, &state) {
+        let status = match (finished, progress) {
             (true, _) => ended,
             (false, None) => "searching".into(),
-            (false, Some(_)) if chosen > 0 && settled >= chosen => "writing".into(),
+            (false, Some(p)) if p.all_settled() => "writing".into(),
             (false, Some(_)) => "reading".into(),
         };
         Ok(json!({
             "research_id": research_id(batch, job),
             "status": status,
             "finished": finished,
-            "sources_chosen": chosen,
-            "sources_settled": settled,
-            "sources_read": read,
+            "sources_chosen": p.chosen,
+            "sources_fetched": p.fetched,
+            "sources_settled": p.settled,
+            "sources_read": p.read,
         }))
     }
 
@@ -602,10 +598,13 @@ impl TrawlMcp {
             .await?
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .ok_or_else(|| format!("job {job} ended ({status}) without a report"))?;
-        // Names directly under the job's folder (`docs/` holds one file per source): a short
-        // footer leaves the token budget to the report.
+        // Every file, `docs/N.json` included, each linked as a resource; the footer names only
+        // what is directly under the job's folder (`docs` once), leaving the token budget to
+        // the report.
         let dir = paths::job_dir(batch, job);
-        let names = rt.objects.list(&dir).await.unwrap_or_default();
+        let files = rt.objects.list_files(&dir).await.unwrap_or_default();
+        let mut names: Vec<&str> = (files.iter()).filter_map(|f| f.split('/').next()).collect();
+        names.dedup();
         let root = rt.objects.where_is(&dir);
         let mut footer = format!("\n\n---\njob {job} (batch {batch}): {status}");
         if let Some(r) = &record {
@@ -618,8 +617,6 @@ impl TrawlMcp {
             Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
             None => Value::Null,
         };
-        // Every file, `docs/N.json` included, each a resource.
-        let files = rt.objects.list_files(&dir).await.unwrap_or_default();
         let links: Vec<String> = (files.iter())
             .map(|n| resource_uri(batch, job, n))
             .collect();

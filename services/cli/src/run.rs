@@ -13,7 +13,7 @@ use trawl_messages::{
     paths, Envelope, JobOptions, JobStatus, Queue, ReportType, ResearchResult, SearchRecord,
 };
 use trawl_pipeline::batch::{check_task, option_problems};
-use trawl_pipeline::results::{job_result, Counter};
+use trawl_pipeline::results::job_result;
 use trawl_pipeline::Runtime;
 
 /// Flags win over the config file and the environment: each one replaces what they say.
@@ -37,9 +37,9 @@ pub struct RunArgs {
     /// Only results from the last day, week, month or year (or any). Default: search.freshness.
     #[arg(long, value_name = "WINDOW")]
     freshness: Option<String>,
-    /// The report's shape. Default: report.type.
-    #[arg(long, value_enum, value_name = "TYPE")]
-    report_type: Option<ReportTypeArg>,
+    /// The report's shape: answer, brief or detailed. Default: report.type.
+    #[arg(long, value_name = "TYPE", value_parser = report_type)]
+    report_type: Option<ReportType>,
     /// Seconds until the report is written with the sources read so far.
     #[arg(long, value_name = "SECS")]
     deadline: Option<u64>,
@@ -61,11 +61,10 @@ enum Format {
     Json,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum ReportTypeArg {
-    Answer,
-    Brief,
-    Detailed,
+/// `--report-type`, by the names the config file and the API use.
+fn report_type(name: &str) -> Result<ReportType, String> {
+    name.parse()
+        .map_err(|_| format!("{name:?} is not a report type: answer, brief or detailed"))
 }
 
 impl RunArgs {
@@ -79,11 +78,7 @@ impl RunArgs {
             freshness: self.freshness.clone(),
             deadline_secs: self.deadline,
             report_max_tokens: None,
-            report_type: self.report_type.map(|t| match t {
-                ReportTypeArg::Answer => ReportType::Answer,
-                ReportTypeArg::Brief => ReportType::Brief,
-                ReportTypeArg::Detailed => ReportType::Detailed,
-            }),
+            report_type: self.report_type,
         };
         let flag = |key: &str| match key {
             "providers" => "--provider".to_owned(),
@@ -124,7 +119,11 @@ impl RunArgs {
     }
 }
 
-pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    mut config: Config,
+    env: &BTreeMap<String, String>,
+    args: RunArgs,
+) -> anyhow::Result<ExitCode> {
     let options = match args.options() {
         Ok(options) => options,
         Err(problems) => {
@@ -137,14 +136,13 @@ pub async fn run(mut config: Config, args: RunArgs) -> anyhow::Result<ExitCode> 
     let task =
         check_task(&args.question, options).map_err(|e| anyhow::anyhow!("the question: {e}"))?;
     args.apply(&mut config)?;
-    let env: BTreeMap<String, String> = std::env::vars().collect();
     let progress = Progress::new();
     progress.stage("checking the search providers");
-    check_providers(&config, &env).await?;
+    check_providers(&config, env).await?;
     // This command learns its job's end from the (in-memory) results queue.
     config.broker.results_queue = true;
     let webdriver = trawl_cli::embedded::prepare_browser(&mut config).await;
-    let embedded = trawl_cli::embedded::Embedded::start(config, &env)
+    let embedded = trawl_cli::embedded::Embedded::start(config, env)
         .map_err(|e| anyhow::anyhow!("failed to start: {e}"))?
         .keep(webdriver);
     let rt = embedded.rt.clone();
@@ -267,26 +265,16 @@ impl Progress {
     }
 }
 
-/// The job's stage as a reader would put it, from its fan-in record and stage counters:
-/// searching until sources are chosen, then how many were fetched and read, then writing.
+/// The job's stage as a reader would put it: searching until sources are chosen, then how many
+/// were fetched and read, then writing.
 async fn job_stage(rt: &Runtime, job: &str) -> Option<String> {
-    let (meta, records) = trawl_pipeline::fanin::job_state(rt, job).await.ok()??;
-    let total = meta.sources.len();
-    if total > 0 && records.len() >= total {
+    let p = trawl_pipeline::fanin::progress(rt, job).await.ok()??;
+    if p.all_settled() {
         return Some("writing the report".into());
     }
-    let counters = rt.store.job_counters(job).await.unwrap_or_default();
-    // Each fetch attempt that ended, at either level; a page escalated to the browser counts
-    // twice, so the figure is capped at the number of sources.
-    let fetched: i64 = [Queue::Fetch, Queue::FetchBrowser]
-        .iter()
-        .filter_map(|q| counters.get(&Counter::Messages.key(q.label())))
-        .sum();
-    let read = (records.iter()).filter(|r| r.doc.is_some()).count();
     Some(format!(
-        "{total} sources chosen: {} fetched, {read} read, {} settled",
-        (fetched.max(0) as usize).min(total),
-        records.len()
+        "{} sources chosen: {} fetched, {} read, {} settled",
+        p.chosen, p.fetched, p.read, p.settled
     ))
 }
 

@@ -79,3 +79,43 @@ pub async fn fetch_one(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Pag
         Fetched::Unsupported(mime) => Err(OneError::Unsupported(mime)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A robots.txt that cannot be read stops the page, and the error says why rather than
+    /// claiming robots.txt disallows it. The server is on loopback, allowed for this test.
+    #[tokio::test]
+    async fn an_unreadable_robots_txt_is_named_with_its_reason() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut request = [0u8; 2048];
+                    let _ = socket.read(&mut request).await;
+                    let _ = socket
+                        .write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                        .await;
+                });
+            }
+        });
+        let mut config = trawl_config::Config::default();
+        config.fetch.allow_networks = vec!["127.0.0.0/8".into()];
+        config.output.url = "memory://".into();
+        let fetcher = Fetcher::new(&config.fetch).unwrap();
+        let rt = Runtime::embedded(config).unwrap();
+        let url = Url::parse(&format!("http://{addr}/page")).unwrap();
+        let error = fetch_one(&rt, &fetcher, &url)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("/robots.txt could not be read (") && error.contains("503"),
+            "{error}"
+        );
+    }
+}

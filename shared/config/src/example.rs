@@ -54,7 +54,7 @@ pub fn example() -> String {
         let about = property["description"]
             .as_str()
             .or(def["description"].as_str());
-        comment(&mut out, about.unwrap_or_default(), "");
+        comment(&mut out, about.unwrap_or_default());
         if optional {
             out.push_str("# Off unless the section is present.\n");
         }
@@ -64,7 +64,7 @@ pub fn example() -> String {
         };
         for (key, doc) in keys {
             let doc_text = doc["description"].as_str().unwrap_or_default();
-            comment(&mut out, doc_text, "");
+            comment(&mut out, doc_text);
             match values.get(key) {
                 Some(value) => out.push_str(&format!("{prefix}{key} = {value}\n")),
                 None => out.push_str(&format!("# {key} = (unset)\n")),
@@ -95,14 +95,14 @@ fn definition<'a>(schema: &'a Json, property: &'a Json) -> (&'a Json, bool) {
 }
 
 /// `text` as `#` comment lines of at most [`WIDTH`] characters, paragraphs kept.
-fn comment(out: &mut String, text: &str, indent: &str) {
+fn comment(out: &mut String, text: &str) {
     for paragraph in text.split("\n\n").filter(|p| !p.trim().is_empty()) {
-        let mut line = format!("{indent}#");
+        let mut line = String::from("#");
         for word in paragraph.split_whitespace() {
-            if line.len() + 1 + word.len() > WIDTH && line.len() > indent.len() + 1 {
+            if line.len() + 1 + word.len() > WIDTH && line.len() > 1 {
                 out.push_str(&line);
                 out.push('\n');
-                line = format!("{indent}#");
+                line = String::from("#");
             }
             line.push(' ');
             line.push_str(word);

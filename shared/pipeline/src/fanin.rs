@@ -254,6 +254,47 @@ pub async fn job_state(
     Ok(Some((meta, records)))
 }
 
+/// How far a job's sources have come, for the displays that follow one job (`trawl run`'s
+/// progress, MCP's research status and progress notifications).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Sources search chose, follow-up rounds and crawled links included.
+    pub chosen: usize,
+    /// Fetch attempts that ended, at either level. A page escalated to the browser counts
+    /// twice, so this is capped at `chosen`.
+    pub fetched: usize,
+    /// Sources whose outcome is recorded, whatever it is.
+    pub settled: usize,
+    /// Sources read and analysed (relevant or not).
+    pub read: usize,
+}
+
+impl Progress {
+    /// Every source has an outcome: what remains is the report.
+    pub fn all_settled(&self) -> bool {
+        self.chosen > 0 && self.settled >= self.chosen
+    }
+}
+
+/// The job's [`Progress`]; `None` until search has chosen its sources.
+pub async fn progress(rt: &Runtime, job: &str) -> Result<Option<Progress>, StageError> {
+    let Some((meta, records)) = job_state(rt, job).await? else {
+        return Ok(None);
+    };
+    let counters = rt.store.job_counters(job).await?;
+    let fetched: i64 = [Queue::Fetch, Queue::FetchBrowser]
+        .iter()
+        .filter_map(|q| counters.get(&crate::results::Counter::Messages.key(q.label())))
+        .sum();
+    let chosen = meta.sources.len();
+    Ok(Some(Progress {
+        chosen,
+        fetched: (fetched.max(0) as usize).min(chosen),
+        settled: records.len(),
+        read: records.iter().filter(|r| r.doc.is_some()).count(),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

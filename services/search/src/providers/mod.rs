@@ -574,6 +574,28 @@ mod tests {
         assert_eq!(build("nope", &config, &env).err(), Some(Skipped::Unknown));
     }
 
+    /// A provider's error reads as a sentence beside the provider's name: the name once, and a
+    /// Retry-After in seconds, not as Rust writes an `Option<Duration>`.
+    #[test]
+    fn errors_name_the_provider_once_and_read_as_sentences() {
+        let status = ProviderError::Status {
+            provider: "searxng",
+            status: 502,
+        };
+        assert_eq!(status.to_string(), "searxng: HTTP 502");
+        assert_eq!(status.detail(), "HTTP 502");
+        let limited = ProviderError::RateLimited {
+            provider: "brave",
+            retry_after: Some(Duration::from_secs(2)),
+        };
+        assert_eq!(limited.detail(), "rate limited (retry after 2 s)");
+        let limited = ProviderError::RateLimited {
+            provider: "brave",
+            retry_after: None,
+        };
+        assert_eq!(limited.detail(), "rate limited");
+    }
+
     /// The probe tells an answering provider from one with no key and one with nothing at its
     /// address, without a search; every address here is on loopback.
     #[tokio::test]
