@@ -23,14 +23,16 @@ use trawl_fetch::browser::webdriver_ready;
 use trawl_integration_tests::simweb::fleet;
 use trawl_store::{Cache, Store};
 
-/// Jobs in the batch; each fetches ten sources, all of them in a browser.
-const JOBS: usize = 20;
+/// Jobs in the batch; each fetches ten sources, all of them in a browser. Enough pages for
+/// ten kills with sessions open (twenty jobs and sixteen kills found nothing more, at twice the
+/// time).
+const JOBS: usize = 12;
 const BROWSER_WORKERS: usize = 2;
 /// `fetch.browser_sessions` of each browser worker.
 const SESSIONS: usize = 2;
 /// Chromium instances the fleet may run at once.
 const BOUND: usize = BROWSER_WORKERS * SESSIONS;
-const MAX_KILLS: u32 = 16;
+const MAX_KILLS: u32 = 10;
 
 /// A chromedriver of the test's own, each start in a process group of its own (its group id is
 /// its pid), so a kill can take the whole group and a census can tell its Chromium from any
