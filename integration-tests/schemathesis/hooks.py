@@ -1,4 +1,4 @@
-"""schemathesis hooks for integration-tests/tests/api_schema.rs (loaded through SCHEMATHESIS_HOOKS).
+"""schemathesis hooks for integration-tests/tests/end_to_end/api_schema.rs (loaded through SCHEMATHESIS_HOOKS).
 
 Each hook drops one failure that positive_data_acceptance ("a schema-valid request is accepted")
 cannot judge: it depends on what earlier requests did, or on a rule JSON Schema cannot state.

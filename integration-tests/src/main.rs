@@ -31,6 +31,10 @@ struct Args {
     /// Delay every LLM answer by this many milliseconds, as a hosted model's latency.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     llm_latency_ms: u64,
+    /// Answer LLM requests past N in any minute with a 429 and Retry-After, as an
+    /// organisation's rate limit does.
+    #[arg(long, value_name = "N")]
+    llm_requests_per_minute: Option<u32>,
 }
 
 #[tokio::main]
@@ -56,6 +60,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let options = Options {
         llm_latency: Duration::from_millis(args.llm_latency_ms),
+        llm_requests_per_minute: args.llm_requests_per_minute,
     };
     let web = Simweb::start_with(corpus, args.addr, options)
         .await

@@ -168,6 +168,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
 
     let options = Options {
         llm_latency: Duration::from_millis(args.llm_latency_ms),
+        ..Options::default()
     };
     let web = Simweb::start_with(
         Arc::new(Corpus::generate()),

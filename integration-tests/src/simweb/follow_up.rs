@@ -299,7 +299,7 @@ const DECOY_PREFIXES: &[&str] = &["", "Forum: ", "Reader question: ", "Ask us: "
 
 /// trawl's follow-up query for `data_point` (services/search's follow-up round): the question's
 /// terms, then the data point's words not among them. Its stop words are trawl_text's, not
-/// simweb's search ones; `tests/follow_up_corpus.rs` checks these terms against trawl's own.
+/// simweb's search ones; `tests/end_to_end/follow_up_corpus.rs` checks these terms against trawl's own.
 pub fn follow_up_query(question: &str, data_point: &str) -> String {
     let mut out: Vec<String> = Vec::new();
     for text in [question, data_point] {

@@ -27,6 +27,8 @@ use super::{bench, docs, files, fleet, guarded, hostile, llm, soak};
 pub struct Stats {
     /// (host, path, arrival) in arrival order.
     log: Mutex<Vec<(String, String, Instant)>>,
+    /// LLM requests refused with a 429 by `Options::llm_requests_per_minute`.
+    pub llm_rate_limited: std::sync::atomic::AtomicU64,
 }
 
 impl Stats {
@@ -104,6 +106,8 @@ pub(crate) struct AppState {
     pub(crate) index: SearchIndex,
     pub(crate) stats: Arc<Stats>,
     pub(crate) options: Options,
+    /// Arrivals of the LLM requests answered in the last minute, for `llm_requests_per_minute`.
+    llm_window: Mutex<std::collections::VecDeque<Instant>>,
 }
 
 /// How a simweb behaves beyond its corpus; the default is what every test gets.
@@ -112,6 +116,11 @@ pub struct Options {
     /// Added to every LLM request (chat, messages, embeddings) before it is answered, so a
     /// benchmark sees a model's latency without a model's cost; zero by default.
     pub llm_latency: Duration,
+    /// LLM requests (chat, messages, embeddings) answered in any 60 s; past it a request gets
+    /// a 429 with `Retry-After` (the seconds until the oldest leaves the window) and the
+    /// provider's rate-limit error body, as an organisation's RPM limit answers. `None`: no
+    /// limit.
+    pub llm_requests_per_minute: Option<u32>,
 }
 
 /// A running simweb; the server stops when this is dropped.
@@ -201,6 +210,7 @@ async fn start(
         corpus,
         stats: stats.clone(),
         options,
+        llm_window: Mutex::default(),
     });
     let app = router(state);
     let handle = tokio::spawn(async move {
@@ -260,11 +270,62 @@ fn host_of(headers: &HeaderMap, uri: &Uri) -> String {
     without_port.trim_end_matches('.').to_ascii_lowercase()
 }
 
+/// What every LLM route shares: the per-minute limit, then the configured latency.
 async fn llm_latency(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if let Some(limit) = state.options.llm_requests_per_minute {
+        if let Some(retry_after) = over_limit(&state.llm_window, limit, Instant::now()) {
+            state
+                .stats
+                .llm_rate_limited
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let mut response = if req.uri().path().ends_with("/messages") {
+                llm::anthropic::error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limit_error",
+                    "This request would exceed your organization's rate limit of requests per minute.",
+                )
+            } else {
+                llm::openai::error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    &format!("Rate limit reached for requests per min (RPM): Limit {limit}. Please try again in {retry_after}s."),
+                    "requests",
+                    None,
+                    Some("rate_limit_exceeded"),
+                )
+            };
+            let value = retry_after.to_string().parse().expect("a header value");
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+            return response;
+        }
+    }
     if !state.options.llm_latency.is_zero() {
         tokio::time::sleep(state.options.llm_latency).await;
     }
     next.run(req).await
+}
+
+/// Takes a place in the last minute's `window` of at most `limit` requests at `now`, or says
+/// in how many whole seconds (at least 1) the oldest leaves it.
+fn over_limit(
+    window: &Mutex<std::collections::VecDeque<Instant>>,
+    limit: u32,
+    now: Instant,
+) -> Option<u64> {
+    let minute = Duration::from_secs(60);
+    let mut window = window.lock().unwrap_or_else(|e| e.into_inner());
+    while window
+        .front()
+        .is_some_and(|&t| now.duration_since(t) >= minute)
+    {
+        window.pop_front();
+    }
+    if window.len() < limit as usize {
+        window.push_back(now);
+        return None;
+    }
+    let oldest = *window.front().expect("a full window");
+    let wait = minute.saturating_sub(now.duration_since(oldest));
+    Some(wait.as_secs_f64().ceil().max(1.0) as u64)
 }
 
 async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
@@ -377,6 +438,30 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn the_llm_limit_counts_the_last_minute_and_says_when_a_place_frees() {
+        let window = Mutex::default();
+        let start = Instant::now();
+        for k in 0..3 {
+            assert_eq!(over_limit(&window, 3, start + Duration::from_secs(k)), None);
+        }
+        // Full: the oldest (at 0 s) leaves at 60 s.
+        let at = start + Duration::from_millis(10_500);
+        assert_eq!(over_limit(&window, 3, at), Some(50));
+        assert_eq!(
+            over_limit(&window, 3, start + Duration::from_millis(59_800)),
+            Some(1)
+        );
+        assert_eq!(
+            over_limit(&window, 3, start + Duration::from_secs(60)),
+            None
+        );
+        assert_eq!(
+            over_limit(&window, 3, start + Duration::from_secs(60)),
+            Some(1)
+        );
+    }
+
     async fn raw(
         addr: SocketAddr,
         method: &str,
@@ -466,6 +551,7 @@ mod tests {
             "127.0.0.1:0".parse().expect("addr"),
             Options {
                 llm_latency: latency,
+                ..Options::default()
             },
         )
         .await

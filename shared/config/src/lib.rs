@@ -689,6 +689,14 @@ pub struct ModelPrice {
     pub output: f64,
 }
 
+/// Fleet-wide limits on one model's calls (`llm.limits`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RateLimit {
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u64>,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
@@ -731,6 +739,18 @@ pub struct LlmConfig {
     pub embeddings: Option<LlmEndpoint>,
     /// Embedding model on the main endpoint (shorthand for `embeddings.model`).
     pub embedding_model: String,
+    /// Requests a minute each model may take from the whole fleet (an organisation's RPM),
+    /// shared by every worker through the store; absent: no limit. A call waits for its turn
+    /// instead of meeting a 429.
+    pub requests_per_minute: Option<u32>,
+    /// Tokens a minute each model may take from the whole fleet (an organisation's TPM),
+    /// counted as providers count them: the prompt's estimate plus the answer's whole
+    /// allowance. Absent: no limit.
+    pub tokens_per_minute: Option<u64>,
+    /// Limits per model where models differ: a table per model name with `requests_per_minute`
+    /// and `tokens_per_minute` (`[llm.limits."gpt-4o"]`); what an entry leaves out is the
+    /// limit above.
+    pub limits: BTreeMap<String, RateLimit>,
 }
 
 impl Default for LlmConfig {
@@ -754,6 +774,9 @@ impl Default for LlmConfig {
             proxy: String::new(),
             embeddings: None,
             embedding_model: String::new(),
+            requests_per_minute: None,
+            tokens_per_minute: None,
+            limits: BTreeMap::new(),
         }
     }
 }
@@ -817,8 +840,42 @@ impl LlmConfig {
         all
     }
 
+    /// The fleet-wide limits `model`'s calls keep to: its `limits` entry, and the section's
+    /// own limits for what the entry leaves out.
+    pub fn limit_of(&self, model: &str) -> RateLimit {
+        let own = self.limits.get(model).copied().unwrap_or_default();
+        RateLimit {
+            requests_per_minute: own.requests_per_minute.or(self.requests_per_minute),
+            tokens_per_minute: own.tokens_per_minute.or(self.tokens_per_minute),
+        }
+    }
+
     /// Problems with this section, for [`Config::validate`].
     fn problems(&self, problems: &mut Vec<String>) {
+        let mut limits = vec![(
+            "llm".to_string(),
+            RateLimit {
+                requests_per_minute: self.requests_per_minute,
+                tokens_per_minute: self.tokens_per_minute,
+            },
+        )];
+        limits.extend(
+            self.limits
+                .iter()
+                .map(|(m, l)| (format!("llm.limits.{m:?}"), *l)),
+        );
+        for (at, limit) in limits {
+            if limit.requests_per_minute == Some(0) {
+                problems.push(format!(
+                    "{at}.requests_per_minute: must be at least 1, not 0 (leave it out for no limit)"
+                ));
+            }
+            if limit.tokens_per_minute == Some(0) {
+                problems.push(format!(
+                    "{at}.tokens_per_minute: must be at least 1, not 0 (leave it out for no limit)"
+                ));
+            }
+        }
         for step in self.models.keys() {
             if !LLM_STEPS.contains(&step.as_str()) {
                 problems.push(format!(
@@ -1569,6 +1626,53 @@ mod tests {
         assert!(
             text.contains("browser_proxy_listen") && text.contains("browser_proxy_advertise"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn llm_rate_limits_resolve_per_model_and_refuse_zero_or_negative() {
+        let dir = std::env::temp_dir().join(format!("trawl-limits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trawl.toml");
+        let load = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            Config::load(Some(&path), &env(&[]))
+        };
+        let c = load(
+            "[llm]\nrequests_per_minute = 500\ntokens_per_minute = 200000\n\
+             [llm.limits.\"gpt-4o\"]\ntokens_per_minute = 30000\n",
+        )
+        .unwrap();
+        let llm = c.llm.unwrap();
+        let own = llm.limit_of("gpt-4o");
+        assert_eq!(own.requests_per_minute, Some(500));
+        assert_eq!(own.tokens_per_minute, Some(30_000));
+        assert_eq!(llm.limit_of("gpt-4o-mini").tokens_per_minute, Some(200_000));
+
+        let err = load("[llm]\ntokens_per_minute = 0\n[llm.limits.m]\nrequests_per_minute = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("llm.tokens_per_minute: must be at least 1, not 0"),
+            "{err}"
+        );
+        assert!(
+            err.contains("llm.limits.\"m\".requests_per_minute: must be at least 1"),
+            "{err}"
+        );
+        let err = load("[llm]\nrequests_per_minute = -5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("requests_per_minute") && err.contains("-5"),
+            "{err}"
+        );
+        let err = Config::load(None, &env(&[("TRAWL__LLM__TOKENS_PER_MINUTE", "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("llm.tokens_per_minute: must be at least 1"),
+            "{err}"
         );
     }
 

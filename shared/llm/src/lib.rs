@@ -399,17 +399,7 @@ impl Llm {
         else {
             return Ok(0);
         };
-        let sent = request.system.len()
-            + (request.messages.iter())
-                .map(|(_, t)| t.len() + 16)
-                .sum::<usize>()
-            + options.answer.schema_len();
-        let most = Usage {
-            input_tokens: sent.div_ceil(3) as u64,
-            output_tokens: u64::from(wire::output_allowance(endpoint, request, options)),
-            ..Usage::default()
-        };
-        let amount = prices::cost_micro(&price, &most).max(1);
+        let amount = prices::cost_micro(&price, &most_usage(endpoint, request, options)).max(1);
         match store.budget_reserve(batch, amount as i64).await {
             Ok(Some(reserved)) => Ok(reserved.max(0) as u64),
             Ok(None) => Err(LlmError::Budget(format!(
@@ -419,6 +409,63 @@ impl Llm {
             ))),
             // Without the store the cap cannot be kept: no call.
             Err(e) => Err(LlmError::Budget(format!("the store is unavailable: {e}"))),
+        }
+    }
+
+    /// Waits until the fleet-wide limits of `endpoint`'s model (`llm.requests_per_minute`,
+    /// `llm.tokens_per_minute`, `llm.limits`) leave room for `request`, its tokens counted as
+    /// the most it may use. Every worker takes its turns from the same slots in the store (a
+    /// generic cell rate algorithm per model and kind), so the fleet together keeps to the
+    /// limit: over any stretch of time, at most that stretch's share plus one call's worth.
+    /// Without a store (or with the store down) calls go unpaced, and a 429 slows only the
+    /// handle that met it.
+    async fn pace(&self, endpoint: &Endpoint, request: &ChatRequest, options: &wire::Options<'_>) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        let limit = self.inner.config.limit_of(&endpoint.model);
+        let minute = Duration::from_secs(60);
+        // The requests slot is read even without a limit: a 429's hold ([`Llm::hold`]) is
+        // kept there.
+        let per_request = limit
+            .requests_per_minute
+            .map_or(Duration::ZERO, |rpm| minute / rpm.max(1));
+        let mut turns = vec![("requests", per_request)];
+        if let Some(tpm) = limit.tokens_per_minute {
+            let most = most_usage(endpoint, request, options);
+            let tokens = most.input_tokens + most.output_tokens;
+            let share = tokens as f64 / tpm.max(1) as f64;
+            turns.push(("tokens", minute.mul_f64(share)));
+        }
+        let started = Instant::now();
+        for (kind, interval) in turns {
+            let slot = rate_slot(&endpoint.model, kind);
+            loop {
+                match store.rate_acquire(&slot, interval).await {
+                    Ok(wait) if wait.is_zero() => break,
+                    Ok(wait) => tokio::time::sleep(wait).await,
+                    Err(e) => {
+                        warn!(error = %e, model = %endpoint.model, "the LLM rate limit could not be read from the store; calling unpaced");
+                        break;
+                    }
+                }
+            }
+        }
+        let waited = started.elapsed();
+        if !waited.is_zero() {
+            METRICS
+                .rate_wait
+                .get_or_create(&metrics::labels(&[("model", &endpoint.model)]))
+                .inc_by(waited.as_secs_f64());
+        }
+    }
+
+    /// After a 429, holds every worker's calls to `model` for `delay`, not only this one's.
+    async fn hold(&self, model: &str, delay: Duration) {
+        if let Some(store) = &self.store {
+            if let Err(e) = store.rate_hold(&rate_slot(model, "requests"), delay).await {
+                warn!(error = %e, model, "a 429's Retry-After could not be shared through the store");
+            }
         }
     }
 
@@ -450,6 +497,7 @@ impl Llm {
         let cfg = &self.inner.config;
         let (mut attempt, mut learnt) = (0, 0);
         loop {
+            self.pace(endpoint, request, options).await;
             let (url, body) = wire::chat_request(endpoint, request, options);
             let started = Instant::now();
             let result = self.send(endpoint, url, &body, request).await;
@@ -502,6 +550,10 @@ impl Llm {
                     attempt += 1;
                     let backoff = (f.retry_after)
                         .unwrap_or(Duration::from_millis(500 * (1 << attempt.min(6))));
+                    if matches!(f.error, LlmError::Status { status: 429, .. }) {
+                        // The limit is the organisation's: every worker waits, not only this one.
+                        self.hold(model, backoff.min(Duration::from_secs(60))).await;
+                    }
                     warn!(task = request.task, attempt, error = %f.error, "LLM request failed; retrying");
                     tokio::time::sleep(backoff.min(Duration::from_secs(60))).await;
                 }
@@ -777,6 +829,26 @@ fn classify(e: &reqwest::Error) -> LlmError {
         }
         LlmError::Request(text)
     }
+}
+
+/// The most `request` may use, as providers count it against a limit and a budget: its input
+/// at a token per three bytes (tokenizers average nearer four) and its whole output allowance.
+fn most_usage(endpoint: &Endpoint, request: &ChatRequest, options: &wire::Options<'_>) -> Usage {
+    let sent = request.system.len()
+        + (request.messages.iter())
+            .map(|(_, t)| t.len() + 16)
+            .sum::<usize>()
+        + options.answer.schema_len();
+    Usage {
+        input_tokens: sent.div_ceil(3) as u64,
+        output_tokens: u64::from(wire::output_allowance(endpoint, request, options)),
+        ..Usage::default()
+    }
+}
+
+/// The store's rate slot for `model`'s `kind` of limit (`requests`, `tokens`).
+fn rate_slot(model: &str, kind: &str) -> String {
+    format!("llm:{kind}:{model}")
 }
 
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {

@@ -23,6 +23,8 @@ pub(crate) struct LlmMetrics {
     pub cache_hits: Counter,
     /// LLM calls that failed for good, by step and reason: the step took its non-LLM path.
     pub fallbacks: Family<Labels, Counter>,
+    /// Time calls waited for their turn under the fleet-wide limits, by model.
+    pub rate_wait: Family<Labels, Counter<f64, AtomicU64>>,
 }
 
 pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
@@ -54,6 +56,11 @@ pub(crate) static METRICS: LazyLock<LlmMetrics> = LazyLock::new(|| LlmMetrics {
     fallbacks: register(
         "llm_fallbacks",
         "LLM calls that failed for good, by step and reason (the step took its non-LLM path)",
+        Family::default(),
+    ),
+    rate_wait: register(
+        "llm_rate_limit_wait_seconds",
+        "Time LLM calls waited for their turn under the fleet-wide rate limits, by model",
         Family::default(),
     ),
 });
@@ -95,4 +102,5 @@ pub(crate) fn init(model: &str) {
     }
     init_series(&METRICS.cost, &[("model", model)]);
     init_series(&METRICS.latency, &[("model", model)]);
+    init_series(&METRICS.rate_wait, &[("model", model)]);
 }

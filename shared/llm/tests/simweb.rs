@@ -2,14 +2,15 @@
 //! HTTP: JSON extraction, the repair turn, retries on 429, timeouts, JSON-mode fallback, caching.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use trawl_config::{LlmConfig, LlmProvider};
-use trawl_integration_tests::simweb::{Corpus, Simweb};
+use trawl_integration_tests::simweb::{Corpus, Options, Simweb};
 use trawl_llm::{ChatRequest, Llm, LlmError};
-use trawl_store::{MemoryStore, Store};
+use trawl_store::{MemoryStore, RedisStore, Store};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct Analysis {
@@ -343,4 +344,148 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
         .filter(|c| c.model == MODEL && c.status == 400 && c.format == Some("json_schema"))
         .count();
     assert_eq!(refused_again, 1, "the refusal was not remembered");
+}
+
+/// Three workers' clients, each with a connection of its own to one Redis (as three processes
+/// have), under `llm.requests_per_minute` and `llm.tokens_per_minute`: together they keep to
+/// the tighter of the two as the server sees the requests arrive, taking turns instead of
+/// meeting the server's own limit (a 429).
+#[tokio::test]
+async fn workers_keep_the_fleet_wide_limits_together() {
+    const RPM: u32 = 300; // a request every 200 ms
+                          // Requests of one size, each counted as providers count it: the prompt at a token per
+                          // three bytes, and the whole answer allowance.
+    let request = |w: usize, i: usize| {
+        let user = format!("worker {w:02} request {i:02}: {}", "word ".repeat(200));
+        ChatRequest::new("report", "Write.", user)
+    };
+    let counted = {
+        let r = request(0, 0);
+        (r.system.len() + r.messages[0].1.len() + 16).div_ceil(3) as u64 + u64::from(r.max_tokens)
+    };
+    // A request's tokens every 300 ms: the tighter limit.
+    let tpm = counted * 200;
+    let web = Simweb::start_with(
+        Arc::new(Corpus::generate()),
+        "127.0.0.1:0".parse().unwrap(),
+        Options {
+            llm_requests_per_minute: Some(RPM),
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let prefix = format!("llm-limits-{}-{}", std::process::id(), uuid::Uuid::now_v7());
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "simweb-limits".into(),
+        requests_per_minute: Some(RPM),
+        tokens_per_minute: Some(tpm),
+        cache_ttl_secs: 0,
+        ..Default::default()
+    };
+    let mut workers = Vec::new();
+    for w in 0..3 {
+        let store = RedisStore::connect(&redis_url(), &prefix, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let client = Llm::new(&config, &env())
+            .unwrap()
+            .with_store(Arc::new(store));
+        workers.push(tokio::spawn(async move {
+            for i in 0..6 {
+                client.chat(&request(w, i)).await.unwrap();
+            }
+        }));
+    }
+    for w in workers {
+        w.await.unwrap();
+    }
+    RedisStore::connect(&redis_url(), &prefix, Duration::from_secs(5))
+        .await
+        .unwrap()
+        .delete_all()
+        .await
+        .unwrap();
+
+    let arrivals = chat_arrivals(&web);
+    assert_eq!(arrivals.len(), 18, "every request once, none refused");
+    let refused = web.stats().llm_rate_limited.load(Ordering::Relaxed);
+    assert_eq!(refused, 0, "requests met the server's limit");
+    // In any stretch of time, at most its share of requests plus the one that opened it,
+    // allowing 50 ms for the trip from the store's grant to the server's arrival.
+    let interval = Duration::from_millis(300);
+    for (i, first) in arrivals.iter().enumerate() {
+        for (j, last) in arrivals.iter().enumerate().skip(i + 1) {
+            let span = last.duration_since(*first) + Duration::from_millis(50);
+            let allowed = (span.as_secs_f64() / interval.as_secs_f64()).floor() as usize + 1;
+            assert!(
+                j - i < allowed,
+                "{} requests arrived within {span:?}; the limit allows {allowed}",
+                j - i + 1
+            );
+        }
+    }
+}
+
+/// Arrivals of chat completions at `web`, in order.
+fn chat_arrivals(web: &Simweb) -> Vec<Instant> {
+    (web.stats().log("127.0.0.1").into_iter())
+        .filter(|(path, _)| path == "/v1/chat/completions")
+        .map(|(_, at)| at)
+        .collect()
+}
+
+/// A 429 with Retry-After holds every worker's calls to that model, not only the one that met
+/// it: a second client, asking after the first was refused, waits out the same second.
+#[tokio::test]
+async fn a_429_holds_every_worker() {
+    let web = simweb().await;
+    let prefix = format!("llm-hold-{}-{}", std::process::id(), uuid::Uuid::now_v7());
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "simweb-hold".into(),
+        cache_ttl_secs: 0,
+        ..Default::default()
+    };
+    let client = |store: RedisStore| {
+        Llm::new(&config, &env())
+            .unwrap()
+            .with_store(Arc::new(store))
+    };
+    let url = redis_url();
+    let connect = || RedisStore::connect(&url, &prefix, Duration::from_secs(5));
+    let (first, second) = (
+        client(connect().await.unwrap()),
+        client(connect().await.unwrap()),
+    );
+    let refused = tokio::spawn(async move {
+        first
+            .chat(&analysis("What is zorbium? simweb:llm-429 hold"))
+            .await
+            .unwrap()
+    });
+    // The first request is refused at once with Retry-After: 1.
+    while chat_arrivals(&web).is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    second.chat(&analysis("What is zorbium?")).await.unwrap();
+    refused.await.unwrap();
+    let arrivals = chat_arrivals(&web);
+    assert_eq!(
+        arrivals.len(),
+        3,
+        "the refusal, its retry and the other worker's"
+    );
+    let waited = arrivals[1].duration_since(arrivals[0]);
+    assert!(
+        waited >= Duration::from_millis(900),
+        "a worker asked {waited:?} after another met a 429 with Retry-After: 1"
+    );
+    connect().await.unwrap().delete_all().await.unwrap();
+}
+
+fn redis_url() -> String {
+    std::env::var("TRAWL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into())
 }

@@ -5,7 +5,7 @@
 //! simweb listens on 127.0.0.2 and only that address is allowed, so redirects to 127.0.0.1
 //! (and its other spellings) are refused like any private address.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The fleet end to end: simweb, the four worker binaries as separate processes on real
 //! RabbitMQ and Redis, and the `trawl` CLI.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -9,14 +9,14 @@
 //! minutes), chosen with `TRAWL_SOAK_JOBS`:
 //!
 //! ```sh
-//! TRAWL_SOAK_JOBS=20000 cargo nextest run -p trawl-integration-tests --test chaos_load soak
-//! TRAWL_SOAK_JOBS=20000 scripts/chaos soak   # cargo test passes the variable through
+//! TRAWL_SOAK_JOBS=20000 cargo nextest run -p trawl-integration-tests --test end_to_end chaos_load::soak
+//! TRAWL_SOAK_JOBS=20000 scripts/chaos soak
 //! ```
 //!
 //! Both cases run on a RabbitMQ node of their own (`chaos_kit::services::OwnRabbit`).
 
-mod chaos_kit;
-mod common;
+use crate::chaos_kit;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -14,8 +14,8 @@
 //! chaos case. Every connection goes to loopback: 127.0.0.0/8 gives each simulated client
 //! its own address.
 
-mod chaos_kit;
-mod common;
+use crate::chaos_kit;
+use crate::common;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;

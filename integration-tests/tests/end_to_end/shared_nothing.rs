@@ -5,7 +5,7 @@
 //! workers find out at start-up that they do not share a store, say so, and stop before any
 //! job is spent.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

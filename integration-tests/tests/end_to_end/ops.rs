@@ -5,7 +5,7 @@
 //! data while one of its series never does), every rule must evaluate healthy, and every
 //! binary's exposition must pass `promtool check metrics`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,8 @@
 //! floods, one huge line, zip bombs), and batch files and API bodies built to be refused. Each
 //! case settles a ledger like the rest of the suite (`chaos_kit::ledger`).
 
-mod chaos_kit;
-mod common;
+use crate::chaos_kit;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! every stage in its process, and streamable HTTP in front of the fleet on RabbitMQ and Redis,
 //! against simweb.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::Duration;

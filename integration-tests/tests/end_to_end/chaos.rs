@@ -5,8 +5,8 @@
 //! Everything is loopback and bounded in time. `scripts/chaos` runs the suite and prints the
 //! ledgers as one table.
 
-mod chaos_kit;
-mod common;
+use crate::chaos_kit;
+use crate::common;
 
 use std::time::Duration;
 

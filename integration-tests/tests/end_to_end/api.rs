@@ -5,7 +5,7 @@
 //! results export pages by cursor, gzips, and shows a batch to its owner only; the user's own
 //! ids and metadata come back in job.json, the summary, the job resources and every export.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Read;

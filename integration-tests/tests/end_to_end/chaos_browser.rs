@@ -5,8 +5,8 @@
 //! fetched again at its browser level, the ledger settles, the fleet's Chromium never exceeds
 //! the pools' bound, and nothing started for the test outlives it.
 
-mod chaos_kit;
-mod common;
+use crate::chaos_kit;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! another. The run is bounded and seeded (integration-tests/schemathesis/schemathesis.toml), so
 //! a failure reproduces; its output is printed when it fails.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -3,7 +3,7 @@
 //! the last of a budget never spend past it; once a call finds no room, the batch's remaining
 //! work goes without the LLM, and every job still ends with a cited report.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -15,8 +15,8 @@
 //! guarded resolver whose lookup answers the allowed address first and the canary's after,
 //! over plain HTTP, through the browser proxy, and through real Chromium.
 
-mod chaos_kit;
-mod common;
+use crate::chaos_kit;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -8,7 +8,7 @@
 //! `json_schema` response format, Anthropic's forced tool), and only the learnt refusals may
 //! fail, once each.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 

@@ -1,6 +1,6 @@
 //! `trawl run` in embedded mode: every stage in one process, no broker or store, against simweb.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 
