@@ -10,7 +10,7 @@
 //!   job is read (the server holds a few jobs at a time, never the batch), gzip when accepted.
 //! - The OpenAPI 3.1 document is generated from the handlers ([`openapi`]), served at
 //!   `/openapi.json` with this server's limits, and kept in the repository (default limits) as
-//!   `services/api/openapi.json`. integration-tests/tests/api_schema.rs runs schemathesis
+//!   `services/api/openapi.json`. integration-tests/tests/end_to_end/api_schema.rs runs schemathesis
 //!   against the served one.
 //! - Per-token quotas (questions a day, open batches) are kept fleet-wide in the store
 //!   (`quotas`); request metrics are declared once in `metrics`.

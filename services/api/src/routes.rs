@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -341,6 +341,44 @@ fn parse_batch_in(
     Ok((tasks, options))
 }
 
+enum BodyError {
+    TooLarge,
+    Read(axum::Error),
+}
+
+/// Past `api.max_body_bytes`, the rest of a body is still read (and dropped) for up to this many
+/// bytes or this long before the 413 goes out.
+const DRAIN_BYTES: usize = 64 << 20;
+const DRAIN_TIME: Duration = Duration::from_secs(5);
+
+/// `body`, if it is at most `limit` bytes. One over the limit is read on to its end (within
+/// [`DRAIN_BYTES`] and [`DRAIN_TIME`], so a hostile client gains nothing) before the refusal:
+/// a server that answers and closes while the client is still sending makes the client's
+/// kernel meet a reset, which can discard the answer, so the client sees a broken connection
+/// instead of the 413 that says what to do.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    let mut stream = body.into_data_stream();
+    let mut kept = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(BodyError::Read)?;
+        if kept.len() + chunk.len() > limit {
+            let mut drained = kept.len() + chunk.len();
+            let _ = tokio::time::timeout(DRAIN_TIME, async {
+                while let Some(Ok(chunk)) = stream.next().await {
+                    drained += chunk.len();
+                    if drained > DRAIN_BYTES {
+                        break;
+                    }
+                }
+            })
+            .await;
+            return Err(BodyError::TooLarge);
+        }
+        kept.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(kept))
+}
+
 /// Submit a batch of questions.
 ///
 /// With an `Idempotency-Key`, a retried request (same key, same body) returns the batch the
@@ -377,18 +415,18 @@ pub async fn submit(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(|e| match e.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+    let limit = state.config.api.max_body_bytes;
+    let body = read_body(body, limit).await.map_err(|e| match e {
+        BodyError::TooLarge => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "too_large",
             format!(
-                "the request body is larger than api.max_body_bytes ({} bytes); split the batch into several requests",
-                state.config.api.max_body_bytes
+                "the request body is larger than api.max_body_bytes ({limit} bytes); split the batch into several requests"
             ),
         ),
-        _ => ApiError::bad_request(format!("the request body could not be read: {e}")),
+        BodyError::Read(e) => ApiError::bad_request(format!("the request body could not be read: {e}")),
     })?;
     let json = headers
         .get(header::CONTENT_TYPE)
@@ -1033,6 +1071,24 @@ pub async fn events(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body over the limit is refused only once the client has sent it all (so the 413
+    /// reaches a client still sending), and what it sends past the limit is not kept.
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_read_to_its_end_then_refused() {
+        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&sent);
+        let chunks = futures_util::stream::iter(0..100).map(move |_| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, Infallible>(Bytes::from(vec![b'x'; 1000]))
+        });
+        let result = read_body(Body::from_stream(chunks), 10_000).await;
+        assert!(matches!(result, Err(BodyError::TooLarge)));
+        assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 100);
+
+        let small = read_body(Body::from("{}"), 10_000).await;
+        assert_eq!(small.ok().as_deref(), Some(b"{}".as_slice()));
+    }
 
     /// The pattern the served document gives at `pointer`, compiled as a client would.
     fn documented(pointer: &str) -> regex::Regex {
