@@ -386,9 +386,8 @@ impl Llm {
         Ok((response, key))
     }
 
-    /// Reserves the most `request` may cost from the batch's budget: its input at a token per
-    /// three bytes (tokenizers average nearer four) and its whole output allowance, at the
-    /// model's price. Nothing to reserve without a batch, a price or a store.
+    /// Reserves the most `request` may cost ([`most_usage`] at the model's price) from the
+    /// batch's budget. Nothing to reserve without a batch, a price or a store.
     async fn reserve(
         &self,
         endpoint: &Endpoint,
@@ -549,13 +548,14 @@ impl Llm {
                 Err(f) if f.error.retryable() && attempt < cfg.max_retries => {
                     attempt += 1;
                     let backoff = (f.retry_after)
-                        .unwrap_or(Duration::from_millis(500 * (1 << attempt.min(6))));
+                        .unwrap_or(Duration::from_millis(500 * (1 << attempt.min(6))))
+                        .min(Duration::from_secs(60));
                     if matches!(f.error, LlmError::Status { status: 429, .. }) {
                         // The limit is the organisation's: every worker waits, not only this one.
-                        self.hold(model, backoff.min(Duration::from_secs(60))).await;
+                        self.hold(model, backoff).await;
                     }
                     warn!(task = request.task, attempt, error = %f.error, "LLM request failed; retrying");
-                    tokio::time::sleep(backoff.min(Duration::from_secs(60))).await;
+                    tokio::time::sleep(backoff).await;
                 }
                 Err(f) => return Err(f.error),
             }
