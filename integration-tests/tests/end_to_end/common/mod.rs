@@ -56,13 +56,28 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
-/// A free TCP port on loopback (the listener is closed again at once).
+/// A free TCP port on loopback for a server a test starts later (a child process binds it).
+/// Taken below the kernel's ephemeral range (`net.ipv4.ip_local_port_range`, 32768 and up by
+/// default), not from it: every outgoing connection of every test on the machine takes an
+/// ephemeral port, and one could take this port between the check here and the child's bind
+/// (a RabbitMQ node of a chaos case failed to boot so, its distribution port taken).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static DRAWN: AtomicU64 = AtomicU64::new(0);
+    let seed = u64::from(std::process::id()) << 32
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos().into());
+    loop {
+        // A different port per draw and per process, spread over 20000..32000.
+        let n = DRAWN.fetch_add(1, Ordering::Relaxed);
+        let mixed =
+            (seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        let port = 20_000 + (mixed >> 40) as u16 % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// The body of a GET of `url` as text, whatever its status: a `/metrics` scrape.
