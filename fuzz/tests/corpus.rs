@@ -7,25 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
+use trawl_fuzz_checks::TARGETS;
+
 /// Mutants per target: a few seconds of a debug build.
 const MUTANTS: usize = 400;
-
-/// Longest input per target, as `scripts/fuzz` gives libFuzzer (`-max_len`).
-fn max_len(target: &str) -> usize {
-    match target {
-        "extract" => 16384,
-        "markdown" => 8192,
-        _ => 4096,
-    }
-}
-
-/// The dictionary a target's fuzzing uses (`dict/NAME.dict`).
-fn dict_name(target: &str) -> &str {
-    match target {
-        "extract" | "markdown" => "html",
-        other => other,
-    }
-}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -135,7 +120,7 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], dict: &[Vec<u8>], max: usize) -> Vec
 
 /// Runs `check` on `input`; on a panic, keeps the input where `scripts/fuzz --repro` reads it
 /// and fails with its origin and path.
-fn run(target: &str, check: trawl_fuzz_checks::Check, origin: &str, input: &[u8]) {
+fn run(target: &str, check: fn(&[u8]), origin: &str, input: &[u8]) {
     if std::panic::catch_unwind(|| check(input)).is_ok() {
         return;
     }
@@ -155,28 +140,23 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
-fn replay(target: &str) {
-    let (_, check) = trawl_fuzz_checks::TARGETS
-        .into_iter()
-        .find(|(name, _)| *name == target)
-        .unwrap();
-    let seeds = files(&root().join("corpus").join(target));
-    assert!(seeds.len() >= 3, "{target}: {} seeds", seeds.len());
+fn replay(name: &str) {
+    let target = TARGETS.iter().find(|t| t.name == name).unwrap();
+    let seeds = files(&root().join("corpus").join(name));
+    assert!(seeds.len() >= 3, "{name}: {} seeds", seeds.len());
     for (path, input) in seeds
         .iter()
-        .chain(&files(&root().join("artifacts").join(target)))
+        .chain(&files(&root().join("artifacts").join(name)))
     {
-        run(target, check, path, input);
+        run(name, target.check, path, input);
     }
-    let dict_path = root()
-        .join("dict")
-        .join(format!("{}.dict", dict_name(target)));
+    let dict_path = root().join("dict").join(format!("{}.dict", target.dict));
     let dict = dictionary(&std::fs::read_to_string(dict_path).unwrap());
     let seeds: Vec<Vec<u8>> = seeds.into_iter().map(|(_, bytes)| bytes).collect();
-    let mut rng = Rng(fnv(target.as_bytes()));
+    let mut rng = Rng(fnv(name.as_bytes()));
     for i in 0..MUTANTS {
-        let input = mutate(&mut rng, &seeds, &dict, max_len(target));
-        run(target, check, &format!("mutant {i}"), &input);
+        let input = mutate(&mut rng, &seeds, &dict, target.max_len);
+        run(name, target.check, &format!("mutant {i}"), &input);
     }
 }
 
@@ -208,4 +188,37 @@ fn dictionaries_read_as_libfuzzer_reads_them() {
         let text = std::fs::read_to_string(root().join("dict").join(format!("{name}.dict")));
         assert!(dictionary(&text.unwrap()).len() > 10, "{name}.dict");
     }
+}
+
+/// `scripts/fuzz` runs libFuzzer with the same targets, input lengths and dictionaries as this
+/// replay: its `TARGETS`, `MAX_LEN` and `DICT` tables are the crate's `TARGETS`.
+#[test]
+fn scripts_fuzz_knows_the_same_targets() {
+    let script = std::fs::read_to_string(root().join("../scripts/fuzz")).unwrap();
+    let line = |start: &str| {
+        (script.lines())
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("scripts/fuzz has no line {start}…"))
+            .to_owned()
+    };
+    let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
+    assert_eq!(line("TARGETS=("), format!("TARGETS=({})", names.join(" ")));
+    let table = |pairs: Vec<String>| format!("({})", pairs.join(" "));
+    let max_len = table(
+        TARGETS
+            .iter()
+            .map(|t| format!("[{}]={}", t.name, t.max_len))
+            .collect(),
+    );
+    assert_eq!(
+        line("declare -A MAX_LEN="),
+        format!("declare -A MAX_LEN={max_len}")
+    );
+    let dict = table(
+        TARGETS
+            .iter()
+            .map(|t| format!("[{}]={}", t.name, t.dict))
+            .collect(),
+    );
+    assert_eq!(line("declare -A DICT="), format!("declare -A DICT={dict}"));
 }

@@ -28,7 +28,7 @@ pub struct Stats {
     /// (host, path, arrival) in arrival order.
     log: Mutex<Vec<(String, String, Instant)>>,
     /// LLM requests refused with a 429 by `Options::llm_requests_per_minute`.
-    pub llm_rate_limited: std::sync::atomic::AtomicU64,
+    llm_rate_limited: std::sync::atomic::AtomicU64,
 }
 
 impl Stats {
@@ -44,6 +44,12 @@ impl Stats {
     fn record_at(&self, host: &str, path: &str, at: Instant) {
         self.entries()
             .push((host.to_string(), path.to_string(), at));
+    }
+
+    /// LLM requests refused with a 429 by `Options::llm_requests_per_minute`.
+    pub fn llm_rate_limited(&self) -> u64 {
+        self.llm_rate_limited
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Requests to any path on `host`.
@@ -244,7 +250,7 @@ fn router(state: Arc<AppState>) -> Router {
             "/local/v1/chat/completions",
             post(llm::openai::local_chat_completions),
         )
-        .layer(middleware::from_fn_with_state(state.clone(), llm_latency));
+        .layer(middleware::from_fn_with_state(state.clone(), llm_gate));
     Router::new()
         .route("/search", get(search))
         .merge(llm)
@@ -271,7 +277,7 @@ fn host_of(headers: &HeaderMap, uri: &Uri) -> String {
 }
 
 /// What every LLM route shares: the per-minute limit, then the configured latency.
-async fn llm_latency(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+async fn llm_gate(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     if let Some(limit) = state.options.llm_requests_per_minute {
         if let Some(retry_after) = over_limit(&state.llm_window, limit, Instant::now()) {
             state
@@ -437,6 +443,50 @@ mod tests {
     use tokio::net::TcpStream;
 
     use super::*;
+
+    /// Past the limit, both APIs answer as their providers do: 429, Retry-After, and the
+    /// provider's rate-limit error.
+    #[tokio::test]
+    async fn llm_requests_past_the_limit_get_the_providers_429() {
+        let web = Simweb::start_with(
+            Arc::new(Corpus::generate()),
+            "127.0.0.1:0".parse().expect("addr"),
+            Options {
+                llm_requests_per_minute: Some(1),
+                ..Options::default()
+            },
+        )
+        .await
+        .expect("start");
+        let http = reqwest::Client::new();
+        let chat = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+        let post = |path: &str, body: &serde_json::Value| {
+            http.post(format!("{}{path}", web.base_url()))
+                .bearer_auth("sk-test")
+                .header("x-api-key", "sk-test")
+                .header("anthropic-version", "2023-06-01")
+                .json(body)
+                .send()
+        };
+        let first = post("/v1/chat/completions", &chat).await.expect("send");
+        assert_eq!(first.status(), 200);
+        let refused = post("/v1/chat/completions", &chat).await.expect("send");
+        assert_eq!(refused.status(), 429);
+        let retry: u64 = refused.headers()[header::RETRY_AFTER]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=60).contains(&retry), "Retry-After: {retry}");
+        let body: serde_json::Value = refused.json().await.expect("json");
+        assert_eq!(body["error"]["code"], "rate_limit_exceeded", "{body}");
+        let messages = json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
+        let refused = post("/v1/messages", &messages).await.expect("send");
+        assert_eq!(refused.status(), 429);
+        let body: serde_json::Value = refused.json().await.expect("json");
+        assert_eq!(body["error"]["type"], "rate_limit_error", "{body}");
+        assert_eq!(web.stats().llm_rate_limited(), 2);
+    }
 
     #[test]
     fn the_llm_limit_counts_the_last_minute_and_says_when_a_place_frees() {

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::{DefaultBodyLimit, FromRequestParts, MatchedPath, Request};
+use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
@@ -133,7 +133,6 @@ async fn method_not_allowed() -> ApiError {
 /// The whole API; `readiness` backs `/readyz`.
 pub fn router(state: AppState, readiness: Readiness) -> Router {
     use axum::routing::{delete, post};
-    let limit = state.config.api.max_body_bytes;
     let document = axum::body::Bytes::from(openapi::document_for(&state.config.api));
     let openapi_json = move || async move {
         ([(header::CONTENT_TYPE, "application/json")], document).into_response()
@@ -163,7 +162,6 @@ pub fn router(state: AppState, readiness: Readiness) -> Router {
         .route("/openapi.json", get(openapi_json))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(limit))
         .with_state(state);
     v1.merge(trawl_telemetry::probes(readiness))
         .layer(axum::middleware::from_fn(observe))

@@ -2,7 +2,6 @@
 //! HTTP: JSON extraction, the repair turn, retries on 429, timeouts, JSON-mode fallback, caching.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -410,8 +409,16 @@ async fn workers_keep_the_fleet_wide_limits_together() {
 
     let arrivals = chat_arrivals(&web);
     assert_eq!(arrivals.len(), 18, "every request once, none refused");
-    let refused = web.stats().llm_rate_limited.load(Ordering::Relaxed);
+    let refused = web.stats().llm_rate_limited();
     assert_eq!(refused, 0, "requests met the server's limit");
+    // The turns waited for are counted for the model.
+    let series = "trawl_llm_rate_limit_wait_seconds_total{model=\"simweb-limits\"} ";
+    let metrics = trawl_telemetry::render();
+    let waited: f64 = (metrics.lines())
+        .find_map(|l| l.strip_prefix(series))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {series}in\n{metrics}"));
+    assert!(waited > 1.0, "the workers waited {waited} s in all");
     // In any stretch of time, at most its share of requests plus the one that opened it,
     // allowing 50 ms for the trip from the store's grant to the server's arrival.
     let interval = Duration::from_millis(300);
