@@ -215,6 +215,18 @@ def render_all(helm: str, chart: Path, kube_version: str, overrides: dict) -> li
 # Helpers over rendered objects
 
 
+def memory_bytes(quantity) -> int | None:
+    """A Kubernetes memory quantity (512Mi, 1G, 268435456) in bytes; None when unset."""
+    if quantity is None:
+        return None
+    text = str(quantity)
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    for suffix, factor in sorted(units.items(), key=lambda u: -len(u[0])):
+        if text.endswith(suffix):
+            return int(float(text[: -len(suffix)]) * factor)
+    return int(float(text))
+
+
 def container_env(container: dict, configmaps: dict[str, dict]) -> dict[str, str]:
     """The environment a container starts with: envFrom ConfigMaps, then `env` on top."""
     env: dict[str, str] = {}
@@ -417,6 +429,22 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
             if env.get(key) != want:
                 problems.append(f"{key}={env.get(key)!r}, want {want!r}")
         r.check(not problems, f"{tag} fetch-browser: WebDriver sidecar with {sessions} sessions, /dev/shm in memory, prefetch = sessions", "; ".join(problems))
+
+    # Each worker's byte cap is its own stage's, below its memory limit.
+    for stage in STAGES:
+        if stage not in deployments:
+            continue
+        spec = values["stages"][stage]
+        worker = next(c for c in deployments[stage]["spec"]["template"]["spec"]["containers"] if c["name"] == stage)
+        got = container_env(worker, configmaps).get("TRAWL__BROKER__MAX_IN_FLIGHT_BYTES")
+        want = spec.get("maxInFlightBytes")
+        limit = memory_bytes(((worker.get("resources") or {}).get("limits") or {}).get("memory"))
+        problems = []
+        if (got is None) != (want is None) or (want is not None and int(got) != int(want)):
+            problems.append(f"TRAWL__BROKER__MAX_IN_FLIGHT_BYTES={got!r}, want {want!r}")
+        if want is not None and limit is not None and int(want) >= limit // 2:
+            problems.append(f"{want} bytes in flight against a memory limit of {limit}")
+        r.check(not problems, f"{tag} {stage}: in-flight byte cap {want} below half its memory limit", "; ".join(problems))
 
     # -- autoscaling ------------------------------------------------------------------------------
     engine = values["autoscaling"]["engine"]
@@ -749,6 +777,10 @@ def check_keda(r: Report, tag: str, render: Render, values: dict, scaled: list, 
                 problems.append("trigger metadata values must all be strings")
             if (triggers[0].get("authenticationRef") or {}).get("name") not in auths:
                 problems.append("authenticationRef names no TriggerAuthentication")
+        cpu = [t for t in spec.get("triggers", []) if t.get("type") == "cpu"]
+        want_cpu = a.get("targetCPUUtilizationPercentage")
+        if want_cpu is not None and (len(cpu) != 1 or cpu[0].get("metadata", {}).get("value") != str(want_cpu) or cpu[0].get("metadata", {}).get("containerName") != stage):
+            problems.append(f"cpu triggers {cpu}, want one at {want_cpu} % on container {stage}")
         if spec.get("minReplicaCount") != a["minReplicas"] or spec.get("maxReplicaCount") != a["maxReplicas"]:
             problems.append(f"replicas {spec.get('minReplicaCount')}..{spec.get('maxReplicaCount')}")
         if "cooldownPeriod" not in spec:
@@ -758,7 +790,7 @@ def check_keda(r: Report, tag: str, render: Render, values: dict, scaled: list, 
             problems.append("no scale-down stabilization")
         if "replicas" in dep["spec"]:
             problems.append("Deployment sets replicas under an autoscaler")
-        r.check(not problems, f"{tag} {stage}: rabbitmq trigger on {broker_ns}.{QUEUE_SUFFIX[stage]}, protocol http, unacked counted", "; ".join(problems))
+        r.check(not problems, f"{tag} {stage}: rabbitmq trigger on {broker_ns}.{QUEUE_SUFFIX[stage]}, protocol http, unacked counted; CPU trigger beside it", "; ".join(problems))
     stage_names = {deployments[s]["metadata"]["name"] for s in STAGES}
     stage_hpas = [h for h in hpas if h["spec"]["scaleTargetRef"]["name"] in stage_names]
     r.check(len(scaled) == len(STAGES) and not stage_hpas, f"{tag} KEDA: {len(STAGES)} ScaledObjects and no HPA on a stage", f"{len(scaled)} ScaledObjects, {len(stage_hpas)} stage HPAs")
@@ -1037,9 +1069,11 @@ REJECTED = [
     ("api.ingress.hosts (schema: unknown key; it is `host`)", {"api": {"ingress": {"hosts": ["trawl.example.com"]}}}, "hosts"),
     (
         "KEDA target below the stage's prefetch (chart guard)",
-        {"autoscaling": {"engine": "keda"}, "stages": {"fetch": {"prefetch": 50}}},
+        {"autoscaling": {"engine": "keda"}, "stages": {"fetch": {"prefetch": 500}}},
         "targetQueueLength",
     ),
+    ("TRAWL__BROKER__MAX_IN_FLIGHT_BYTES in config (chart guard)", {"config": {"TRAWL__BROKER__MAX_IN_FLIGHT_BYTES": 1}}, "stages.<name>.maxInFlightBytes"),
+    ("a byte cap below a megabyte (schema)", {"stages": {"clean": {"maxInFlightBytes": 1000}}}, "maxInFlightBytes"),
     # -- results the pods would not share -------------------------------------------------------
     ("the defaults alone: output.url unset (chart guard)", {"output": {"url": ""}}, ["output.url is not set", "set output.url to s3://BUCKET/PREFIX", "existingClaim"]),
     (

@@ -35,6 +35,10 @@ struct Args {
     /// organisation's rate limit does.
     #[arg(long, value_name = "N")]
     llm_requests_per_minute: Option<u32>,
+    /// Answer every LLM request with a 429 for this many seconds after starting, as a
+    /// provider over its limit for minutes does.
+    #[arg(long, default_value_t = 0, value_name = "SECS")]
+    llm_rate_limited_secs: u64,
 }
 
 #[tokio::main]
@@ -61,6 +65,7 @@ async fn main() -> anyhow::Result<()> {
     let options = Options {
         llm_latency: Duration::from_millis(args.llm_latency_ms),
         llm_requests_per_minute: args.llm_requests_per_minute,
+        llm_rate_limited_for: Duration::from_secs(args.llm_rate_limited_secs),
     };
     let web = Simweb::start_with(corpus, args.addr, options)
         .await

@@ -391,6 +391,9 @@ Call with (list $ "config" KEY VALUE computedDict); renders nothing.
 {{- if has $key (list "TRAWL__OUTPUT__URL" "TRAWL__OUTPUT__ENDPOINT" "TRAWL__OUTPUT__REGION" "TRAWL__OUTPUT__PATH_STYLE" "TRAWL__OUTPUT__ALLOW_HTTP") }}
 {{- fail (printf "%s.%s is set by the chart from output.url and output.s3.* (endpoint, region, pathStyle, allowHttp); set those instead" $where $key) }}
 {{- end }}
+{{- if eq $key "TRAWL__BROKER__MAX_IN_FLIGHT_BYTES" }}
+{{- fail (printf "%s.%s is set by the chart per stage; set stages.<name>.maxInFlightBytes instead" $where $key) }}
+{{- end }}
 {{- if hasPrefix "TRAWL__BROKER__RESULTS_" $key }}
 {{- fail (printf "%s.%s is set by the chart from broker.resultsQueue.* (enabled, maxLength, ttlSeconds); set those instead" $where $key) }}
 {{- end }}

@@ -83,6 +83,8 @@ pub struct Process {
     pub pid: u32,
     pub child: Child,
     pub log: PathBuf,
+    /// Where it serves `/metrics`.
+    pub metrics: String,
 }
 
 fn spawn(
@@ -93,11 +95,16 @@ fn spawn(
     logs: &Path,
 ) -> anyhow::Result<Process> {
     let log = logs.join(format!("{}-{n}.log", stage.name()));
+    let metrics = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+        probe.local_addr()?.to_string()
+    };
     let file = std::fs::File::create(&log)
         .with_context(|| format!("failed to create {}", log.display()))?;
     let child = Command::new(bins.join(stage.binary()))
         .envs(env)
         .env(LLM_KEY_VAR, "simulated")
+        .env("TRAWL__METRICS__ADDR", &metrics)
         .env(
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or("warn".into()),
@@ -117,6 +124,7 @@ fn spawn(
         pid,
         child,
         log,
+        metrics,
     })
 }
 

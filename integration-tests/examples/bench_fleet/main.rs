@@ -19,6 +19,7 @@ mod fleet;
 mod measure;
 mod report;
 mod run;
+mod scrape;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -15,6 +15,7 @@ use trawl_store::BatchProgress;
 
 use crate::fleet::{log_tail, Process};
 use crate::run::{Run, Sample, StageStats, WorkerStats};
+use crate::scrape::{self, Gauges};
 use crate::{Args, Interrupted, Stage, Workers};
 use trawl_integration_tests::procfs::{
     cpu_secs, machine_jiffies, services, services_cpu, services_cpu_between, status_mb,
@@ -121,6 +122,8 @@ async fn sample(
     let mut samples: Vec<Sample> = Vec::new();
     let limit = Duration::from_secs(args.timeout_secs);
     let tick = Duration::from_millis(args.sample_ms.max(50));
+    let client = reqwest::Client::new();
+    let addrs: Vec<String> = procs.iter().map(|p| p.metrics.clone()).collect();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
@@ -147,6 +150,8 @@ async fn sample(
                 .collect::<Vec<_>>()
                 .join(" · "),
         );
+        let gauges =
+            futures_util::future::join_all(addrs.iter().map(|a| scrape::scrape(&client, a))).await;
         samples.push(Sample {
             t: t.as_secs_f64(),
             ready,
@@ -156,6 +161,7 @@ async fn sample(
                 .zip(cpu0)
                 .map(|(now, then)| now - then)
                 .collect(),
+            gauges,
         });
         if let (Some(manifest), Some(progress)) = (&manifest, progress) {
             if progress.is_done() {
@@ -260,6 +266,69 @@ fn bottleneck(stages: &BTreeMap<Stage, StageStats>) -> Stage {
         .unwrap_or(Stage::Fetch)
 }
 
+/// The in-flight and waiting figures of the workers at `mine` (indexes into each sample's
+/// gauges) over a run of `secs`.
+fn in_flight_figures(samples: &[Sample], mine: &[usize], secs: f64) -> StageStats {
+    let of = |s: &Sample| -> Vec<Gauges> { mine.iter().filter_map(|&i| s.gauges[i]).collect() };
+    let answered: Vec<Vec<Gauges>> = (samples.iter().map(of)).filter(|g| !g.is_empty()).collect();
+    let n = answered.len().max(1) as f64;
+    let mean = |f: fn(&Gauges) -> f64| -> f64 {
+        answered
+            .iter()
+            .map(|g| g.iter().map(f).sum::<f64>() / g.len() as f64)
+            .sum::<f64>()
+            / n
+    };
+    let share = |part: fn(&Gauges) -> f64, whole: fn(&Gauges) -> f64| -> f64 {
+        answered
+            .iter()
+            .map(|g| g.iter().map(part).sum::<f64>() / g.iter().map(whole).sum::<f64>().max(1.0))
+            .sum::<f64>()
+            / n
+    };
+    // Counters: their growth from the first sample to the last, over every worker of the stage.
+    let grown = |f: fn(&Gauges) -> f64| -> f64 {
+        match (answered.first(), answered.last()) {
+            (Some(a), Some(b)) => b.iter().map(f).sum::<f64>() - a.iter().map(f).sum::<f64>(),
+            _ => 0.0,
+        }
+    };
+    let mean_in_flight = mean(|g| g.in_flight);
+    // Message-seconds in flight, as if at least one message per worker: an idle stage's
+    // occasional wait is not its bound.
+    let in_flight_secs = mean_in_flight.max(1.0) * mine.len() as f64 * secs.max(1e-9);
+    StageStats {
+        mean_in_flight,
+        in_flight_share: share(|g| g.in_flight, |g| g.capacity),
+        bytes_share: share(|g| g.bytes, |g| g.bytes_capacity),
+        rate_limit_share: (grown(|g| g.rate_wait_secs) / in_flight_secs).min(1.0),
+        politeness_share: (grown(|g| g.politeness_wait_secs) / in_flight_secs).min(1.0),
+        ..StageStats::default()
+    }
+}
+
+/// What bounded a stage: its CPU; its workers' limits on messages or bytes in flight; a rate
+/// limit or hosts' politeness that its messages waited on; or, with room to spare and work
+/// waiting for it, the latency of what its messages wait on. A stage whose queue was mostly
+/// empty was bounded by the stages before it.
+fn bound(s: &StageStats) -> &'static str {
+    if s.cpu_per_worker > 0.8 {
+        "CPU"
+    } else if s.rate_limit_share > 0.3 {
+        "rate limit"
+    } else if s.politeness_share > 0.3 {
+        "politeness"
+    } else if s.bytes_share > 0.85 {
+        "in-flight bytes"
+    } else if s.in_flight_share > 0.85 {
+        "in-flight messages (prefetch)"
+    } else if s.saturated > 0.5 {
+        "outside calls' latency"
+    } else {
+        "work from earlier stages"
+    }
+}
+
 pub async fn measure(
     args: &Args,
     rt: &Runtime,
@@ -316,20 +385,24 @@ pub async fn measure(
             .sum();
         let depths: Vec<u64> = samples.iter().map(|s| s.ready[&stage]).collect();
         let count = depths.len().max(1) as f64;
-        stages.insert(
-            stage,
-            StageStats {
-                workers: n,
-                cpu_secs: cpu,
-                cpu_ms_per_job: per_job(cpu) * 1000.0,
-                // CPU was counted up to the sample that saw the batch done.
-                cpu_per_worker: cpu / sampled.secs / n as f64,
-                saturated: depths.iter().filter(|&&d| d > 0).count() as f64 / count,
-                mean_ready: depths.iter().sum::<u64>() as f64 / count,
-                max_ready: depths.iter().copied().max().unwrap_or(0),
-                handling_ms_per_job: figures.handling_ms.get(stage.name()).map(|&ms| per_job(ms)),
-            },
-        );
+        let mine: Vec<usize> = (procs.iter().enumerate())
+            .filter(|(_, p)| p.stage == stage)
+            .map(|(i, _)| i)
+            .collect();
+        let mut s = StageStats {
+            workers: n,
+            cpu_secs: cpu,
+            cpu_ms_per_job: per_job(cpu) * 1000.0,
+            // CPU was counted up to the sample that saw the batch done.
+            cpu_per_worker: cpu / sampled.secs / n as f64,
+            saturated: depths.iter().filter(|&&d| d > 0).count() as f64 / count,
+            mean_ready: depths.iter().sum::<u64>() as f64 / count,
+            max_ready: depths.iter().copied().max().unwrap_or(0),
+            handling_ms_per_job: figures.handling_ms.get(stage.name()).map(|&ms| per_job(ms)),
+            ..in_flight_figures(&samples, &mine, sampled.secs)
+        };
+        s.bound = bound(&s).to_owned();
+        stages.insert(stage, s);
     }
     let pages = ["analysed", "irrelevant"]
         .iter()
@@ -388,6 +461,31 @@ mod tests {
             steady_rate(&ends)
         );
         assert_eq!(steady_rate(&[5.0; 20]), 0.0);
+    }
+
+    #[test]
+    fn the_bound_is_the_first_limit_a_stage_met() {
+        let stats = |cpu, share, bytes, rate| StageStats {
+            cpu_per_worker: cpu,
+            in_flight_share: share,
+            bytes_share: bytes,
+            rate_limit_share: rate,
+            saturated: 0.9,
+            ..StageStats::default()
+        };
+        assert_eq!(bound(&stats(0.95, 1.0, 0.1, 0.0)), "CPU");
+        assert_eq!(
+            bound(&stats(0.1, 1.0, 0.1, 0.0)),
+            "in-flight messages (prefetch)"
+        );
+        assert_eq!(bound(&stats(0.1, 0.4, 0.95, 0.0)), "in-flight bytes");
+        assert_eq!(bound(&stats(0.1, 1.0, 0.1, 0.6)), "rate limit");
+        assert_eq!(bound(&stats(0.1, 0.3, 0.1, 0.0)), "outside calls' latency");
+        let idle = StageStats {
+            saturated: 0.1,
+            ..stats(0.1, 0.1, 0.1, 0.0)
+        };
+        assert_eq!(bound(&idle), "work from earlier stages");
     }
 
     #[test]

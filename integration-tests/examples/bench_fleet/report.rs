@@ -175,19 +175,25 @@ fn own_busy(run: &Run) -> f64 {
 /// Why the bottleneck is slow, as far as the numbers say.
 fn bottleneck_text(run: &Run) -> String {
     let s = &run.stages[&run.bottleneck];
-    let why = if s.cpu_per_worker > 0.8 {
-        "CPU-bound: more workers need more cores".to_owned()
-    } else if run.machine_busy > 0.85 {
-        format!(
-            "little CPU of its own, but the machine's CPU was {:.0} % busy ({:.0} % this \
-             run's), which slows every stage",
+    let why = match s.bound.as_str() {
+        "CPU" => "CPU-bound: more workers need more cores".to_owned(),
+        _ if run.machine_busy > 0.85 => format!(
+            "bound by {}, and the machine's CPU was {:.0} % busy ({:.0} % this run's), which \
+             slows every stage",
+            s.bound,
             run.machine_busy * 100.0,
             own_busy(run) * 100.0
-        )
-    } else {
-        "not CPU-bound: bounded by its messages in flight (prefetch × workers) and what each \
-         waits on (LLM, per-host politeness, the broker)"
-            .to_owned()
+        ),
+        bound => format!(
+            "bound by {bound}: {:.0} messages in flight per worker, {:.0} % of its prefetch and \
+             {:.0} % of its byte cap; {:.0} % of their time waiting for a rate limit, {:.0} % for \
+             hosts' turns",
+            s.mean_in_flight,
+            s.in_flight_share * 100.0,
+            s.bytes_share * 100.0,
+            s.rate_limit_share * 100.0,
+            s.politeness_share * 100.0
+        ),
     };
     format!(
         "bottleneck: {} (work waited in its queue {:.0} % of the run; {:.2} of a core per worker, {why})",
@@ -268,7 +274,7 @@ pub fn run_text(run: &Run) -> String {
     );
     let _ = writeln!(
         t,
-        "{:<11}{:>8}{:>9}{:>12}{:>12}{:>14}{:>11}{:>12}{:>11}",
+        "{:<11}{:>8}{:>9}{:>12}{:>12}{:>14}{:>11}{:>12}{:>11}{:>11}  bound",
         "stage",
         "workers",
         "CPU s",
@@ -277,12 +283,13 @@ pub fn run_text(run: &Run) -> String {
         "handling ms/j",
         "saturated",
         "mean ready",
-        "max ready"
+        "max ready",
+        "in flight"
     );
     for (stage, s) in &run.stages {
         let _ = writeln!(
             t,
-            "{:<11}{:>8}{:>9.1}{:>12.2}{:>12.2}{:>14}{:>10.0}%{:>12.1}{:>11}",
+            "{:<11}{:>8}{:>9.1}{:>12.2}{:>12.2}{:>14}{:>10.0}%{:>12.1}{:>11}{:>11.1}  {}",
             stage.name(),
             s.workers,
             s.cpu_secs,
@@ -292,7 +299,9 @@ pub fn run_text(run: &Run) -> String {
                 .map_or("-".to_owned(), |ms| format!("{ms:.0}")),
             s.saturated * 100.0,
             s.mean_ready,
-            s.max_ready
+            s.max_ready,
+            s.mean_in_flight,
+            s.bound
         );
     }
     let _ = writeln!(

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::scrape::Gauges;
 use crate::{Stage, Workers};
 
 /// Queue depths, jobs ended and every worker's CPU so far, at `t` seconds after submission
@@ -16,6 +17,8 @@ pub struct Sample {
     pub finished: u64,
     /// CPU seconds since the run began, per worker in the order of [`Run::worker_stats`].
     pub cpu: Vec<f64>,
+    /// What each worker's `/metrics` said, in the same order (none: it did not answer).
+    pub gauges: Vec<Option<Gauges>>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -47,6 +50,17 @@ pub struct StageStats {
     /// Mean time the stage spent on one job's messages, LLM waits included (job.json; none
     /// for synthesize, which writes job.json before its own time is known).
     pub handling_ms_per_job: Option<f64>,
+    /// Messages in flight per worker, on average over the samples, and as a share of the
+    /// prefetch; bytes in flight as a share of the byte cap.
+    pub mean_in_flight: f64,
+    pub in_flight_share: f64,
+    pub bytes_share: f64,
+    /// Of the time messages were in flight, the share their calls waited for a rate limit, and
+    /// the share fetch tasks waited for their hosts' turns.
+    pub rate_limit_share: f64,
+    pub politeness_share: f64,
+    /// What bounded the stage: see `measure::bound`.
+    pub bound: String,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -114,6 +114,8 @@ pub(crate) struct AppState {
     pub(crate) options: Options,
     /// Arrivals of the LLM requests answered in the last minute, for `llm_requests_per_minute`.
     llm_window: Mutex<std::collections::VecDeque<Instant>>,
+    /// When the server started, for `llm_rate_limited_for`.
+    started: Instant,
 }
 
 /// How a simweb behaves beyond its corpus; the default is what every test gets.
@@ -127,6 +129,9 @@ pub struct Options {
     /// provider's rate-limit error body, as an organisation's RPM limit answers. `None`: no
     /// limit.
     pub llm_requests_per_minute: Option<u32>,
+    /// For this long after it starts, every LLM request gets the 429 of an organisation over
+    /// its limit, with `Retry-After: 1`: a provider that refuses for minutes, shortened.
+    pub llm_rate_limited_for: Duration,
 }
 
 /// A running simweb; the server stops when this is dropped.
@@ -217,6 +222,7 @@ async fn start(
         stats: stats.clone(),
         options,
         llm_window: Mutex::default(),
+        started: Instant::now(),
     });
     let app = router(state);
     let handle = tokio::spawn(async move {
@@ -278,36 +284,52 @@ fn host_of(headers: &HeaderMap, uri: &Uri) -> String {
 
 /// What every LLM route shares: the per-minute limit, then the configured latency.
 async fn llm_gate(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let anthropic = req.uri().path().ends_with("/messages");
+    if state.started.elapsed() < state.options.llm_rate_limited_for {
+        return rate_limited(&state, anthropic, 1, None);
+    }
     if let Some(limit) = state.options.llm_requests_per_minute {
         if let Some(retry_after) = over_limit(&state.llm_window, limit, Instant::now()) {
-            state
-                .stats
-                .llm_rate_limited
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let mut response = if req.uri().path().ends_with("/messages") {
-                llm::anthropic::error(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limit_error",
-                    "This request would exceed your organization's rate limit of requests per minute.",
-                )
-            } else {
-                llm::openai::error(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    &format!("Rate limit reached for requests per min (RPM): Limit {limit}. Please try again in {retry_after}s."),
-                    "requests",
-                    None,
-                    Some("rate_limit_exceeded"),
-                )
-            };
-            let value = retry_after.to_string().parse().expect("a header value");
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-            return response;
+            return rate_limited(&state, anthropic, retry_after, Some(limit));
         }
     }
     if !state.options.llm_latency.is_zero() {
         tokio::time::sleep(state.options.llm_latency).await;
     }
     next.run(req).await
+}
+
+/// The provider's 429 for a request over the organisation's per-minute `limit` (`None`: a
+/// limit simweb does not name), to be tried again in `retry_after` seconds.
+fn rate_limited(
+    state: &AppState,
+    anthropic: bool,
+    retry_after: u64,
+    limit: Option<u32>,
+) -> Response {
+    state
+        .stats
+        .llm_rate_limited
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut response = if anthropic {
+        llm::anthropic::error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "This request would exceed your organization's rate limit of requests per minute.",
+        )
+    } else {
+        let limit = limit.map_or("-".to_owned(), |l| l.to_string());
+        llm::openai::error(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!("Rate limit reached for requests per min (RPM): Limit {limit}. Please try again in {retry_after}s."),
+            "requests",
+            None,
+            Some("rate_limit_exceeded"),
+        )
+    };
+    let value = retry_after.to_string().parse().expect("a header value");
+    response.headers_mut().insert(header::RETRY_AFTER, value);
+    response
 }
 
 /// Takes a place in the last minute's `window` of at most `limit` requests at `now`, or says

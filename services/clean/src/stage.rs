@@ -36,6 +36,14 @@ const MIN_CONTENT_CHARS: usize = 80;
 /// past 160 MB; a page over the budget runs alone, small pages run beside each other.
 const EXTRACTION_BUDGET_MB: u32 = 12;
 
+/// How many times its page extraction holds: the page, its prepared copy, the parsed tree and
+/// the markdown (two 10 MB pages side by side took a worker past 160 MB).
+const EXTRACTION_MEMORY_FACTOR: u64 = 6;
+
+/// How many times its text a source holds once extracted, while its LLM steps run: the
+/// markdown, the cleaned copy, the prompts and the analysed document.
+const ANALYSIS_MEMORY_FACTOR: u64 = 4;
+
 /// The clean stage. Build it with [`CleanStage::new`] (or [`CleanStage::with_env`] in tests);
 /// the value `trawl_clean::CleanStage` builds its LLM client from the runtime's config on first
 /// use instead.
@@ -225,6 +233,10 @@ impl Stage for CleanStage {
         } else {
             (doc.source.title.clone(), cap(body, max_chars))
         };
+        // The page is gone; what waits on the LLM steps is its text.
+        trawl_pipeline::in_flight::hold(
+            ANALYSIS_MEMORY_FACTOR * markdown.len() as u64 + trawl_pipeline::worker::BASE_FOOTPRINT,
+        );
         let mut record = OutcomeRecord {
             idx: doc.source.idx,
             url: doc.source.url.clone(),
@@ -274,6 +286,11 @@ impl Stage for CleanStage {
         info!(url = %doc.source.url, outcome = record.outcome.name(), "cleaned");
         Job::new(rt, &msg).record(&doc.query, record).await?;
         Ok(Handled::Done)
+    }
+
+    /// The message is the page: extraction holds several times it.
+    fn footprint(&self, _config: &Config, len: usize) -> u64 {
+        EXTRACTION_MEMORY_FACTOR * len as u64 + trawl_pipeline::worker::BASE_FOOTPRINT
     }
 }
 

@@ -29,6 +29,9 @@ pub struct FetchMetrics {
     /// and how long they were told to wait.
     pub deferrals: Family<Labels, Counter>,
     pub deferral_wait: Histogram,
+    /// Waits for a host's turn spent in the worker, the task's message held
+    /// (`fetch.wait_in_worker_ms`), instead of a deferral through the broker.
+    pub host_wait: Histogram,
     /// Browser sessions of this worker, by state (`busy` rendering a page, `idle` pooled).
     pub browser_sessions: Family<Labels, Gauge>,
     /// Sessions this worker may have at once (`fetch.browser_sessions`).
@@ -76,6 +79,11 @@ pub static METRICS: LazyLock<FetchMetrics> = LazyLock::new(|| FetchMetrics {
     deferral_wait: register(
         "fetch_deferral_wait_seconds",
         "Wait a deferred fetch task was given",
+        Histogram::new(exponential_buckets(0.01, 2.5, 10)),
+    ),
+    host_wait: register(
+        "fetch_host_wait_seconds",
+        "Wait for a host's turn spent in the worker instead of a deferral",
         Histogram::new(exponential_buckets(0.01, 2.5, 10)),
     ),
     browser_sessions: register(

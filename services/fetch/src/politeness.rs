@@ -1,11 +1,12 @@
 //! What a fetch waits for before it may go, shared by every worker of the fleet through the
 //! store: the host's robots.txt, its request rate, and its requests in flight. Each gate either
-//! lets the task through or says how long until it should look again; a worker never sleeps on
-//! a delivery.
+//! lets the task through or says how long until it should look again; only a host's turn that
+//! comes within `fetch.wait_in_worker_ms` is booked and waited for in the worker.
 //!
 //! - [`robots`]: the origin's rules (cached per origin) and the Crawl-delay they ask for.
 //! - [`take_turn`]: the host's rate, one request per interval (the configured minimum, the
-//!   Crawl-delay, or the last Retry-After, whichever is longest).
+//!   Crawl-delay, or the last Retry-After, whichever is longest), and [`gate`], which keeps
+//!   the interval between the requests as sent.
 //! - [`Slot`]: one of the host's `fetch.max_per_host` requests in flight, leased so a crashed
 //!   worker's slot frees itself.
 //! - [`hold`]: a Retry-After that holds the host for everyone.
@@ -16,7 +17,7 @@ use tracing::warn;
 use trawl_config::FetchConfig;
 use trawl_messages::Outcome;
 use trawl_pipeline::{Runtime, StageError};
-use trawl_store::Cache;
+use trawl_store::{Cache, Turn};
 use url::Url;
 
 use crate::http::Fetcher;
@@ -58,21 +59,49 @@ pub async fn robots(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Robots
     })
 }
 
-/// Takes the host's turn at its rate: `None` when the request may go now, or how long to wait
-/// (taking nothing).
+/// Takes the host's turn at its rate: its interval once the request may go, or how long to
+/// wait (taking nothing). A turn within `fetch.wait_in_worker_ms` is booked and waited for
+/// here, which costs the broker nothing; a later one is the caller's to wait for through the
+/// broker. The request then passes [`gate`] right before it is sent.
 pub(crate) async fn take_turn(
     rt: &Runtime,
     host: &str,
     crawl_delay: Option<Duration>,
-) -> Result<Option<Duration>, StageError> {
+) -> Result<Result<Duration, Duration>, StageError> {
     let backoff = cached_number(rt, Cache::HostBackoff, host).await?;
-    let interval = interval(&rt.config.fetch, backoff, crawl_delay);
-    let wait = rt.store.rate_acquire(host, interval).await?;
-    if wait.is_zero() {
-        return Ok(None);
+    let cfg = &rt.config.fetch;
+    let interval = interval(cfg, backoff, crawl_delay);
+    let within = Duration::from_millis(cfg.wait_in_worker_ms);
+    match rt.store.rate_reserve(host, interval, within).await? {
+        Turn::Reserved(wait) => {
+            if !wait.is_zero() {
+                METRICS.host_wait.observe(wait.as_secs_f64());
+                tokio::time::sleep(wait).await;
+            }
+            Ok(Ok(interval))
+        }
+        Turn::Busy(wait) => {
+            deferred("rate", wait);
+            Ok(Err(wait))
+        }
     }
-    deferred("rate", wait);
-    Ok(Some(wait))
+}
+
+/// Holds a request whose turn has come until `interval` has passed since the host's last
+/// request was sent, by any worker. Turns are booked an interval apart, but what happens
+/// between a turn and its send (the host's slot, a connection) takes longer for some requests
+/// than others, and the host sees the sends: booked alone, two requests could arrive closer
+/// than the interval. Almost always it goes at once; the store's round trip is its cost.
+pub(crate) async fn gate(rt: &Runtime, host: &str, interval: Duration) -> Result<(), StageError> {
+    let key = format!("sent:{host}");
+    loop {
+        let wait = rt.store.rate_acquire(&key, interval).await?;
+        if wait.is_zero() {
+            return Ok(());
+        }
+        METRICS.host_wait.observe(wait.as_secs_f64());
+        tokio::time::sleep(wait).await;
+    }
 }
 
 /// The host's interval: the configured minimum, its Crawl-delay or its last Retry-After (ms),

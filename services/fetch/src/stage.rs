@@ -4,10 +4,10 @@
 //! limit → a per-host slot (concurrency cap) → the fetch at its level → block detection. A
 //! block moves the task one level up, onto `trawl.fetch.browser` from level 2, where workers
 //! with a browser pool take it; a 429/503 with Retry-After holds the whole host for that long
-//! and retries at the same level first. Whatever cannot go now comes back later through a delay
-//! tier; a worker never sleeps on a delivery. A browser task whose WebDriver stopped answering
-//! goes back like a task of a store outage, spending none of its attempts: a browser service
-//! that dies and restarts fails no page.
+//! and retries at the same level first. A host's turn that comes soon is booked and waited for
+//! in the worker; whatever cannot go soon comes back later through a delay tier. A browser task
+//! whose WebDriver stopped answering goes back like a task of a store outage, spending none of
+//! its attempts: a browser service that dies and restarts fails no page.
 
 use std::time::Duration;
 
@@ -237,6 +237,13 @@ impl FetchStage {
         let job = Job::new(rt, msg);
         let host = host_of(url);
         let attempt = self.attempt(url, level).await;
+        if let Attempt::Page(page) = &attempt {
+            // What the worker holds now: the page, its copy in the message to clean and that
+            // message encoded.
+            trawl_pipeline::in_flight::hold(
+                3 * page.body.len() as u64 + trawl_pipeline::worker::BASE_FOOTPRINT,
+            );
+        }
         count(&attempt, level);
         match (
             next_after(&attempt, level, max_level, job.last_attempt()),
@@ -415,15 +422,19 @@ impl Stage for FetchStage {
         }
         // Politeness before the slot: on a busy host most tasks are turned away here, by one
         // script.
-        if let Some(wait) = politeness::take_turn(rt, &host, crawl_delay).await? {
-            return Ok(Handled::Later(wait));
-        }
+        let interval = match politeness::take_turn(rt, &host, crawl_delay).await? {
+            Ok(interval) => interval,
+            Err(wait) => return Ok(Handled::Later(wait)),
+        };
         let token = format!("{}:{}", msg.job_id, task.source.idx);
         let slot = match Slot::take(rt, &host, token).await? {
             Ok(slot) => slot,
             Err(wait) => return Ok(Handled::Later(wait)),
         };
-        let result = self.fetch_at(rt, &msg, &url, level, max_level).await;
+        let result = match politeness::gate(rt, &host, interval).await {
+            Ok(()) => self.fetch_at(rt, &msg, &url, level, max_level).await,
+            Err(e) => Err(e),
+        };
         slot.release(rt).await;
         result
     }

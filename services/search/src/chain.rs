@@ -13,7 +13,7 @@ use tracing::warn;
 use trawl_store::{Cache, Store};
 
 use crate::metrics::{labels, METRICS};
-use crate::providers::{Freshness, PageRequest, Provider, ResultPage};
+use crate::providers::{Freshness, PageRequest, Provider, ProviderError, ResultPage};
 use trawl_messages::record::RawResult;
 
 /// Pages asked of one provider for one query at most.
@@ -38,6 +38,8 @@ pub struct Search<'a> {
     pub http: &'a reqwest::Client,
     pub store: &'a dyn Store,
     pub cache_ttl: Duration,
+    /// Fleet-wide requests per second per provider (`search.requests_per_second`).
+    pub requests_per_second: &'a BTreeMap<String, f64>,
 }
 
 impl Search<'_> {
@@ -145,8 +147,20 @@ impl Search<'_> {
             // A cache that cannot answer costs a provider call, never the job.
             Err(e) => warn!(error = %e, "search cache unavailable"),
         }
+        self.pace(name).await;
         let started = Instant::now();
         let result = provider.page(self.http, request).await;
+        if let Err(ProviderError::RateLimited {
+            retry_after: Some(wait),
+            ..
+        }) = &result
+        {
+            // The provider's limit is the fleet's: every worker waits, not only this one.
+            let wait = (*wait).min(MAX_HOLD);
+            if let Err(e) = self.store.rate_hold(&rate_slot(name), wait).await {
+                warn!(error = %e, provider = name, "a 429's Retry-After could not be shared through the store");
+            }
+        }
         METRICS
             .provider_latency
             .get_or_create(&labels(&[("provider", name)]))
@@ -176,4 +190,40 @@ impl Search<'_> {
         }
         (result, attempt)
     }
+
+    /// Waits for this worker's turn at `provider` under its fleet-wide requests per second.
+    /// The slot is read even without a limit: a 429's hold is kept there. With the store down
+    /// the call goes unpaced.
+    async fn pace(&self, provider: &str) {
+        let interval = (self.requests_per_second.get(provider))
+            .map_or(Duration::ZERO, |rps| Duration::from_secs_f64(1.0 / rps));
+        let (slot, mut waited) = (rate_slot(provider), Duration::ZERO);
+        loop {
+            match self.store.rate_acquire(&slot, interval).await {
+                Ok(wait) if wait.is_zero() => break,
+                Ok(wait) => {
+                    trawl_llm::rate_wait::sleep(wait).await;
+                    waited += wait;
+                }
+                Err(e) => {
+                    warn!(error = %e, provider, "the provider's rate limit could not be read from the store; calling unpaced");
+                    break;
+                }
+            }
+        }
+        if !waited.is_zero() {
+            METRICS
+                .rate_wait
+                .get_or_create(&labels(&[("provider", provider)]))
+                .inc_by(waited.as_secs_f64());
+        }
+    }
+}
+
+/// The longest a provider's `Retry-After` holds the fleet.
+const MAX_HOLD: Duration = Duration::from_secs(60);
+
+/// The store's rate slot of `provider` (Redis key `rate:search:<provider>`).
+fn rate_slot(provider: &str) -> String {
+    format!("search:{provider}")
 }

@@ -1,5 +1,6 @@
 //! The search stage's metrics, declared once.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::LazyLock;
 
 use trawl_telemetry::prometheus_client::metrics::counter::Counter;
@@ -11,6 +12,8 @@ pub struct SearchMetrics {
     /// Provider page requests by provider and outcome (`ok`, `empty`, `timeout`, `http_error` …).
     pub provider_requests: Family<Labels, Counter>,
     pub provider_latency: Family<Labels, Histogram>,
+    /// Seconds calls waited for their provider's fleet-wide rate limit or a 429's hold.
+    pub rate_wait: Family<Labels, Counter<f64, AtomicU64>>,
     pub results_per_question: Histogram,
     pub selected_per_question: Histogram,
 }
@@ -25,6 +28,11 @@ pub static METRICS: LazyLock<SearchMetrics> = LazyLock::new(|| SearchMetrics {
         "search_provider_latency_seconds",
         "Search provider response time",
         Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.01, 2.0, 12))),
+    ),
+    rate_wait: register(
+        "search_provider_rate_limit_wait_seconds",
+        "Time search provider calls waited for the provider's fleet-wide rate limit",
+        Family::default(),
     ),
     results_per_question: register(
         "search_results_per_question",

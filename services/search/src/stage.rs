@@ -50,8 +50,12 @@ impl SearchStage {
             Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
             None => None,
         };
+        let providers = build_all(&config.search, env);
+        for name in providers.keys() {
+            trawl_telemetry::init_series(&crate::metrics::METRICS.rate_wait, &[("provider", name)]);
+        }
         Ok(SearchStage {
-            providers: build_all(&config.search, env),
+            providers,
             http,
             llm,
         })
@@ -145,6 +149,7 @@ impl SearchStage {
             http: &self.http,
             store: rt.store.as_ref(),
             cache_ttl: Duration::from_secs(cfg.cache_ttl_secs),
+            requests_per_second: &cfg.requests_per_second,
         };
 
         let mut best: HashMap<String, Scored> = HashMap::new();

@@ -396,3 +396,65 @@ async fn a_follow_up_round_selects_only_untried_urls_and_records_why() {
         .is_some());
     assert_eq!(job_.rounds().await.unwrap(), 3);
 }
+
+/// Two workers with their own store connections keep one provider's requests per second
+/// together: in any stretch of time, simweb sees at most that stretch's share plus one.
+#[tokio::test]
+async fn workers_keep_a_providers_requests_per_second_together() {
+    const RPS: f64 = 4.0;
+    let (corpus, web, dir) = setup().await;
+    let prefix = format!("search-rps-{}-{}", std::process::id(), uuid::Uuid::now_v7());
+    let mut c = config(&web, dir.path());
+    c.search.providers = vec!["searxng".into()];
+    c.search.requests_per_second.insert("searxng".into(), RPS);
+    c.store.url = Some(
+        std::env::var("TRAWL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into()),
+    );
+    c.store.prefix = prefix;
+    let questions: Vec<String> = (corpus.questions().into_iter().take(6))
+        .map(|q| q.query)
+        .collect();
+    let mut workers = Vec::new();
+    for half in questions.chunks(3) {
+        let rt = Runtime::connect(c.clone(), std::time::Duration::from_secs(5))
+            .await
+            .unwrap();
+        let stage = trawl_search::SearchStage::with_env(&c, &BTreeMap::new()).unwrap();
+        let half = half.to_vec();
+        workers.push(tokio::spawn(async move {
+            let searches = half.iter().map(|q| run(&stage, &rt, q));
+            futures_util::future::join_all(searches).await;
+            rt
+        }));
+    }
+    let mut rts = Vec::new();
+    for w in workers {
+        rts.push(w.await.unwrap());
+    }
+    rts[0].store.delete_all().await.unwrap();
+
+    let arrivals: Vec<std::time::Instant> = (web.stats().log("127.0.0.1").into_iter())
+        .filter(|(path, _)| path.starts_with("/search"))
+        .map(|(_, at)| at)
+        .collect();
+    assert!(arrivals.len() >= 6, "{} provider requests", arrivals.len());
+    let interval = std::time::Duration::from_secs_f64(1.0 / RPS);
+    for (i, first) in arrivals.iter().enumerate() {
+        for (j, last) in arrivals.iter().enumerate().skip(i + 1) {
+            // 50 ms for the trip from the store's grant to the server's arrival.
+            let span = last.duration_since(*first) + std::time::Duration::from_millis(50);
+            let allowed = (span.as_secs_f64() / interval.as_secs_f64()).floor() as usize + 1;
+            assert!(
+                j - i < allowed,
+                "{} requests arrived within {span:?}; {RPS} a second allows {allowed}",
+                j - i + 1
+            );
+        }
+    }
+    let metrics = trawl_telemetry::render();
+    assert!(
+        metrics
+            .contains("trawl_search_provider_rate_limit_wait_seconds_total{provider=\"searxng\"}"),
+        "the waits are counted: {metrics}"
+    );
+}

@@ -118,10 +118,22 @@ impl Stage for SynthesizeStage {
         rt.store.unlock(&lease).await?;
         result.map(|()| Handled::Done)
     }
+
+    fn footprint(&self, _config: &Config, len: usize) -> u64 {
+        SYNTHESIS_FOOTPRINT + len as u64
+    }
 }
 
 /// Documents a job's synthesis reads from a remote object store at once.
 const DOC_READS: usize = 8;
+
+/// How many times its documents' stored bytes a synthesis holds: as read, parsed, and the
+/// context and report made of them.
+const DOC_MEMORY_FACTOR: u64 = 3;
+
+/// What the worker reserves for a synthesis before it knows its documents: a job's usual dozen
+/// sources, analysed, several times over.
+const SYNTHESIS_FOOTPRINT: u64 = 4 << 20;
 
 /// Synthesis of a job whose outcomes are in (or whose deadline passed, `complete` false):
 /// read its documents, write the report, save the work products, end the job.
@@ -332,6 +344,13 @@ async fn read_docs(
         })
         .collect()
         .await;
+    let read_bytes: usize = (read.iter())
+        .map(|(_, bytes)| bytes.as_ref().map_or(0, |b| b.as_ref().map_or(0, Vec::len)))
+        .sum();
+    // The documents as read and parsed, and the context and report made of them.
+    trawl_pipeline::in_flight::hold(
+        DOC_MEMORY_FACTOR * read_bytes as u64 + trawl_pipeline::worker::BASE_FOOTPRINT,
+    );
     let mut docs: Vec<AnalysedDoc> = Vec::with_capacity(read.len());
     for (key, bytes) in read {
         let Some(bytes) = bytes? else {

@@ -57,8 +57,16 @@ pub struct BrokerConfig {
     pub url: Option<String>,
     /// Prefix of every queue name (`trawl.search` …); tests use a unique one.
     pub namespace: String,
-    /// Unacknowledged deliveries per worker.
+    /// Most messages a worker holds at once (unacknowledged deliveries): an upper bound, not
+    /// the usual one. A worker admits a message when its bytes fit `max_in_flight_bytes`, so
+    /// with a slow LLM or search provider it keeps hundreds of messages waiting on their calls
+    /// while its CPU stays busy, and with large pages it holds few.
     pub prefetch: u16,
+    /// Most bytes a worker's messages in flight may hold together: each message's estimate
+    /// (its stage's footprint: a page being extracted holds several times its size) is reserved
+    /// before it is handled, and a message that does not fit waits, unacknowledged. Keep it
+    /// well below the worker's memory limit.
+    pub max_in_flight_bytes: u64,
     /// Attempts (first try included) before a failing message goes to the dead-letter queue.
     pub max_attempts: u32,
     /// Delay tiers for retries, in seconds, one per retry; the last repeats.
@@ -103,6 +111,7 @@ impl Default for BrokerConfig {
             url: None,
             namespace: "trawl".into(),
             prefetch: 8,
+            max_in_flight_bytes: 256 * 1024 * 1024,
             max_attempts: 4,
             retry_delays_secs: vec![1, 5, 30],
             defer_delays_ms: vec![25, 50, 100, 250, 500],
@@ -285,6 +294,11 @@ pub struct SearchConfig {
     /// Environment variable holding each provider's API key, overriding the conventional name
     /// (`SERPER_API_KEY` …). A provider whose key is missing is skipped.
     pub api_key_env: BTreeMap<String, String>,
+    /// Requests per second the whole fleet may send each provider (`brave = 1`, `serper =
+    /// 5`): every worker takes its turns from one slot per provider in the store, and a
+    /// provider's 429 with `Retry-After` holds every worker's calls to it. A provider not
+    /// listed is not paced.
+    pub requests_per_second: BTreeMap<String, f64>,
     /// Proxy for search-provider calls (`http://host:port`); empty: `HTTPS_PROXY`,
     /// `HTTP_PROXY`, `NO_PROXY`. Page fetches never use a proxy.
     pub proxy: String,
@@ -316,6 +330,7 @@ impl Default for SearchConfig {
             proxy: String::new(),
             endpoints: BTreeMap::new(),
             api_key_env: BTreeMap::new(),
+            requests_per_second: BTreeMap::new(),
             results_per_query: 15,
             freshness: "any".into(),
             cache_ttl_secs: 24 * 3600,
@@ -367,6 +382,11 @@ pub struct FetchConfig {
     pub max_redirects: usize,
     /// Minimum spacing between two requests to one host, across the whole fleet.
     pub min_interval_ms: u64,
+    /// A task whose host's next turn comes within this long books that turn and waits for it
+    /// in the worker, its message unacknowledged (it holds little of the worker's
+    /// `broker.max_in_flight_bytes`); a longer wait goes back to the broker through a delay
+    /// queue. 0: every wait goes through the broker.
+    pub wait_in_worker_ms: u64,
     /// Requests in flight to one host at once, across the whole fleet.
     pub max_per_host: u32,
     /// How long the level that got a host's page is remembered, so later tasks start there.
@@ -397,6 +417,7 @@ impl Default for FetchConfig {
             max_bytes: 10 * 1024 * 1024,
             max_redirects: 5,
             min_interval_ms: 1000,
+            wait_in_worker_ms: 5000,
             max_per_host: 2,
             level_memory_secs: 24 * 3600,
             crawl_depth: 0,
@@ -508,6 +529,9 @@ impl Default for ReportConfig {
 
 /// The most rounds of research a job may have (`research.max_rounds`).
 pub const MAX_ROUNDS: u32 = 5;
+
+/// The smallest `broker.max_in_flight_bytes`: below it a worker could hold no ordinary page.
+pub const MIN_IN_FLIGHT_BYTES: u64 = 1 << 20;
 
 /// Follow-up research rounds: once a round's sources are in, a job that still lacks a target
 /// data point or a sub-query searches again for it.
@@ -1145,6 +1169,19 @@ impl Config {
                 self.broker.prefetch
             ));
         }
+        for (provider, rps) in &self.search.requests_per_second {
+            if !(rps.is_finite() && *rps > 0.0) {
+                problems.push(format!(
+                    "search.requests_per_second.{provider}: must be above 0, not {rps} (leave it out for no limit)"
+                ));
+            }
+        }
+        if self.broker.max_in_flight_bytes < MIN_IN_FLIGHT_BYTES {
+            problems.push(format!(
+                "broker.max_in_flight_bytes must be at least {MIN_IN_FLIGHT_BYTES} (1 MiB; got {})",
+                self.broker.max_in_flight_bytes
+            ));
+        }
         if self.broker.max_attempts == 0 {
             problems.push(format!(
                 "broker.max_attempts must be at least 1 (got {})",
@@ -1630,7 +1667,7 @@ mod tests {
     }
 
     #[test]
-    fn llm_rate_limits_resolve_per_model_and_refuse_zero_or_negative() {
+    fn rate_limits_and_the_byte_cap_refuse_zero_or_negative() {
         let dir = std::env::temp_dir().join(format!("trawl-limits-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("trawl.toml");
@@ -1672,6 +1709,33 @@ mod tests {
             .to_string();
         assert!(
             err.contains("llm.tokens_per_minute: must be at least 1"),
+            "{err}"
+        );
+        let c = load(
+            "[search.requests_per_second]
+brave = 0.5
+",
+        )
+        .unwrap();
+        assert_eq!(c.search.requests_per_second["brave"], 0.5);
+        let err = load(
+            "[search.requests_per_second]
+brave = 0
+serper = -1
+",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("search.requests_per_second.brave: must be above 0, not 0")
+                && err.contains("search.requests_per_second.serper: must be above 0, not -1"),
+            "{err}"
+        );
+        let err = load("[broker]\nmax_in_flight_bytes = 1000\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("broker.max_in_flight_bytes must be at least"),
             "{err}"
         );
     }

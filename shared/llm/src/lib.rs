@@ -19,6 +19,7 @@
 //! errors, logs or metrics.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,7 @@ pub mod json;
 mod metrics;
 pub mod prices;
 pub mod proxy;
+pub mod rate_wait;
 pub mod wire;
 
 use metrics::METRICS;
@@ -379,8 +381,16 @@ impl Llm {
             reasoning_tokens: cfg.reasoning_tokens,
         };
         let reserved = self.reserve(endpoint, request, &options).await?;
-        let result = self.attempts(endpoint, request, &options).await;
+        let mut guard = Unsettled {
+            llm: self,
+            reserved,
+            sending: AtomicBool::new(false),
+        };
+        let result = self
+            .attempts(endpoint, request, &options, &guard.sending)
+            .await;
         let cost = result.as_ref().map_or(0, |(_, cost)| *cost);
+        guard.reserved = 0;
         self.settle(reserved, cost).await;
         let (response, _) = result?;
         Ok((response, key))
@@ -436,13 +446,17 @@ impl Llm {
             let share = tokens as f64 / tpm.max(1) as f64;
             turns.push(("tokens", minute.mul_f64(share)));
         }
-        let started = Instant::now();
+        // The time slept, not the store's round trips.
+        let mut waited = Duration::ZERO;
         for (kind, interval) in turns {
             let slot = rate_slot(&endpoint.model, kind);
             loop {
                 match store.rate_acquire(&slot, interval).await {
                     Ok(wait) if wait.is_zero() => break,
-                    Ok(wait) => tokio::time::sleep(wait).await,
+                    Ok(wait) => {
+                        rate_wait::sleep(wait).await;
+                        waited += wait;
+                    }
                     Err(e) => {
                         warn!(error = %e, model = %endpoint.model, "the LLM rate limit could not be read from the store; calling unpaced");
                         break;
@@ -450,13 +464,7 @@ impl Llm {
                 }
             }
         }
-        let waited = started.elapsed();
-        if !waited.is_zero() {
-            METRICS
-                .rate_wait
-                .get_or_create(&metrics::labels(&[("model", &endpoint.model)]))
-                .inc_by(waited.as_secs_f64());
-        }
+        count_rate_wait(&endpoint.model, waited);
     }
 
     /// After a 429, holds every worker's calls to `model` for `delay`, not only this one's.
@@ -492,14 +500,19 @@ impl Llm {
         endpoint: &Endpoint,
         request: &ChatRequest,
         options: &wire::Options<'_>,
+        sending: &AtomicBool,
     ) -> Result<(ChatResponse, u64), LlmError> {
         let cfg = &self.inner.config;
         let (mut attempt, mut learnt) = (0, 0);
+        // Rate-limited answers so far, and the time waited after them.
+        let (mut limited_turns, mut limited) = (0, Duration::ZERO);
         loop {
             self.pace(endpoint, request, options).await;
             let (url, body) = wire::chat_request(endpoint, request, options);
             let started = Instant::now();
+            sending.store(true, Ordering::Relaxed);
             let result = self.send(endpoint, url, &body, request).await;
+            sending.store(false, Ordering::Relaxed);
             let model = endpoint.model.as_str();
             METRICS
                 .latency
@@ -545,17 +558,26 @@ impl Llm {
                     // The model refused a parameter: ask again without it.
                     learnt += 1;
                 }
+                // A 429 is the organisation's limit, not this request's fault: it spends no
+                // attempt, and every worker waits, not only this one. Within a worker the
+                // message timeout ends the wait first (and spends no attempt of the message).
+                Err(f)
+                    if matches!(f.error, LlmError::Status { status: 429, .. })
+                        && limited < MAX_RATE_LIMITED_WAIT =>
+                {
+                    limited_turns += 1;
+                    let wait = backoff(f.retry_after, limited_turns);
+                    self.hold(model, wait).await;
+                    warn!(task = request.task, wait_secs = wait.as_secs_f64(), error = %f.error, "LLM rate limit met; waiting without spending an attempt");
+                    rate_wait::sleep(wait).await;
+                    count_rate_wait(model, wait);
+                    limited += wait;
+                }
                 Err(f) if f.error.retryable() && attempt < cfg.max_retries => {
                     attempt += 1;
-                    let backoff = (f.retry_after)
-                        .unwrap_or(Duration::from_millis(500 * (1 << attempt.min(6))))
-                        .min(Duration::from_secs(60));
-                    if matches!(f.error, LlmError::Status { status: 429, .. }) {
-                        // The limit is the organisation's: every worker waits, not only this one.
-                        self.hold(model, backoff).await;
-                    }
+                    let wait = backoff(f.retry_after, attempt);
                     warn!(task = request.task, attempt, error = %f.error, "LLM request failed; retrying");
-                    tokio::time::sleep(backoff).await;
+                    tokio::time::sleep(wait).await;
                 }
                 Err(f) => return Err(f.error),
             }
@@ -858,6 +880,60 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
         .map(Duration::from_secs_f64)
+}
+
+/// A budget reservation whose call was dropped before it settled (its handler cut off at the
+/// message timeout, most often while it waited for a rate limit). Every answer that was not a
+/// success is free at the providers, so unless a request was on the wire, nothing was spent and
+/// the reservation is given back; one that was on the wire stays reserved, erring on the safe
+/// side.
+struct Unsettled<'a> {
+    llm: &'a Llm,
+    reserved: u64,
+    sending: AtomicBool,
+}
+
+impl Drop for Unsettled<'_> {
+    fn drop(&mut self) {
+        if self.reserved == 0 || self.sending.load(Ordering::Relaxed) {
+            return;
+        }
+        let (Some(store), Some(batch), Ok(runtime)) = (
+            self.llm.store.clone(),
+            self.llm.batch.clone(),
+            tokio::runtime::Handle::try_current(),
+        ) else {
+            return;
+        };
+        let reserved = self.reserved as i64;
+        runtime.spawn(async move {
+            if let Err(e) = store.budget_settle(&batch, reserved, 0).await {
+                warn!(error = %e, batch = %batch, "an abandoned call's reservation could not be given back");
+            }
+        });
+    }
+}
+
+/// The most a call waits through 429s before it fails: long past any message timeout, so only
+/// a caller outside a worker meets it.
+const MAX_RATE_LIMITED_WAIT: Duration = Duration::from_secs(600);
+
+/// How long to wait before asking again: what the provider said (`Retry-After`), else an
+/// exponential back-off from half a second by `turn`; never more than a minute.
+fn backoff(retry_after: Option<Duration>, turn: u32) -> Duration {
+    retry_after
+        .unwrap_or(Duration::from_millis(500 * (1 << turn.min(6))))
+        .min(Duration::from_secs(60))
+}
+
+/// Adds `waited` to the time calls to `model` spent waiting for its rate limit.
+fn count_rate_wait(model: &str, waited: Duration) {
+    if !waited.is_zero() {
+        METRICS
+            .rate_wait
+            .get_or_create(&metrics::labels(&[("model", model)]))
+            .inc_by(waited.as_secs_f64());
+    }
 }
 
 /// FNV-1a: a stable hash for cache keys (unlike `DefaultHasher`, the same across builds).

@@ -493,6 +493,83 @@ async fn a_429_holds_every_worker() {
     connect().await.unwrap().delete_all().await.unwrap();
 }
 
+#[tokio::test]
+async fn a_provider_refusing_for_longer_than_the_retries_spends_none_of_them() {
+    let web = refusing_for(Duration::from_secs(3)).await;
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "simweb-storm".into(),
+        max_retries: 0,
+        cache_ttl_secs: 0,
+        ..Default::default()
+    };
+    let client = Llm::new(&config, &env()).unwrap();
+    let answer = client.chat(&analysis("What is zorbium?")).await;
+    assert!(answer.is_ok(), "{answer:?}");
+    assert!(
+        web.stats().llm_rate_limited() >= 2,
+        "refused {} times, each one retry-after second apart",
+        web.stats().llm_rate_limited()
+    );
+    let series = "trawl_llm_rate_limit_wait_seconds_total{model=\"simweb-storm\"} ";
+    let metrics = trawl_telemetry::render();
+    let waited: f64 = (metrics.lines())
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {series}in\n{metrics}"));
+    assert!(waited >= 2.0, "waited {waited} s through the 429s");
+}
+
+/// A simweb whose LLM answers every request with a provider's 429 for `how_long`.
+async fn refusing_for(how_long: Duration) -> Simweb {
+    Simweb::start_with(
+        Arc::new(Corpus::generate()),
+        "127.0.0.1:0".parse().unwrap(),
+        Options {
+            llm_rate_limited_for: how_long,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// A call cut off while it waits out a provider's 429s (its handler's message timeout) gives its
+/// budget reservation back: nothing was spent.
+#[tokio::test]
+async fn a_call_abandoned_while_rate_limited_gives_its_reservation_back() {
+    use trawl_store::budget::{BUDGET, RESERVED, SPENT};
+    let web = refusing_for(Duration::from_secs(60)).await;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    store.batch_add("storm", BUDGET, 1_000_000).await.unwrap();
+    let config = LlmConfig {
+        base_url: format!("{}/v1", web.base_url()),
+        model: "gpt-4o-mini".into(),
+        cache_ttl_secs: 0,
+        ..Default::default()
+    };
+    let client = Llm::new(&config, &env())
+        .unwrap()
+        .for_batch(Arc::clone(&store), "storm");
+    let cut = tokio::time::timeout(
+        Duration::from_millis(1_500),
+        client.chat(&analysis("What is zorbium?")),
+    )
+    .await;
+    assert!(cut.is_err(), "the call should still be waiting: {cut:?}");
+    assert!(web.stats().llm_rate_limited() >= 1);
+    // The reservation is given back by a task of its own.
+    let mut reserved = -1;
+    for _ in 0..50 {
+        reserved = store.batch_counter("storm", RESERVED).await.unwrap();
+        if reserved == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(reserved, 0, "the abandoned call kept its reservation");
+    assert_eq!(store.batch_counter("storm", SPENT).await.unwrap(), 0);
+}
+
 fn redis_url() -> String {
     std::env::var("TRAWL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into())
 }

@@ -20,6 +20,7 @@
 pub mod batch;
 pub mod error;
 pub mod fanin;
+pub mod in_flight;
 pub mod job;
 pub mod metrics;
 pub mod results;

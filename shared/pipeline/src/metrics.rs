@@ -1,5 +1,6 @@
 //! Worker metrics, declared once for every stage.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::LazyLock;
 
 use trawl_telemetry::prometheus_client::metrics::counter::Counter;
@@ -15,10 +16,17 @@ pub struct WorkerMetrics {
     /// Message age when a worker takes it: how long work waits in the queue.
     pub queue_wait: Family<Labels, Histogram>,
     pub in_flight: Family<Labels, Gauge>,
-    /// Messages a worker may hold at once (its prefetch): in-flight over capacity is saturation.
+    /// Messages a worker may hold at once (its prefetch).
     pub capacity: Family<Labels, Gauge>,
+    /// Bytes the messages being handled have reserved ([`crate::in_flight`]).
+    pub in_flight_bytes: Family<Labels, Gauge>,
+    /// The worker's byte cap (`broker.max_in_flight_bytes`): in-flight bytes over it, or
+    /// in-flight messages over `capacity`, is saturation.
+    pub in_flight_bytes_capacity: Family<Labels, Gauge>,
+    /// Seconds deliveries waited, unacknowledged, for room under the byte cap.
+    pub admission_wait: Family<Labels, Counter<f64, AtomicU64>>,
     /// Messages put back for another attempt, by stage and what failed (`broker`, `store`,
-    /// `timeout`, `stage`).
+    /// `objects`, `timeout`, `rate_limit`, `stage`).
     pub retries: Family<Labels, Counter>,
     /// Dead-lettered messages by stage and reason (`undecodable`, `exhausted`, `permanent`).
     pub dead_letters: Family<Labels, Counter>,
@@ -54,6 +62,21 @@ pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
         "Messages a worker may hold at once (its prefetch)",
         Family::default(),
     ),
+    in_flight_bytes: register(
+        "in_flight_bytes",
+        "Bytes reserved by the messages being handled",
+        Family::default(),
+    ),
+    in_flight_bytes_capacity: register(
+        "in_flight_bytes_capacity",
+        "Bytes the messages a worker handles may reserve together",
+        Family::default(),
+    ),
+    admission_wait: register(
+        "admission_wait_seconds",
+        "Time deliveries waited for room under the worker's byte cap",
+        Family::default(),
+    ),
     retries: register(
         "retries",
         "Messages put back for another attempt, by what failed",
@@ -77,19 +100,32 @@ pub const LEVELS: [&str; 4] = ["0", "1", "2", "3"];
 
 /// Creates a worker's known label sets at zero, so dashboards and alerts (a rate, a ratio, an
 /// `absent()`) see a series from the first scrape rather than after the first event.
-pub fn init(queue: trawl_broker::Queue, prefetch: u16) {
+pub fn init(queue: trawl_broker::Queue, broker: &trawl_config::BrokerConfig) {
     trawl_broker::init_metrics();
     trawl_store::init_metrics();
     let stage = queue.label();
     let m = &*METRICS;
     init_series(&m.in_flight, &[("stage", stage)]);
+    init_series(&m.in_flight_bytes, &[("stage", stage)]);
+    init_series(&m.admission_wait, &[("stage", stage)]);
+    let by_stage = labels(&[("stage", stage)]);
     m.capacity
-        .get_or_create(&labels(&[("stage", stage)]))
-        .set(i64::from(prefetch));
+        .get_or_create(&by_stage)
+        .set(i64::from(broker.prefetch));
+    m.in_flight_bytes_capacity
+        .get_or_create(&by_stage)
+        .set(i64::try_from(broker.max_in_flight_bytes).unwrap_or(i64::MAX));
     for result in ["ok", "later", "retry", "dead", "skipped"] {
         init_series(&m.messages, &[("stage", stage), ("result", result)]);
     }
-    for reason in ["broker", "store", "objects", "timeout", "stage"] {
+    for reason in [
+        "broker",
+        "store",
+        "objects",
+        "timeout",
+        "rate_limit",
+        "stage",
+    ] {
         init_series(&m.retries, &[("stage", stage), ("reason", reason)]);
     }
     for reason in ["undecodable", "exhausted", "permanent"] {

@@ -63,21 +63,33 @@ where
     }
 }
 
-/// Blocking threads a worker may run beyond one per message it holds (a handler awaits its
-/// file and parser work one step at a time): room for parsers that outlive their message,
-/// since a handler abandoned at the message timeout cannot cancel a blocking task it started.
+/// Blocking threads a worker may run beyond its share of the cores: room for parsers that
+/// outlive their message, since a handler abandoned at the message timeout cannot cancel a
+/// blocking task it started.
 const SPARE_BLOCKING_THREADS: usize = 8;
 
-/// The worker's async runtime. Its blocking pool (file I/O, DNS lookups, parsers) is capped at
-/// what the messages in flight can use, `broker.prefetch` plus a few: tokio's default of 512
-/// lets the pool grow at every moment all its threads happen to be busy (a CPU-starved
-/// machine makes that common) and never shrink while steady work keeps each thread in use by
-/// turns, so a long-running worker's memory grew with every thread it added, each with its
-/// stack and allocator arena. The chaos suite's soak (`chaos_load.rs`) found it.
+/// Blocking threads per core: parsers keep a core busy, file I/O and DNS lookups wait.
+const BLOCKING_THREADS_PER_CORE: usize = 4;
+
+/// The most blocking threads a worker runs: what its messages in flight could use (one each,
+/// `broker.prefetch`), but no more than a few per core, plus spares. Blocking work past that
+/// queues; more threads than cores to run them would only hold more memory.
+fn blocking_threads(config: &Config, cores: usize) -> usize {
+    usize::from(config.broker.prefetch).min(BLOCKING_THREADS_PER_CORE * cores)
+        + SPARE_BLOCKING_THREADS
+}
+
+/// The worker's async runtime. Its blocking pool (file I/O, DNS lookups, parsers) is capped
+/// ([`blocking_threads`]): tokio's default of 512 lets the pool grow at every moment all its
+/// threads happen to be busy (a CPU-starved machine makes that common) and never shrink while
+/// steady work keeps each thread in use by turns, so a long-running worker's memory grew with
+/// every thread it added, each with its stack and allocator arena. The chaos suite's soak
+/// (`chaos_load.rs`) found it.
 pub fn worker_runtime(config: &Config) -> std::io::Result<tokio::runtime::Runtime> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .max_blocking_threads(usize::from(config.broker.prefetch) + SPARE_BLOCKING_THREADS)
+        .max_blocking_threads(blocking_threads(config, cores))
         .build()
 }
 
@@ -213,7 +225,7 @@ pub async fn run<S: Stage>(
     );
     let ops = Ops::start(&config.metrics.addr, stop).await?;
     let rt = Runtime::connect(config, Duration::from_secs(30)).await?;
-    crate::metrics::init(queue, rt.config.broker.prefetch);
+    crate::metrics::init(queue, &rt.config.broker);
     let Some(watch) = SharedWatch::start(&rt, queue.label(), &ops).await? else {
         ops.finish().await;
         return Ok(());
@@ -334,10 +346,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_blocking_pool_stays_within_prefetch_and_spares() {
+    fn the_blocking_pool_follows_the_cores_and_the_prefetch() {
         let mut config = Config::default();
+        assert_eq!(blocking_threads(&config, 2), 8 + SPARE_BLOCKING_THREADS);
+        assert_eq!(blocking_threads(&config, 1_000), 8 + SPARE_BLOCKING_THREADS);
         config.broker.prefetch = 2;
-        let cap = 2 + SPARE_BLOCKING_THREADS;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cap = blocking_threads(&config, cores);
+        assert_eq!(cap, 2 + SPARE_BLOCKING_THREADS);
         let rt = worker_runtime(&config).unwrap();
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));

@@ -16,19 +16,30 @@
 //! message that keeps killing its handler. A handler that runs past `broker.message_timeout_secs`
 //! is cancelled and its message retried. On shutdown the loop stops taking messages, lets
 //! in-flight ones finish within the grace period, and abandons (requeues) the rest.
+//!
+//! How many messages run at once follows their bytes, not a fixed count: the broker hands the
+//! worker up to `broker.prefetch` messages, and each is admitted once its stage's footprint fits
+//! the worker's `broker.max_in_flight_bytes` ([`crate::in_flight`]). Messages waiting for
+//! admission stay unacknowledged, in order; one that waits so long that the broker's consumer
+//! timeout would come before its handler's could end is put back at the queue's tail (not an
+//! attempt) for a worker with room.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tracing::{info, warn, Instrument};
 use trawl_broker::{Delivery, Message, Queue, HEADER_ATTEMPTS, HEADER_QUEUE, HEADER_REASON};
 use trawl_messages::envelope::{with_attempt, Body};
 use trawl_messages::Envelope;
 use trawl_telemetry::Readiness;
 
+use crate::in_flight::{Budget, Held};
 use crate::metrics::{labels, METRICS};
 use crate::results::Counter;
 use crate::{ErrorClass, Runtime, StageError};
@@ -49,6 +60,24 @@ pub trait Stage: Send + Sync + 'static {
     /// Must be idempotent: a message is redelivered when a worker dies before acking.
     async fn handle(&self, rt: &Runtime, msg: Envelope<Self::Input>)
         -> Result<Handled, StageError>;
+
+    /// The memory handling a message of `len` encoded bytes will hold, as the worker reserves
+    /// it from `broker.max_in_flight_bytes` before the handler starts (a handler whose holding
+    /// changes says so with [`crate::in_flight::hold`]). By default the message twice (its
+    /// delivery and its decoded copy) and a quarter megabyte of working memory.
+    fn footprint(&self, _config: &trawl_config::Config, len: usize) -> u64 {
+        2 * len as u64 + BASE_FOOTPRINT
+    }
+}
+
+/// Working memory a handler holds beyond its message, in bytes.
+pub const BASE_FOOTPRINT: u64 = 256 << 10;
+
+/// How long a delivery may wait for admission: half of what the broker's consumer timeout
+/// leaves after the handler's own limit, so it can still be handled within the former.
+fn admission_limit(broker: &trawl_config::BrokerConfig) -> Duration {
+    let spare = (broker.consumer_timeout_secs).saturating_sub(broker.message_timeout_secs);
+    Duration::from_secs((spare / 2).max(1))
 }
 
 /// Consumes `queue` until `shutdown` resolves, then drains.
@@ -59,26 +88,68 @@ pub async fn run_worker<S: Stage>(
     shutdown: impl Future<Output = ()>,
     readiness: Readiness,
 ) -> Result<(), StageError> {
-    let prefetch = rt.config.broker.prefetch;
-    let mut subscription = rt.broker.consume(queue, prefetch).await?;
+    let broker = &rt.config.broker;
+    let (prefetch, cap) = (broker.prefetch, broker.max_in_flight_bytes);
+    let stage_labels = labels(&[("stage", queue.label())]);
+    let budget = Budget::new(
+        cap,
+        METRICS.in_flight_bytes.get_or_create(&stage_labels).clone(),
+    );
+    let waited = METRICS.admission_wait.get_or_create(&stage_labels).clone();
+    let limit = admission_limit(broker);
+    let subscription = rt.broker.consume(queue, prefetch).await?;
     readiness.set(true);
-    info!(queue = %queue, prefetch, "worker consuming");
+    info!(queue = %queue, prefetch, max_in_flight_bytes = cap, "worker consuming");
+    // The subscription runs in a task of its own that is stopped only at shutdown: a
+    // subscription future dropped half-way through re-opening its channel could leave a
+    // consumer behind that nothing reads. Deliveries are stamped as they arrive.
+    let (mut deliveries, stop_taking) = take(subscription);
     let mut tasks = JoinSet::new();
+    let mut head: Option<(Instant, Delivery)> = None;
     tokio::pin!(shutdown);
     loop {
         while tasks.try_join_next().is_some() {}
-        tokio::select! {
-            _ = &mut shutdown => break,
-            delivery = subscription.next() => match delivery {
-                Some(d) => {
-                    tasks.spawn(handle_one(Arc::clone(&stage), rt.clone(), queue, d));
-                }
-                None => break,
-            },
+        let Some((since, delivery)) = head.take() else {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                next = deliveries.recv() => match next {
+                    Some(next) => head = Some(next),
+                    None => break,
+                },
+            }
+            continue;
+        };
+        let footprint = stage.footprint(&rt.config, delivery.message.body.len());
+        let admitted = tokio::select! {
+            biased;
+            _ = &mut shutdown => {
+                drop(delivery); // back to the queue
+                break;
+            }
+            held = budget.admit(footprint) => Some(held),
+            _ = tokio::time::sleep_until(since + limit) => None,
+        };
+        waited.inc_by(since.elapsed().as_secs_f64());
+        match admitted {
+            Some(held) => {
+                tasks.spawn(handle_one(
+                    Arc::clone(&stage),
+                    rt.clone(),
+                    queue,
+                    delivery,
+                    held,
+                ));
+            }
+            None => {
+                tasks.spawn(send_back(rt.clone(), queue, delivery));
+            }
         }
     }
     readiness.set(false);
-    subscription.cancel().await;
+    let _ = stop_taking.send(());
+    // Deliveries not yet admitted go back to the queue as they are dropped.
+    deliveries.close();
+    while deliveries.recv().await.is_some() {}
     let grace = Duration::from_secs(rt.config.broker.shutdown_grace_secs);
     info!(queue = %queue, in_flight = tasks.len(), "draining");
     let drained =
@@ -91,7 +162,62 @@ pub async fn run_worker<S: Stage>(
     Ok(())
 }
 
-async fn handle_one<S: Stage>(stage: Arc<S>, rt: Runtime, queue: Queue, delivery: Delivery) {
+/// Runs `subscription` in its own task until the returned sender fires (or is dropped), each
+/// delivery stamped with when it arrived.
+fn take(
+    mut subscription: Box<dyn trawl_broker::Subscription>,
+) -> (
+    mpsc::UnboundedReceiver<(Instant, Delivery)>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = &mut stopped => break,
+                next = subscription.next() => match next {
+                    Some(d) => {
+                        if tx.send((Instant::now(), d)).is_err() {
+                            break;
+                        }
+                    }
+                    None => break,
+                },
+            }
+        }
+        subscription.cancel().await;
+    });
+    (rx, stop)
+}
+
+/// A delivery that waited too long for room goes to the back of its queue, for whichever
+/// worker has room first; it spends no attempt.
+async fn send_back(rt: Runtime, queue: Queue, delivery: Delivery) {
+    let message = Message::new(delivery.message.body.clone());
+    match rt.broker.publish(queue, message).await {
+        Ok(()) => {
+            info!(queue = %queue, "no room for a message within its wait limit; sent back");
+            settle(delivery.ack().await, queue);
+        }
+        Err(e) => {
+            warn!(queue = %queue, error = %e, "cannot send a waiting message back; requeueing");
+            settle(delivery.requeue().await, queue);
+        }
+    }
+    METRICS
+        .messages
+        .get_or_create(&labels(&[("stage", queue.label()), ("result", "later")]))
+        .inc();
+}
+
+async fn handle_one<S: Stage>(
+    stage: Arc<S>,
+    rt: Runtime,
+    queue: Queue,
+    delivery: Delivery,
+    held: Held,
+) {
     let stage_label = queue.label();
     let in_flight = METRICS
         .in_flight
@@ -99,7 +225,7 @@ async fn handle_one<S: Stage>(stage: Arc<S>, rt: Runtime, queue: Queue, delivery
         .clone();
     in_flight.inc();
     let started = std::time::Instant::now();
-    let result = process(&*stage, &rt, queue, delivery).await;
+    let result = crate::in_flight::holding(held, process(&*stage, &rt, queue, delivery)).await;
     in_flight.dec();
     METRICS
         .duration
@@ -164,8 +290,25 @@ async fn process<S: Stage>(
     let span = tracing::info_span!("handle", stage = queue.label(), %job_id, %batch_id, attempt);
     let started = std::time::Instant::now();
     let limit = Duration::from_secs(rt.config.broker.message_timeout_secs);
-    let handled = match tokio::time::timeout(limit, stage.handle(rt, env).instrument(span)).await {
+    let rate_waiting = Arc::new(AtomicBool::new(false));
+    let handler = trawl_llm::rate_wait::watch(
+        Arc::clone(&rate_waiting),
+        stage.handle(rt, env).instrument(span),
+    );
+    let handled = match tokio::time::timeout(limit, handler).await {
         Ok(handled) => handled,
+        // Cut off while it waited for a provider's rate limit (an LLM's or a search provider's:
+        // a 429 storm, or a fleet limit far below the load): not the message's fault. It comes
+        // back after the longest retry delay, spending no attempt, for as long as that lasts;
+        // the job's deadline still ends the job with what it has.
+        Err(_) if rate_waiting.load(Ordering::Relaxed) => Err(StageError {
+            class: ErrorClass::Unavailable,
+            message: format!(
+                "rate limit: still waiting for a provider's rate limit after broker.message_timeout_secs ({}s)",
+                limit.as_secs()
+            ),
+            origin: "rate_limit",
+        }),
         // Dropping the handler's future cancels its work; the message is retried like any
         // other failure instead of holding its delivery until the broker's consumer timeout.
         Err(_) => Err(StageError::retryable(format!(

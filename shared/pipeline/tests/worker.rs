@@ -26,11 +26,21 @@ enum Behaviour {
     Hang,
     /// The store unreachable for the first `n` calls, more than `max_attempts`.
     StoreDownFor(u32),
+    /// Waits this many milliseconds on an outside call, as clean does on an LLM.
+    Waits(u64),
+    /// Waits on the LLM provider's rate limit past the message timeout for the first `n`
+    /// calls, more than `max_attempts`.
+    RateLimitedFor(u32),
 }
 
 struct TestStage {
     behaviour: Behaviour,
     calls: Arc<AtomicU32>,
+    /// Bytes each message is reserved (`None`: the default footprint).
+    footprint: Option<u64>,
+    /// Handlers running now, and the most at once.
+    running: Arc<AtomicU32>,
+    most: Arc<AtomicU32>,
 }
 
 #[async_trait]
@@ -38,6 +48,20 @@ impl Stage for TestStage {
     type Input = SearchTask;
     async fn handle(&self, _: &Runtime, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        let result = self.behave(n, msg).await;
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    fn footprint(&self, _: &Config, len: usize) -> u64 {
+        (self.footprint).unwrap_or(2 * len as u64 + trawl_pipeline::worker::BASE_FOOTPRINT)
+    }
+}
+
+impl TestStage {
+    async fn behave(&self, n: u32, msg: Envelope<SearchTask>) -> Result<Handled, StageError> {
         match self.behaviour {
             Behaviour::Ok => Ok(Handled::Done),
             Behaviour::AlwaysRetryable => Err(StageError::retryable(format!(
@@ -67,6 +91,17 @@ impl Stage for TestStage {
                 } else {
                     Ok(Handled::Done)
                 }
+            }
+            Behaviour::Waits(ms) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(Handled::Done)
+            }
+            Behaviour::RateLimitedFor(limited) => {
+                assert_eq!(msg.attempt, 0, "a rate limit must not spend attempts");
+                if n < limited {
+                    trawl_llm::rate_wait::sleep(Duration::from_secs(3_600)).await;
+                }
+                Ok(Handled::Done)
             }
         }
     }
@@ -101,6 +136,16 @@ fn task() -> Vec<u8> {
     .encode()
 }
 
+fn test_stage(behaviour: Behaviour, footprint: Option<u64>) -> TestStage {
+    TestStage {
+        behaviour,
+        calls: Arc::default(),
+        footprint,
+        running: Arc::default(),
+        most: Arc::default(),
+    }
+}
+
 /// Starts a worker with `behaviour`; returns its call counter and the shutdown trigger.
 fn start(
     rt: &Runtime,
@@ -110,16 +155,25 @@ fn start(
     tokio::sync::watch::Sender<bool>,
     tokio::task::JoinHandle<()>,
 ) {
-    let calls = Arc::new(AtomicU32::new(0));
+    let stage = test_stage(behaviour, None);
+    let calls = Arc::clone(&stage.calls);
+    let (stop, handle) = run(rt, stage);
+    (calls, stop, handle)
+}
+
+/// Runs a worker of `stage` until the returned trigger fires.
+fn run(
+    rt: &Runtime,
+    stage: TestStage,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+) {
     let (stop, shutdown) = Shutdown::manual();
-    let stage = Arc::new(TestStage {
-        behaviour,
-        calls: Arc::clone(&calls),
-    });
     let rt = rt.clone();
     let handle = tokio::spawn(async move {
         run_worker(
-            stage,
+            Arc::new(stage),
             rt,
             Queue::Search,
             shutdown.wait(),
@@ -128,7 +182,7 @@ fn start(
         .await
         .unwrap();
     });
-    (calls, stop, handle)
+    (stop, handle)
 }
 
 async fn publish(rt: &Runtime, body: Vec<u8>) {
@@ -167,6 +221,22 @@ async fn a_hung_handler_is_abandoned_at_the_message_timeout_and_retried() {
     assert!(
         metrics.contains("trawl_retries_total{stage=\"search\",reason=\"timeout\"} 2"),
         "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn a_handler_cut_off_while_it_waits_for_a_rate_limit_spends_no_attempt() {
+    let rt = runtime_with(|c| {
+        c.broker.message_timeout_secs = 1;
+        c.broker.retry_delays_secs = vec![1];
+    });
+    let (calls, _stop, _h) = start(&rt, Behaviour::RateLimitedFor(4));
+    publish(&rt, task()).await;
+    handled(&calls, 5, Duration::from_secs(30)).await;
+    assert_eq!(rt.broker.depth(Queue::Dead).await.unwrap(), 0);
+    assert_eq!(
+        metric("trawl_retries_total{stage=\"search\",reason=\"rate_limit\"}"),
+        4.0
     );
 }
 
@@ -319,5 +389,84 @@ async fn shutdown_drains_in_flight_work() {
         rt.broker.depth(Queue::Search).await.unwrap(),
         0,
         "in-flight work was not finished"
+    );
+}
+
+/// The value of `series` (name and labels, as rendered) in this process's metrics.
+fn metric(series: &str) -> f64 {
+    let metrics = trawl_telemetry::render();
+    (metrics.lines())
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in\n{metrics}"))
+}
+
+/// Waits until `calls` reaches `n`.
+async fn handled(calls: &AtomicU32, n: u32, within: Duration) {
+    tokio::time::timeout(within, async {
+        while calls.load(Ordering::SeqCst) < n {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{} of {n} handled", calls.load(Ordering::SeqCst)));
+}
+
+#[tokio::test]
+async fn messages_waiting_on_slow_calls_run_side_by_side_up_to_the_prefetch() {
+    // Small messages, a byte cap with room for all: the prefetch alone bounds them.
+    let rt = runtime_with(|c| c.broker.prefetch = 200);
+    let stage = test_stage(Behaviour::Waits(1_000), None);
+    let (calls, most) = (Arc::clone(&stage.calls), Arc::clone(&stage.most));
+    let (_stop, _h) = run(&rt, stage);
+    for _ in 0..300 {
+        publish(&rt, task()).await;
+    }
+    handled(&calls, 300, Duration::from_secs(60)).await;
+    assert_eq!(most.load(Ordering::SeqCst), 200);
+}
+
+#[tokio::test]
+async fn the_byte_cap_bounds_the_messages_in_flight() {
+    let rt = runtime_with(|c| {
+        c.broker.max_in_flight_bytes = 1 << 20;
+        c.broker.prefetch = 64;
+    });
+    let stage = test_stage(Behaviour::Waits(200), Some(100 << 10));
+    let (calls, most) = (Arc::clone(&stage.calls), Arc::clone(&stage.most));
+    let (_stop, _h) = run(&rt, stage);
+    for _ in 0..40 {
+        publish(&rt, task()).await;
+    }
+    handled(&calls, 40, Duration::from_secs(60)).await;
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        10,
+        "1 MiB holds ten of 100 KiB"
+    );
+    let waited = metric("trawl_admission_wait_seconds_total{stage=\"search\"}");
+    assert!(waited > 0.0, "thirty messages waited for room: {waited}");
+}
+
+#[tokio::test]
+async fn a_message_that_waits_past_its_limit_goes_back_without_an_attempt() {
+    // Room for one message at a time; a wait of more than (3 - 1) / 2 = 1 s sends it back.
+    let rt = runtime_with(|c| {
+        c.broker.max_in_flight_bytes = 1 << 20;
+        c.broker.message_timeout_secs = 1;
+        c.broker.consumer_timeout_secs = 3;
+    });
+    let stage = test_stage(Behaviour::Waits(700), Some(1 << 20));
+    let (calls, most) = (Arc::clone(&stage.calls), Arc::clone(&stage.most));
+    let (_stop, _h) = run(&rt, stage);
+    for _ in 0..4 {
+        publish(&rt, task()).await;
+    }
+    handled(&calls, 4, Duration::from_secs(60)).await;
+    assert_eq!(most.load(Ordering::SeqCst), 1);
+    assert_eq!(rt.broker.depth(Queue::Dead).await.unwrap(), 0);
+    let later = metric("trawl_messages_total{stage=\"search\",result=\"later\"}");
+    assert!(
+        later >= 1.0,
+        "the fourth waited 2.1 s and was sent back: {later}"
     );
 }

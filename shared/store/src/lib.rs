@@ -147,6 +147,15 @@ pub const PENDING: &str = "pending";
 /// index however many batches a token submits.
 pub const OWNER_BATCHES_KEPT: usize = 10_000;
 
+/// A caller's turn at a rate-limited slot ([`Store::rate_reserve`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// Booked: go after this long (zero: now).
+    Reserved(Duration),
+    /// Not booked: the next free slot is this far off, beyond what the caller would wait.
+    Busy(Duration),
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// A cache entry, counted in `trawl_cache_lookups_total`.
@@ -175,7 +184,26 @@ pub trait Store: Send + Sync + 'static {
     /// Generic cell rate algorithm with a burst of one, shared by every process: returns
     /// `Duration::ZERO` and takes the slot when a request to `host` may go now, or how long to
     /// wait (taking nothing). Time is the store's clock, so workers' clocks need not agree.
-    async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError>;
+    async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
+        Ok(
+            match self.rate_reserve(host, interval, Duration::ZERO).await? {
+                Turn::Reserved(_) => Duration::ZERO,
+                Turn::Busy(wait) => wait,
+            },
+        )
+    }
+
+    /// The same limiter, booking ahead: when `host`'s next free slot comes within `within`,
+    /// takes that slot and says how long until it ([`Turn::Reserved`]; the caller waits that
+    /// long, then goes, without asking again); otherwise takes nothing ([`Turn::Busy`]). Each
+    /// booking moves the next free slot one `interval` on, so callers are spaced however many
+    /// book at once, and none polls.
+    async fn rate_reserve(
+        &self,
+        host: &str,
+        interval: Duration,
+        within: Duration,
+    ) -> Result<Turn, StoreError>;
 
     /// Counts one event in `name`'s current window of `window` (which starts with its first
     /// event) and returns the count so far: a fixed-window limit that allows bursts, shared by

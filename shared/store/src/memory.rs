@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, PENDING};
+use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, Turn, PENDING};
 
 #[derive(Default)]
 pub struct MemoryStore {
@@ -140,15 +140,21 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
+    async fn rate_reserve(
+        &self,
+        host: &str,
+        interval: Duration,
+        within: Duration,
+    ) -> Result<Turn, StoreError> {
         self.with(|s| {
             let now = Instant::now();
             let tat = s.rate.get(host).copied().unwrap_or(now).max(now);
-            if tat > now {
-                tat - now
+            let wait = tat - now;
+            if wait > within {
+                Turn::Busy(wait)
             } else {
-                s.rate.insert(host.to_owned(), now + interval);
-                Duration::ZERO
+                s.rate.insert(host.to_owned(), tat + interval);
+                Turn::Reserved(wait)
             }
         })
     }

@@ -28,7 +28,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncCommands, Script};
 use async_trait::async_trait;
 
-use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, PENDING};
+use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, Turn, PENDING};
 
 #[derive(Clone)]
 pub struct RedisStore {
@@ -53,14 +53,18 @@ struct Scripts {
     unlock: Script,
 }
 
+/// The next free slot (theoretical arrival time) is the key's value, in server milliseconds.
+/// Returns {1, wait} when booked, {0, wait} when the wait is beyond ARGV[2].
 const RATE: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat > now then return tat - now end
-redis.call('SET', KEYS[1], now + interval, 'PX', interval + 1000)
-return 0
+if tat < now then tat = now end
+local wait = tat - now
+if wait > tonumber(ARGV[2]) then return {0, wait} end
+redis.call('SET', KEYS[1], tat + interval, 'PX', wait + interval + 1000)
+return {1, wait}
 ";
 
 const RATE_HOLD: &str = r"
@@ -312,16 +316,27 @@ impl Store for RedisStore {
             .map_err(backend)
     }
 
-    async fn rate_acquire(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
-        let wait: u64 = self
+    async fn rate_reserve(
+        &self,
+        host: &str,
+        interval: Duration,
+        within: Duration,
+    ) -> Result<Turn, StoreError> {
+        let (booked, wait): (u8, u64) = self
             .scripts
             .rate
             .key(self.key(&["rate", host]))
             .arg(ms(interval))
+            .arg(ms(within))
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;
-        Ok(Duration::from_millis(wait))
+        let wait = Duration::from_millis(wait);
+        Ok(if booked == 1 {
+            Turn::Reserved(wait)
+        } else {
+            Turn::Busy(wait)
+        })
     }
 
     async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError> {

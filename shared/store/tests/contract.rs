@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use trawl_store::{Cache, MemoryStore, RedisStore, Store};
+use trawl_store::{Cache, MemoryStore, RedisStore, Store, Turn};
 
 fn redis_url() -> String {
     std::env::var("TRAWL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into())
@@ -166,6 +166,46 @@ async fn futures_count(store: &Arc<dyn Store>, host: &str, interval: Duration, n
         }
     }
     granted
+}
+
+async fn rate_reservations_book_successive_slots(store: Arc<dyn Store>) {
+    let (interval, within) = (Duration::from_millis(500), Duration::from_secs(2));
+    // Five callers at once book five slots half a second apart; the sixth's would be 2.5 s
+    // off, beyond what it waits, and takes nothing.
+    let tasks: Vec<_> = (0..6)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                store
+                    .rate_reserve("r.test", interval, within)
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut booked = Vec::new();
+    let mut busy = Vec::new();
+    for t in tasks {
+        match t.await.unwrap() {
+            Turn::Reserved(wait) => booked.push(wait),
+            Turn::Busy(wait) => busy.push(wait),
+        }
+    }
+    booked.sort();
+    assert_eq!(booked.len(), 5, "{booked:?} {busy:?}");
+    assert_eq!(booked[0], Duration::ZERO);
+    for pair in booked.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_millis(450) && gap <= Duration::from_millis(550),
+            "booked {booked:?}"
+        );
+    }
+    assert!(busy.len() == 1 && busy[0] > within, "{busy:?}");
+    // A plain acquire sees the bookings.
+    let wait = store.rate_acquire("r.test", interval).await.unwrap();
+    assert!(wait > within, "{wait:?}");
+    store.delete_all().await.unwrap();
 }
 
 async fn rate_hold_pushes_the_next_slot_out(store: Arc<dyn Store>) {
@@ -608,6 +648,7 @@ both! {
     cache_round_trip_and_expiry,
     locks_are_exclusive_until_released,
     rate_limiter_spaces_requests,
+    rate_reservations_book_successive_slots,
     rate_hold_pushes_the_next_slot_out,
     slots_cap_concurrency_and_free_on_release_or_expiry,
     fanin_counts_each_outcome_once,
