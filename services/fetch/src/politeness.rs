@@ -17,7 +17,7 @@ use tracing::warn;
 use trawl_config::FetchConfig;
 use trawl_messages::Outcome;
 use trawl_pipeline::{Runtime, StageError};
-use trawl_store::{Cache, Turn};
+use trawl_store::{rate_wait, Cache, Turn};
 use url::Url;
 
 use crate::http::Fetcher;
@@ -93,15 +93,11 @@ pub(crate) async fn take_turn(
 /// than others, and the host sees the sends: booked alone, two requests could arrive closer
 /// than the interval. Almost always it goes at once; the store's round trip is its cost.
 pub(crate) async fn gate(rt: &Runtime, host: &str, interval: Duration) -> Result<(), StageError> {
-    let key = format!("sent:{host}");
-    loop {
-        let wait = rt.store.rate_acquire(&key, interval).await?;
-        if wait.is_zero() {
-            return Ok(());
-        }
-        METRICS.host_wait.observe(wait.as_secs_f64());
-        tokio::time::sleep(wait).await;
+    let waited = rate_wait::take_turn(rt.store.as_ref(), &format!("sent:{host}"), interval).await?;
+    if !waited.is_zero() {
+        METRICS.host_wait.observe(waited.as_secs_f64());
     }
+    Ok(())
 }
 
 /// The host's interval: the configured minimum, its Crawl-delay or its last Retry-After (ms),
@@ -196,5 +192,51 @@ mod tests {
         assert_eq!(interval(&cfg, None, None), secs(1));
         assert_eq!(interval(&cfg, Some(5000), Some(secs(2))), secs(5));
         assert_eq!(interval(&cfg, Some(500), Some(secs(3))), secs(3));
+    }
+
+    /// Five tasks for one host at once, 300 ms apart: the four turns within the second a task
+    /// may wait are booked and waited for here; the fifth (1.2 s off) goes back to the broker.
+    #[tokio::test]
+    async fn turns_that_come_soon_are_waited_for_here_and_later_ones_handed_back() {
+        let mut config = trawl_config::Config::default();
+        config.output.url = "memory://".into();
+        config.fetch.min_interval_ms = 300;
+        config.fetch.wait_in_worker_ms = 1_000;
+        let rt = Runtime::embedded(config).unwrap();
+        let tasks: Vec<_> = (0..5)
+            .map(|_| {
+                let rt = rt.clone();
+                tokio::spawn(async move { take_turn(&rt, "h.test", None).await.unwrap() })
+            })
+            .collect();
+        let (mut went, mut handed_back) = (0, Vec::new());
+        for task in tasks {
+            match task.await.unwrap() {
+                Ok(interval) => {
+                    assert_eq!(interval, Duration::from_millis(300));
+                    went += 1;
+                }
+                Err(wait) => handed_back.push(wait),
+            }
+        }
+        assert_eq!(went, 4);
+        assert!(
+            handed_back.len() == 1 && handed_back[0] > Duration::from_secs(1),
+            "{handed_back:?}"
+        );
+    }
+
+    /// Requests to a host pass the gate at least its interval apart, however their turns came.
+    #[tokio::test]
+    async fn the_gate_spaces_sends_by_the_interval() {
+        let mut config = trawl_config::Config::default();
+        config.output.url = "memory://".into();
+        let rt = Runtime::embedded(config).unwrap();
+        let interval = Duration::from_millis(100);
+        let started = tokio::time::Instant::now();
+        for _ in 0..3 {
+            gate(&rt, "g.test", interval).await.unwrap();
+        }
+        assert!(started.elapsed() >= 2 * interval, "{:?}", started.elapsed());
     }
 }

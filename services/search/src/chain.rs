@@ -197,20 +197,12 @@ impl Search<'_> {
     async fn pace(&self, provider: &str) {
         let interval = (self.requests_per_second.get(provider))
             .map_or(Duration::ZERO, |rps| Duration::from_secs_f64(1.0 / rps));
-        let (slot, mut waited) = (rate_slot(provider), Duration::ZERO);
-        loop {
-            match self.store.rate_acquire(&slot, interval).await {
-                Ok(wait) if wait.is_zero() => break,
-                Ok(wait) => {
-                    trawl_llm::rate_wait::sleep(wait).await;
-                    waited += wait;
-                }
-                Err(e) => {
-                    warn!(error = %e, provider, "the provider's rate limit could not be read from the store; calling unpaced");
-                    break;
-                }
-            }
-        }
+        let waited = trawl_store::rate_wait::take_turn(self.store, &rate_slot(provider), interval)
+            .await
+            .unwrap_or_else(|e| {
+                warn!(error = %e, provider, "the provider's rate limit could not be read from the store; calling unpaced");
+                Duration::ZERO
+            });
         if !waited.is_zero() {
             METRICS
                 .rate_wait
@@ -226,4 +218,57 @@ const MAX_HOLD: Duration = Duration::from_secs(60);
 /// The store's rate slot of `provider` (Redis key `rate:search:<provider>`).
 fn rate_slot(provider: &str) -> String {
     format!("search:{provider}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use trawl_integration_tests::simweb::{Corpus, Simweb};
+    use trawl_store::MemoryStore;
+
+    use super::*;
+
+    /// A provider's 429 with `Retry-After: 7` holds its slot, so every worker's next call to it
+    /// waits out the seven seconds, not only the one that met it.
+    #[tokio::test]
+    async fn a_providers_429_holds_every_worker_for_its_retry_after() {
+        let web = Simweb::start(Arc::new(Corpus::generate()), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let mut cfg = trawl_config::SearchConfig {
+            providers: vec!["brave".into()],
+            ..Default::default()
+        };
+        cfg.endpoints
+            .insert("brave".into(), format!("{}/brave", web.base_url()));
+        let env = BTreeMap::from([("BRAVE_API_KEY".to_owned(), "k".to_owned())]);
+        let providers = crate::providers::build_all(&cfg, &env);
+        let store = MemoryStore::new();
+        let search = Search {
+            providers: &providers,
+            http: &reqwest::Client::new(),
+            store: &store,
+            cache_ttl: Duration::from_secs(60),
+            requests_per_second: &BTreeMap::new(),
+        };
+        let out = (search.chain(
+            &cfg.providers,
+            "zorbium simweb:429",
+            10,
+            Freshness::Any,
+            false,
+        ))
+        .await;
+        assert_eq!(
+            out.attempts[0].outcome, "rate_limited",
+            "{:?}",
+            out.attempts
+        );
+        let held = store
+            .rate_acquire(&rate_slot("brave"), Duration::ZERO)
+            .await
+            .unwrap();
+        assert!(held > Duration::from_secs(5), "{held:?}");
+    }
 }

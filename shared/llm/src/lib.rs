@@ -34,10 +34,10 @@ pub mod json;
 mod metrics;
 pub mod prices;
 pub mod proxy;
-pub mod rate_wait;
 pub mod wire;
 
 use metrics::METRICS;
+use trawl_store::rate_wait;
 use wire::Endpoint;
 
 #[derive(Debug, thiserror::Error)]
@@ -446,21 +446,14 @@ impl Llm {
             let share = tokens as f64 / tpm.max(1) as f64;
             turns.push(("tokens", minute.mul_f64(share)));
         }
-        // The time slept, not the store's round trips.
         let mut waited = Duration::ZERO;
         for (kind, interval) in turns {
             let slot = rate_slot(&endpoint.model, kind);
-            loop {
-                match store.rate_acquire(&slot, interval).await {
-                    Ok(wait) if wait.is_zero() => break,
-                    Ok(wait) => {
-                        rate_wait::sleep(wait).await;
-                        waited += wait;
-                    }
-                    Err(e) => {
-                        warn!(error = %e, model = %endpoint.model, "the LLM rate limit could not be read from the store; calling unpaced");
-                        break;
-                    }
+            match rate_wait::take_turn(store.as_ref(), &slot, interval).await {
+                Ok(slept) => waited += slept,
+                Err(e) => {
+                    warn!(error = %e, model = %endpoint.model, "the LLM rate limit could not be read from the store; calling unpaced");
+                    break;
                 }
             }
         }

@@ -291,7 +291,7 @@ async fn process<S: Stage>(
     let started = std::time::Instant::now();
     let limit = Duration::from_secs(rt.config.broker.message_timeout_secs);
     let rate_waiting = Arc::new(AtomicBool::new(false));
-    let handler = trawl_llm::rate_wait::watch(
+    let handler = trawl_store::rate_wait::watch(
         Arc::clone(&rate_waiting),
         stage.handle(rt, env).instrument(span),
     );

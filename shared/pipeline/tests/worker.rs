@@ -99,7 +99,7 @@ impl TestStage {
             Behaviour::RateLimitedFor(limited) => {
                 assert_eq!(msg.attempt, 0, "a rate limit must not spend attempts");
                 if n < limited {
-                    trawl_llm::rate_wait::sleep(Duration::from_secs(3_600)).await;
+                    trawl_store::rate_wait::sleep(Duration::from_secs(3_600)).await;
                 }
                 Ok(Handled::Done)
             }

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::{Store, StoreError};
+
 tokio::task_local! {
     static WAITING: Arc<AtomicBool>;
 }
@@ -32,6 +34,24 @@ pub async fn sleep(wait: Duration) {
     }
 }
 
+/// Waits for a turn at `slot`, one per `interval` across every worker ([`Store::rate_acquire`]),
+/// sleeping as a rate-limit wait; returns the time slept (not the store's round trips).
+pub async fn take_turn(
+    store: &dyn Store,
+    slot: &str,
+    interval: Duration,
+) -> Result<Duration, StoreError> {
+    let mut waited = Duration::ZERO;
+    loop {
+        let wait = store.rate_acquire(slot, interval).await?;
+        if wait.is_zero() {
+            return Ok(waited);
+        }
+        sleep(wait).await;
+        waited += wait;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +69,21 @@ mod tests {
         assert!(cut.is_err());
         assert!(flag.load(Ordering::Relaxed), "dropped while waiting");
         sleep(Duration::from_millis(1)).await; // unwatched: a plain sleep
+    }
+
+    #[tokio::test]
+    async fn a_turn_sleeps_until_the_slot_frees_and_says_how_long() {
+        let store = crate::MemoryStore::new();
+        let interval = Duration::from_millis(50);
+        assert_eq!(
+            take_turn(&store, "t", interval).await.unwrap(),
+            Duration::ZERO
+        );
+        let flag = Arc::new(AtomicBool::new(false));
+        let waited = watch(Arc::clone(&flag), take_turn(&store, "t", interval))
+            .await
+            .unwrap();
+        assert!(waited > Duration::ZERO && waited <= interval, "{waited:?}");
+        assert!(!flag.load(Ordering::Relaxed));
     }
 }
