@@ -425,10 +425,11 @@ def check_render(r: Report, render: Render, chart_values: dict, alerts_file: Pat
             ("TRAWL__FETCH__WEBDRIVER_URL", f"http://127.0.0.1:{values['browser']['port']}"),
             ("TRAWL__FETCH__BROWSER_SESSIONS", sessions),
             ("TRAWL__BROKER__PREFETCH", sessions),
+            ("TRAWL__BROKER__MAX_WAITING", "0"),
         ):
             if env.get(key) != want:
                 problems.append(f"{key}={env.get(key)!r}, want {want!r}")
-        r.check(not problems, f"{tag} fetch-browser: WebDriver sidecar with {sessions} sessions, /dev/shm in memory, prefetch = sessions", "; ".join(problems))
+        r.check(not problems, f"{tag} fetch-browser: WebDriver sidecar with {sessions} sessions, /dev/shm in memory, prefetch = sessions, nothing held waiting", "; ".join(problems))
 
     # Each worker's byte cap is its own stage's, below its memory limit.
     for stage in STAGES:
@@ -766,9 +767,9 @@ def check_keda(r: Report, tag: str, render: Render, values: dict, scaled: list, 
             if meta.get("queueName") != want_queue:
                 problems.append(f"queueName {meta.get('queueName')!r}, want {want_queue!r}")
             if meta.get("protocol") != "http":
-                problems.append(f"protocol {meta.get('protocol')!r} (only http counts unacknowledged messages)")
-            if meta.get("excludeUnacknowledged") != "false":
-                problems.append(f"excludeUnacknowledged {meta.get('excludeUnacknowledged')!r}, want \"false\"")
+                problems.append(f"protocol {meta.get('protocol')!r} (only http can leave unacknowledged messages out)")
+            if meta.get("excludeUnacknowledged") != "true":
+                problems.append(f"excludeUnacknowledged {meta.get('excludeUnacknowledged')!r}, want \"true\"")
             if meta.get("mode") != "QueueLength" or meta.get("value") != str(a["targetQueueLength"]):
                 problems.append(f"mode {meta.get('mode')} value {meta.get('value')!r}")
             if meta.get("vhostName") != values["broker"]["vhost"]:
@@ -1067,11 +1068,6 @@ REJECTED = [
     ("TRAWL__API__RATE_PER_SEC in config (chart guard)", {"config": {"TRAWL__API__RATE_PER_SEC": 5}}, "api.limits"),
     ("api.limits.ratePerSecond: 0 (schema: minimum 1)", {"api": {"limits": {"ratePerSecond": 0}}}, "ratePerSecond"),
     ("api.ingress.hosts (schema: unknown key; it is `host`)", {"api": {"ingress": {"hosts": ["trawl.example.com"]}}}, "hosts"),
-    (
-        "KEDA target below the stage's prefetch (chart guard)",
-        {"autoscaling": {"engine": "keda"}, "stages": {"fetch": {"prefetch": 500}}},
-        "targetQueueLength",
-    ),
     ("TRAWL__BROKER__MAX_IN_FLIGHT_BYTES in config (chart guard)", {"config": {"TRAWL__BROKER__MAX_IN_FLIGHT_BYTES": 1}}, "stages.<name>.maxInFlightBytes"),
     ("a byte cap below a megabyte (schema)", {"stages": {"clean": {"maxInFlightBytes": 1000}}}, "maxInFlightBytes"),
     # -- results the pods would not share -------------------------------------------------------

@@ -35,6 +35,11 @@ struct Args {
     /// organisation's rate limit does.
     #[arg(long, value_name = "N")]
     llm_requests_per_minute: Option<u32>,
+    /// Answer LLM requests that would take the tokens answered in the last minute past N
+    /// (prompt characters / 4 + the answer allowance) with a 429 and Retry-After, as an
+    /// organisation's TPM limit does.
+    #[arg(long, value_name = "N")]
+    llm_tokens_per_minute: Option<u64>,
     /// Answer every LLM request with a 429 for this many seconds after starting, as a
     /// provider over its limit for minutes does.
     #[arg(long, default_value_t = 0, value_name = "SECS")]
@@ -65,6 +70,7 @@ async fn main() -> anyhow::Result<()> {
     let options = Options {
         llm_latency: Duration::from_millis(args.llm_latency_ms),
         llm_requests_per_minute: args.llm_requests_per_minute,
+        llm_tokens_per_minute: args.llm_tokens_per_minute,
         llm_rate_limited_for: Duration::from_secs(args.llm_rate_limited_secs),
     };
     let web = Simweb::start_with(corpus, args.addr, options)

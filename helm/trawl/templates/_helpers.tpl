@@ -160,6 +160,7 @@ strings: environment variables are strings, and the workers parse them as TOML.
 {{- $_ := set $out "TRAWL__METRICS__ADDR" (printf "0.0.0.0:%v" .Values.metrics.port) }}
 {{- $_ := set $out "TRAWL__BROKER__NAMESPACE" .Values.broker.namespace }}
 {{- $_ := set $out "TRAWL__BROKER__PREFETCH" (toString .Values.broker.prefetch) }}
+{{- $_ := set $out "TRAWL__BROKER__MAX_WAITING" (toString .Values.broker.maxWaiting) }}
 {{- $_ := set $out "TRAWL__BROKER__MESSAGE_TIMEOUT_SECS" (toString .Values.worker.messageTimeoutSeconds) }}
 {{- $_ := set $out "TRAWL__BROKER__SHUTDOWN_GRACE_SECS" (include "trawl.drainSeconds" .) }}
 {{- $_ := set $out "TRAWL__OUTPUT__URL" (include "trawl.outputUrl" .) }}
@@ -385,7 +386,7 @@ Call with (list $ "config" KEY VALUE computedDict); renders nothing.
 {{- define "trawl.checkPlainEnv" -}}
 {{- $where := index . 1 }}{{ $key := index . 2 }}{{ $value := index . 3 }}{{ $computed := index . 4 }}
 {{- if hasKey $computed $key }}
-{{- fail (printf "%s.%s is set by the chart; use its own value instead (metrics.port, broker.namespace, broker.prefetch or stages.<name>.prefetch, worker.messageTimeoutSeconds, worker.drainMarginSeconds, output.*, broker.resultsQueue.*, logs.level, logs.format)" $where $key) }}
+{{- fail (printf "%s.%s is set by the chart; use its own value instead (metrics.port, broker.namespace, broker.prefetch or stages.<name>.prefetch, broker.maxWaiting, worker.messageTimeoutSeconds, worker.drainMarginSeconds, output.*, broker.resultsQueue.*, logs.level, logs.format)" $where $key) }}
 {{- end }}
 {{- /* Refused even when unset above: a value here would bypass the checks of output.*. */ -}}
 {{- if has $key (list "TRAWL__OUTPUT__URL" "TRAWL__OUTPUT__ENDPOINT" "TRAWL__OUTPUT__REGION" "TRAWL__OUTPUT__PATH_STYLE" "TRAWL__OUTPUT__ALLOW_HTTP") }}

@@ -74,6 +74,9 @@ fn settings(
         set("TRAWL__LLM__BASE_URL", format!("http://{addr}/v1"));
         set("TRAWL__LLM__MODEL", "simweb-1".into());
         set("TRAWL__LLM__API_KEY_ENV", LLM_KEY_VAR.into());
+        if let Some(tpm) = args.llm_tokens_per_minute {
+            set("TRAWL__LLM__TOKENS_PER_MINUTE", tpm.to_string());
+        }
     }
     env
 }

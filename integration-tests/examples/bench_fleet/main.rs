@@ -95,6 +95,11 @@ pub struct Args {
     /// Run without `[llm]`: every stage takes its non-LLM path.
     #[arg(long)]
     pub no_llm: bool,
+    /// Give the fleet `llm.tokens_per_minute` = N and simweb's LLM the same limit (429 with
+    /// Retry-After past it): the run then reports the most tokens the fleet sent in any
+    /// minute, as the provider counted them, against N plus one call.
+    #[arg(long, value_name = "N", conflicts_with = "no_llm", value_parser = clap::value_parser!(u64).range(1..))]
+    pub llm_tokens_per_minute: Option<u64>,
     /// Where results.json, results.md, the queue-depth SVGs and the workers' logs go.
     #[arg(long, default_value = "target/bench-fleet")]
     pub out: PathBuf,
@@ -169,6 +174,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
 
     let options = Options {
         llm_latency: Duration::from_millis(args.llm_latency_ms),
+        llm_tokens_per_minute: args.llm_tokens_per_minute,
         ..Options::default()
     };
     let web = Simweb::start_with(
@@ -190,7 +196,9 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         if args.no_llm {
             "off".to_owned()
         } else {
-            format!("simulated, {} ms a request", args.llm_latency_ms)
+            let limit = (args.llm_tokens_per_minute)
+                .map_or(String::new(), |n| format!(", {n} tokens a minute"));
+            format!("simulated, {} ms a request{limit}", args.llm_latency_ms)
         }
     );
 
@@ -252,6 +260,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         questions: args.questions,
         llm_latency_ms: (!args.no_llm).then_some(args.llm_latency_ms),
+        llm_tokens_per_minute: args.llm_tokens_per_minute,
         runs,
         scaling,
     };

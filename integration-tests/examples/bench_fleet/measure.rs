@@ -415,6 +415,13 @@ pub async fn measure(
         .sum();
     let trawl_cpu: f64 = stages.values().map(|s| s.cpu_secs).sum();
     let llm_requests = web.stats().count(|_, path| path.starts_with("/v1/"));
+    let (llm_peak_tokens_per_minute, llm_largest_call_tokens) =
+        web.stats().llm_peak_tokens_per_minute();
+    let llm_failed = (samples.iter().rev())
+        .find(|s| s.gauges.iter().all(Option::is_some))
+        .map_or(0.0, |s| {
+            s.gauges.iter().flatten().map(|g| g.llm_failed).sum()
+        });
     let latencies = &figures.latencies;
     Ok(Run {
         label: label.to_owned(),
@@ -432,6 +439,10 @@ pub async fn measure(
         sources_per_job: figures.sources / latencies.len().max(1) as f64,
         pages,
         llm_requests,
+        llm_peak_tokens_per_minute,
+        llm_largest_call_tokens,
+        llm_rate_limited: web.stats().llm_rate_limited(),
+        llm_failed: llm_failed as u64,
         dead_letters: rt.broker.depth(Queue::Dead).await?,
         bottleneck: bottleneck(&stages),
         stages,

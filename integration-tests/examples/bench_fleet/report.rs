@@ -145,6 +145,8 @@ pub struct Results {
     pub questions: usize,
     /// Simulated LLM latency per request; absent when the run had no `[llm]`.
     pub llm_latency_ms: Option<u64>,
+    /// `llm.tokens_per_minute` the fleet and simweb's LLM were given.
+    pub llm_tokens_per_minute: Option<u64>,
     pub runs: Vec<Run>,
     pub scaling: Option<Scaling>,
 }
@@ -339,6 +341,15 @@ pub fn run_text(run: &Run) -> String {
         );
         *i += 1;
     }
+    let _ = writeln!(
+        t,
+        "LLM: at most {} tokens answered in any minute (largest call {}), as the provider counts them; \
+         {} requests refused with a 429; {} calls failed for good",
+        run.llm_peak_tokens_per_minute,
+        run.llm_largest_call_tokens,
+        run.llm_rate_limited,
+        run.llm_failed
+    );
     let g = &run.host_gaps;
     let ms = |k: &str| g[k].as_f64().map_or("-".to_owned(), |v| format!("{v:.0}"));
     let _ = writeln!(
@@ -448,6 +459,23 @@ pub fn targets(results: &Results) -> Vec<Target> {
             met: Some(peak < PEAK_RSS_MB),
         },
     ];
+    if let Some(limit) = results.llm_tokens_per_minute {
+        for run in &results.runs {
+            let most = limit + run.llm_largest_call_tokens;
+            out.push(Target {
+                what: format!("LLM tokens in any minute ({})", run.label),
+                measured: run.llm_peak_tokens_per_minute.to_string(),
+                goal: format!("<= {most}"),
+                met: Some(run.llm_peak_tokens_per_minute <= most),
+            });
+            out.push(Target {
+                what: format!("LLM calls failed, 429s ({})", run.label),
+                measured: format!("{}, {}", run.llm_failed, run.llm_rate_limited),
+                goal: "0, any".into(),
+                met: Some(run.llm_failed == 0),
+            });
+        }
+    }
     if let Some(s) = &results.scaling {
         out.push(Target {
             what: format!("{} workers {} → {}", s.stage.name(), s.from, s.to),
@@ -471,12 +499,12 @@ pub fn verdict(met: Option<bool>) -> &'static str {
 
 pub fn targets_text(results: &Results) -> String {
     let mut t = String::from(
-        "\ntargets of issue 10 (LLM latency and browser levels excluded; broker overhead: scripts/bench-broker)\n",
+        "\ntargets of issues 10 and 24 (LLM latency and browser levels excluded; broker overhead: scripts/bench-broker)\n",
     );
     for x in targets(results) {
         let _ = writeln!(
             t,
-            "  {:<34}{:>18}  {:<9}{}",
+            "  {:<34}{:>18}  {:<12}{}",
             x.what,
             x.measured,
             x.goal,

@@ -85,6 +85,14 @@ pub struct Run {
     /// Sources fetched and cleaned (analysed or found irrelevant).
     pub pages: u64,
     pub llm_requests: u64,
+    /// The most tokens of LLM requests answered within any minute, as the provider counts them
+    /// for its limit (prompt characters / 4 + the answer allowance), and the largest one call.
+    pub llm_peak_tokens_per_minute: u64,
+    pub llm_largest_call_tokens: u64,
+    /// LLM requests the provider refused with a 429.
+    pub llm_rate_limited: u64,
+    /// LLM calls that failed for good, every worker's at the batch's end.
+    pub llm_failed: u64,
     pub dead_letters: u64,
     pub stages: BTreeMap<Stage, StageStats>,
     /// Every worker's CPU per job.

@@ -18,6 +18,8 @@ pub struct Gauges {
     pub rate_wait_secs: f64,
     /// Seconds its fetch tasks waited for their hosts' turns, in the worker or deferred.
     pub politeness_wait_secs: f64,
+    /// LLM calls that failed for good (the step took its non-LLM path).
+    pub llm_failed: f64,
 }
 
 /// The figures of the worker serving `/metrics` on `addr`; none if it did not answer.
@@ -52,6 +54,7 @@ pub fn parse(text: &str) -> Gauges {
             "trawl_fetch_host_wait_seconds_sum" | "trawl_fetch_deferral_wait_seconds_sum" => {
                 &mut g.politeness_wait_secs
             }
+            "trawl_llm_fallbacks_total" => &mut g.llm_failed,
             _ => continue,
         };
         *slot += value;
@@ -73,7 +76,8 @@ mod tests {
             trawl_llm_rate_limit_wait_seconds_total{model=\"a\"} 1.5\n\
             trawl_llm_rate_limit_wait_seconds_total{model=\"b\"} 0.5\n\
             trawl_fetch_host_wait_seconds_sum 2\n\
-            trawl_fetch_host_wait_seconds_count 4\n";
+            trawl_fetch_host_wait_seconds_count 4\n\
+            trawl_llm_fallbacks_total{step=\"judge\",reason=\"timeout\"} 1\n";
         assert_eq!(
             parse(text),
             Gauges {
@@ -83,6 +87,7 @@ mod tests {
                 bytes_capacity: 268435456.0,
                 rate_wait_secs: 2.0,
                 politeness_wait_secs: 2.0,
+                llm_failed: 1.0,
             }
         );
     }

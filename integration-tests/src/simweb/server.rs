@@ -27,8 +27,10 @@ use super::{bench, docs, files, fleet, guarded, hostile, llm, soak};
 pub struct Stats {
     /// (host, path, arrival) in arrival order.
     log: Mutex<Vec<(String, String, Instant)>>,
-    /// LLM requests refused with a 429 by `Options::llm_requests_per_minute`.
+    /// LLM requests refused with a 429 by the per-minute limits.
     llm_rate_limited: std::sync::atomic::AtomicU64,
+    /// (arrival, counted tokens) of every LLM request answered, in arrival order.
+    llm_answered: Mutex<Vec<(Instant, u64)>>,
 }
 
 impl Stats {
@@ -46,10 +48,18 @@ impl Stats {
             .push((host.to_string(), path.to_string(), at));
     }
 
-    /// LLM requests refused with a 429 by `Options::llm_requests_per_minute`.
+    /// LLM requests refused with a 429 by the per-minute limits.
     pub fn llm_rate_limited(&self) -> u64 {
         self.llm_rate_limited
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The most tokens of LLM requests answered within any minute, counted as an
+    /// organisation's limit counts them ([`llm::org_limits::counted_tokens`]), and the largest
+    /// single request: what `Options::llm_tokens_per_minute` must have held to within one call.
+    pub fn llm_peak_tokens_per_minute(&self) -> (u64, u64) {
+        let log = self.llm_answered.lock().unwrap_or_else(|e| e.into_inner());
+        llm::org_limits::peak(&log, Duration::from_secs(60))
     }
 
     /// Requests to any path on `host`.
@@ -104,6 +114,9 @@ impl Stats {
 
     pub fn reset(&self) {
         self.entries().clear();
+        (self.llm_answered.lock().unwrap_or_else(|e| e.into_inner())).clear();
+        self.llm_rate_limited
+            .store(0, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -112,8 +125,8 @@ pub(crate) struct AppState {
     pub(crate) index: SearchIndex,
     pub(crate) stats: Arc<Stats>,
     pub(crate) options: Options,
-    /// Arrivals of the LLM requests answered in the last minute, for `llm_requests_per_minute`.
-    llm_window: Mutex<std::collections::VecDeque<Instant>>,
+    /// The LLM requests answered in the last minute, for the per-minute limits.
+    llm_window: Mutex<llm::org_limits::Window>,
     /// When the server started, for `llm_rate_limited_for`.
     started: Instant,
 }
@@ -129,6 +142,10 @@ pub struct Options {
     /// provider's rate-limit error body, as an organisation's RPM limit answers. `None`: no
     /// limit.
     pub llm_requests_per_minute: Option<u32>,
+    /// Tokens of LLM requests answered in any 60 s, each counted before it is answered as
+    /// OpenAI's limiter counts it (prompt characters / 4 + the answer allowance); past it a
+    /// 429 as an organisation's TPM limit answers. `None`: no limit.
+    pub llm_tokens_per_minute: Option<u64>,
     /// For this long after it starts, every LLM request gets the 429 of an organisation over
     /// its limit, with `Retry-After: 1`: a provider that refuses for minutes, shortened.
     pub llm_rate_limited_for: Duration,
@@ -282,47 +299,83 @@ fn host_of(headers: &HeaderMap, uri: &Uri) -> String {
     without_port.trim_end_matches('.').to_ascii_lowercase()
 }
 
-/// What every LLM route shares: the per-minute limit, then the configured latency.
+/// What every LLM route shares: the per-minute limits, then the configured latency.
 async fn llm_gate(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let anthropic = req.uri().path().ends_with("/messages");
     if state.started.elapsed() < state.options.llm_rate_limited_for {
-        return rate_limited(&state, anthropic, 1, None);
+        return rate_limited(&state, anthropic, None);
     }
-    if let Some(limit) = state.options.llm_requests_per_minute {
-        if let Some(retry_after) = over_limit(&state.llm_window, limit, Instant::now()) {
-            return rate_limited(&state, anthropic, retry_after, Some(limit));
-        }
+    // The body is read here to count its tokens, then handed on whole.
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 << 20).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let tokens = serde_json::from_slice(&bytes).map_or(0, |v| llm::org_limits::counted_tokens(&v));
+    let now = Instant::now();
+    let admitted = state
+        .llm_window
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .admit(
+            now,
+            tokens,
+            state.options.llm_requests_per_minute,
+            state.options.llm_tokens_per_minute,
+        );
+    if let Err(refusal) = admitted {
+        return rate_limited(&state, anthropic, Some(refusal));
     }
+    (state
+        .stats
+        .llm_answered
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()))
+    .push((now, tokens));
     if !state.options.llm_latency.is_zero() {
         tokio::time::sleep(state.options.llm_latency).await;
     }
-    next.run(req).await
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
-/// The provider's 429 for a request over the organisation's per-minute `limit` (`None`: a
-/// limit simweb does not name), to be tried again in `retry_after` seconds.
+/// The provider's 429 for a request over one of the organisation's per-minute limits (`None`:
+/// over a limit simweb does not name, to be tried again in a second).
 fn rate_limited(
     state: &AppState,
     anthropic: bool,
-    retry_after: u64,
-    limit: Option<u32>,
+    refusal: Option<llm::org_limits::Refusal>,
 ) -> Response {
+    use llm::org_limits::Kind;
     state
         .stats
         .llm_rate_limited
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let retry_after = refusal.map_or(1, |r| r.retry_after);
+    let (what, limit) = match refusal.map(|r| r.kind) {
+        Some(Kind::Tokens) => (
+            "tokens",
+            state.options.llm_tokens_per_minute.map(|l| l.to_string()),
+        ),
+        _ => (
+            "requests",
+            state.options.llm_requests_per_minute.map(|l| l.to_string()),
+        ),
+    };
     let mut response = if anthropic {
         llm::anthropic::error(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limit_error",
-            "This request would exceed your organization's rate limit of requests per minute.",
+            &format!(
+                "This request would exceed your organization's rate limit of {what} per minute."
+            ),
         )
     } else {
-        let limit = limit.map_or("-".to_owned(), |l| l.to_string());
+        let short = if what == "tokens" { "TPM" } else { "RPM" };
+        let limit = limit.unwrap_or_else(|| "-".to_owned());
         llm::openai::error(
             StatusCode::TOO_MANY_REQUESTS,
-            &format!("Rate limit reached for requests per min (RPM): Limit {limit}. Please try again in {retry_after}s."),
-            "requests",
+            &format!("Rate limit reached for {what} per min ({short}): Limit {limit}. Please try again in {retry_after}s."),
+            what,
             None,
             Some("rate_limit_exceeded"),
         )
@@ -330,30 +383,6 @@ fn rate_limited(
     let value = retry_after.to_string().parse().expect("a header value");
     response.headers_mut().insert(header::RETRY_AFTER, value);
     response
-}
-
-/// Takes a place in the last minute's `window` of at most `limit` requests at `now`, or says
-/// in how many whole seconds (at least 1) the oldest leaves it.
-fn over_limit(
-    window: &Mutex<std::collections::VecDeque<Instant>>,
-    limit: u32,
-    now: Instant,
-) -> Option<u64> {
-    let minute = Duration::from_secs(60);
-    let mut window = window.lock().unwrap_or_else(|e| e.into_inner());
-    while window
-        .front()
-        .is_some_and(|&t| now.duration_since(t) >= minute)
-    {
-        window.pop_front();
-    }
-    if window.len() < limit as usize {
-        window.push_back(now);
-        return None;
-    }
-    let oldest = *window.front().expect("a full window");
-    let wait = minute.saturating_sub(now.duration_since(oldest));
-    Some(wait.as_secs_f64().ceil().max(1.0) as u64)
 }
 
 async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
@@ -510,28 +539,46 @@ mod tests {
         assert_eq!(web.stats().llm_rate_limited(), 2);
     }
 
-    #[test]
-    fn the_llm_limit_counts_the_last_minute_and_says_when_a_place_frees() {
-        let window = Mutex::default();
-        let start = Instant::now();
-        for k in 0..3 {
-            assert_eq!(over_limit(&window, 3, start + Duration::from_secs(k)), None);
-        }
-        // Full: the oldest (at 0 s) leaves at 60 s.
-        let at = start + Duration::from_millis(10_500);
-        assert_eq!(over_limit(&window, 3, at), Some(50));
-        assert_eq!(
-            over_limit(&window, 3, start + Duration::from_millis(59_800)),
-            Some(1)
+    /// A token limit refuses the request that would pass it, names TPM, and counts only what
+    /// it answered.
+    #[tokio::test]
+    async fn llm_requests_past_the_token_limit_get_a_tpm_429() {
+        let web = Simweb::start_with(
+            Arc::new(Corpus::generate()),
+            "127.0.0.1:0".parse().expect("addr"),
+            Options {
+                llm_tokens_per_minute: Some(150),
+                ..Options::default()
+            },
+        )
+        .await
+        .expect("start");
+        let http = reqwest::Client::new();
+        // "user" + "hi" = 6 characters → 2 tokens, plus 60 allowed: 62 each.
+        let chat = json!({"model": "m", "max_completion_tokens": 60,
+            "messages": [{"role": "user", "content": "hi"}]});
+        let send = || {
+            http.post(format!("{}/v1/chat/completions", web.base_url()))
+                .bearer_auth("sk-test")
+                .json(&chat)
+                .send()
+        };
+        assert_eq!(send().await.expect("send").status(), 200);
+        assert_eq!(send().await.expect("send").status(), 200);
+        let refused = send().await.expect("send");
+        assert_eq!(refused.status(), 429);
+        assert!(refused.headers().contains_key(header::RETRY_AFTER));
+        let body: serde_json::Value = refused.json().await.expect("json");
+        assert_eq!(body["error"]["type"], "tokens", "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("(TPM): Limit 150"),
+            "{body}"
         );
-        assert_eq!(
-            over_limit(&window, 3, start + Duration::from_secs(60)),
-            None
-        );
-        assert_eq!(
-            over_limit(&window, 3, start + Duration::from_secs(60)),
-            Some(1)
-        );
+        assert_eq!(web.stats().llm_rate_limited(), 1);
+        assert_eq!(web.stats().llm_peak_tokens_per_minute(), (124, 62));
     }
 
     async fn raw(

@@ -524,14 +524,15 @@ async fn soak() {
         "TRAWL__OUTPUT__URL".into(),
         format!("file://{}", out.path().display()),
     ));
-    // A steady, small number of messages in flight (the default, pinned), so the allocator's
-    // high-water mark is reached during warm-up. With a prefetch of 64 the workers' RSS rose in
-    // steps each time a burst set a new peak of messages held at once (synthesize 37.9 → 40.2
-    // MiB over 20 000 jobs, flat in between); the byte cap bounds such peaks, and a per-job
-    // leak shows as a slope at any concurrency.
-    fleet
-        .env
-        .push(("TRAWL__BROKER__PREFETCH".into(), "8".into()));
+    // A steady, small number of messages in flight (the default prefetch, and no window
+    // growing with waits), so the allocator's high-water mark is reached during warm-up. With
+    // 64 in flight the workers' RSS rose in steps each time a burst set a new peak of messages
+    // held at once (synthesize 37.9 → 40.2 MiB over 20 000 jobs, flat in between); the byte cap
+    // bounds such peaks, and a per-job leak shows as a slope at any concurrency.
+    fleet.env.extend([
+        ("TRAWL__BROKER__PREFETCH".into(), "8".into()),
+        ("TRAWL__BROKER__MAX_WAITING".into(), "0".into()),
+    ]);
     fleet.spawn_all();
     let pids: BTreeMap<&'static str, u32> = STAGES.iter().map(|&s| (s, fleet.pid(s))).collect();
 

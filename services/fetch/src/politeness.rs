@@ -76,7 +76,7 @@ pub(crate) async fn take_turn(
         Turn::Reserved(wait) => {
             if !wait.is_zero() {
                 METRICS.host_wait.observe(wait.as_secs_f64());
-                tokio::time::sleep(wait).await;
+                trawl_store::outside::waiting(tokio::time::sleep(wait)).await;
             }
             Ok(Ok(interval))
         }

@@ -199,7 +199,8 @@ pub async fn rules_for(
     };
     let robots_url = Url::parse(&format!("{origin}/robots.txt"))
         .map_err(|e| StageError::permanent(format!("bad robots URL for {origin}: {e}")))?;
-    let (rules, is_error) = rules_from(fetcher.get(&robots_url, 0).await);
+    let fetched = trawl_store::outside::waiting(fetcher.get(&robots_url, 0)).await;
+    let (rules, is_error) = rules_from(fetched);
     let cfg = &rt.config.store;
     let ttl = Duration::from_secs(if is_error {
         cfg.robots_error_ttl_secs

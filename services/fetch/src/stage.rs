@@ -168,7 +168,7 @@ enum Attempt {
 impl FetchStage {
     async fn attempt(&self, url: &Url, level: u8) -> Attempt {
         if level < BROWSER_LEVEL {
-            return match self.fetcher.get(url, level).await {
+            return match trawl_store::outside::waiting(self.fetcher.get(url, level)).await {
                 Fetched::Page(page) => Attempt::Page(page),
                 Fetched::Blocked { block, retry_after } => Attempt::Blocked { block, retry_after },
                 Fetched::Transient(reason) => Attempt::Transient(reason),
@@ -190,6 +190,7 @@ impl FetchStage {
             .browser
             .as_ref()
             .expect("browser tasks reach browser workers only");
+        // Not an outside wait: the browser renders on the pod's own CPU (its sidecar).
         let rendered = pool.render(url, level).await;
         crate::metrics::response(
             level,

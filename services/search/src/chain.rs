@@ -149,7 +149,7 @@ impl Search<'_> {
         }
         self.pace(name).await;
         let started = Instant::now();
-        let result = provider.page(self.http, request).await;
+        let result = trawl_store::outside::waiting(provider.page(self.http, request)).await;
         if let Err(ProviderError::RateLimited {
             retry_after: Some(wait),
             ..

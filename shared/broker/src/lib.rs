@@ -117,6 +117,28 @@ pub trait Subscription: Send {
 
     /// Stops new deliveries. Deliveries already handed out can still be settled.
     async fn cancel(&mut self);
+
+    /// From now on keeps at most `window`'s value unsettled, following it as it changes, in
+    /// whole steps of the prefetch the subscription was opened with (at least one step). A
+    /// smaller window takes effect as deliveries are settled; none is taken back.
+    fn follow(&mut self, window: tokio::sync::watch::Receiver<u32>);
+}
+
+/// Unsettled deliveries a subscription opened with `step` keeps under `window`: whole steps,
+/// at least one.
+fn window_steps(window: u32, step: u32) -> u32 {
+    window.div_ceil(step).max(1) * step
+}
+
+/// Resolves when the followed window changes; never without one (or once its sender is gone).
+async fn window_changed(window: &mut Option<tokio::sync::watch::Receiver<u32>>) {
+    let changed = match window {
+        Some(w) => w.changed().await.is_ok(),
+        None => false,
+    };
+    if !changed {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Settles one delivery; implemented by each broker.

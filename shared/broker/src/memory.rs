@@ -149,10 +149,14 @@ impl Broker for MemoryBroker {
             .expect("broker lock")
             .entry(queue)
             .or_default() += 1;
+        let step = u32::from(prefetch.max(1));
         Ok(Box::new(MemorySubscription {
             inner: Arc::clone(&self.inner),
             queue,
-            permits: Arc::new(Semaphore::new(usize::from(prefetch.max(1)))),
+            permits: Arc::new(Semaphore::new(step as usize)),
+            step,
+            granted: step,
+            window: None,
             cancelled: false,
         }))
     }
@@ -182,8 +186,34 @@ impl Broker for MemoryBroker {
 struct MemorySubscription {
     inner: Arc<Inner>,
     queue: Queue,
+    /// One per delivery that may be unsettled; `granted` in all.
     permits: Arc<Semaphore>,
+    step: u32,
+    granted: u32,
+    window: Option<tokio::sync::watch::Receiver<u32>>,
     cancelled: bool,
+}
+
+impl MemorySubscription {
+    /// Grants or withdraws permits to match the window followed.
+    fn apply_window(&mut self) {
+        let Some(window) = &mut self.window else {
+            return;
+        };
+        let wanted = crate::window_steps(*window.borrow_and_update(), self.step);
+        if wanted > self.granted {
+            self.permits.add_permits((wanted - self.granted) as usize);
+        } else if wanted < self.granted {
+            // Withdrawn as deliveries are settled, as RabbitMQ's credit shrinks.
+            let (permits, n) = (Arc::clone(&self.permits), self.granted - wanted);
+            tokio::spawn(async move {
+                if let Ok(taken) = permits.acquire_many_owned(n).await {
+                    taken.forget();
+                }
+            });
+        }
+        self.granted = wanted;
+    }
 }
 
 impl Drop for MemorySubscription {
@@ -200,7 +230,13 @@ impl crate::Subscription for MemorySubscription {
         if self.cancelled {
             return None;
         }
-        let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
+        let permit = loop {
+            self.apply_window();
+            tokio::select! {
+                permit = Arc::clone(&self.permits).acquire_owned() => break permit.ok()?,
+                () = crate::window_changed(&mut self.window) => {}
+            }
+        };
         let notify = Arc::clone(&self.inner.notify[&self.queue]);
         loop {
             let notified = notify.notified();
@@ -232,6 +268,10 @@ impl crate::Subscription for MemorySubscription {
         }
         self.cancelled = true;
         self.permits.close();
+    }
+
+    fn follow(&mut self, window: tokio::sync::watch::Receiver<u32>) {
+        self.window = Some(window);
     }
 }
 

@@ -405,6 +405,7 @@ impl Broker for RabbitBroker {
             queue: self.inner.settings.queue_name(queue),
             prefetch,
             current: None,
+            window: None,
             cancelled: false,
         };
         subscription.open().await?;
@@ -462,16 +463,36 @@ impl Broker for RabbitBroker {
     }
 }
 
+/// One channel with `basic.qos(prefetch)` and as many consumers on it as the window followed
+/// asks for, each with its own `prefetch` of credit: a window changes by adding consumers or
+/// cancelling them, never by re-applying qos (which only reaches consumers started after it).
+/// A cancelled consumer's stream stays in `consumers` until RabbitMQ's cancel-ok ends it, so
+/// what it was sent before is still read; its unsettled deliveries stay valid on the channel.
 struct RabbitSubscription {
     inner: Arc<Inner>,
     queue: String,
     prefetch: u16,
-    current: Option<(Channel, lapin::Consumer)>,
+    current: Option<Current>,
+    window: Option<tokio::sync::watch::Receiver<u32>>,
     cancelled: bool,
 }
 
+struct Current {
+    channel: Channel,
+    consumers: futures_util::stream::SelectAll<lapin::Consumer>,
+    /// Tags of the consumers not cancelled.
+    live: Vec<ShortString>,
+}
+
 impl RabbitSubscription {
-    /// A fresh channel with prefetch applied and a consumer on it.
+    /// Consumers the window asks for.
+    fn wanted(&self) -> usize {
+        let step = u32::from(self.prefetch.max(1));
+        let window = self.window.as_ref().map_or(step, |w| *w.borrow());
+        (crate::window_steps(window, step) / step) as usize
+    }
+
+    /// A fresh channel with prefetch applied and the consumers the window asks for on it.
     async fn open(&mut self) -> Result<(), BrokerError> {
         let (connection, _) = self.inner.live().await?;
         let channel = connection.create_channel().await.map_err(protocol)?;
@@ -479,16 +500,43 @@ impl RabbitSubscription {
             .basic_qos(self.prefetch, BasicQosOptions::default())
             .await
             .map_err(protocol)?;
-        let consumer = channel
-            .basic_consume(
-                self.queue.as_str().into(),
-                "".into(),
-                BasicConsumeOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(protocol)?;
-        self.current = Some((channel, consumer));
+        self.current = Some(Current {
+            channel,
+            consumers: futures_util::stream::SelectAll::new(),
+            live: Vec::new(),
+        });
+        self.resize().await
+    }
+
+    /// Adds or cancels consumers until as many are live as the window asks for.
+    async fn resize(&mut self) -> Result<(), BrokerError> {
+        if let Some(w) = &mut self.window {
+            w.mark_unchanged();
+        }
+        let wanted = self.wanted();
+        let current = self.current.as_mut().expect("opened");
+        while current.live.len() < wanted {
+            let consumer = current
+                .channel
+                .basic_consume(
+                    self.queue.as_str().into(),
+                    "".into(),
+                    BasicConsumeOptions::default(),
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(protocol)?;
+            current.live.push(consumer.tag());
+            current.consumers.push(consumer);
+        }
+        while current.live.len() > wanted {
+            let tag = current.live.pop().expect("more than wanted");
+            current
+                .channel
+                .basic_cancel(tag.as_str().into(), BasicCancelOptions::default())
+                .await
+                .map_err(protocol)?;
+        }
         Ok(())
     }
 }
@@ -501,17 +549,25 @@ impl crate::Subscription for RabbitSubscription {
             if self.cancelled {
                 return None;
             }
-            if self.current.is_none() {
-                if let Err(e) = self.open().await {
-                    warn!(queue = %self.queue, error = %e, "cannot consume; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                    continue;
-                }
-                backoff = Duration::from_millis(200);
+            let opened = match &self.current {
+                None => self.open().await,
+                Some(c) if c.live.len() != self.wanted() => self.resize().await,
+                Some(_) => Ok(()),
+            };
+            if let Err(e) = opened {
+                warn!(queue = %self.queue, error = %e, "cannot consume; retrying");
+                self.current = None;
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
             }
-            let (_, consumer) = self.current.as_mut().expect("opened above");
-            match consumer.next().await {
+            backoff = Duration::from_millis(200);
+            let current = self.current.as_mut().expect("opened above");
+            let next = tokio::select! {
+                next = current.consumers.next() => next,
+                () = crate::window_changed(&mut self.window) => continue,
+            };
+            match next {
                 Some(Ok(delivery)) => {
                     let headers = from_properties(&delivery.properties);
                     return Some(Delivery {
@@ -541,14 +597,18 @@ impl crate::Subscription for RabbitSubscription {
 
     async fn cancel(&mut self) {
         self.cancelled = true;
-        if let Some((channel, consumer)) = &self.current {
-            let _ = channel
-                .basic_cancel(
-                    consumer.tag().as_str().into(),
-                    BasicCancelOptions::default(),
-                )
-                .await;
+        if let Some(current) = &self.current {
+            for tag in &current.live {
+                let _ = current
+                    .channel
+                    .basic_cancel(tag.as_str().into(), BasicCancelOptions::default())
+                    .await;
+            }
         }
+    }
+
+    fn follow(&mut self, window: tokio::sync::watch::Receiver<u32>) {
+        self.window = Some(window);
     }
 }
 

@@ -129,6 +129,57 @@ async fn prefetch_bounds_unsettled(broker: Arc<dyn Broker>) {
     broker.delete_all().await.unwrap();
 }
 
+/// A followed window grows and shrinks in whole steps of the prefetch, and no message is lost
+/// or repeated on the way (a shrunk window's consumers are cancelled, their deliveries kept).
+async fn window_follows_in_prefetch_steps(broker: Arc<dyn Broker>) {
+    for i in 0..20u8 {
+        broker
+            .publish(Queue::Clean, Message::new(vec![i]))
+            .await
+            .unwrap();
+    }
+    let mut sub = broker.consume(Queue::Clean, 2).await.unwrap();
+    let (window, followed) = tokio::sync::watch::channel(2u32);
+    sub.follow(followed);
+    let quiet = Duration::from_millis(500);
+    let mut held = Vec::new();
+    let mut seen = Vec::new();
+    let mut take = async |sub: &mut Box<dyn trawl_broker::Subscription>, held: &mut Vec<_>, n| {
+        for _ in 0..n {
+            let d = within("a delivery in the window", sub.next())
+                .await
+                .unwrap();
+            seen.push(d.message.body[0]);
+            held.push(d);
+        }
+        assert!(
+            tokio::time::timeout(quiet, sub.next()).await.is_err(),
+            "more than the window delivered"
+        );
+    };
+    take(&mut sub, &mut held, 2).await;
+    window.send_replace(5); // three steps of two
+    take(&mut sub, &mut held, 4).await;
+    window.send_replace(1); // one step
+    take(&mut sub, &mut held, 0).await;
+    for d in held.drain(..) {
+        d.ack().await.unwrap();
+    }
+    take(&mut sub, &mut held, 2).await;
+    window.send_replace(20);
+    for d in held.drain(..) {
+        d.ack().await.unwrap();
+    }
+    take(&mut sub, &mut held, 12).await;
+    for d in held.drain(..) {
+        d.ack().await.unwrap();
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (0..20).collect::<Vec<u8>>(), "each message once");
+    sub.cancel().await;
+    broker.delete_all().await.unwrap();
+}
+
 async fn delayed_publish_arrives_later(broker: Arc<dyn Broker>) {
     let started = std::time::Instant::now();
     broker
@@ -195,6 +246,7 @@ both! {
     publish_consume_ack(5),
     requeue_and_drop_redeliver(5),
     prefetch_bounds_unsettled(5),
+    window_follows_in_prefetch_steps(5),
     delayed_publish_arrives_later(5),
     delivery_limit_dead_letters(2),
 }

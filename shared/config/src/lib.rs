@@ -57,11 +57,16 @@ pub struct BrokerConfig {
     pub url: Option<String>,
     /// Prefix of every queue name (`trawl.search` …); tests use a unique one.
     pub namespace: String,
-    /// Most messages a worker holds at once (unacknowledged deliveries): an upper bound, not
-    /// the usual one. A worker admits a message when its bytes fit `max_in_flight_bytes`, so
-    /// with a slow LLM or search provider it keeps hundreds of messages waiting on their calls
-    /// while its CPU stays busy, and with large pages it holds few.
+    /// Messages a worker handles at once while they use its core, and the broker's window over
+    /// them: the window grows by this step for messages waiting on outside calls (a model's
+    /// answer, a search provider, a web host, a rate limit), up to `max_waiting` more, so with a
+    /// slow LLM a worker keeps hundreds of messages waiting while its CPU stays busy, and with a
+    /// fast one it holds about this many. A worker killed loses nothing: what it held goes back
+    /// to the queue, each message one delivery nearer `delivery_limit`.
     pub prefetch: u16,
+    /// Most messages a worker lets wait on outside calls on top of `prefetch`; all of them stay
+    /// within `max_in_flight_bytes`. 0 keeps the window at `prefetch`.
+    pub max_waiting: u32,
     /// Most bytes a worker's messages in flight may hold together: each message's estimate
     /// (its stage's footprint: a page being extracted holds several times its size) is reserved
     /// before it is handled, and a message that does not fit waits, unacknowledged. Keep it
@@ -111,6 +116,7 @@ impl Default for BrokerConfig {
             url: None,
             namespace: "trawl".into(),
             prefetch: 8,
+            max_waiting: 512,
             max_in_flight_bytes: 256 * 1024 * 1024,
             max_attempts: 4,
             retry_delays_secs: vec![1, 5, 30],
@@ -529,6 +535,10 @@ impl Default for ReportConfig {
 
 /// The most rounds of research a job may have (`research.max_rounds`).
 pub const MAX_ROUNDS: u32 = 5;
+
+/// The largest `broker.max_waiting`: RabbitMQ gives each of a worker's consumers at most
+/// `prefetch` messages, so a window is that many consumers on one channel.
+pub const MAX_WAITING: u32 = 8192;
 
 /// The smallest `broker.max_in_flight_bytes`: below it a worker could hold no ordinary page.
 pub const MIN_IN_FLIGHT_BYTES: u64 = 1 << 20;
@@ -1169,6 +1179,12 @@ impl Config {
                 self.broker.prefetch
             ));
         }
+        if self.broker.max_waiting > MAX_WAITING {
+            problems.push(format!(
+                "broker.max_waiting must be at most {MAX_WAITING} (got {}); a worker that must hold more should be several workers",
+                self.broker.max_waiting
+            ));
+        }
         for (provider, rps) in &self.search.requests_per_second {
             if !(rps.is_finite() && *rps > 0.0) {
                 problems.push(format!(
@@ -1736,6 +1752,13 @@ serper = -1
             .to_string();
         assert!(
             err.contains("broker.max_in_flight_bytes must be at least"),
+            "{err}"
+        );
+        let err = load("[broker]\nmax_waiting = 100000\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("broker.max_waiting must be at most 8192 (got 100000)"),
             "{err}"
         );
     }

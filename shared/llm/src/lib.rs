@@ -37,7 +37,7 @@ pub mod proxy;
 pub mod wire;
 
 use metrics::METRICS;
-use trawl_store::rate_wait;
+use trawl_store::{outside, rate_wait};
 use wire::Endpoint;
 
 #[derive(Debug, thiserror::Error)]
@@ -386,9 +386,10 @@ impl Llm {
             reserved,
             sending: AtomicBool::new(false),
         };
-        let result = self
-            .attempts(endpoint, request, &options, &guard.sending)
-            .await;
+        // The model's answer, its retries and the fleet's pacing are all waits on the outside:
+        // the worker's core is free for other messages meanwhile.
+        let result =
+            outside::waiting(self.attempts(endpoint, request, &options, &guard.sending)).await;
         let cost = result.as_ref().map_or(0, |(_, cost)| *cost);
         guard.reserved = 0;
         self.settle(reserved, cost).await;
@@ -630,7 +631,7 @@ impl Llm {
 
     /// Embeddings of `texts` from the embeddings endpoint (`llm.embeddings`).
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
-        let result = self.embed_once(texts).await;
+        let result = outside::waiting(self.embed_once(texts)).await;
         self.fell_back("rerank", result)
     }
 

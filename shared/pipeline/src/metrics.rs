@@ -16,14 +16,17 @@ pub struct WorkerMetrics {
     /// Message age when a worker takes it: how long work waits in the queue.
     pub queue_wait: Family<Labels, Histogram>,
     pub in_flight: Family<Labels, Gauge>,
-    /// Messages a worker may hold at once (its prefetch).
+    /// Messages a worker may hold at once: `prefetch` using its core plus `max_waiting` waiting.
     pub capacity: Family<Labels, Gauge>,
+    /// Messages in flight that wait on an outside call (a model, a search provider, a web
+    /// host, a rate limit) rather than use the worker's core.
+    pub waiting: Family<Labels, Gauge>,
     /// Bytes the messages being handled have reserved ([`crate::in_flight`]).
     pub in_flight_bytes: Family<Labels, Gauge>,
     /// The worker's byte cap (`broker.max_in_flight_bytes`): in-flight bytes over it, or
     /// in-flight messages over `capacity`, is saturation.
     pub in_flight_bytes_capacity: Family<Labels, Gauge>,
-    /// Seconds deliveries waited, unacknowledged, for room under the byte cap.
+    /// Seconds deliveries waited, unacknowledged, for room under the byte cap or a CPU slot.
     pub admission_wait: Family<Labels, Counter<f64, AtomicU64>>,
     /// Messages put back for another attempt, by stage and what failed (`broker`, `store`,
     /// `objects`, `timeout`, `rate_limit`, `stage`).
@@ -59,7 +62,12 @@ pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
     in_flight: register("in_flight", "Messages being handled", Family::default()),
     capacity: register(
         "worker_capacity",
-        "Messages a worker may hold at once (its prefetch)",
+        "Messages a worker may hold at once (prefetch busy plus max_waiting waiting)",
+        Family::default(),
+    ),
+    waiting: register(
+        "waiting_messages",
+        "Messages in flight waiting on an outside call (a model, a provider, a host, a rate limit)",
         Family::default(),
     ),
     in_flight_bytes: register(
@@ -74,7 +82,7 @@ pub static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
     ),
     admission_wait: register(
         "admission_wait_seconds",
-        "Time deliveries waited for room under the worker's byte cap",
+        "Time deliveries waited for room under the worker's byte cap or for a free CPU slot",
         Family::default(),
     ),
     retries: register(
@@ -107,11 +115,9 @@ pub fn init(queue: trawl_broker::Queue, broker: &trawl_config::BrokerConfig) {
     let m = &*METRICS;
     init_series(&m.in_flight, &[("stage", stage)]);
     init_series(&m.in_flight_bytes, &[("stage", stage)]);
+    init_series(&m.waiting, &[("stage", stage)]);
     init_series(&m.admission_wait, &[("stage", stage)]);
     let by_stage = labels(&[("stage", stage)]);
-    m.capacity
-        .get_or_create(&by_stage)
-        .set(i64::from(broker.prefetch));
     m.in_flight_bytes_capacity
         .get_or_create(&by_stage)
         .set(i64::try_from(broker.max_in_flight_bytes).unwrap_or(i64::MAX));

@@ -17,26 +17,32 @@
 //! is cancelled and its message retried. On shutdown the loop stops taking messages, lets
 //! in-flight ones finish within the grace period, and abandons (requeues) the rest.
 //!
-//! How many messages run at once follows their bytes, not a fixed count: the broker hands the
-//! worker up to `broker.prefetch` messages, and each is admitted once its stage's footprint fits
-//! the worker's `broker.max_in_flight_bytes` ([`crate::in_flight`]). Messages waiting for
-//! admission stay unacknowledged, in order; one that waits so long that the broker's consumer
-//! timeout would come before its handler's could end is put back at the queue's tail (not an
-//! attempt) for a worker with room.
+//! How many messages run at once follows the work, not a fixed count. A message is admitted
+//! while fewer than `broker.prefetch` of the running ones use the core, the others waiting on
+//! outside calls ([`trawl_store::outside`]: a model, a search provider, a web host, a rate
+//! limit), and once its stage's footprint fits the worker's `broker.max_in_flight_bytes`
+//! ([`crate::in_flight`]). The broker's window follows: `prefetch` plus one per waiting
+//! message, up to `broker.max_waiting` more ([`Window`]). With a slow model a worker keeps
+//! hundreds of messages waiting while its core stays busy; with a fast one it holds about
+//! `prefetch`, and a killed worker gives back no more than it was working on. Messages waiting
+//! for admission stay unacknowledged, in order; one that waits so long that the broker's
+//! consumer timeout would come before its handler's could end is put back at the queue's tail
+//! (not an attempt) for a worker with room.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tracing::{info, warn, Instrument};
 use trawl_broker::{Delivery, Message, Queue, HEADER_ATTEMPTS, HEADER_QUEUE, HEADER_REASON};
 use trawl_messages::envelope::{with_attempt, Body};
 use trawl_messages::Envelope;
+use trawl_store::outside::Waits;
 use trawl_telemetry::Readiness;
 
 use crate::in_flight::{Budget, Held};
@@ -96,10 +102,16 @@ pub async fn run_worker<S: Stage>(
         METRICS.in_flight_bytes.get_or_create(&stage_labels).clone(),
     );
     let waited = METRICS.admission_wait.get_or_create(&stage_labels).clone();
+    let waiting_gauge = METRICS.waiting.get_or_create(&stage_labels).clone();
     let limit = admission_limit(broker);
-    let subscription = rt.broker.consume(queue, prefetch).await?;
+    let mut subscription = rt.broker.consume(queue, prefetch).await?;
+    let waits = Waits::new();
+    let running = Arc::new(Running::default());
+    let mut window = Window::new(prefetch, broker.max_waiting);
+    (METRICS.capacity.get_or_create(&stage_labels)).set(i64::from(window.most()));
+    subscription.follow(window.receiver());
     readiness.set(true);
-    info!(queue = %queue, prefetch, max_in_flight_bytes = cap, "worker consuming");
+    info!(queue = %queue, prefetch, max_waiting = broker.max_waiting, max_in_flight_bytes = cap, "worker consuming");
     // The subscription runs in a task of its own that is stopped only at shutdown: a
     // subscription future dropped half-way through re-opening its channel could leave a
     // consumer behind that nothing reads. Deliveries are stamped as they arrive.
@@ -109,6 +121,8 @@ pub async fn run_worker<S: Stage>(
     tokio::pin!(shutdown);
     loop {
         while tasks.try_join_next().is_some() {}
+        waiting_gauge.set(waits.waiting() as i64);
+        window.follow(waits.waiting());
         let Some((since, delivery)) = head.take() else {
             tokio::select! {
                 _ = &mut shutdown => break,
@@ -116,17 +130,24 @@ pub async fn run_worker<S: Stage>(
                     Some(next) => head = Some(next),
                     None => break,
                 },
+                // A message began to wait: the window may grow.
+                () = waits.started() => {}
             }
             continue;
         };
         let footprint = stage.footprint(&rt.config, delivery.message.body.len());
+        let admission = async {
+            let held = budget.admit(footprint).await;
+            running.slot(&waits, usize::from(prefetch)).await;
+            held
+        };
         let admitted = tokio::select! {
             biased;
             _ = &mut shutdown => {
                 drop(delivery); // back to the queue
                 break;
             }
-            held = budget.admit(footprint) => Some(held),
+            held = admission => Some(held),
             _ = tokio::time::sleep_until(since + limit) => None,
         };
         waited.inc_by(since.elapsed().as_secs_f64());
@@ -138,6 +159,7 @@ pub async fn run_worker<S: Stage>(
                     queue,
                     delivery,
                     held,
+                    (Arc::clone(&waits), Running::start(&running)),
                 ));
             }
             None => {
@@ -160,6 +182,102 @@ pub async fn run_worker<S: Stage>(
     }
     info!(queue = %queue, "worker stopped");
     Ok(())
+}
+
+/// The handlers running, busy or waiting; a slot for another busy one is free while fewer than
+/// `prefetch` of them are not waiting on an outside call.
+#[derive(Default)]
+struct Running {
+    count: AtomicUsize,
+    ended: Notify,
+}
+
+/// One running handler, counted until dropped.
+struct Runs(Arc<Running>);
+
+impl Running {
+    fn start(running: &Arc<Running>) -> Runs {
+        running.count.fetch_add(1, Ordering::Relaxed);
+        Runs(Arc::clone(running))
+    }
+
+    /// Resolves once a busy slot is free.
+    async fn slot(&self, waits: &Waits, prefetch: usize) {
+        loop {
+            let busy = (self.count.load(Ordering::Relaxed)).saturating_sub(waits.waiting());
+            if busy < prefetch {
+                return;
+            }
+            tokio::select! {
+                () = self.ended.notified() => {}
+                () = waits.started() => {}
+            }
+        }
+    }
+}
+
+impl Drop for Runs {
+    fn drop(&mut self) {
+        self.0.count.fetch_sub(1, Ordering::Relaxed);
+        self.0.ended.notify_one();
+    }
+}
+
+/// The broker's window over a worker's queue: `prefetch` for the messages using its core, plus
+/// one for each message waiting on an outside call, up to `max_waiting`. It grows at once, so
+/// the next message is there when a busy one starts to wait, and shrinks only after it has
+/// been larger than needed for [`Window::SETTLE`], so a burst of short waits does not make the
+/// worker cancel and re-add consumers.
+struct Window {
+    prefetch: u32,
+    max_waiting: u32,
+    tx: watch::Sender<u32>,
+    /// Since when the window has been larger than needed.
+    slack_since: Option<Instant>,
+}
+
+impl Window {
+    const SETTLE: Duration = Duration::from_secs(2);
+
+    fn new(prefetch: u16, max_waiting: u32) -> Window {
+        let prefetch = u32::from(prefetch);
+        Window {
+            prefetch,
+            max_waiting,
+            tx: watch::channel(prefetch).0,
+            slack_since: None,
+        }
+    }
+
+    /// The largest window.
+    fn most(&self) -> u32 {
+        self.prefetch + self.max_waiting
+    }
+
+    fn receiver(&self) -> watch::Receiver<u32> {
+        self.tx.subscribe()
+    }
+
+    /// Sets the window for `waiting` messages waiting on outside calls.
+    fn follow(&mut self, waiting: usize) {
+        let waiting = u32::try_from(waiting)
+            .unwrap_or(u32::MAX)
+            .min(self.max_waiting);
+        let wanted = self.prefetch + waiting;
+        let now = *self.tx.borrow();
+        if wanted > now {
+            self.tx.send_replace(wanted);
+            self.slack_since = None;
+        } else if wanted + self.prefetch <= now {
+            let since = *self.slack_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= Self::SETTLE {
+                self.tx.send_replace(wanted);
+                self.slack_since = None;
+            }
+        } else {
+            self.slack_since = None;
+        }
+    }
 }
 
 /// Runs `subscription` in its own task until the returned sender fires (or is dropped), each
@@ -217,6 +335,7 @@ async fn handle_one<S: Stage>(
     queue: Queue,
     delivery: Delivery,
     held: Held,
+    (waits, _runs): (Arc<Waits>, Runs),
 ) {
     let stage_label = queue.label();
     let in_flight = METRICS
@@ -225,7 +344,8 @@ async fn handle_one<S: Stage>(
         .clone();
     in_flight.inc();
     let started = std::time::Instant::now();
-    let result = crate::in_flight::holding(held, process(&*stage, &rt, queue, delivery)).await;
+    let result =
+        crate::in_flight::holding(held, waits.scope(process(&*stage, &rt, queue, delivery))).await;
     in_flight.dec();
     METRICS
         .duration

@@ -28,6 +28,8 @@ enum Behaviour {
     StoreDownFor(u32),
     /// Waits this many milliseconds on an outside call, as clean does on an LLM.
     Waits(u64),
+    /// Keeps the worker's core this many milliseconds (a sleep that is no outside call).
+    Busy(u64),
     /// Waits on the LLM provider's rate limit past the message timeout for the first `n`
     /// calls, more than `max_attempts`.
     RateLimitedFor(u32),
@@ -93,6 +95,10 @@ impl TestStage {
                 }
             }
             Behaviour::Waits(ms) => {
+                trawl_store::outside::waiting(tokio::time::sleep(Duration::from_millis(ms))).await;
+                Ok(Handled::Done)
+            }
+            Behaviour::Busy(ms) => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Ok(Handled::Done)
             }
@@ -412,9 +418,10 @@ async fn handled(calls: &AtomicU32, n: u32, within: Duration) {
 }
 
 #[tokio::test]
-async fn messages_waiting_on_slow_calls_run_side_by_side_up_to_the_prefetch() {
-    // Small messages, a byte cap with room for all: the prefetch alone bounds them.
-    let rt = runtime_with(|c| c.broker.prefetch = 200);
+async fn messages_waiting_on_outside_calls_run_side_by_side_up_to_max_waiting() {
+    // Small messages, a byte cap with room for all: the prefetch's eight busy slots never
+    // fill, and the window grows by the messages waiting until max_waiting bounds it.
+    let rt = runtime_with(|c| c.broker.max_waiting = 96);
     let stage = test_stage(Behaviour::Waits(1_000), None);
     let (calls, most) = (Arc::clone(&stage.calls), Arc::clone(&stage.most));
     let (_stop, _h) = run(&rt, stage);
@@ -422,7 +429,22 @@ async fn messages_waiting_on_slow_calls_run_side_by_side_up_to_the_prefetch() {
         publish(&rt, task()).await;
     }
     handled(&calls, 300, Duration::from_secs(60)).await;
-    assert_eq!(most.load(Ordering::SeqCst), 200);
+    assert_eq!(most.load(Ordering::SeqCst), 104);
+    let capacity = metric("trawl_worker_capacity{stage=\"search\"}");
+    assert_eq!(capacity, 104.0);
+}
+
+#[tokio::test]
+async fn messages_that_use_the_core_run_up_to_the_prefetch() {
+    let rt = runtime_with(|c| c.broker.prefetch = 20);
+    let stage = test_stage(Behaviour::Busy(300), None);
+    let (calls, most) = (Arc::clone(&stage.calls), Arc::clone(&stage.most));
+    let (_stop, _h) = run(&rt, stage);
+    for _ in 0..60 {
+        publish(&rt, task()).await;
+    }
+    handled(&calls, 60, Duration::from_secs(60)).await;
+    assert_eq!(most.load(Ordering::SeqCst), 20);
 }
 
 #[tokio::test]

@@ -51,6 +51,7 @@ pub mod budget {
 }
 mod metrics;
 pub mod objects;
+pub mod outside;
 pub mod rate_wait;
 pub mod redis;
 pub mod shared;

@@ -37,6 +37,7 @@ pub mod clean_tasks;
 pub mod embeddings;
 pub mod gemini;
 pub mod openai;
+pub mod org_limits;
 pub mod script;
 pub mod tasks;
 
