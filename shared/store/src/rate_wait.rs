@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Store, StoreError, Turn};
+use crate::{Store, StoreError};
 
 tokio::task_local! {
     static WAITING: Arc<AtomicBool>;
@@ -34,15 +34,8 @@ pub async fn sleep(wait: Duration) {
     }
 }
 
-/// How far ahead a turn is booked. A booking is one round trip to the store, where asking "is
-/// it my turn yet" is one per wake-up for every waiter: hundreds of calls waiting for a model's
-/// token budget would otherwise all wake at each free slot and all but one ask again. A caller
-/// abandoned after booking leaves its slot unused: the limit is kept, at worst under-used.
-const BOOK_AHEAD: Duration = Duration::from_secs(30);
-
-/// Waits for a turn at `slot`, one per `interval` across every worker, booking it
-/// ([`Store::rate_reserve`]) once it comes within [`BOOK_AHEAD`], sleeping as a rate-limit wait;
-/// returns the time slept (not the store's round trips).
+/// Waits for a turn at `slot`, one per `interval` across every worker ([`Store::rate_acquire`]),
+/// sleeping as a rate-limit wait; returns the time slept (not the store's round trips).
 pub async fn take_turn(
     store: &dyn Store,
     slot: &str,
@@ -50,21 +43,12 @@ pub async fn take_turn(
 ) -> Result<Duration, StoreError> {
     let mut waited = Duration::ZERO;
     loop {
-        match store.rate_reserve(slot, interval, BOOK_AHEAD).await? {
-            Turn::Reserved(wait) => {
-                if !wait.is_zero() {
-                    sleep(wait).await;
-                }
-                return Ok(waited + wait);
-            }
-            Turn::Busy(wait) => {
-                let nap = wait
-                    .saturating_sub(BOOK_AHEAD)
-                    .max(Duration::from_millis(1));
-                sleep(nap).await;
-                waited += nap;
-            }
+        let wait = store.rate_acquire(slot, interval).await?;
+        if wait.is_zero() {
+            return Ok(waited);
         }
+        sleep(wait).await;
+        waited += wait;
     }
 }
 
@@ -101,29 +85,5 @@ mod tests {
             .unwrap();
         assert!(waited > Duration::ZERO && waited <= interval, "{waited:?}");
         assert!(!flag.load(Ordering::Relaxed));
-    }
-
-    #[tokio::test]
-    async fn waiters_book_successive_turns_once_each() {
-        let store = Arc::new(crate::MemoryStore::new());
-        let interval = Duration::from_millis(100);
-        let started = tokio::time::Instant::now();
-        let turns: Vec<_> = (0..3)
-            .map(|_| {
-                let store = Arc::clone(&store);
-                tokio::spawn(async move {
-                    take_turn(store.as_ref(), "t", interval).await.unwrap();
-                    started.elapsed()
-                })
-            })
-            .collect();
-        let mut at = Vec::new();
-        for t in turns {
-            at.push(t.await.unwrap());
-        }
-        at.sort();
-        // Booked 0, 100 and 200 ms out: each goes at its own turn, none before it.
-        assert!(at[1] >= interval && at[2] >= 2 * interval, "{at:?}");
-        assert!(at[2] < 3 * interval, "{at:?}");
     }
 }
