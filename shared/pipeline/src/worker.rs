@@ -30,7 +30,7 @@
 //! (not an attempt) for a worker with room.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -345,7 +345,7 @@ async fn handle_one<S: Stage>(
     in_flight.inc();
     let started = std::time::Instant::now();
     let result =
-        crate::in_flight::holding(held, waits.scope(process(&*stage, &rt, queue, delivery))).await;
+        crate::in_flight::holding(held, process(&*stage, &rt, queue, delivery, &waits)).await;
     in_flight.dec();
     METRICS
         .duration
@@ -363,6 +363,7 @@ async fn process<S: Stage>(
     rt: &Runtime,
     queue: Queue,
     delivery: Delivery,
+    waits: &Arc<Waits>,
 ) -> &'static str {
     let body = delivery.message.body.clone();
     let env = match Envelope::<S::Input>::decode(&body) {
@@ -410,18 +411,15 @@ async fn process<S: Stage>(
     let span = tracing::info_span!("handle", stage = queue.label(), %job_id, %batch_id, attempt);
     let started = std::time::Instant::now();
     let limit = Duration::from_secs(rt.config.broker.message_timeout_secs);
-    let rate_waiting = Arc::new(AtomicBool::new(false));
-    let handler = trawl_store::rate_wait::watch(
-        Arc::clone(&rate_waiting),
-        stage.handle(rt, env).instrument(span),
-    );
+    let message = waits.message();
+    let handler = message.scope(stage.handle(rt, env).instrument(span));
     let handled = match tokio::time::timeout(limit, handler).await {
         Ok(handled) => handled,
         // Cut off while it waited for a provider's rate limit (an LLM's or a search provider's:
         // a 429 storm, or a fleet limit far below the load): not the message's fault. It comes
         // back after the longest retry delay, spending no attempt, for as long as that lasts;
         // the job's deadline still ends the job with what it has.
-        Err(_) if rate_waiting.load(Ordering::Relaxed) => Err(StageError {
+        Err(_) if message.rate_limited() => Err(StageError {
             class: ErrorClass::Unavailable,
             message: format!(
                 "rate limit: still waiting for a provider's rate limit after broker.message_timeout_secs ({}s)",
@@ -592,5 +590,27 @@ async fn dead_letter(
 fn settle(result: Result<(), trawl_broker::BrokerError>, queue: Queue) {
     if let Err(e) = result {
         warn!(queue = %queue, error = %e, "could not settle delivery; it will be redelivered");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_window_grows_at_once_up_to_max_waiting_and_shrinks_only_after_settling() {
+        let mut window = Window::new(8, 100);
+        let rx = window.receiver();
+        window.follow(30);
+        assert_eq!(*rx.borrow(), 38, "grows at once");
+        window.follow(500);
+        assert_eq!(*rx.borrow(), 108, "at most prefetch + max_waiting");
+        window.follow(0);
+        assert_eq!(*rx.borrow(), 108, "a moment's slack keeps it");
+        tokio::time::sleep(Window::SETTLE).await;
+        window.follow(3);
+        assert_eq!(*rx.borrow(), 11, "slack for {:?} shrinks it", Window::SETTLE);
+        window.follow(0);
+        assert_eq!(*rx.borrow(), 11, "less than a step of slack keeps it");
     }
 }

@@ -1,11 +1,13 @@
 //! Which of a worker's messages are waiting on the outside world (a model's answer, a search
-//! provider, a web host, a browser, a rate limit) rather than using a core. The worker runs each
-//! handler inside [`Waits::scope`]; the clients mark their calls with [`waiting`]. A worker
-//! then admits as many CPU-busy messages as its prefetch, and lets the ones that wait pile up
-//! within its byte cap, so a slow model no longer leaves its core idle.
+//! provider, a web host, a rate limit) rather than using a core. The worker runs each handler
+//! inside its [`Message`]'s scope; the clients mark their calls with [`waiting`], and waits for a
+//! rate limit with [`rate_limited`]. A worker then admits as many CPU-busy messages as its
+//! prefetch, and lets the ones that wait pile up within its byte cap, so a slow model no longer
+//! leaves its core idle; and a handler abandoned at its message timeout while it waited for a
+//! provider's limit is known to have failed for the provider, not its own fault.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::Notify;
@@ -22,10 +24,12 @@ pub struct Waits {
     started: Notify,
 }
 
-/// One message's nesting of outside calls: it waits while any is pending.
+/// One message's outside calls: it waits while any is pending.
 #[derive(Debug)]
-struct Message {
+pub struct Message {
     depth: AtomicU32,
+    /// Up while it sleeps on a rate limit; left up if it is dropped then.
+    rate_limited: AtomicBool,
     waits: Arc<Waits>,
 }
 
@@ -45,13 +49,25 @@ impl Waits {
         self.started.notified().await;
     }
 
-    /// Runs one message's handler, its outside calls counted here.
-    pub async fn scope<F: Future>(self: &Arc<Self>, task: F) -> F::Output {
-        let message = Arc::new(Message {
+    /// A message whose outside calls are counted here.
+    pub fn message(self: &Arc<Self>) -> Arc<Message> {
+        Arc::new(Message {
             depth: AtomicU32::new(0),
+            rate_limited: AtomicBool::new(false),
             waits: Arc::clone(self),
-        });
-        MESSAGE.scope(message, task).await
+        })
+    }
+}
+
+impl Message {
+    /// Runs the message's handler, its outside calls marked on this message.
+    pub async fn scope<F: Future>(self: &Arc<Self>, task: F) -> F::Output {
+        MESSAGE.scope(Arc::clone(self), task).await
+    }
+
+    /// Whether it is sleeping on a rate limit, or was when it was dropped.
+    pub fn rate_limited(&self) -> bool {
+        self.rate_limited.load(Ordering::Relaxed)
     }
 }
 
@@ -60,6 +76,22 @@ impl Waits {
 pub async fn waiting<F: Future>(call: F) -> F::Output {
     let _marked = MESSAGE.try_with(Arc::clone).ok().map(Marked::enter);
     call.await
+}
+
+/// Runs `wait` as an outside wait that is a rate limit's (a model's or a search provider's
+/// fleet-wide pacing, or the hold a 429 put on it). Dropped mid-wait, it leaves its message
+/// marked rate-limited.
+pub async fn rate_limited<F: Future>(wait: F) -> F::Output {
+    let message = MESSAGE.try_with(Arc::clone).ok();
+    let flag = |up| {
+        if let Some(m) = &message {
+            m.rate_limited.store(up, Ordering::Relaxed);
+        }
+    };
+    flag(true);
+    let out = waiting(wait).await;
+    flag(false);
+    out
 }
 
 /// Marks its message waiting from creation to drop, so a call cancelled mid-wait unmarks too.
@@ -95,16 +127,17 @@ mod tests {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let w = Arc::clone(&waits);
         let handler = tokio::spawn(async move {
-            w.scope(async {
-                // Two calls at once count one waiting message.
-                tokio::join!(
-                    waiting(async {
-                        let _ = rx.await;
-                    }),
-                    waiting(tokio::time::sleep(Duration::from_millis(10)))
-                );
-            })
-            .await
+            w.message()
+                .scope(async {
+                    // Two calls at once count one waiting message.
+                    tokio::join!(
+                        waiting(async {
+                            let _ = rx.await;
+                        }),
+                        waiting(tokio::time::sleep(Duration::from_millis(10)))
+                    );
+                })
+                .await
         });
         waits.started().await;
         assert_eq!(waits.waiting(), 1);
@@ -114,11 +147,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_rate_limit_flag_is_up_only_while_the_message_waits_and_stays_up_if_it_is_dropped()
+    {
+        let waits = Waits::new();
+        let message = waits.message();
+        let sleep = |ms| rate_limited(tokio::time::sleep(Duration::from_millis(ms)));
+        message.scope(sleep(5)).await;
+        assert!(!message.rate_limited(), "down once the wait is over");
+        let cut =
+            tokio::time::timeout(Duration::from_millis(20), message.scope(sleep(60_000))).await;
+        assert!(cut.is_err());
+        assert!(message.rate_limited(), "dropped while waiting");
+        sleep(1).await; // outside any message: a plain sleep
+    }
+
+    #[tokio::test]
     async fn a_call_cut_off_mid_wait_stops_counting_and_unscoped_calls_count_nowhere() {
         let waits = Waits::new();
         let cut = tokio::time::timeout(
             Duration::from_millis(20),
-            waits.scope(waiting(std::future::pending::<()>())),
+            waits.message().scope(waiting(std::future::pending::<()>())),
         )
         .await;
         assert!(cut.is_err());

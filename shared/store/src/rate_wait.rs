@@ -1,37 +1,14 @@
-//! Whether a task is waiting on a rate limit: a model's or a search provider's fleet-wide
-//! pacing, or the hold a 429 put on it. The worker loop watches its handlers with [`watch`], so
-//! a handler abandoned at its message timeout while it waited for a provider is known to have
-//! failed for the provider's limit, not its own fault, and spends none of its message's
-//! attempts.
+//! Taking a turn at a fleet-wide rate limit: a model's or a search provider's pacing, or a
+//! host's send gate, each a slot in the store. Its sleeps are rate-limit waits of the message
+//! that takes them ([`crate::outside::rate_limited`]).
 
-use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{Store, StoreError};
 
-tokio::task_local! {
-    static WAITING: Arc<AtomicBool>;
-}
-
-/// Runs `task`, with `flag` true whenever it sleeps on a rate limit. A task dropped during
-/// such a sleep leaves the flag true.
-pub async fn watch<F: Future>(flag: Arc<AtomicBool>, task: F) -> F::Output {
-    WAITING.scope(flag, task).await
-}
-
-/// Sleeps `wait` as a rate-limit wait of the watched task (a plain sleep when unwatched).
+/// Sleeps `wait` as a rate-limit wait of the message whose handler runs it.
 pub async fn sleep(wait: Duration) {
-    let flag = WAITING.try_with(Arc::clone).ok();
-    if let Some(flag) = &flag {
-        flag.store(true, Ordering::Relaxed);
-    }
-    crate::outside::waiting(tokio::time::sleep(wait)).await;
-    // Not reached when the task is dropped mid-sleep: the flag then says so.
-    if let Some(flag) = &flag {
-        flag.store(false, Ordering::Relaxed);
-    }
+    crate::outside::rate_limited(tokio::time::sleep(wait)).await;
 }
 
 /// Waits for a turn at `slot`, one per `interval` across every worker ([`Store::rate_acquire`]),
@@ -57,21 +34,6 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn the_flag_is_up_only_while_the_task_waits_and_stays_up_if_it_is_dropped() {
-        let flag = Arc::new(AtomicBool::new(false));
-        watch(Arc::clone(&flag), sleep(Duration::from_millis(5))).await;
-        assert!(!flag.load(Ordering::Relaxed), "down once the wait is over");
-        let cut = tokio::time::timeout(
-            Duration::from_millis(20),
-            watch(Arc::clone(&flag), sleep(Duration::from_secs(60))),
-        )
-        .await;
-        assert!(cut.is_err());
-        assert!(flag.load(Ordering::Relaxed), "dropped while waiting");
-        sleep(Duration::from_millis(1)).await; // unwatched: a plain sleep
-    }
-
-    #[tokio::test]
     async fn a_turn_sleeps_until_the_slot_frees_and_says_how_long() {
         let store = crate::MemoryStore::new();
         let interval = Duration::from_millis(50);
@@ -79,11 +41,12 @@ mod tests {
             take_turn(&store, "t", interval).await.unwrap(),
             Duration::ZERO
         );
-        let flag = Arc::new(AtomicBool::new(false));
-        let waited = watch(Arc::clone(&flag), take_turn(&store, "t", interval))
+        let message = crate::outside::Waits::new().message();
+        let waited = message
+            .scope(take_turn(&store, "t", interval))
             .await
             .unwrap();
         assert!(waited > Duration::ZERO && waited <= interval, "{waited:?}");
-        assert!(!flag.load(Ordering::Relaxed));
+        assert!(!message.rate_limited());
     }
 }
