@@ -160,6 +160,8 @@ async fn fetch(args: &Args, path: &Path) -> anyhow::Result<serde_json::Value> {
         "secs": m.secs,
         "cpu_secs": m.cpu,
         "services_cpu_secs": m.services,
+        "rabbitmq_cpu_secs": m.rabbitmq,
+        "redis_cpu_secs": m.redis,
         "ended": m.ended,
         "deferred": handled("later"),
         "retried": handled("retry"),
@@ -171,6 +173,9 @@ struct Measured {
     secs: f64,
     cpu: f64,
     services: f64,
+    /// The same, apart; `None` when the server was not found.
+    rabbitmq: Option<f64>,
+    redis: Option<f64>,
     ended: BTreeMap<String, u64>,
 }
 
@@ -259,7 +264,13 @@ async fn measure(
     };
     let secs = started.elapsed().as_secs_f64();
     let cpu = cpu_self()? - cpu0;
-    let services = procfs::services_cpu_between(&services0, &procfs::services_cpu(&services));
+    let services1 = procfs::services_cpu(&services);
+    let apart = |port| {
+        let pid = procfs::listener(port)?;
+        Some(services1.get(&pid)? - services0.get(&pid)?)
+    };
+    let (rabbitmq, redis) = (apart(5672), apart(6379));
+    let services = procfs::services_cpu_between(&services0, &services1);
     let _ = stop.send(true);
     worker.await??;
     if started.elapsed() > limit {
@@ -270,6 +281,8 @@ async fn measure(
         secs,
         cpu,
         services,
+        rabbitmq,
+        redis,
         ended,
     })
 }

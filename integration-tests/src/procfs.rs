@@ -43,7 +43,7 @@ pub fn status_mb(pid: u32, key: &str) -> Option<f64> {
 
 /// The process listening on TCP `port` of this network namespace: the socket's inode from
 /// /proc/net/tcp{,6}, then the process holding it among /proc/*/fd.
-fn listener(port: u16) -> Option<String> {
+pub fn listener(port: u16) -> Option<String> {
     let wanted = format!(":{port:04X}");
     let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()

@@ -10,8 +10,8 @@
 //! The same hosts serve the fleet benchmark's sources at `/q/<k>/<i>` ([`fleet`]).
 //!
 //! `bench-stats.test` reports how politely the last client behaved: `/gaps` gives the spacing
-//! between consecutive page requests to each bench host as they arrived (JSON: count, min,
-//! 1st percentile and median in milliseconds), `/reset` starts over.
+//! between consecutive requests to each bench host (robots.txt and pages) as they arrived
+//! (JSON: count, min, 1st percentile and median in milliseconds), `/reset` starts over.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -84,7 +84,9 @@ pub fn handle(host: &str, path: &str) -> Option<Response> {
         return Some(stats(path));
     }
     let n = host_number(host)?;
+    let at = Instant::now();
     if path == "/robots.txt" {
+        record(n, at);
         return Some(
             (
                 [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
@@ -93,7 +95,6 @@ pub fn handle(host: &str, path: &str) -> Option<Response> {
                 .into_response(),
         );
     }
-    let at = Instant::now();
     let html = match path.strip_prefix("/q/") {
         Some(rest) => rest
             .split_once('/')
@@ -107,9 +108,7 @@ pub fn handle(host: &str, path: &str) -> Option<Response> {
     };
     match html {
         Some(html) => {
-            GAPS.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .arrived(n, at);
+            record(n, at);
             Some(Html(html).into_response())
         }
         None => {
@@ -119,7 +118,13 @@ pub fn handle(host: &str, path: &str) -> Option<Response> {
     }
 }
 
-/// Spacing of page requests per host, since the last reset.
+fn record(host: usize, at: Instant) {
+    GAPS.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .arrived(host, at);
+}
+
+/// Spacing of requests per host (robots.txt and pages), since the last reset.
 #[derive(Default)]
 struct Gaps {
     last: HashMap<usize, Instant>,
@@ -152,7 +157,7 @@ impl Gaps {
 
 static GAPS: LazyLock<Mutex<Gaps>> = LazyLock::new(Mutex::default);
 
-/// How the page requests to bench hosts were spaced since the last reset: the JSON of
+/// How the requests to bench hosts were spaced since the last reset: the JSON of
 /// `bench-stats.test/gaps`, for a benchmark that runs simweb in its own process.
 pub fn gaps() -> serde_json::Value {
     GAPS.lock().unwrap_or_else(|e| e.into_inner()).summary()

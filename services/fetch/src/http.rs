@@ -61,6 +61,8 @@ pub struct Fetcher {
     guard: Guard,
     max_bytes: u64,
     idle: Duration,
+    /// robots.txt rules this process read lately, in front of the store's cache.
+    pub(crate) robots: Box<crate::robots::Memo>,
 }
 
 impl Fetcher {
@@ -107,6 +109,7 @@ impl Fetcher {
         };
         Ok(Fetcher {
             levels: [build(0)?, build(1)?],
+            robots: Default::default(),
             guard,
             max_bytes: config.max_bytes,
             idle: Duration::from_secs(config.idle_timeout_secs),

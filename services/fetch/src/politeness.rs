@@ -5,10 +5,12 @@
 //!
 //! - [`robots`]: the origin's rules (cached per origin) and the Crawl-delay they ask for.
 //! - [`take_turn`]: the host's rate, one request per interval (the configured minimum, the
-//!   Crawl-delay, or the last Retry-After, whichever is longest), and [`gate`], which keeps
-//!   the interval between the requests as sent.
-//! - [`Slot`]: one of the host's `fetch.max_per_host` requests in flight, leased so a crashed
-//!   worker's slot frees itself.
+//!   Crawl-delay, or the last Retry-After, whichever is longest), booked ahead so that tasks
+//!   for one host wake one by one.
+//! - [`Contact`]: one of the host's `fetch.max_per_host` requests in flight, sent an interval
+//!   after the host's last contact (the later of the last send and the last request's end):
+//!   with one request per host at a time, the host sees its requests an interval apart
+//!   however the machine delays them, as Nutch and Heritrix space theirs.
 //! - [`hold`]: a Retry-After that holds the host for everyone.
 
 use std::time::Duration;
@@ -17,7 +19,7 @@ use tracing::warn;
 use trawl_config::FetchConfig;
 use trawl_messages::Outcome;
 use trawl_pipeline::{Runtime, StageError};
-use trawl_store::{rate_wait, Cache, Turn};
+use trawl_store::{Cache, Entry, Turn};
 use url::Url;
 
 use crate::http::Fetcher;
@@ -26,8 +28,10 @@ use crate::robots::{decide, rules_for, Rules};
 
 /// How soon to look again when another worker is fetching the host's robots.txt.
 const ROBOTS_WAIT: Duration = Duration::from_millis(250);
-/// How soon to look again when every slot of a host is taken.
+/// How soon to look again when every slot of a host is taken, through the broker; and the
+/// longest sleep between two looks in the worker, which start at [`SLOT_POLL`].
 const SLOT_WAIT: Duration = Duration::from_millis(250);
+const SLOT_POLL: Duration = Duration::from_millis(10);
 
 /// What robots.txt says about one URL.
 pub enum Robots {
@@ -62,16 +66,16 @@ pub async fn robots(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Robots
 /// Takes the host's turn at its rate: its interval once the request may go, or how long to
 /// wait (taking nothing). A turn within `fetch.wait_in_worker_ms` is booked and waited for
 /// here, which costs the broker nothing; a later one is the caller's to wait for through the
-/// broker. The request then passes [`gate`] right before it is sent.
+/// broker. The request then waits for its [`Contact`], which counts the interval from the
+/// host's last contact and so, almost always, lets it go at once.
 pub(crate) async fn take_turn(
     rt: &Runtime,
     host: &str,
+    known: &Known,
     crawl_delay: Option<Duration>,
 ) -> Result<Result<Duration, Duration>, StageError> {
-    let backoff = cached_number(rt, Cache::HostBackoff, host).await?;
-    let cfg = &rt.config.fetch;
-    let interval = interval(cfg, backoff, crawl_delay);
-    let within = Duration::from_millis(cfg.wait_in_worker_ms);
+    let interval = interval(&rt.config.fetch, known.backoff_ms, crawl_delay);
+    let within = Duration::from_millis(rt.config.fetch.wait_in_worker_ms);
     match rt.store.rate_reserve(host, interval, within).await? {
         Turn::Reserved(wait) => {
             if !wait.is_zero() {
@@ -87,17 +91,45 @@ pub(crate) async fn take_turn(
     }
 }
 
-/// Holds a request whose turn has come until `interval` has passed since the host's last
-/// request was sent, by any worker. Turns are booked an interval apart, but what happens
-/// between a turn and its send (the host's slot, a connection) takes longer for some requests
-/// than others, and the host sees the sends: booked alone, two requests could arrive closer
-/// than the interval. Almost always it goes at once; the store's round trip is its cost.
-pub(crate) async fn gate(rt: &Runtime, host: &str, interval: Duration) -> Result<(), StageError> {
-    let waited = rate_wait::take_turn(rt.store.as_ref(), &format!("sent:{host}"), interval).await?;
-    if !waited.is_zero() {
-        METRICS.host_wait.observe(waited.as_secs_f64());
+/// The name a host's politeness state is kept under.
+pub(crate) fn host_of(url: &Url) -> String {
+    url.host_str().unwrap_or_default().to_ascii_lowercase()
+}
+
+/// What the fleet remembers of a host: the level its pages last needed and the Retry-After of
+/// its last 429 or 503.
+#[derive(Default)]
+pub(crate) struct Known {
+    pub level: Option<u64>,
+    pub backoff_ms: Option<u64>,
+}
+
+impl Known {
+    /// Both, in one round trip to the store.
+    pub async fn read(rt: &Runtime, host: &str) -> Result<Known, StageError> {
+        let found = (rt.store)
+            .cache_get_many(&[(Cache::HostLevel, host), (Cache::HostBackoff, host)])
+            .await?;
+        let number = |i: usize| {
+            let text = String::from_utf8(found.get(i)?.clone()?).ok()?;
+            text.parse().ok()
+        };
+        Ok(Known {
+            level: number(0),
+            backoff_ms: number(1),
+        })
     }
-    Ok(())
+}
+
+/// `host`'s interval now: the configured minimum, `crawl_delay` or its last Retry-After,
+/// whichever is longest.
+pub(crate) async fn host_interval(
+    rt: &Runtime,
+    host: &str,
+    crawl_delay: Option<Duration>,
+) -> Result<Duration, StageError> {
+    let backoff = cached_number(rt, Cache::HostBackoff, host).await?;
+    Ok(interval(&rt.config.fetch, backoff, crawl_delay))
 }
 
 /// The host's interval: the configured minimum, its Crawl-delay or its last Retry-After (ms),
@@ -120,45 +152,89 @@ pub async fn hold(rt: &Runtime, host: &str, hold: Duration) -> Result<(), StageE
     Ok(())
 }
 
-/// One of the host's requests in flight, held until [`Slot::release`].
-pub struct Slot {
-    key: String,
+/// A request to a host under way: one of its `fetch.max_per_host` slots (leased, so a crashed
+/// worker's frees itself), taken when the host's interval since its last contact has passed.
+/// Held until [`Contact::leave`], which makes the request's end the host's last contact.
+pub(crate) struct Contact {
+    host: String,
     token: String,
+    interval: Duration,
 }
 
-impl Slot {
-    /// Takes one of `host`'s slots for the request known as `token`: `Err(wait)` when every
-    /// slot is taken. A task turned away here has spent its turn at the rate limit: the host
-    /// stays polite, only a little slower while it is saturated.
-    pub async fn take(
+impl Contact {
+    /// Waits in the worker, within `fetch.wait_in_worker_ms`, until `host` may be sent the
+    /// request `token` (its interval counted from the later of the last send and the last
+    /// request's end) and takes a slot for it; `Err(wait)` when that is further off, for the
+    /// caller to wait through the broker. A host whose every slot is taken is asked again
+    /// after a short sleep that doubles, up to [`SLOT_WAIT`]: only the tasks whose turn has
+    /// come ask, and asking costs less than a round trip through a delay queue.
+    pub async fn enter(
         rt: &Runtime,
         host: &str,
         token: String,
-    ) -> Result<Result<Slot, Duration>, StageError> {
+        interval: Duration,
+    ) -> Result<Result<Contact, Duration>, StageError> {
         let cfg = &rt.config.fetch;
-        let key = format!("host:{host}");
         let lease = Duration::from_secs(cfg.timeout_secs.max(cfg.browser_timeout_secs) + 30);
-        if !(rt.store)
-            .slot_acquire(&key, &token, cfg.max_per_host, lease)
-            .await?
-        {
-            deferred("slot", SLOT_WAIT);
-            return Ok(Err(SLOT_WAIT));
+        let within = Duration::from_millis(cfg.wait_in_worker_ms);
+        let started = tokio::time::Instant::now();
+        let mut poll = SLOT_POLL;
+        loop {
+            let left = within.saturating_sub(started.elapsed());
+            let entry = (rt.store)
+                .host_enter(host, &token, cfg.max_per_host, lease, interval, left)
+                .await?;
+            match entry {
+                Entry::Go(wait) => {
+                    let waited = started.elapsed() + wait;
+                    if !waited.is_zero() {
+                        METRICS.host_wait.observe(waited.as_secs_f64());
+                    }
+                    if !wait.is_zero() {
+                        trawl_store::outside::waiting(tokio::time::sleep(wait)).await;
+                    }
+                    let host = host.to_owned();
+                    return Ok(Ok(Contact {
+                        host,
+                        token,
+                        interval,
+                    }));
+                }
+                Entry::Later(wait) => {
+                    deferred("rate", wait);
+                    return Ok(Err(wait));
+                }
+                Entry::Full if poll < left => {
+                    trawl_store::outside::waiting(tokio::time::sleep(poll)).await;
+                    poll = (poll * 2).min(SLOT_WAIT);
+                }
+                Entry::Full => {
+                    deferred("slot", SLOT_WAIT);
+                    return Ok(Err(SLOT_WAIT));
+                }
+            }
         }
-        // Counted once per request made, not per deferral.
-        robots_decision("allowed");
-        Ok(Ok(Slot { key, token }))
     }
 
-    /// Frees the slot; if the store cannot be told, the lease frees it.
-    pub async fn release(self, rt: &Runtime) {
-        if let Err(e) = rt.store.slot_release(&self.key, &self.token).await {
-            warn!(slot = %self.key, error = %e, "could not release a host slot; its lease will");
+    /// The interval after this request is at least `delay` (a Crawl-delay it taught us).
+    pub fn at_least(mut self, delay: Option<Duration>) -> Contact {
+        self.interval = self.interval.max(delay.unwrap_or_default());
+        self
+    }
+
+    /// Frees the slot and makes now the host's last contact; if the store cannot be told, the
+    /// lease frees the slot.
+    pub async fn leave(self, rt: &Runtime) {
+        if let Err(e) = (rt.store)
+            .host_leave(&self.host, &self.token, self.interval)
+            .await
+        {
+            warn!(host = %self.host, error = %e, "could not release a host slot; its lease will");
         }
     }
 }
 
-fn robots_decision(decision: &str) {
+pub(crate) fn robots_decision(decision: &str) {
     METRICS
         .robots
         .get_or_create(&labels(&[("decision", decision)]))
@@ -166,11 +242,7 @@ fn robots_decision(decision: &str) {
 }
 
 /// A number kept as text in a host cache (a level, a Retry-After in ms).
-pub(crate) async fn cached_number(
-    rt: &Runtime,
-    cache: Cache,
-    host: &str,
-) -> Result<Option<u64>, StageError> {
+async fn cached_number(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<u64>, StageError> {
     Ok(rt
         .store
         .cache_get(cache, host)
@@ -206,7 +278,10 @@ mod tests {
         let tasks: Vec<_> = (0..5)
             .map(|_| {
                 let rt = rt.clone();
-                tokio::spawn(async move { take_turn(&rt, "h.test", None).await.unwrap() })
+                tokio::spawn(async move {
+                    let known = Known::default();
+                    take_turn(&rt, "h.test", &known, None).await.unwrap()
+                })
             })
             .collect();
         let (mut went, mut handed_back) = (0, Vec::new());
@@ -226,17 +301,39 @@ mod tests {
         );
     }
 
-    /// Requests to a host pass the gate at least its interval apart, however their turns came.
+    /// With one request per host at a time, each request goes an interval after the previous
+    /// one's end, and a task that finds the host's slot taken waits for it in the worker.
     #[tokio::test]
-    async fn the_gate_spaces_sends_by_the_interval() {
+    async fn a_hosts_requests_go_an_interval_after_the_previous_ones_end() {
         let mut config = trawl_config::Config::default();
         config.output.url = "memory://".into();
+        config.fetch.max_per_host = 1;
         let rt = Runtime::embedded(config).unwrap();
-        let interval = Duration::from_millis(100);
-        let started = tokio::time::Instant::now();
-        for _ in 0..3 {
-            gate(&rt, "g.test", interval).await.unwrap();
+        let (interval, takes) = (Duration::from_millis(100), Duration::from_millis(50));
+        let requests: Vec<_> = (0..3)
+            .map(|i| {
+                let rt = rt.clone();
+                tokio::spawn(async move {
+                    let contact = Contact::enter(&rt, "c.test", format!("t{i}"), interval)
+                        .await
+                        .unwrap()
+                        .expect("the slot frees within wait_in_worker_ms");
+                    let sent = tokio::time::Instant::now();
+                    tokio::time::sleep(takes).await;
+                    let ended = tokio::time::Instant::now();
+                    contact.leave(&rt).await;
+                    (sent, ended)
+                })
+            })
+            .collect();
+        let mut times = Vec::new();
+        for r in requests {
+            times.push(r.await.unwrap());
         }
-        assert!(started.elapsed() >= 2 * interval, "{:?}", started.elapsed());
+        times.sort();
+        for pair in times.windows(2) {
+            let gap = pair[1].0 - pair[0].1;
+            assert!(gap >= interval, "sent {gap:?} after the previous one's end");
+        }
     }
 }

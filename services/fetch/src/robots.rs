@@ -8,9 +8,10 @@
 //!
 //! Redirects are followed (up to the fetcher's limit) and the rules apply to the original origin.
 //! `/robots.txt` itself is always allowed. One worker per origin fetches at a time across the
-//! fleet (a lock in the store); the others wait briefly for its cached answer.
+//! fleet (a lock in the store); the others wait briefly for its cached answer. The fetch keeps
+//! the host's interval and takes one of its slots, as a page's does.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use trawl_pipeline::{Runtime, StageError};
@@ -19,6 +20,7 @@ use url::Url;
 
 use crate::block::Block;
 use crate::http::{Fetched, Fetcher};
+use crate::politeness::{host_interval, host_of, Contact};
 
 /// At most this much of a robots.txt is parsed (RFC 9309 asks for at least 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
@@ -190,7 +192,7 @@ pub async fn rules_for(
     url: &Url,
 ) -> Result<Option<Rules>, StageError> {
     let origin = origin(url);
-    if let Some(rules) = cached(rt, &origin).await? {
+    if let Some(rules) = cached(rt, fetcher, &origin).await? {
         return Ok(Some(rules));
     }
     let lock = format!("robots:{origin}");
@@ -199,8 +201,21 @@ pub async fn rules_for(
     };
     let robots_url = Url::parse(&format!("{origin}/robots.txt"))
         .map_err(|e| StageError::permanent(format!("bad robots URL for {origin}: {e}")))?;
+    // robots.txt is a request to the host like any other: it keeps the host's interval.
+    let host = host_of(url);
+    let interval = host_interval(rt, &host, None).await?;
+    let contact = match Contact::enter(rt, &host, format!("robots:{origin}"), interval).await? {
+        Ok(contact) => contact,
+        Err(_) => {
+            rt.store.unlock(&lock).await?;
+            return Ok(None);
+        }
+    };
     let fetched = trawl_store::outside::waiting(fetcher.get(&robots_url, 0)).await;
     let (rules, is_error) = rules_from(fetched);
+    // The next request waits the Crawl-delay these rules ask for, counted from this one.
+    let crawl_delay = decide(&rules, &rt.config.fetch.user_agent, url).crawl_delay;
+    contact.at_least(crawl_delay).leave(rt).await;
     let cfg = &rt.config.store;
     let ttl = Duration::from_secs(if is_error {
         cfg.robots_error_ttl_secs
@@ -211,16 +226,54 @@ pub async fn rules_for(
     rt.store
         .cache_put(Cache::Robots, &origin, &bytes, ttl)
         .await?;
+    fetcher.robots.put(&origin, &rules);
     rt.store.unlock(&lock).await?;
     Ok(Some(rules))
 }
 
-async fn cached(rt: &Runtime, origin: &str) -> Result<Option<Rules>, StageError> {
-    Ok(rt
-        .store
-        .cache_get(Cache::Robots, origin)
-        .await?
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+async fn cached(
+    rt: &Runtime,
+    fetcher: &Fetcher,
+    origin: &str,
+) -> Result<Option<Rules>, StageError> {
+    if let Some(rules) = fetcher.robots.get(origin) {
+        return Ok(Some(rules));
+    }
+    let rules: Option<Rules> = (rt.store.cache_get(Cache::Robots, origin).await?)
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    if let Some(rules) = &rules {
+        fetcher.robots.put(origin, rules);
+    }
+    Ok(rules)
+}
+
+/// The rules a worker read lately, for [`Memo::TTL`] at most: every page of a host would
+/// otherwise ask the store for its origin's rules and decode them again. A change to a site's
+/// robots.txt reaches the fleet through the store's cache as before, at most this much later.
+#[derive(Default)]
+pub(crate) struct Memo(std::sync::Mutex<std::collections::HashMap<String, (Instant, Rules)>>);
+
+impl Memo {
+    const TTL: Duration = Duration::from_secs(30);
+    /// Origins kept at most; past it the expired go, or all.
+    const MAX: usize = 10_000;
+
+    fn get(&self, origin: &str) -> Option<Rules> {
+        let memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, rules) = memo.get(origin)?;
+        (at.elapsed() < Self::TTL).then(|| rules.clone())
+    }
+
+    fn put(&self, origin: &str, rules: &Rules) {
+        let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.len() >= Self::MAX {
+            memo.retain(|_, (at, _)| at.elapsed() < Self::TTL);
+            if memo.len() >= Self::MAX {
+                memo.clear();
+            }
+        }
+        memo.insert(origin.to_owned(), (Instant::now(), rules.clone()));
+    }
 }
 
 #[cfg(test)]

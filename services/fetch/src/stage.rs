@@ -26,7 +26,7 @@ use crate::browser::{BrowserError, BrowserPool};
 use crate::crawl;
 use crate::http::{Fetched, Fetcher, Page};
 use crate::metrics::{labels, METRICS};
-use crate::politeness::{self, cached_number, Robots, Slot};
+use crate::politeness::{self, host_of, Contact, Known, Robots};
 
 /// Levels from here on need a browser.
 const BROWSER_LEVEL: u8 = 2;
@@ -105,10 +105,6 @@ async fn hand_on(
     };
     Job::new(rt, msg).send(queue_for(level), next).await?;
     Ok(Handled::Done)
-}
-
-fn host_of(url: &Url) -> String {
-    url.host_str().unwrap_or_default().to_ascii_lowercase()
 }
 
 /// Follows `page`'s links: the job grows by the sources it grants (before this page's own
@@ -414,29 +410,26 @@ impl Stage for FetchStage {
         let max_level = task.max_level.min(rt.config.fetch.max_level).min(ceiling);
         let host = host_of(&url);
         // Start where this host last needed to be met; never above what this task may reach.
-        let remembered = cached_number(rt, Cache::HostLevel, &host)
-            .await?
-            .unwrap_or(0);
+        let known = Known::read(rt, &host).await?;
+        let remembered = known.level.unwrap_or(0);
         let level = task.level.max(remembered.min(255) as u8).min(max_level);
         if level >= BROWSER_LEVEL && self.browser.is_none() {
             return hand_on(rt, &msg, level).await;
         }
-        // Politeness before the slot: on a busy host most tasks are turned away here, by one
-        // script.
-        let interval = match politeness::take_turn(rt, &host, crawl_delay).await? {
+        // The host's turn before its slot: tasks for one host wake one by one, each as the
+        // previous one's request should have ended.
+        let interval = match politeness::take_turn(rt, &host, &known, crawl_delay).await? {
             Ok(interval) => interval,
             Err(wait) => return Ok(Handled::Later(wait)),
         };
         let token = format!("{}:{}", msg.job_id, task.source.idx);
-        let slot = match Slot::take(rt, &host, token).await? {
-            Ok(slot) => slot,
+        let contact = match Contact::enter(rt, &host, token, interval).await? {
+            Ok(contact) => contact,
             Err(wait) => return Ok(Handled::Later(wait)),
         };
-        let result = match politeness::gate(rt, &host, interval).await {
-            Ok(()) => self.fetch_at(rt, &msg, &url, level, max_level).await,
-            Err(e) => Err(e),
-        };
-        slot.release(rt).await;
+        politeness::robots_decision("allowed");
+        let result = self.fetch_at(rt, &msg, &url, level, max_level).await;
+        contact.leave(rt).await;
         result
     }
 }

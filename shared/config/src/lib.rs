@@ -386,14 +386,18 @@ pub struct FetchConfig {
     /// Bodies larger than this end as `too_large`.
     pub max_bytes: u64,
     pub max_redirects: usize,
-    /// Minimum spacing between two requests to one host, across the whole fleet.
+    /// Minimum spacing between two requests to one host, across the whole fleet: from the
+    /// later of the previous request's send and its end.
     pub min_interval_ms: u64,
     /// A task whose host's next turn comes within this long books that turn and waits for it
     /// in the worker, its message unacknowledged (it holds little of the worker's
     /// `broker.max_in_flight_bytes`); a longer wait goes back to the broker through a delay
     /// queue. 0: every wait goes through the broker.
     pub wait_in_worker_ms: u64,
-    /// Requests in flight to one host at once, across the whole fleet.
+    /// Requests in flight to one host at once, across the whole fleet. With 1 (the default)
+    /// a host sees its requests at least `min_interval_ms` apart however the fleet's machines
+    /// delay them, since the interval counts from the previous request's end; with more, sends
+    /// are spaced by the interval but a delayed request may arrive closer to the next.
     pub max_per_host: u32,
     /// How long the level that got a host's page is remembered, so later tasks start there.
     pub level_memory_secs: u64,
@@ -424,7 +428,7 @@ impl Default for FetchConfig {
             max_redirects: 5,
             min_interval_ms: 1000,
             wait_in_worker_ms: 5000,
-            max_per_host: 2,
+            max_per_host: 1,
             level_memory_secs: 24 * 3600,
             crawl_depth: 0,
             crawl_max_pages: 10,

@@ -609,7 +609,12 @@ mod tests {
         assert_eq!(*rx.borrow(), 108, "a moment's slack keeps it");
         tokio::time::sleep(Window::SETTLE).await;
         window.follow(3);
-        assert_eq!(*rx.borrow(), 11, "slack for {:?} shrinks it", Window::SETTLE);
+        assert_eq!(
+            *rx.borrow(),
+            11,
+            "slack for {:?} shrinks it",
+            Window::SETTLE
+        );
         window.follow(0);
         assert_eq!(*rx.borrow(), 11, "less than a step of slack keeps it");
     }

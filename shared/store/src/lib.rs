@@ -158,6 +158,19 @@ pub enum Turn {
     Busy(Duration),
 }
 
+/// Where a request to a host stands when it is about to be sent ([`Store::host_enter`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// One of the host's slots is the caller's: send after this long (zero: now), without
+    /// asking again.
+    Go(Duration),
+    /// Every slot is taken.
+    Full,
+    /// A slot is free, but the host's interval ends this far off, beyond what the caller
+    /// would wait: nothing taken.
+    Later(Duration),
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// A cache entry, counted in `trawl_cache_lookups_total`.
@@ -168,6 +181,28 @@ pub trait Store: Send + Sync + 'static {
     }
     /// A cache entry, uncounted: what each store implements.
     async fn cache_read(&self, cache: Cache, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Several cache entries in one round trip, in order, each counted as
+    /// [`Store::cache_get`] counts it.
+    async fn cache_get_many(
+        &self,
+        entries: &[(Cache, &str)],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let found = self.cache_read_many(entries).await;
+        let caches: Vec<Cache> = entries.iter().map(|(cache, _)| *cache).collect();
+        metrics::lookups(&caches, found.as_ref().map(Vec::as_slice));
+        found
+    }
+    /// Several cache entries, uncounted; a store that can, reads them in one round trip.
+    async fn cache_read_many(
+        &self,
+        entries: &[(Cache, &str)],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let mut values = Vec::with_capacity(entries.len());
+        for (cache, key) in entries {
+            values.push(self.cache_read(*cache, key).await?);
+        }
+        Ok(values)
+    }
     async fn cache_put(
         &self,
         cache: Cache,
@@ -207,6 +242,15 @@ pub trait Store: Send + Sync + 'static {
         within: Duration,
     ) -> Result<Turn, StoreError>;
 
+    /// The same limiter for callers that wait however long it takes: takes the turn when
+    /// `host`'s slot is free now (zero); otherwise a place in its line, `interval` behind the
+    /// last place taken, and says how long until it. The caller sleeps that long, then takes
+    /// the turn with [`Store::rate_acquire`]. Waiters so wake one by one instead of all at the
+    /// slot's next free time, where all but one would find it taken and ask again; and since
+    /// the turn itself is taken at the send, one that wakes late never goes closer to the next
+    /// than `interval`.
+    async fn rate_queue(&self, host: &str, interval: Duration) -> Result<Duration, StoreError>;
+
     /// Counts one event in `name`'s current window of `window` (which starts with its first
     /// event) and returns the count so far: a fixed-window limit that allows bursts, shared by
     /// every process (the API's per-token rate limit).
@@ -239,6 +283,31 @@ pub trait Store: Send + Sync + 'static {
     async fn slot_release(&self, name: &str, token: &str) -> Result<(), StoreError>;
     /// The tokens holding a slot of `name` whose lease has not run out, sorted.
     async fn slot_holders(&self, name: &str) -> Result<Vec<String>, StoreError>;
+
+    /// Takes one of `host`'s `limit` slots for the request `token` (for at most `lease`) when
+    /// the request may be sent within `within`: `interval` after the host's last contact, the
+    /// later of the last request's send and the last one's end ([`Store::host_leave`]). With
+    /// one slot a host sees its requests at least `interval` apart whatever delays them on the
+    /// way: the next is sent only after the previous one's answer came back. The slots are
+    /// those of [`Store::slot_acquire`] named `host:<host>`.
+    async fn host_enter(
+        &self,
+        host: &str,
+        token: &str,
+        limit: u32,
+        lease: Duration,
+        interval: Duration,
+        within: Duration,
+    ) -> Result<Entry, StoreError>;
+    /// Ends `token`'s request to `host`: frees its slot, makes now the host's last contact,
+    /// and moves the host's next free turn ([`Store::rate_reserve`]) to at least `interval`
+    /// from now, so turns booked from here on need not wait again at the send.
+    async fn host_leave(
+        &self,
+        host: &str,
+        token: &str,
+        interval: Duration,
+    ) -> Result<(), StoreError>;
 
     /// Creates a job's fan-in record expecting `expected` outcomes, with `meta` (the job's
     /// question and sources). Idempotent: a second call leaves the first record and returns false.

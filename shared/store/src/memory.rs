@@ -8,7 +8,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, Turn, PENDING};
+use crate::{
+    BatchProgress, Cache, Entry, Extension, FanIn, Lease, Store, StoreError, Turn, PENDING,
+};
 
 #[derive(Default)]
 pub struct MemoryStore {
@@ -22,6 +24,10 @@ struct State {
     rate: HashMap<String, Instant>,
     /// Slot holders per name: token and lease expiry.
     slots: HashMap<String, HashMap<String, Instant>>,
+    /// Per rate-limited slot: where the line of its waiters ends ([`Store::rate_queue`]).
+    lines: HashMap<String, Instant>,
+    /// Per host: when it may next be sent a request ([`Store::host_enter`]).
+    sent: HashMap<String, Instant>,
     fanin: HashMap<String, Expiring<Job>>,
     counters: HashMap<String, Expiring<BTreeMap<String, i64>>>,
     batches: HashMap<String, Batch>,
@@ -159,6 +165,20 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn rate_queue(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let tat = s.rate.get(host).copied().unwrap_or(now).max(now);
+            if tat == now {
+                s.rate.insert(host.to_owned(), now + interval);
+                return Duration::ZERO;
+            }
+            let place = s.lines.get(host).copied().unwrap_or(tat).max(tat);
+            s.lines.insert(host.to_owned(), place + interval);
+            place - now
+        })
+    }
+
     async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError> {
         self.with(|s| {
             let count = s.window(name, window);
@@ -215,6 +235,51 @@ impl Store for MemoryStore {
         self.with(|s| {
             if let Some(holders) = s.slots.get_mut(name) {
                 holders.remove(token);
+            }
+        })
+    }
+
+    async fn host_enter(
+        &self,
+        host: &str,
+        token: &str,
+        limit: u32,
+        lease: Duration,
+        interval: Duration,
+        within: Duration,
+    ) -> Result<Entry, StoreError> {
+        self.with(|s| {
+            let now = Instant::now();
+            let holders = s.slots.entry(format!("host:{host}")).or_default();
+            holders.retain(|_, until| *until > now);
+            if !holders.contains_key(token) && holders.len() >= limit as usize {
+                return Entry::Full;
+            }
+            let go = s.sent.get(host).copied().unwrap_or(now).max(now);
+            let wait = go - now;
+            if wait > within {
+                return Entry::Later(wait);
+            }
+            holders.insert(token.to_owned(), go + lease);
+            s.sent.insert(host.to_owned(), go + interval);
+            Entry::Go(wait)
+        })
+    }
+
+    async fn host_leave(
+        &self,
+        host: &str,
+        token: &str,
+        interval: Duration,
+    ) -> Result<(), StoreError> {
+        self.with(|s| {
+            if let Some(holders) = s.slots.get_mut(&format!("host:{host}")) {
+                holders.remove(token);
+            }
+            let next = Instant::now() + interval;
+            for times in [&mut s.sent, &mut s.rate] {
+                let at = times.entry(host.to_owned()).or_insert(next);
+                *at = (*at).max(next);
             }
         })
     }

@@ -19,14 +19,21 @@ static LOOKUPS: LazyLock<Family<Labels, Counter>> = LazyLock::new(|| {
 const RESULTS: [&str; 3] = ["hit", "miss", "error"];
 
 pub(crate) fn lookup(cache: Cache, found: &Result<Option<Vec<u8>>, StoreError>) {
-    let result = match found {
-        Ok(Some(_)) => RESULTS[0],
-        Ok(None) => RESULTS[1],
-        Err(_) => RESULTS[2],
-    };
-    LOOKUPS
-        .get_or_create(&labels(&[("cache", cache.as_str()), ("result", result)]))
-        .inc();
+    lookups(&[cache], found.as_ref().map(std::slice::from_ref));
+}
+
+/// Counts each of `caches` as hit, miss or error by what the lookup found for it.
+pub(crate) fn lookups<T>(caches: &[Cache], found: Result<&[Option<T>], &StoreError>) {
+    for (i, cache) in caches.iter().enumerate() {
+        let result = match found.map(|values| values.get(i).is_some_and(Option::is_some)) {
+            Ok(true) => RESULTS[0],
+            Ok(false) => RESULTS[1],
+            Err(_) => RESULTS[2],
+        };
+        LOOKUPS
+            .get_or_create(&labels(&[("cache", cache.as_str()), ("result", result)]))
+            .inc();
+    }
 }
 
 /// Creates every cache's series at zero, so a hit ratio has data before the first lookup.

@@ -1,6 +1,6 @@
-//! Taking a turn at a fleet-wide rate limit: a model's or a search provider's pacing, or a
-//! host's send gate, each a slot in the store. Its sleeps are rate-limit waits of the message
-//! that takes them ([`crate::outside::rate_limited`]).
+//! Taking a turn at a fleet-wide rate limit: a model's or a search provider's pacing, each a
+//! slot in the store. Its sleeps are rate-limit waits of the message that takes them
+//! ([`crate::outside::rate_limited`]).
 
 use std::time::Duration;
 
@@ -11,14 +11,21 @@ pub async fn sleep(wait: Duration) {
     crate::outside::rate_limited(tokio::time::sleep(wait)).await;
 }
 
-/// Waits for a turn at `slot`, one per `interval` across every worker ([`Store::rate_acquire`]),
-/// sleeping as a rate-limit wait; returns the time slept (not the store's round trips).
+/// Waits for a turn at `slot`, one per `interval` across every worker, sleeping as a
+/// rate-limit wait; returns the time slept (not the store's round trips). A caller that cannot
+/// go at once takes a place in the slot's line ([`Store::rate_queue`]) and, when its place
+/// comes, the turn ([`Store::rate_acquire`]), again after the wait it is told if another took
+/// the turn first.
 pub async fn take_turn(
     store: &dyn Store,
     slot: &str,
     interval: Duration,
 ) -> Result<Duration, StoreError> {
-    let mut waited = Duration::ZERO;
+    let mut waited = store.rate_queue(slot, interval).await?;
+    if waited.is_zero() {
+        return Ok(waited);
+    }
+    sleep(waited).await;
     loop {
         let wait = store.rate_acquire(slot, interval).await?;
         if wait.is_zero() {

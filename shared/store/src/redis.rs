@@ -28,7 +28,9 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncCommands, Script};
 use async_trait::async_trait;
 
-use crate::{BatchProgress, Cache, Extension, FanIn, Lease, Store, StoreError, Turn, PENDING};
+use crate::{
+    BatchProgress, Cache, Entry, Extension, FanIn, Lease, Store, StoreError, Turn, PENDING,
+};
 
 #[derive(Clone)]
 pub struct RedisStore {
@@ -40,8 +42,11 @@ pub struct RedisStore {
 struct Scripts {
     rate: Script,
     rate_hold: Script,
+    rate_queue: Script,
     slot: Script,
     slot_holders: Script,
+    host_enter: Script,
+    host_leave: Script,
     fanin_extend: Script,
     fanin_open: Script,
     fanin_record: Script,
@@ -67,6 +72,23 @@ redis.call('SET', KEYS[1], tat + interval, 'PX', wait + interval + 1000)
 return {1, wait}
 ";
 
+/// The turn now when the slot (`KEYS[1]`) is free, or a place in its line (`KEYS[2]`, where
+/// the line ends): the wait until either.
+const RATE_QUEUE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat <= now then
+  redis.call('SET', KEYS[1], now + interval, 'PX', interval + 1000)
+  return 0
+end
+local place = tonumber(redis.call('GET', KEYS[2]) or '0')
+if place < tat then place = tat end
+redis.call('SET', KEYS[2], place + interval, 'PX', place + interval - now + 1000)
+return place - now
+";
+
 const RATE_HOLD: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -86,6 +108,42 @@ if redis.call('ZSCORE', KEYS[1], ARGV[3]) == false
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
+";
+
+/// A host's slot for a request sent `interval` after the host's last contact (`KEYS[2]` holds
+/// when it may next be sent one), if that comes within `within`: {1, wait} taken, {0, 0} every
+/// slot taken, {2, wait} too far off (nothing taken).
+const HOST_ENTER: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[3]) == false
+   and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return {0, 0} end
+local go = tonumber(redis.call('GET', KEYS[2]) or '0')
+if go < now then go = now end
+local wait = go - now
+if wait > tonumber(ARGV[5]) then return {2, wait} end
+local lease = wait + tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + lease, ARGV[3])
+redis.call('PEXPIRE', KEYS[1], lease)
+local interval = tonumber(ARGV[4])
+redis.call('SET', KEYS[2], go + interval, 'PX', wait + interval + 1000)
+return {1, wait}
+";
+
+/// A host's request has ended: its slot frees, and neither the next send (`KEYS[2]`) nor the
+/// next booked turn (`KEYS[3]`) may come sooner than `interval` from now.
+const HOST_LEAVE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREM', KEYS[1], ARGV[1])
+local interval = tonumber(ARGV[2])
+for i = 2, 3 do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') < now + interval then
+    redis.call('SET', KEYS[i], now + interval, 'PX', interval + 1000)
+  end
+end
+return 0
 ";
 
 /// The holders whose lease runs past now (server time).
@@ -241,8 +299,11 @@ impl RedisStore {
             scripts: std::sync::Arc::new(Scripts {
                 rate: Script::new(RATE),
                 rate_hold: Script::new(RATE_HOLD),
+                rate_queue: Script::new(RATE_QUEUE),
                 slot: Script::new(SLOT),
                 slot_holders: Script::new(SLOT_HOLDERS),
+                host_enter: Script::new(HOST_ENTER),
+                host_leave: Script::new(HOST_LEAVE),
                 fanin_extend: Script::new(FANIN_EXTEND),
                 fanin_open: Script::new(FANIN_OPEN),
                 fanin_record: Script::new(FANIN_RECORD),
@@ -277,6 +338,18 @@ impl Store for RedisStore {
             .get(self.key(&["cache", cache.as_str(), key]))
             .await
             .map_err(backend)
+    }
+
+    async fn cache_read_many(
+        &self,
+        entries: &[(Cache, &str)],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let keys: Vec<String> = entries
+            .iter()
+            .map(|(cache, key)| self.key(&["cache", cache.as_str(), key]))
+            .collect();
+        // MGET of one key answers a bare value, not a list: the redis crate reads both.
+        self.con().mget(keys).await.map_err(backend)
     }
 
     async fn cache_put(
@@ -337,6 +410,19 @@ impl Store for RedisStore {
         } else {
             Turn::Busy(wait)
         })
+    }
+
+    async fn rate_queue(&self, host: &str, interval: Duration) -> Result<Duration, StoreError> {
+        let wait: u64 = self
+            .scripts
+            .rate_queue
+            .key(self.key(&["rate", host]))
+            .key(self.key(&["rate", &format!("line:{host}")]))
+            .arg(ms(interval))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(Duration::from_millis(wait))
     }
 
     async fn window_count(&self, name: &str, window: Duration) -> Result<u64, StoreError> {
@@ -406,6 +492,56 @@ impl Store for RedisStore {
             .arg(self.key(&["slots", name]))
             .arg(token)
             .query_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn host_enter(
+        &self,
+        host: &str,
+        token: &str,
+        limit: u32,
+        lease: Duration,
+        interval: Duration,
+        within: Duration,
+    ) -> Result<Entry, StoreError> {
+        let (state, wait): (u8, u64) = self
+            .scripts
+            .host_enter
+            .key(self.key(&["slots", &format!("host:{host}")]))
+            .key(self.key(&["rate", &format!("sent:{host}")]))
+            .arg(limit)
+            .arg(ms(lease))
+            .arg(token)
+            .arg(ms(interval))
+            .arg(ms(within))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        let wait = Duration::from_millis(wait);
+        Ok(match state {
+            1 => Entry::Go(wait),
+            0 => Entry::Full,
+            _ => Entry::Later(wait),
+        })
+    }
+
+    async fn host_leave(
+        &self,
+        host: &str,
+        token: &str,
+        interval: Duration,
+    ) -> Result<(), StoreError> {
+        let _: u8 = self
+            .scripts
+            .host_leave
+            .key(self.key(&["slots", &format!("host:{host}")]))
+            .key(self.key(&["rate", &format!("sent:{host}")]))
+            .key(self.key(&["rate", host]))
+            .arg(token)
+            .arg(ms(interval))
+            .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;
         Ok(())

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use trawl_store::{Cache, MemoryStore, RedisStore, Store, Turn};
+use trawl_store::{Cache, Entry, MemoryStore, RedisStore, Store, Turn};
 
 fn redis_url() -> String {
     std::env::var("TRAWL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into())
@@ -95,6 +95,26 @@ async fn cache_round_trip_and_expiry(store: Arc<dyn Store>) {
 
 /// A lock is exclusive until released or expired, and only its holder releases it: a holder
 /// that outlived its lease cannot release the lock someone else has taken since.
+async fn several_cache_entries_come_back_in_order(store: Arc<dyn Store>) {
+    let ttl = Duration::from_secs(60);
+    (store.cache_put(Cache::HostLevel, "m.test", b"2", ttl))
+        .await
+        .unwrap();
+    (store.cache_put(Cache::HostBackoff, "n.test", b"5000", ttl))
+        .await
+        .unwrap();
+    let entries = [
+        (Cache::HostBackoff, "m.test"),
+        (Cache::HostLevel, "m.test"),
+        (Cache::HostBackoff, "n.test"),
+    ];
+    let found = store.cache_get_many(&entries).await.unwrap();
+    assert_eq!(found, [None, Some(b"2".to_vec()), Some(b"5000".to_vec())]);
+    let one = store.cache_get_many(&entries[1..2]).await.unwrap();
+    assert_eq!(one, [Some(b"2".to_vec())]);
+    store.delete_all().await.unwrap();
+}
+
 async fn locks_are_exclusive_until_released(store: Arc<dyn Store>) {
     let name = "robots:a.test";
     let first = store.try_lock(name, Duration::from_secs(30)).await.unwrap();
@@ -208,6 +228,29 @@ async fn rate_reservations_book_successive_slots(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+async fn waiters_at_a_rate_limit_take_places_an_interval_apart(store: Arc<dyn Store>) {
+    let interval = Duration::from_millis(200);
+    let mut waits = Vec::new();
+    for _ in 0..5 {
+        waits.push(store.rate_queue("q.test", interval).await.unwrap());
+    }
+    assert_eq!(waits[0], Duration::ZERO, "a free slot is taken at once");
+    for (i, pair) in waits.windows(2).enumerate().skip(1) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_millis(190) && gap <= Duration::from_millis(210),
+            "place {i}: {waits:?}"
+        );
+    }
+    // A place is not the turn: the slot itself moved only for the first caller.
+    let wait = store.rate_acquire("q.test", interval).await.unwrap();
+    assert!(
+        wait > Duration::from_millis(100) && wait <= interval,
+        "{wait:?}"
+    );
+    store.delete_all().await.unwrap();
+}
+
 async fn rate_hold_pushes_the_next_slot_out(store: Arc<dyn Store>) {
     let interval = Duration::from_millis(10);
     store
@@ -245,6 +288,43 @@ async fn slots_cap_concurrency_and_free_on_release_or_expiry(store: Arc<dyn Stor
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(store.slot_holders("x").await.unwrap().is_empty());
     assert!(store.slot_acquire("x", "live", 1, short).await.unwrap());
+    store.delete_all().await.unwrap();
+}
+
+async fn a_hosts_next_request_goes_an_interval_after_the_last_ones_end(store: Arc<dyn Store>) {
+    let (lease, interval) = (Duration::from_secs(30), Duration::from_millis(300));
+    let within = Duration::from_secs(1);
+    let ms = Duration::from_millis;
+    let enter = |token: &'static str, limit, within| {
+        let store = Arc::clone(&store);
+        async move {
+            (store.host_enter("h.test", token, limit, lease, interval, within))
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(enter("a", 1, within).await, Entry::Go(Duration::ZERO));
+    assert_eq!(enter("b", 1, within).await, Entry::Full);
+    // "a" takes 150 ms: the next send counts its interval from a's end, not a's send.
+    tokio::time::sleep(ms(150)).await;
+    store.host_leave("h.test", "a", interval).await.unwrap();
+    let Entry::Go(wait) = enter("b", 1, within).await else {
+        panic!("b gets the free slot");
+    };
+    assert!(wait > ms(250) && wait <= interval, "{wait:?}");
+    assert_eq!(store.slot_holders("host:h.test").await.unwrap(), ["b"]);
+    // The next turn booked after a's end comes no sooner either.
+    let Turn::Reserved(turn) = store.rate_reserve("h.test", ms(10), within).await.unwrap() else {
+        panic!("a turn within a second is booked");
+    };
+    assert!(turn > ms(250), "{turn:?}");
+    // A second slot is free, but the host's next send (after b's) is beyond what "c" waits
+    // for: it takes nothing.
+    match enter("c", 2, ms(100)).await {
+        Entry::Later(wait) => assert!(wait > ms(500), "{wait:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(store.slot_holders("host:h.test").await.unwrap(), ["b"]);
     store.delete_all().await.unwrap();
 }
 
@@ -650,7 +730,10 @@ both! {
     rate_limiter_spaces_requests,
     rate_reservations_book_successive_slots,
     rate_hold_pushes_the_next_slot_out,
+    waiters_at_a_rate_limit_take_places_an_interval_apart,
     slots_cap_concurrency_and_free_on_release_or_expiry,
+    a_hosts_next_request_goes_an_interval_after_the_last_ones_end,
+    several_cache_entries_come_back_in_order,
     fanin_counts_each_outcome_once,
     fanin_extends_once_per_parent_within_the_cap,
     batch_progress_counts_each_job_once,
