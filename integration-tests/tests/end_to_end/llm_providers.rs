@@ -484,3 +484,63 @@ async fn an_llm_in_trouble_leaves_cited_reports_and_names_the_steps_that_fell_ba
     }
     fleet.cleanup().await;
 }
+
+/// A provider that answers 429 for far longer than a message may run (issue 24's bad input,
+/// shortened from minutes): the calls wait it out, a handler cut off while it waits goes back
+/// without spending an attempt, and once the provider recovers every job ends with the model's
+/// own report and no step fell back; nothing is dead-lettered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_storm_longer_than_a_message_may_run_delays_jobs_and_loses_none() {
+    use trawl_broker::Broker;
+    use trawl_integration_tests::simweb::llm::script::{set_trouble, Trouble};
+    use trawl_store::Store;
+    const STORM: std::time::Duration = std::time::Duration::from_secs(15);
+    let mut fleet = Fleet::start().await;
+    let model = "storm-test";
+    let web = fleet.simweb.base_url();
+    for (k, v) in [
+        ("TRAWL__LLM__PROVIDER", "openai".to_owned()),
+        ("TRAWL__LLM__BASE_URL", format!("{web}/v1")),
+        ("TRAWL__LLM__MODEL", model.to_owned()),
+        ("TRAWL__LLM__MAX_RETRIES", "1".to_owned()),
+        // The storm outlasts several message timeouts; were each cut-off an attempt, two
+        // attempts would dead-letter the job's messages.
+        ("TRAWL__BROKER__MESSAGE_TIMEOUT_SECS", "4".to_owned()),
+        ("TRAWL__BROKER__MAX_ATTEMPTS", "2".to_owned()),
+        ("OPENAI_API_KEY", "k".to_owned()),
+    ] {
+        fleet.env.push((k.to_owned(), v));
+    }
+    set_trouble(model, Some(Trouble::RateLimited));
+    fleet.spawn_all();
+    let questions: Vec<_> = fleet.corpus.questions().into_iter().take(2).collect();
+    let queries: Vec<String> = questions.iter().map(|q| q.query.clone()).collect();
+    let batch = fleet.submit(&queries).await;
+    tokio::time::sleep(STORM).await;
+    let during = fleet.store.batch_progress(&batch).await.unwrap().unwrap();
+    assert_eq!(
+        during.finished, 0,
+        "no job can end while every call meets a 429"
+    );
+    set_trouble(model, None);
+    fleet
+        .wait_done(&batch, std::time::Duration::from_secs(180))
+        .await;
+    for (job, query) in fleet.manifest(&batch) {
+        let dir = fleet.job_dir(&batch, &job);
+        let question = questions.iter().find(|q| q.query == query).unwrap();
+        common::assert_cites_answer(
+            &std::fs::read_to_string(dir.join("report.md")).unwrap(),
+            question,
+        );
+        let record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("job.json")).unwrap()).unwrap();
+        assert_eq!(record["status"], "done", "{record}");
+        assert_eq!(record["writer"], "llm", "{record}");
+        let fallbacks = record["llm_fallbacks"].as_object().unwrap();
+        assert!(fallbacks.is_empty(), "{record}");
+    }
+    let dead = fleet.broker.depth(trawl_broker::Queue::Dead).await.unwrap();
+    assert_eq!(dead, 0, "a rate limit dead-lettered a message");
+    fleet.cleanup().await;
+}

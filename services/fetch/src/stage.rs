@@ -427,6 +427,7 @@ impl Stage for FetchStage {
             Ok(contact) => contact,
             Err(wait) => return Ok(Handled::Later(wait)),
         };
+        // Counted once per request made, not per deferral.
         politeness::robots_decision("allowed");
         let result = self.fetch_at(rt, &msg, &url, level, max_level).await;
         contact.leave(rt).await;

@@ -14,26 +14,25 @@ pub async fn sleep(wait: Duration) {
 /// Waits for a turn at `slot`, one per `interval` across every worker, sleeping as a
 /// rate-limit wait; returns the time slept (not the store's round trips). A caller that cannot
 /// go at once takes a place in the slot's line ([`Store::rate_queue`]) and, when its place
-/// comes, the turn ([`Store::rate_acquire`]), again after the wait it is told if another took
-/// the turn first.
+/// comes, the turn ([`Store::rate_acquire`]); if another took it first, it waits what it is
+/// told when that is within an interval, or takes a new place (after a 429's hold, which
+/// would otherwise wake every waiter at once when it ends).
 pub async fn take_turn(
     store: &dyn Store,
     slot: &str,
     interval: Duration,
 ) -> Result<Duration, StoreError> {
-    let mut waited = store.rate_queue(slot, interval).await?;
-    if waited.is_zero() {
-        return Ok(waited);
-    }
-    sleep(waited).await;
-    loop {
-        let wait = store.rate_acquire(slot, interval).await?;
-        if wait.is_zero() {
-            return Ok(waited);
-        }
+    let mut wait = store.rate_queue(slot, interval).await?;
+    let mut waited = Duration::ZERO;
+    while !wait.is_zero() {
         sleep(wait).await;
         waited += wait;
+        wait = store.rate_acquire(slot, interval).await?;
+        if wait > interval {
+            wait = store.rate_queue(slot, interval).await?;
+        }
     }
+    Ok(waited)
 }
 
 #[cfg(test)]

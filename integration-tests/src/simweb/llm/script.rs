@@ -41,7 +41,8 @@ pub struct Chat {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Reply(String),
-    /// `simweb:llm-429`, first request for the prompt: 429 with `Retry-After: 1`.
+    /// `simweb:llm-429`, first request for the prompt, or [`Trouble::RateLimited`]: 429 with
+    /// `Retry-After: 1`.
     RateLimited,
     /// `simweb:llm-500`: 500.
     ServerError,
@@ -56,6 +57,8 @@ pub enum Trouble {
     Garbage,
     /// Answers 500 with the API's own server-error body.
     Failing,
+    /// Answers the provider's 429 with `Retry-After: 1`: a rate-limit storm.
+    RateLimited,
 }
 
 /// What [`Trouble::Garbage`] answers.
@@ -215,6 +218,7 @@ impl Chat {
         match trouble {
             Some(Trouble::Garbage) => return Outcome::Reply(GARBAGE.into()),
             Some(Trouble::Failing) => return Outcome::ServerError,
+            Some(Trouble::RateLimited) => return Outcome::RateLimited,
             None => {}
         }
         let prompt = self.prompt();
