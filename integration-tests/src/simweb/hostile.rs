@@ -45,6 +45,12 @@ pub const INVALID_UTF8_TEXT: [&str; 2] = [
 /// What `/wrong-charset` (windows-1252 served as UTF-8) and `/unknown-charset` (ISO-8859-1
 /// under a label nobody knows) say, once decoded by their `<meta>`.
 pub const CHARSET_TEXT: &str = "Café crème à la carte: the kestrel survey’s count was 212 pairs.";
+/// What `/undeclared-charset` says: windows-1251 with no charset in its header or `<meta>`.
+pub const UNDECLARED_TEXT: &str =
+    "Пустельга гнездится на пустоши: весной наблюдатели насчитали двести двенадцать пар.";
+/// What `/lying-charset` says: ISO-8859-7 served as UTF-8, with no `<meta>`.
+pub const LYING_TEXT: &str =
+    "Το γεράκι φωλιάζει στον βάλτο: την άνοιξη οι παρατηρητές μέτρησαν διακόσια δώδεκα ζευγάρια.";
 /// The words of `/nul-bytes`, each followed by a NUL byte in the page.
 pub const NUL_TEXT: &str =
     "Kestrel counts between NUL bytes still read as words, and the survey found 38 nests on the moor this spring";
@@ -69,6 +75,8 @@ pub const PATHS: &[&str] = &[
     "/invalid-utf8",
     "/wrong-charset",
     "/unknown-charset",
+    "/undeclared-charset",
+    "/lying-charset",
     "/nul-bytes",
     "/huge-line",
     "/tiny-elements",
@@ -220,6 +228,16 @@ fn built(path: &str) -> Option<Response> {
                 "text/html; charset=x-unknown-9",
                 latin_page(b"iso-8859-1"),
             ),
+            (
+                "/undeclared-charset",
+                "text/html",
+                legacy_page(encoding_rs::WINDOWS_1251, UNDECLARED_TEXT),
+            ),
+            (
+                "/lying-charset",
+                utf8,
+                legacy_page(encoding_rs::ISO_8859_7, LYING_TEXT),
+            ),
             ("/nul-bytes", utf8, nul_bytes()),
             ("/huge-line", utf8, huge_line()),
             ("/tiny-elements", utf8, tiny_elements()),
@@ -281,6 +299,17 @@ fn latin_page(charset: &[u8]) -> Vec<u8> {
         b" The survey is repeated every spring on the same moor.</p></article></body></html>\n",
     );
     page
+}
+
+/// An article saying `text` in `encoding`, which nothing in the page names.
+fn legacy_page(encoding: &'static encoding_rs::Encoding, text: &str) -> Vec<u8> {
+    let page = format!(
+        "<!DOCTYPE html><html><head><title>{text}</title></head><body><article><h1>{text}</h1>\
+         <p>{text}</p><p>{text}</p></article></body></html>\n"
+    );
+    let (bytes, _, unmappable) = encoding.encode(&page);
+    assert!(!unmappable, "{} holds the text", encoding.name());
+    bytes.into_owned()
 }
 
 fn nul_bytes() -> Vec<u8> {

@@ -54,6 +54,11 @@ const HOSTILE: &[(&str, Expect)] = &[
     ("/latin1", Expect::Text(&["Café crème à la carte"])),
     ("/wrong-charset", Expect::Text(&[hostile::CHARSET_TEXT])),
     ("/unknown-charset", Expect::Text(&[hostile::CHARSET_TEXT])),
+    (
+        "/undeclared-charset",
+        Expect::Text(&[hostile::UNDECLARED_TEXT]),
+    ),
+    ("/lying-charset", Expect::Text(&[hostile::LYING_TEXT])),
     ("/invalid-utf8", Expect::Text(&hostile::INVALID_UTF8_TEXT)),
     ("/nul-bytes", Expect::Text(&[hostile::NUL_TEXT])),
     ("/deep-nesting", Expect::Text(&[hostile::DEEP_TEXT])),

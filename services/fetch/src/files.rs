@@ -200,7 +200,7 @@ pub fn convert(kind: &Kind, bytes: &[u8], content_type: &str) -> Result<Converte
 /// Decoded per the charset, without BOM, with `\n` line ends; copied again only when a line
 /// end needs rewriting (a 10 MB file would otherwise exist four times over).
 fn text_of(bytes: &[u8], content_type: &str) -> String {
-    let mut text = crate::http::decode(bytes, content_type);
+    let mut text = crate::http::decode(bytes, content_type, None);
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }
