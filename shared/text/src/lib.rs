@@ -1,8 +1,16 @@
 //! Text helpers the stages share without an LLM: content words, sentences, term coverage.
-//! A crate of its own, without dependencies, so fetch, clean, search and synthesize share them
-//! without depending on the worker machinery.
+//! A crate of its own, so fetch, clean, search and synthesize share them without depending on
+//! the worker machinery.
+//!
+//! Words beyond ASCII are normalised (NFKC: ligatures, full-width forms and compatibility
+//! characters become what they stand for), and text in scripts written without spaces
+//! (Chinese, Japanese, Thai, Lao, Khmer, Burmese) is cut into words by ICU4X's segmenter
+//! (UAX #29, with dictionaries for Chinese and Japanese): split on spaces and punctuation
+//! alone, a whole clause would be one word.
 
 use std::collections::HashSet;
+
+use icu_segmenter::WordSegmenter;
 
 pub mod points;
 
@@ -139,7 +147,7 @@ pub fn names(question: &str) -> Vec<String> {
 pub fn each_word(text: &str, mut f: impl FnMut(&str) -> bool) {
     // Scratch space for the words that need lower-casing.
     let mut lower = String::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
+    for word in text.split(|c: char| !in_word(c)) {
         if word.is_empty() {
             continue;
         }
@@ -155,14 +163,72 @@ pub fn each_word(text: &str, mut f: impl FnMut(&str) -> bool) {
         } else {
             // `str::to_lowercase` for its final-sigma rule, as everything compared with these
             // words is lower-cased.
+            let normal = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc().normalize(word);
+            let lowered = normal.to_lowercase();
+            if written_without_spaces(&lowered) {
+                for (start, end) in segments(&lowered) {
+                    let piece = &lowered[start..end];
+                    if !is_stop_word(piece) && !f(piece) {
+                        return;
+                    }
+                }
+                continue;
+            }
             lower.clear();
-            lower.push_str(&word.to_lowercase());
+            lower.push_str(&lowered);
             lower.as_str()
         };
         if !is_stop_word(w) && !f(w) {
             return;
         }
     }
+}
+
+/// Letters and digits, and the marks that belong to them: an accent written apart, a vowel
+/// sign or virama of an Indic script (split there, "हिन्दी" was three words).
+fn in_word(c: char) -> bool {
+    use icu_properties::props::{GeneralCategory, GeneralCategoryGroup};
+    c.is_alphanumeric()
+        || !c.is_ascii()
+            && GeneralCategoryGroup::Mark
+                .contains(icu_properties::CodePointMapData::<GeneralCategory>::new().get(c))
+}
+
+/// Whether `word` holds a character of a script written without spaces between words: Han,
+/// Hiragana, Katakana, Thai, Lao, Khmer or Myanmar.
+fn written_without_spaces(word: &str) -> bool {
+    word.chars().any(|c| {
+        matches!(c,
+            '\u{0E00}'..='\u{0EFF}' // Thai, Lao
+            | '\u{1000}'..='\u{109F}' // Myanmar
+            | '\u{1780}'..='\u{17FF}' // Khmer
+            | '\u{3040}'..='\u{30FF}' // Hiragana, Katakana
+            | '\u{31F0}'..='\u{31FF}' // Katakana phonetic extensions
+            | '\u{3400}'..='\u{4DBF}' // CJK extension A
+            | '\u{4E00}'..='\u{9FFF}' // CJK unified ideographs
+            | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
+            | '\u{20000}'..='\u{3FFFF}' // CJK extensions B onwards
+        )
+    })
+}
+
+/// The byte ranges of `text`'s words by UAX #29 with ICU4X's dictionaries and models,
+/// punctuation left out.
+fn segments(text: &str) -> Vec<(usize, usize)> {
+    // One segmenter a thread: its data is not `Sync`, and building it costs more than a word.
+    thread_local!(static SEGMENTER: WordSegmenter = WordSegmenter::new_auto());
+    SEGMENTER.with(|segmenter| {
+        let (mut start, mut words) = (0, Vec::new());
+        for end in segmenter.segment_str(text) {
+            // By its characters, not the segmenter's word type: ICU4X 1.5 types a text that
+            // is one dictionary word as no word at all.
+            if text[start..end].chars().any(char::is_alphanumeric) {
+                words.push((start, end));
+            }
+            start = end;
+        }
+        words
+    })
 }
 
 /// `s` with leading and trailing whitespace dropped and every inner run of it made one space.
@@ -442,6 +508,43 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clause in a script written without spaces is cut into its words (dictionaries for
+    /// Chinese and Japanese, a model for Thai), so a question and a page about it share terms;
+    /// split on punctuation alone, each clause was one word and nothing matched.
+    #[test]
+    fn scripts_without_spaces_are_cut_into_words() {
+        let chinese = terms("北京是中华人民共和国的首都");
+        for word in ["北京", "首都"] {
+            assert!(chinese.iter().any(|t| t == word), "{chinese:?}");
+        }
+        let japanese = terms("東京は日本の首都です");
+        for word in ["東京", "日本", "首都"] {
+            assert!(japanese.iter().any(|t| t == word), "{japanese:?}");
+        }
+        let thai = terms("กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย");
+        assert!(thai.len() >= 3, "{thai:?}");
+        assert!(thai.iter().any(|t| t == "ประเทศ"), "{thai:?}");
+        let question = terms("中国的首都是哪个城市？");
+        let page = "北京是中华人民共和国的首都，也是全国的政治中心和文化中心。";
+        assert!(coverage(&question, page) >= 0.5, "{question:?}");
+        // Text in other scripts, and mixed text, keeps its words as before.
+        assert_eq!(
+            terms("Москва, столица России"),
+            ["москва", "столица", "россии"]
+        );
+        assert_eq!(terms("Kyoto 京都 tower"), ["kyoto", "京都", "tower"]);
+    }
+
+    /// Ligatures, full-width letters and other compatibility characters match their plain
+    /// forms (NFKC), as does a letter written with a combining accent.
+    #[test]
+    fn compatibility_characters_match_their_plain_forms() {
+        assert_eq!(terms("ﬁnancial ﬂows"), ["financial", "flows"]);
+        assert_eq!(terms("ＵＮＥＳＣＯ report"), ["unesco", "report"]);
+        assert_eq!(terms("cafe\u{301} crème"), ["café", "crème"]);
+        assert_eq!(terms("हिन्दी भाषा"), ["हिन्दी", "भाषा"]);
+    }
 
     #[test]
     fn names_are_the_capitalised_words_unless_the_question_is_in_title_case() {
