@@ -110,9 +110,12 @@ impl Known {
         let found = (rt.store)
             .cache_get_many(&[(Cache::HostLevel, host), (Cache::HostBackoff, host)])
             .await?;
+        // Numbers kept as text (a level, a Retry-After in ms).
         let number = |i: usize| {
-            let text = String::from_utf8(found.get(i)?.clone()?).ok()?;
-            text.parse().ok()
+            std::str::from_utf8(found.get(i)?.as_deref()?)
+                .ok()?
+                .parse()
+                .ok()
         };
         Ok(Known {
             level: number(0),
@@ -128,8 +131,8 @@ pub(crate) async fn host_interval(
     host: &str,
     crawl_delay: Option<Duration>,
 ) -> Result<Duration, StageError> {
-    let backoff = cached_number(rt, Cache::HostBackoff, host).await?;
-    Ok(interval(&rt.config.fetch, backoff, crawl_delay))
+    let known = Known::read(rt, host).await?;
+    Ok(interval(&rt.config.fetch, known.backoff_ms, crawl_delay))
 }
 
 /// The host's interval: the configured minimum, its Crawl-delay or its last Retry-After (ms),
@@ -239,15 +242,6 @@ pub(crate) fn robots_decision(decision: &str) {
         .robots
         .get_or_create(&labels(&[("decision", decision)]))
         .inc();
-}
-
-/// A number kept as text in a host cache (a level, a Retry-After in ms).
-async fn cached_number(rt: &Runtime, cache: Cache, host: &str) -> Result<Option<u64>, StageError> {
-    Ok(rt
-        .store
-        .cache_get(cache, host)
-        .await?
-        .and_then(|v| String::from_utf8(v).ok()?.parse().ok()))
 }
 
 #[cfg(test)]

@@ -409,5 +409,12 @@ mod tests {
             rules_for(&rt, &fetcher, &page).await.unwrap(),
             Some(Rules::DisallowAll)
         );
+        // Read once, the rules stay in the worker for Memo::TTL: a page of the same origin
+        // does not ask the store again.
+        rt.store.delete_all().await.unwrap();
+        assert_eq!(
+            rules_for(&rt, &fetcher, &page).await.unwrap(),
+            Some(Rules::DisallowAll)
+        );
     }
 }
