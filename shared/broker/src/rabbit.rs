@@ -141,7 +141,7 @@ impl Inner {
             .confirm_select(ConfirmSelectOptions::default())
             .await
             .map_err(protocol)?;
-        declare_topology(&publisher, &self.settings).await?;
+        declare_topology(&connection, &self.settings).await?;
         if self.connections.fetch_add(1, Ordering::SeqCst) > 0 {
             self.reconnects.fetch_add(1, Ordering::SeqCst);
             crate::metrics::reconnected();
@@ -240,26 +240,59 @@ fn args(pairs: &[(&str, AMQPValue)]) -> FieldTable {
     table
 }
 
+/// Declares a durable queue with `arguments`. A queue that already exists with other
+/// arguments (an older trawl's delivery limit, a length limit changed since) is kept as it is:
+/// RabbitMQ refuses to change a queue's arguments, and deleting it would lose its messages. The
+/// refusal closes the channel, so the check goes on a new one, which is returned.
 async fn declare_queue(
-    channel: &Channel,
+    connection: &Connection,
+    channel: Channel,
     name: &str,
     arguments: FieldTable,
-) -> Result<(), BrokerError> {
-    channel
-        .queue_declare(
-            name.into(),
-            QueueDeclareOptions {
-                durable: true,
-                ..Default::default()
-            },
-            arguments,
-        )
-        .await
-        .map(|_| ())
-        .map_err(|e| BrokerError::Protocol(format!("declaring {name}: {e}")))
+) -> Result<Channel, BrokerError> {
+    let durable = QueueDeclareOptions {
+        durable: true,
+        ..Default::default()
+    };
+    let failed = |e: lapin::Error| BrokerError::Protocol(format!("declaring {name}: {e}"));
+    match (channel.queue_declare(name.into(), durable, arguments)).await {
+        Ok(_) => Ok(channel),
+        Err(e) if other_arguments(&e) => {
+            let channel = connection.create_channel().await.map_err(protocol)?;
+            let exists = QueueDeclareOptions {
+                passive: true,
+                ..durable
+            };
+            (channel.queue_declare(name.into(), exists, FieldTable::default()))
+                .await
+                .map_err(failed)?;
+            warn!(
+                queue = name,
+                refusal = %e,
+                "the queue exists with other arguments than this configuration's; it keeps \
+                 them. To take the configured ones, delete the queue once it is empty and \
+                 restart a worker"
+            );
+            Ok(channel)
+        }
+        Err(e) => Err(failed(e)),
+    }
 }
 
-async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Result<(), BrokerError> {
+/// RabbitMQ's refusal to redeclare a queue with arguments other than its own.
+fn other_arguments(e: &lapin::Error) -> bool {
+    use lapin::protocol::{AMQPErrorKind, AMQPSoftError};
+    matches!(e.kind(), lapin::ErrorKind::ProtocolError(amqp)
+        if matches!(amqp.kind(), AMQPErrorKind::Soft(AMQPSoftError::PRECONDITIONFAILED)))
+}
+
+/// Declares every queue, delay tier and binding, on a channel of its own (a queue declared
+/// with other arguments closes the channel it was declared on: [`declare_queue`]).
+async fn declare_topology(
+    connection: &Connection,
+    settings: &BrokerSettings,
+) -> Result<(), BrokerError> {
+    let mut channel = connection.create_channel().await.map_err(protocol)?;
     let quorum = ("x-queue-type", long("quorum"));
     let dead = settings.queue_name(Queue::Dead);
     for &queue in Queue::ALL {
@@ -290,11 +323,12 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
                 ("x-dead-letter-routing-key", long(&dead)),
             ]),
         };
-        declare_queue(channel, &name, arguments).await?;
+        channel = declare_queue(connection, channel, &name, arguments).await?;
     }
     for &tier in &settings.delay_tiers {
         let name = settings.tier_name(tier);
-        declare_queue(
+        channel = declare_queue(
+            connection,
             channel,
             &name,
             args(&[
@@ -332,6 +366,7 @@ async fn declare_topology(channel: &Channel, settings: &BrokerSettings) -> Resul
             .await
             .map_err(protocol)?;
     }
+    let _ = channel.close(200, "declared".into()).await;
     Ok(())
 }
 

@@ -271,3 +271,43 @@ async fn rabbit_publishes_are_counted_as_confirmed() {
     );
     broker.delete_all().await.unwrap();
 }
+
+/// Queues an older configuration declared (delivery limit 5) are kept when a worker with
+/// another limit connects: RabbitMQ refuses to change a queue's arguments, and the worker must
+/// start and work on them rather than fail until someone deletes the queues and their messages.
+#[tokio::test]
+async fn rabbit_keeps_queues_declared_with_other_arguments() {
+    let url = std::env::var("TRAWL_TEST_AMQP_URL")
+        .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".into());
+    let older = settings(5);
+    let connect = |settings: BrokerSettings| {
+        let url = url.clone();
+        async move {
+            RabbitBroker::connect(&url, settings, Duration::from_secs(10))
+                .await
+                .expect("a broker whose queues exist with other arguments still connects")
+        }
+    };
+    let first = connect(older.clone()).await;
+    first
+        .publish(Queue::Fetch, Message::new(b"held".to_vec()))
+        .await
+        .unwrap();
+    let newer = BrokerSettings {
+        delivery_limit: 20,
+        ..older
+    };
+    let second = connect(newer).await;
+    let mut sub = second.consume(Queue::Fetch, 1).await.unwrap();
+    let got = within("the message published before", sub.next())
+        .await
+        .unwrap();
+    assert_eq!(got.message.body, b"held");
+    got.ack().await.unwrap();
+    second
+        .publish(Queue::Search, Message::new(b"new".to_vec()))
+        .await
+        .unwrap();
+    assert_eq!(second.depth(Queue::Search).await.unwrap(), 1);
+    second.delete_all().await.unwrap();
+}

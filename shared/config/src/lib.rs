@@ -80,7 +80,9 @@ pub struct BrokerConfig {
     /// whose rate limit has no slot yet): a deferral waits for the smallest tier that covers it.
     pub defer_delays_ms: Vec<u64>,
     /// Redeliveries (crashed workers, requeues) RabbitMQ allows before dead-lettering a message.
-    /// Set explicitly because RabbitMQ 3.x quorum queues have no default limit.
+    /// Set explicitly because RabbitMQ 3.x quorum queues have no default limit. 20, RabbitMQ
+    /// 4's default: a killed worker gives back every message it held, most of them waiting and
+    /// never the cause, and with hundreds held a message can be a bystander to several kills.
     pub delivery_limit: u32,
     /// How long a worker may take to finish in-flight work after SIGTERM.
     pub shutdown_grace_secs: u64,
@@ -121,7 +123,7 @@ impl Default for BrokerConfig {
             max_attempts: 4,
             retry_delays_secs: vec![1, 5, 30],
             defer_delays_ms: vec![25, 50, 100, 250, 500],
-            delivery_limit: 5,
+            delivery_limit: 20,
             shutdown_grace_secs: 30,
             message_timeout_secs: 300,
             consumer_timeout_secs: 1800,

@@ -422,18 +422,24 @@ impl Fleet {
             .all(|(_, c)| matches!(c.try_wait(), Ok(None)))
     }
 
-    /// Sends SIGTERM to every worker and waits for each to exit; returns (name, exited cleanly).
+    /// Sends SIGTERM to every worker at once, as a node's shutdown or a rollout would, then
+    /// waits up to `grace` for each to exit; returns (name, exited cleanly). One at a time
+    /// would let the stages still running carry on the work the first ones handed over.
     pub async fn terminate_all(&mut self, grace: Duration) -> Vec<(String, bool)> {
-        let mut exits = Vec::new();
-        for (name, mut child) in self.workers.drain(..) {
+        let mut workers: Vec<(String, Child)> = self.workers.drain(..).collect();
+        for (_, child) in &workers {
             let pid = child.id().expect("running").to_string();
             let sent = std::process::Command::new("kill")
                 .args(["-TERM", &pid])
                 .status()
                 .unwrap();
             assert!(sent.success());
-            let status = tokio::time::timeout(grace, child.wait()).await;
-            exits.push((name, matches!(status, Ok(Ok(s)) if s.success())));
+        }
+        let deadline = tokio::time::Instant::now() + grace;
+        let mut exits = Vec::new();
+        for (name, child) in &mut workers {
+            let status = tokio::time::timeout_at(deadline, child.wait()).await;
+            exits.push((name.clone(), matches!(status, Ok(Ok(s)) if s.success())));
         }
         exits
     }
@@ -543,6 +549,7 @@ impl Fleet {
                 }
                 if started.elapsed() > limit {
                     self.dump_logs();
+                    self.dump_pending(batch).await;
                     panic!("batch not done after {limit:?}: {p:?}");
                 }
             }
@@ -572,6 +579,33 @@ impl Fleet {
             for line in tail.into_iter().rev() {
                 eprintln!("{line}");
             }
+        }
+    }
+
+    /// What a stuck batch's pending jobs hold (fan-in record, outcomes recorded, extensions,
+    /// counters) and every queue's depth: where a lost message would show.
+    pub async fn dump_pending(&self, batch: &str) {
+        use trawl_broker::Broker;
+        for queue in trawl_messages::Queue::ALL {
+            if let Ok(stats) = self.broker.stats(*queue).await {
+                eprintln!("queue {queue:?}: {stats:?}");
+            }
+        }
+        let jobs = self.store.batch_jobs(batch).await.unwrap_or_default();
+        for (job, status) in jobs.iter().filter(|(_, s)| s.as_str() == "pending") {
+            let expected = self.store.fanin_meta(job).await.ok().flatten().map(|m| m.0);
+            let recorded: Vec<u32> = self
+                .store
+                .fanin_outcomes(job)
+                .await
+                .map(|o| o.into_keys().collect())
+                .unwrap_or_default();
+            let extensions = self.store.fanin_extensions(job).await.ok();
+            let counters = self.store.job_counters(job).await.ok();
+            eprintln!(
+                "job {job} {status}: expects {expected:?}, recorded {recorded:?}, \
+                 extensions {extensions:?}, counters {counters:?}"
+            );
         }
     }
 
