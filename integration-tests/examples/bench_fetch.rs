@@ -197,9 +197,7 @@ async fn measure(
     let meta = JobMeta {
         query: query.clone(),
         sources: sources.clone(),
-        sub_queries: Vec::new(),
-        data_points: Vec::new(),
-        is_news: false,
+        ..Default::default()
     };
     Job::new(rt, &job).open(meta).await?;
 

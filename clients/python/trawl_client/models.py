@@ -259,6 +259,8 @@ class JobOptions(Model):
     deadline_secs: Optional[int] = None
     freshness: Optional[str] = None
     """any, day, week, month or year."""
+    language: Optional[str] = None
+    """The question's language as a tag (de, pt-BR, zh): the providers' and the report's."""
     max_level: Optional[int] = None
     max_urls: Optional[int] = None
     min_relevance: Optional[float] = None

@@ -147,9 +147,7 @@ impl Harness {
         let meta = JobMeta {
             query: query.clone(),
             sources: sources.clone(),
-            sub_queries: Vec::new(),
-            data_points: Vec::new(),
-            is_news: false,
+            ..Default::default()
         };
         Job::new(&self.rt, &job).open(meta).await.unwrap();
         for source in sources {

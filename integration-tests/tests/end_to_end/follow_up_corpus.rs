@@ -28,6 +28,7 @@ fn analyse(q: &Question, f: &FollowUp, page: &Page) -> Analysis {
         sub_queries: vec![q.query.clone()],
         data_points: vec![f.answered.clone(), f.data_point.clone()],
         is_news: false,
+        language: "en".into(),
     };
     let e = trawl_clean::extract::extract(&page.html, &page.url);
     analyse_in(
@@ -96,7 +97,7 @@ fn data_points_and_follow_up_query_are_trawls() {
         );
         assert_eq!(
             f.query,
-            trawl_synthesize::rounds::query(&q.query, &f.data_point),
+            trawl_synthesize::rounds::query(&q.query, &f.data_point, trawl_text::Lang::EN),
             "{}",
             q.query
         );

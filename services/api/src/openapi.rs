@@ -144,6 +144,23 @@ mod tests {
         assert!(raw.to_string().contains("\"operation_id\""));
     }
 
+    /// The `language` option's pattern lists exactly the languages submission accepts.
+    #[test]
+    fn the_language_pattern_lists_the_languages_accepted() {
+        let doc: serde_json::Value = serde_json::from_str(&document()).unwrap();
+        let pattern = doc["components"]["schemas"]["JobOptions"]["properties"]["language"]
+            ["pattern"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let listed = (pattern.strip_prefix("^(").and_then(|p| p.split(')').next())).unwrap();
+        let mut listed: Vec<&str> = listed.split('|').collect();
+        let mut accepted = trawl_pipeline::batch::language_codes();
+        listed.sort_unstable();
+        accepted.sort_unstable();
+        assert_eq!(listed, accepted);
+    }
+
     #[test]
     fn the_served_document_states_the_configured_batch_limit() {
         let api = ApiConfig {

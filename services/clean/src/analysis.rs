@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use trawl_messages::{Lookup, Table};
-use trawl_text::{coverage, coverage_in, sentences, terms};
+use trawl_text::{coverage, coverage_in, sentences, terms, terms_in, Lang};
 
 use crate::bm25::{rank, same_term, Query};
 use crate::{datapoints, lookup, tables};
@@ -37,6 +37,9 @@ pub struct Context {
     pub data_points: Vec<String>,
     /// A news question (recent events), which the LLM analyses with a news prompt.
     pub is_news: bool,
+    /// The question's language as search recorded it (ISO 639-1); empty: detected here.
+    #[serde(default)]
+    pub language: String,
 }
 
 impl Context {
@@ -48,10 +51,15 @@ impl Context {
         }
     }
 
+    /// The question's language: its stop words are not among the terms matched.
+    pub fn lang(&self) -> Lang {
+        Lang::from_tag(&self.language).unwrap_or_else(|| Lang::detect(&self.question))
+    }
+
     /// The BM25 query: the question's terms, then those the sub-queries and data points add.
     pub(crate) fn query(&self) -> Query {
         let extra = [&self.sub_queries[..], &self.data_points].concat();
-        Query::new(&self.question, &extra)
+        Query::new_in(&self.question, &extra, self.lang())
     }
 }
 
@@ -85,7 +93,7 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
     let ranking = rank(&ctx.query(), &passages);
     let order = ranking.order();
 
-    let q = terms(&ctx.question);
+    let q = terms_in(&ctx.question, ctx.lang());
     // Within one page the subject is in every sentence, so BM25 alone undervalues a page
     // that names its subject without the question's other words: the share of the question's
     // words the best sentence holds counts half.
@@ -172,6 +180,33 @@ mod tests {
         assert!(!a.is_relevant && a.key_points.is_empty());
     }
 
+    /// A page that shares only the question's function words ("wie", "ist", "der") is not
+    /// about it: in German as in English.
+    #[test]
+    fn the_questions_stop_words_are_those_of_its_language() {
+        let q = "Wie hoch ist der Eiffelturm?";
+        let answer = "Der Eiffelturm ist 330 Meter hoch und steht in Paris.";
+        let chatter = "Wie ist der Stand der Dinge? Der Hund ist hier, und der Tag ist schön.";
+        let ctx = |language: &str| Context {
+            language: language.into(),
+            ..Context::question(q)
+        };
+        let a = analyse_in(&ctx("de"), "Eiffelturm", answer, 0.3);
+        let c = analyse_in(&ctx("de"), "Notizen", chatter, 0.3);
+        assert!(
+            a.is_relevant && !c.is_relevant,
+            "{} {}",
+            a.relevance,
+            c.relevance
+        );
+        // Detected from the question when search recorded none.
+        assert_eq!(ctx("").lang().code(), "de");
+        assert_eq!(
+            analyse_in(&ctx(""), "Notizen", chatter, 0.3).relevance,
+            c.relevance
+        );
+    }
+
     #[test]
     fn a_passing_mention_scores_below_an_answer() {
         let q = "How long is the Velmora Bridge and when did it open?";
@@ -195,6 +230,7 @@ mod tests {
             sub_queries: vec!["Port Varn bridges".into()],
             data_points: vec!["bridges".into(), "long".into(), "architect".into()],
             is_news: false,
+            language: "en".into(),
         };
         let md = "Port Varn is a canal city known for its bridges and its market.\n\n\
                   | Bridge | Length |\n|---|---|\n| Old Bridge | 120 metres |\n| Mill Bridge | 80 metres |\n\n\

@@ -10,7 +10,7 @@
 //! score of an ideal passage of average length holding every query term once, so 1 means "says
 //! everything the question asks about" and 0 "says none of it".
 
-use trawl_text::{each_word, stem, terms};
+use trawl_text::{each_word, stem, terms_in, Lang};
 
 /// Term-frequency saturation and length normalisation, the usual values.
 const K1: f64 = 1.2;
@@ -33,9 +33,16 @@ pub struct Query {
 impl Query {
     /// The question's terms, then those only `extra` texts (sub-queries, data points) add.
     pub fn new(question: &str, extra: &[String]) -> Query {
-        let mut out: Vec<(String, f64)> = terms(question).into_iter().map(|t| (t, 1.0)).collect();
+        Query::new_in(question, extra, Lang::UND)
+    }
+
+    /// [`Query::new`] without the stop words of `lang`.
+    pub fn new_in(question: &str, extra: &[String], lang: Lang) -> Query {
+        let mut out: Vec<(String, f64)> = (terms_in(question, lang).into_iter())
+            .map(|t| (t, 1.0))
+            .collect();
         for text in extra {
-            for t in terms(text) {
+            for t in terms_in(text, lang) {
                 if !out.iter().any(|(q, _)| same_term(q, &t)) {
                     out.push((t, EXTRA_WEIGHT));
                 }
@@ -180,6 +187,7 @@ pub fn rank<S: AsRef<str>>(query: &Query, passages: &[S]) -> Ranking {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trawl_text::terms;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()

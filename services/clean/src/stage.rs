@@ -142,6 +142,7 @@ async fn context(job: &Job<'_, FetchedDoc>) -> Result<Context, StageError> {
         ctx.sub_queries = meta.sub_queries;
         ctx.data_points = meta.data_points;
         ctx.is_news = meta.is_news;
+        ctx.language = meta.language;
     }
     Ok(ctx)
 }
@@ -257,6 +258,7 @@ impl Stage for CleanStage {
             let processed = self.steps(&Job::new(rt, &msg), &title, markdown).await?;
             let key = paths::doc(msg.batch_id, msg.job_id, doc.source.idx);
             let a = processed.analysis;
+            let language = trawl_text::Lang::detect(&processed.markdown).code().into();
             let analysed = AnalysedDoc {
                 source: doc.source.clone(),
                 final_url: doc.final_url.clone(),
@@ -275,6 +277,7 @@ impl Stage for CleanStage {
                 cleaning: Some(processed.cleaning),
                 analysed_by: processed.analysed_by,
                 notes: processed.notes,
+                language,
             };
             // The document is on disk before its outcome counts, so synthesis can always read it.
             rt.put_json(&key, &analysed).await?;

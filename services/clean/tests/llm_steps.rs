@@ -60,6 +60,7 @@ fn ctx(question: &str) -> Context {
         sub_queries: vec![question.into()],
         data_points: vec!["port".into(), "designer".into()],
         is_news: false,
+        language: "en".into(),
     }
 }
 
@@ -279,6 +280,7 @@ async fn handle(
         data_points: data_points.iter().map(|s| s.to_string()).collect(),
         // What search would have judged: the test's news questions ask for the latest.
         is_news: question.contains("latest"),
+        language: "en".into(),
     };
     Job::new(rt, &env).open(meta).await.unwrap();
     let job = env.job_id;

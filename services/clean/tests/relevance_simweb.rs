@@ -19,6 +19,7 @@ fn relevance_separates_answers_from_mentions_and_unrelated_pages() {
             sub_queries: vec![q.query.clone()],
             data_points: data_points(&q.query),
             is_news: false,
+            language: "en".into(),
         };
         for p in corpus.pages() {
             let bucket = match &p.kind {

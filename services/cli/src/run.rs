@@ -40,6 +40,10 @@ pub struct RunArgs {
     /// The report's shape: answer, brief or detailed. Default: report.type.
     #[arg(long, value_name = "TYPE", value_parser = report_type)]
     report_type: Option<ReportType>,
+    /// The question's language as a tag (de, pt-BR, zh): providers are asked for it and the
+    /// report is written in it. Default: detected from the question.
+    #[arg(long, value_name = "TAG")]
+    language: Option<String>,
     /// Seconds until the report is written with the sources read so far.
     #[arg(long, value_name = "SECS")]
     deadline: Option<u64>,
@@ -79,6 +83,7 @@ impl RunArgs {
             deadline_secs: self.deadline,
             report_max_tokens: None,
             report_type: self.report_type,
+            language: self.language.clone(),
         };
         let flag = |key: &str| match key {
             "providers" => "--provider".to_owned(),
@@ -370,15 +375,18 @@ mod tests {
             "fortnight",
             "--deadline",
             "0",
+            "--language",
+            "klingon",
         ]);
         let problems = args.options().unwrap_err();
-        assert_eq!(problems.len(), 5, "{problems:?}");
+        assert_eq!(problems.len(), 6, "{problems:?}");
         for expected in [
             "--max-urls: must be 1 to 1000, not 0",
             "--max-level: must be 0 to 3, not 7",
             "--provider: unknown provider \"bing\"",
             "--freshness: must be any, day, week, month or year, not \"fortnight\"",
             "--deadline: must be 1 to",
+            "--language: \"klingon\" is not a language trawl knows",
         ] {
             assert!(
                 problems.iter().any(|p| p.starts_with(expected)),
@@ -423,5 +431,6 @@ mod tests {
         assert_eq!(options.max_urls, Some(4));
         assert_eq!(options.report_type, Some(ReportType::Answer));
         assert_eq!(options.providers.unwrap(), ["serper", "brave"]);
+        assert!(parse(&["q", "--language", "pt-BR"]).options().is_ok());
     }
 }

@@ -8,7 +8,8 @@
 
 use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm};
-use trawl_text::{collapse_whitespace, terms};
+use trawl_messages::SearchTask;
+use trawl_text::{collapse_whitespace, terms_in, Locale};
 
 /// Providers reject very long queries; a question is cut to this many characters for them.
 pub const MAX_QUERY_CHARS: usize = 400;
@@ -91,8 +92,16 @@ pub fn data_points(question: &str) -> Vec<String> {
     out
 }
 
-/// The heuristic analysis, always available.
-pub fn analyse(question: &str) -> QueryAnalysis {
+/// The language (and region) a job searches in: its `language` option, else the question's,
+/// detected.
+pub fn locale_of(task: &SearchTask) -> Locale {
+    (task.options.language.as_deref())
+        .and_then(Locale::from_option)
+        .unwrap_or_else(|| Locale::detect(&task.query))
+}
+
+/// The heuristic analysis of a question in `locale`'s language, always available.
+pub fn analyse(question: &str, locale: &Locale) -> QueryAnalysis {
     let phrases: Vec<String> = question
         .split('"')
         .enumerate()
@@ -117,7 +126,8 @@ pub fn analyse(question: &str) -> QueryAnalysis {
         },
         target_data_points: data_points(question),
         search_strategy: String::new(),
-        terms: terms(question),
+        language: locale.lang.code().into(),
+        terms: terms_in(question, locale.lang),
         phrases,
         is_news,
     }
@@ -142,7 +152,7 @@ with exactly these keys: \"intent\" (what the asker wants, one sentence), \"sub_
 web search queries that together answer the question, the most direct first), \"info_type\" \
 (one of: facts, definition, how-to, comparison, opinion, statistics, news, latest, current events), \
 \"target_data_points\" (the specific values the answer must contain, as short noun phrases), \
-\"search_strategy\" (one sentence).";
+\"search_strategy\" (one sentence). Write the sub_queries in the language of the question.";
 
 fn validate(a: &LlmAnalysis) -> Result<(), String> {
     if a.sub_queries.is_empty() || a.sub_queries.len() > 5 {
@@ -161,8 +171,12 @@ fn validate(a: &LlmAnalysis) -> Result<(), String> {
 }
 
 /// The LLM analysis when an LLM is configured and answers well, else the heuristic one.
-pub(crate) async fn analyse_with(llm: Option<&Llm>, question: &str) -> QueryAnalysis {
-    let mut heuristic = analyse(question);
+pub(crate) async fn analyse_with(
+    llm: Option<&Llm>,
+    question: &str,
+    locale: &Locale,
+) -> QueryAnalysis {
+    let mut heuristic = analyse(question, locale);
     let Some(llm) = llm else { return heuristic };
     if heuristic.sub_queries.is_empty() {
         heuristic.llm_error = Some("empty question".into());
@@ -200,9 +214,14 @@ pub(crate) async fn analyse_with(llm: Option<&Llm>, question: &str) -> QueryAnal
 mod tests {
     use super::*;
 
+    /// The analysis of a question in its detected language.
+    fn heuristic(question: &str) -> QueryAnalysis {
+        analyse(question, &Locale::detect(question))
+    }
+
     #[test]
     fn keeps_content_words_and_phrases() {
-        let a = analyse("What is the melting point of \"Velmora alloy\" and who made it?");
+        let a = heuristic("What is the melting point of \"Velmora alloy\" and who made it?");
         assert_eq!(
             a.terms,
             vec!["melting", "point", "velmora", "alloy", "made"]
@@ -213,7 +232,7 @@ mod tests {
             a.sub_queries,
             vec!["What is the melting point of \"Velmora alloy\" and who made it?"]
         );
-        assert!(analyse("latest news on zorbium").is_news);
+        assert!(heuristic("latest news on zorbium").is_news);
     }
 
     #[test]
@@ -235,15 +254,26 @@ mod tests {
 
     #[test]
     fn empty_long_and_other_script_questions() {
-        assert!(analyse("   ").sub_queries.is_empty());
+        assert!(heuristic("   ").sub_queries.is_empty());
         let long = "zorbium ".repeat(2000);
-        let a = analyse(&long);
+        let a = heuristic(&long);
         assert!(a.sub_queries[0].chars().count() <= MAX_QUERY_CHARS);
         assert_eq!(a.terms, vec!["zorbium"]);
-        let a = analyse("Какова температура плавления зорбия?");
+        let a = heuristic("Какова температура плавления зорбия?");
+        // Four words leave whatlang unsure between the Cyrillic languages, and none of them
+        // is a Russian stop word: unknown, and its terms are what they were.
+        assert_eq!(a.language, "und");
+        let longer = heuristic("Какова температура плавления зорбия и где его добывают?");
+        assert_eq!(longer.language, "ru");
         assert_eq!(
             a.terms,
             vec!["какова", "температура", "плавления", "зорбия"]
         );
+        let a = heuristic("Wie hoch ist die Schmelztemperatur von Zorbium?");
+        assert_eq!(a.language, "de");
+        assert_eq!(a.terms, vec!["hoch", "schmelztemperatur", "zorbium"]);
+        // The job's language wins over what the words look like.
+        let pt = Locale::from_tag("pt-BR").unwrap();
+        assert_eq!(analyse("Zorbium", &pt).language, "pt");
     }
 }

@@ -3,7 +3,7 @@
 //! Providers are tried in order. Each is paged until `target` results, until it says there is
 //! no more, or until a page comes back empty; an error, timeout or empty *first* page moves on to
 //! the next provider (an error on a later page keeps what the earlier pages gave). Every page
-//! answer is cached in the store per (provider, vertical, freshness, page, query), so a repeated
+//! answer is cached in the store per (provider, vertical, freshness, locale, page, query), so a repeated
 //! batch makes no repeated provider calls. Every attempt is recorded for the work product.
 
 use std::collections::BTreeMap;
@@ -13,7 +13,7 @@ use tracing::warn;
 use trawl_store::{Cache, Store};
 
 use crate::metrics::{labels, METRICS};
-use crate::providers::{Freshness, PageRequest, Provider, ProviderError, ResultPage};
+use crate::providers::{Freshness, Locale, PageRequest, Provider, ProviderError, ResultPage};
 use trawl_messages::record::RawResult;
 
 /// Pages asked of one provider for one query at most.
@@ -50,6 +50,7 @@ impl Search<'_> {
         target: usize,
         freshness: Freshness,
         news: bool,
+        locale: &Locale,
     ) -> ChainResult {
         let mut out = ChainResult::default();
         for name in chain {
@@ -71,6 +72,7 @@ impl Search<'_> {
                     per_page: PER_PAGE,
                     freshness,
                     news,
+                    locale,
                 };
                 let (answer, mut attempt) = self.page(provider.as_ref(), &request).await;
                 attempt.provider = name.clone();
@@ -123,9 +125,11 @@ impl Search<'_> {
     ) -> (Result<ResultPage, crate::providers::ProviderError>, Attempt) {
         let name = provider.name();
         let key = format!(
-            "{name}|{}|{:?}|{}|{}",
+            "{name}|{}|{:?}|{}-{}|{}|{}",
             if request.news { "news" } else { "web" },
             request.freshness,
+            request.locale.lang,
+            request.locale.region.as_deref().unwrap_or(""),
             request.page,
             request.query
         );
@@ -258,6 +262,7 @@ mod tests {
             10,
             Freshness::Any,
             false,
+            &Locale::default(),
         ))
         .await;
         assert_eq!(

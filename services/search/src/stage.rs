@@ -14,7 +14,7 @@ use trawl_pipeline::fanin::{JobMeta, OutcomeRecord};
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_pipeline::{Job, JobLlm};
 
-use crate::analysis::analyse_with;
+use crate::analysis::{analyse, analyse_with, locale_of};
 use crate::chain::Search;
 use crate::metrics::METRICS;
 use crate::normalize::normalize;
@@ -114,7 +114,7 @@ impl SearchStage {
     /// budget is spent the heuristic analysis and the formula decide). The stage's handler and
     /// `trawl mcp`'s search tool share it.
     pub async fn find(&self, rt: &Runtime, task: &SearchTask, llm: &JobLlm) -> Found {
-        let analysis = analyse_with(llm.ready(), &task.query).await;
+        let analysis = analyse_with(llm.ready(), &task.query, &locale_of(task)).await;
         let max = task.options.max_urls.unwrap_or(rt.config.search.max_urls);
         self.find_for(rt, task, llm, analysis, &HashSet::new(), max)
             .await
@@ -144,6 +144,7 @@ impl SearchStage {
             .and_then(Freshness::parse)
             .or_else(|| Freshness::parse(&cfg.freshness))
             .unwrap_or_default();
+        let locale = locale_of(task);
         let search = Search {
             providers: &self.providers,
             http: &self.http,
@@ -162,6 +163,7 @@ impl SearchStage {
                     cfg.results_per_query,
                     freshness,
                     analysis.is_news,
+                    &locale,
                 )
                 .await;
             answered |= found.answered;
@@ -249,9 +251,10 @@ impl SearchStage {
         let llm = job.llm(self.llm.as_ref()).await?;
         // The round's searches score their results by their own words too: they name what the
         // question's words did not find.
-        let mut analysis = crate::analysis::analyse(&task.query);
+        let locale = locale_of(task);
+        let mut analysis = analyse(&task.query, &locale);
         for q in &round.queries {
-            for t in trawl_text::terms(q) {
+            for t in trawl_text::terms_in(q, locale.lang) {
                 if !analysis.terms.contains(&t) {
                     analysis.terms.push(t);
                 }
@@ -361,6 +364,7 @@ fn job_meta(record: SearchRecord) -> JobMeta {
         sub_queries: record.analysis.sub_queries,
         data_points: record.analysis.target_data_points,
         is_news: record.analysis.is_news,
+        language: record.analysis.language,
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm};
 use trawl_messages::{AnalysedDoc, Round};
 use trawl_pipeline::fanin::JobMeta;
-use trawl_text::{coverage_of, terms};
+use trawl_text::{coverage_of, terms, terms_in, Lang};
 
 /// Share of a sub-query's words a relevant source's summary and key points must hold for the
 /// sub-query to count as covered.
@@ -54,10 +54,10 @@ fn lacking(meta: &JobMeta, docs: &[AnalysedDoc]) -> Vec<(String, String)> {
 }
 
 /// The query that looks for `missing` (a data point or a sub-query) of `question`: the
-/// question's words, then those of `missing` it lacks.
-pub fn query(question: &str, missing: &str) -> String {
-    let mut words = terms(question);
-    for w in terms(missing) {
+/// question's words, then those of `missing` it lacks, stop words of `lang` left out.
+pub fn query(question: &str, missing: &str, lang: Lang) -> String {
+    let mut words = terms_in(question, lang);
+    for w in terms_in(missing, lang) {
         if !words.contains(&w) {
             words.push(w);
         }
@@ -76,9 +76,11 @@ pub fn next(meta: &JobMeta, docs: &[AnalysedDoc], done: u32, max: u32) -> Option
     if lacking.is_empty() {
         return None;
     }
+    // A round searches in the question's language, without its stop words.
+    let lang = Lang::from_tag(&meta.language).unwrap_or_default();
     let mut queries: Vec<String> = Vec::new();
     for (_, missing) in &lacking {
-        let q = query(&meta.query, missing);
+        let q = query(&meta.query, missing, lang);
         if !queries.contains(&q) && queries.len() < MAX_QUERIES {
             queries.push(q);
         }
@@ -127,10 +129,10 @@ mod tests {
     fn meta(data_points: &[&str], sub_queries: &[&str]) -> JobMeta {
         JobMeta {
             query: "What is the density of zorbium and who first isolated it?".into(),
-            sources: Vec::new(),
             sub_queries: sub_queries.iter().map(|s| s.to_string()).collect(),
             data_points: data_points.iter().map(|s| s.to_string()).collect(),
-            is_news: false,
+            language: "en".into(),
+            ..Default::default()
         }
     }
 
@@ -158,6 +160,19 @@ mod tests {
         assert_eq!(next(&m, &[both], 1, 2), None);
         assert_eq!(next(&m, &[stated], 2, 2), None);
         assert_eq!(next(&m, &[], 1, 2), None);
+    }
+
+    #[test]
+    fn a_round_searches_without_the_stop_words_of_the_questions_language() {
+        let m = JobMeta {
+            query: "Wie hoch ist die Dichte von Zorbium?".into(),
+            data_points: vec!["Dichte".into()],
+            language: "de".into(),
+            ..Default::default()
+        };
+        let read = doc(0, true, &["Zorbium ist ein Metall."]);
+        let round = next(&m, &[read], 1, 2).expect("a round");
+        assert_eq!(round.queries, ["hoch dichte zorbium"]);
     }
 
     #[test]

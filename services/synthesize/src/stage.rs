@@ -175,7 +175,8 @@ async fn synthesise(
         conflicts: conflicts.len(),
         ..Default::default()
     };
-    let report = write_report(stage, &ctx, &material, &input, &mut job_record).await?;
+    let language = report_language(&rt.config.synthesize.language, input.as_ref(), meta);
+    let report = write_report(stage, &ctx, &material, &input, &language, &mut job_record).await?;
     let search = save_products(rt, msg, meta, records, &docs, &report).await?;
 
     let status = status_of(complete, report.citations.len(), docs.len());
@@ -368,11 +369,30 @@ async fn read_docs(
 
 /// The report: the model's when there is one, the batch's budget allows it and some source
 /// answers ([`Material::answering`]); the extractive one otherwise, or when the model's fails (its writer says why).
+/// The language the LLM writes the report in: the job's `language` option, else the configured
+/// `synthesize.language`, else the question's, detected by search; empty when none is known
+/// (the prompt then asks for the question's language).
+fn report_language(
+    configured: &str,
+    input: Option<&trawl_messages::JobInput>,
+    meta: &JobMeta,
+) -> String {
+    let named = |tag: &str| trawl_text::Lang::from_tag(tag).and_then(|l| l.english_name());
+    if let Some(name) = (input.and_then(|i| i.options.language.as_deref())).and_then(named) {
+        return name.to_owned();
+    }
+    if !configured.trim().is_empty() {
+        return configured.to_owned();
+    }
+    named(&meta.language).unwrap_or_default().to_owned()
+}
+
 async fn write_report(
     stage: &SynthesizeStage,
     job: &Job<'_, SynthesizeTask>,
     material: &Material<'_>,
     input: &Option<trawl_messages::JobInput>,
+    language: &str,
     job_record: &mut JobRecord,
 ) -> Result<Report, StageError> {
     let rt = job.rt();
@@ -392,7 +412,7 @@ async fn write_report(
         answer_tokens: (input.as_ref())
             .and_then(|i| i.options.report_max_tokens)
             .unwrap_or(rt.config.report.max_tokens),
-        language: &cfg.language,
+        language,
     };
     let written = report::llm::write(model, material, &style).await;
     job.charge("synthesize", model).await?;
@@ -622,6 +642,29 @@ fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
 mod tests {
     use super::*;
     use crate::report::testing::source;
+
+    #[test]
+    fn the_report_is_written_in_the_jobs_then_the_configured_then_the_questions_language() {
+        let meta = |language: &str| JobMeta {
+            language: language.into(),
+            ..Default::default()
+        };
+        let asked = |tag: &str| trawl_messages::JobInput {
+            options: trawl_messages::JobOptions {
+                language: Some(tag.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(report_language("", None, &meta("de")), "German");
+        assert_eq!(report_language("French", None, &meta("de")), "French");
+        assert_eq!(
+            report_language("French", Some(&asked("ja")), &meta("de")),
+            "Japanese"
+        );
+        assert_eq!(report_language("", None, &meta("und")), "");
+        assert_eq!(report_language("", None, &meta("")), "");
+    }
 
     #[test]
     fn nothing_read_and_nothing_answering_end_differently() {

@@ -492,7 +492,8 @@ pub struct SynthesizeConfig {
     pub max_tokens: usize,
     /// Sentences the extractive report takes in all.
     pub sentences: usize,
-    /// Language of reports; empty: the language of the question.
+    /// Language of LLM reports for jobs without a `language` option; empty: the question's
+    /// language, as detected.
     pub language: String,
     /// Environment variable holding the HMAC key that signs webhook deliveries.
     pub webhook_secret_env: String,

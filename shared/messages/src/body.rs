@@ -150,6 +150,27 @@ pub struct JobOptions {
         deserialize_with = "crate::whole::report_type"
     )]
     pub report_type: Option<ReportType>,
+    /// The question's language as a BCP 47 tag (`de`, `pt-BR`, `zh-Hans`): what the search
+    /// providers are asked for (with the region, where one is given), which stop words the
+    /// question loses, and what the report is written in. Without it, search detects the
+    /// question's language.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::language"
+    )]
+    ///
+    /// The pattern lists the languages `trawl_text::Lang` knows (a test of `trawl-api` keeps
+    /// the two in step): a lower-case ISO 639-1 code, `no` for Norwegian or `und`, then
+    /// optional subtags (script, region).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = "^(af|ak|am|ar|az|be|bg|bn|ca|cs|cy|da|de|el|en|eo|es|et|fa|fi|fr|gu|he|hi|hr|hu|hy|id|it|ja|jv|ka|km|kn|ko|la|lt|lv|mk|ml|mr|my|nb|ne|nl|no|or|pa|pl|pt|ro|ru|si|sk|sl|sn|sr|sv|ta|te|th|tk|tl|tr|uk|ur|uz|vi|yi|zh|zu|und)([-_][A-Za-z0-9]{1,8})*$",
+            example = "de"
+        )
+    )]
+    pub language: Option<String>,
 }
 
 /// A report's shape (`report.type`, and a job's `report_type` option).
@@ -184,6 +205,7 @@ impl JobOptions {
             deadline_secs: self.deadline_secs.or(d.deadline_secs),
             report_max_tokens: self.report_max_tokens.or(d.report_max_tokens),
             report_type: self.report_type.or(d.report_type),
+            language: self.language.or(d.language),
         }
     }
 }
@@ -478,6 +500,9 @@ pub struct AnalysedDoc {
     /// `llm` or `extractive`: which path wrote the summary, relevance and extracted data.
     #[serde(default)]
     pub analysed_by: String,
+    /// The source's own language (ISO 639-1), detected from its text; `und` when unknown.
+    #[serde(default)]
+    pub language: String,
     /// Why an LLM step was skipped or fell back, and what bounded its input.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -555,6 +580,7 @@ impl AnalysedDoc {
             cleaning: None,
             analysed_by: String::new(),
             notes: Vec::new(),
+            language: String::new(),
             source,
         }
     }

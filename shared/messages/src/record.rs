@@ -43,6 +43,9 @@ pub struct QueryAnalysis {
     pub info_type: String,
     pub target_data_points: Vec<String>,
     pub search_strategy: String,
+    /// The question's language (ISO 639-1, `und` when unknown): the job's `language` option,
+    /// else detected. Its stop words are left out of `terms`.
+    pub language: String,
     /// Lower-cased content words of the question, stop words removed, in order.
     pub terms: Vec<String>,
     /// Quoted phrases, kept whole.

@@ -76,6 +76,14 @@ pub fn freshness<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::E
     )
 }
 
+/// `deserialize_with` for `language`.
+pub fn language<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    optional(
+        d,
+        Text("language to be a language tag, such as de or pt-BR"),
+    )
+}
+
 /// `deserialize_with` for `providers`: a list of names.
 pub fn providers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
     optional(

@@ -12,6 +12,8 @@ use trawl_messages::{
 };
 use uuid::Uuid;
 
+use trawl_text::Locale;
+
 use crate::{Runtime, StageError};
 
 /// Longest question accepted, in characters.
@@ -172,6 +174,12 @@ pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String
     Ok(SearchTask::new(query, options))
 }
 
+/// The ISO 639-1 codes a job's `language` option may start with: the API document's pattern
+/// lists these.
+pub fn language_codes() -> Vec<&'static str> {
+    Locale::option_codes().collect()
+}
+
 /// Every problem with a job's options at once, each as (option, what is wrong with the value
 /// and what would be right): a user fixes them all in one go, and each front end names the
 /// option its own way (`max_urls` in JSON, `--max-urls` on the command line).
@@ -203,6 +211,15 @@ pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
         problems.push((
             "report_max_tokens",
             format!("must be 100 to 16000, not {n}"),
+        ));
+    }
+    if let Some(tag) = (options.language.as_deref()).filter(|t| Locale::from_option(t).is_none()) {
+        problems.push((
+            "language",
+            format!(
+                "{tag:?} is not a language trawl knows: give an ISO 639 code, with a region if \
+                 wanted, such as de, pt-BR or zh"
+            ),
         ));
     }
     if let Some(l) = options.max_level.filter(|l| *l > 3) {
@@ -735,6 +752,21 @@ mod tests {
             Err(BatchFileError::Line { line, reason }) => (line, reason),
             other => panic!("{:?}: {other:?}", String::from_utf8_lossy(bytes)),
         }
+    }
+
+    #[test]
+    fn the_language_option_is_a_known_language_in_the_documented_form() {
+        let problems = |tag: &str| {
+            option_problems(&JobOptions {
+                language: Some(tag.into()),
+                ..Default::default()
+            })
+        };
+        assert!(problems("pt-BR").is_empty() && problems("zh-Hans-CN").is_empty());
+        assert_eq!(problems("deu")[0].0, "language");
+        assert!(problems("xx")[0]
+            .1
+            .contains("is not a language trawl knows"));
     }
 
     #[test]

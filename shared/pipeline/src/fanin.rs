@@ -14,7 +14,7 @@ use crate::metrics::{labels, LEVELS, METRICS};
 use crate::{Runtime, StageError};
 
 /// What the search stage decided for a job, kept with the fan-in record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobMeta {
     pub query: String,
     pub sources: Vec<Source>,
@@ -27,6 +27,10 @@ pub struct JobMeta {
     /// Search judged the question to be about news (clean's analysis prompt follows).
     #[serde(default)]
     pub is_news: bool,
+    /// The question's language (ISO 639-1, `und` unknown, empty in older records): the stop
+    /// words its terms lose, and the report's language.
+    #[serde(default)]
+    pub language: String,
 }
 
 /// One URL's terminal outcome as stored in the fan-in record.

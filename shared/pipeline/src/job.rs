@@ -265,9 +265,7 @@ mod tests {
         let meta = JobMeta {
             query: "q".into(),
             sources: vec![source("http://a.test/")],
-            sub_queries: Vec::new(),
-            data_points: Vec::new(),
-            is_news: false,
+            ..Default::default()
         };
         job.open(meta).await.unwrap();
         assert_eq!(job.rounds().await.unwrap(), 1);

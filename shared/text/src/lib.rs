@@ -12,10 +12,13 @@ use std::collections::HashSet;
 
 use icu_segmenter::WordSegmenter;
 
+mod lang;
 pub mod points;
 
+pub use lang::{Lang, Locale};
+
 /// Words that carry no topic; dropped from questions and sentences before matching.
-fn is_stop_word(w: &str) -> bool {
+pub(crate) fn is_stop_word(w: &str) -> bool {
     // A `match` compiles to a switch on length and a few comparisons; `contains` on a list of
     // 80 words was a tenth of the clean stage's CPU.
     matches!(
@@ -101,13 +104,19 @@ fn is_stop_word(w: &str) -> bool {
     )
 }
 
-/// Lower-cased alphanumeric runs of `text`, stop words removed, each once, in order.
+/// Lower-cased alphanumeric runs of `text`, English stop words removed, each once, in order.
 pub fn terms(text: &str) -> Vec<String> {
+    terms_in(text, Lang::UND)
+}
+
+/// [`terms`] with the stop words of `lang`: a German question loses "wie", "ist" and "der",
+/// which would otherwise be found on every German page.
+pub fn terms_in(text: &str, lang: Lang) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // Scanning `out` for each word is quadratic, and a whole page has thousands of distinct
     // words; a set takes over once there are more than a sentence's worth.
     let mut seen: HashSet<String> = HashSet::new();
-    each_word(text, |w| {
+    each_word_in(text, lang, |w| {
         let repeated = if out.len() < 32 {
             out.iter().any(|o| o == w)
         } else {
@@ -144,7 +153,12 @@ pub fn names(question: &str) -> Vec<String> {
 
 /// Calls `f` with each lower-cased content word of `text` (the words of [`terms`], repeats
 /// included) until it returns false, allocating nothing per word.
-pub fn each_word(text: &str, mut f: impl FnMut(&str) -> bool) {
+pub fn each_word(text: &str, f: impl FnMut(&str) -> bool) {
+    each_word_in(text, Lang::UND, f)
+}
+
+/// [`each_word`] with the stop words of `lang`.
+pub fn each_word_in(text: &str, lang: Lang, mut f: impl FnMut(&str) -> bool) {
     // Scratch space for the words that need lower-casing.
     let mut lower = String::new();
     for word in text.split(|c: char| !in_word(c)) {
@@ -168,7 +182,7 @@ pub fn each_word(text: &str, mut f: impl FnMut(&str) -> bool) {
             if written_without_spaces(&lowered) {
                 for (start, end) in segments(&lowered) {
                     let piece = &lowered[start..end];
-                    if !is_stop_word(piece) && !f(piece) {
+                    if !lang.is_stop_word(piece) && !f(piece) {
                         return;
                     }
                 }
@@ -178,7 +192,7 @@ pub fn each_word(text: &str, mut f: impl FnMut(&str) -> bool) {
             lower.push_str(&lowered);
             lower.as_str()
         };
-        if !is_stop_word(w) && !f(w) {
+        if !lang.is_stop_word(w) && !f(w) {
             return;
         }
     }
@@ -186,7 +200,7 @@ pub fn each_word(text: &str, mut f: impl FnMut(&str) -> bool) {
 
 /// Letters and digits, and the marks that belong to them: an accent written apart, a vowel
 /// sign or virama of an Indic script (split there, "हिन्दी" was three words).
-fn in_word(c: char) -> bool {
+pub(crate) fn in_word(c: char) -> bool {
     use icu_properties::props::{GeneralCategory, GeneralCategoryGroup};
     c.is_alphanumeric()
         || !c.is_ascii()
@@ -575,6 +589,27 @@ mod tests {
             ) - 2.0 / 3.0)
                 .abs()
                 < 1e-9
+        );
+    }
+
+    #[test]
+    fn terms_drop_the_stop_words_of_their_language() {
+        let de = Lang::from_tag("de").unwrap();
+        assert_eq!(
+            terms_in("Wie hoch ist der Eiffelturm?", de),
+            ["hoch", "eiffelturm"]
+        );
+        let zh = Lang::from_tag("zh").unwrap();
+        let chinese = terms_in("北京是中华人民共和国的首都", zh);
+        assert!(
+            !chinese.iter().any(|t| t == "是" || t == "的"),
+            "{chinese:?}"
+        );
+        assert!(chinese.iter().any(|t| t == "北京"), "{chinese:?}");
+        // Unknown and English are the English list, as before.
+        assert_eq!(
+            terms_in("How tall is it", Lang::UND),
+            terms("How tall is it")
         );
     }
 

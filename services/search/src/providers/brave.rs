@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::duckduckgo::text;
 use super::{
-    json, secret, window, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage,
+    json, locale, secret, window, Endpoint, Hit, PageRequest, Provider, ProviderError, ResultPage,
 };
 
 const NAME: &str = "brave";
@@ -90,6 +90,12 @@ impl Provider for Brave {
         // Past day/week/month/year: pd, pw, pm, py.
         if let Some(w) = window(request.freshness) {
             query.push(("freshness", format!("p{}", &w[..1])));
+        }
+        if let Some(lang) = locale::brave_lang(request.locale) {
+            query.push(("search_lang", lang.to_owned()));
+        }
+        if let Some(country) = locale::country(request.locale) {
+            query.push(("country", country.to_ascii_uppercase()));
         }
         let mut builder = http
             .get(format!("{}{path}", self.0.base_url))

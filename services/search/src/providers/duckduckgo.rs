@@ -38,6 +38,9 @@ impl Provider for DuckDuckGo {
         }
         // `df` is the window's initial: d, w, m or y.
         form.append_pair("df", window(request.freshness).map_or("", |w| &w[..1]));
+        if let Some(region) = super::locale::duckduckgo_region(request.locale) {
+            form.append_pair("kl", &region);
+        }
         Ok(Some(
             (http.post(format!("{}/html/", self.0.base_url)))
                 .header(CONTENT_TYPE, "application/x-www-form-urlencoded")

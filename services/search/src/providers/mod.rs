@@ -32,6 +32,7 @@ pub mod serper;
 pub mod tavily;
 
 pub use trawl_messages::Freshness;
+pub use trawl_text::Locale;
 
 /// One request for one page of results.
 #[derive(Clone, Debug)]
@@ -44,6 +45,84 @@ pub struct PageRequest<'a> {
     pub freshness: Freshness,
     /// Ask the provider's news vertical where it has one.
     pub news: bool,
+    /// The language (and region) results should be in, where the provider takes them.
+    pub locale: &'a Locale,
+}
+
+/// The language parameters each provider takes, from a job's locale. Each provider spells
+/// languages its own way, and some refuse a language they do not list (Brave answers 422), so
+/// a language a provider does not take is left out rather than sent.
+pub(crate) mod locale {
+    use super::Locale;
+
+    /// Google's `hl` (SerpAPI, Serper): the ISO code, Chinese by its script's region.
+    pub fn google_hl(locale: &Locale) -> Option<String> {
+        let code = known(locale)?;
+        Some(match (code, locale.region.as_deref()) {
+            ("zh", Some("tw" | "hk" | "mo")) => "zh-tw".into(),
+            ("zh", _) => "zh-cn".into(),
+            (code, _) => code.into(),
+        })
+    }
+
+    /// Brave's `search_lang`, from the list its API accepts.
+    pub fn brave_lang(locale: &Locale) -> Option<&'static str> {
+        const TAKEN: &[&str] = &[
+            "ar", "eu", "bn", "bg", "ca", "hr", "cs", "da", "nl", "en", "et", "fi", "fr", "gl",
+            "de", "gu", "he", "hi", "hu", "is", "it", "kn", "ko", "lv", "lt", "ms", "ml", "mr",
+            "nb", "pl", "pa", "ro", "ru", "sr", "sk", "sl", "es", "sv", "ta", "te", "th", "tr",
+            "uk", "vi",
+        ];
+        let code = known(locale)?;
+        let region = locale.region.as_deref();
+        Some(match (code, region) {
+            ("zh", Some("tw" | "hk" | "mo")) => "zh-hant",
+            ("zh", _) => "zh-hans",
+            ("ja", _) => "jp",
+            ("pt", Some("br")) => "pt-br",
+            ("pt", _) => "pt-pt",
+            ("en", Some("gb")) => "en-gb",
+            (code, _) => TAKEN.iter().find(|t| **t == code)?,
+        })
+    }
+
+    /// NewsAPI's `language`, one of the fourteen it has; English when the question's language
+    /// is unknown, as before languages were detected.
+    pub fn newsapi_language(locale: &Locale) -> Option<&'static str> {
+        const TAKEN: &[&str] = &[
+            "ar", "de", "en", "es", "fr", "he", "it", "nl", "no", "pt", "ru", "sv", "ud", "zh",
+        ];
+        match locale.lang.code() {
+            "und" => Some("en"),
+            "nb" => Some("no"),
+            "ur" => Some("ud"),
+            code => TAKEN.iter().find(|t| **t == code).copied(),
+        }
+    }
+
+    /// SearXNG's `language`: `de` or `de-DE`.
+    pub fn searxng_language(locale: &Locale) -> Option<String> {
+        let code = known(locale)?;
+        Some(match &locale.region {
+            Some(region) => format!("{code}-{}", region.to_ascii_uppercase()),
+            None => code.into(),
+        })
+    }
+
+    /// DuckDuckGo's region `kl` (`de-de`, `br-pt`): only with a region, which it needs.
+    pub fn duckduckgo_region(locale: &Locale) -> Option<String> {
+        let code = known(locale)?;
+        Some(format!("{}-{code}", locale.region.as_deref()?))
+    }
+
+    /// Google's and Brave's country (`gl`, `country`).
+    pub fn country(locale: &Locale) -> Option<&str> {
+        locale.region.as_deref()
+    }
+
+    fn known(locale: &Locale) -> Option<&'static str> {
+        locale.lang.is_known().then(|| locale.lang.code())
+    }
 }
 
 /// One search hit as the provider gave it, in rank order within its page.
@@ -437,8 +516,14 @@ pub(crate) mod testing {
             per_page: 10,
             freshness: Freshness::Any,
             news: false,
+            locale: &NO_LOCALE,
         }
     }
+
+    pub static NO_LOCALE: super::Locale = super::Locale {
+        lang: trawl_text::Lang::UND,
+        region: None,
+    };
 
     /// A question simweb can answer, with its answer pages.
     pub fn question() -> trawl_integration_tests::simweb::Question {
@@ -557,6 +642,72 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
+
+    /// Each provider is asked for the job's language and region in its own spelling, and a
+    /// language it does not take is left out.
+    #[test]
+    fn providers_are_asked_for_the_jobs_language_their_way() {
+        let at = |tag: &str| Locale::from_tag(tag).unwrap();
+        let ep = || Endpoint {
+            base_url: "http://127.0.0.1:9".into(),
+            api_key: Some("k".into()),
+        };
+        let built = |p: &dyn Provider, locale: &Locale| {
+            let request = PageRequest {
+                locale,
+                ..request("zorbium", 1)
+            };
+            p.request(&testing::http(), &request)
+                .unwrap()
+                .unwrap()
+                .build()
+                .unwrap()
+        };
+        let params = |r: &reqwest::Request| -> BTreeMap<String, String> {
+            r.url().query_pairs().into_owned().collect()
+        };
+        let body = |r: &reqwest::Request| {
+            String::from_utf8(r.body().unwrap().as_bytes().unwrap().to_vec()).unwrap()
+        };
+
+        let brave = params(&built(&brave::Brave(ep()), &at("pt-BR")));
+        assert_eq!(
+            (brave["search_lang"].as_str(), brave["country"].as_str()),
+            ("pt-br", "BR")
+        );
+        assert_eq!(
+            params(&built(&brave::Brave(ep()), &at("ja")))["search_lang"],
+            "jp"
+        );
+        // Esperanto is not Brave's: nothing is sent, rather than a 422.
+        assert!(!params(&built(&brave::Brave(ep()), &at("eo"))).contains_key("search_lang"));
+
+        let serpapi = params(&built(&serpapi::SerpApi(ep()), &at("zh-TW")));
+        assert_eq!(
+            (serpapi["hl"].as_str(), serpapi["gl"].as_str()),
+            ("zh-tw", "tw")
+        );
+        let serper = body(&built(&serper::Serper(ep()), &at("de-AT")));
+        assert!(
+            serper.contains(r#""hl":"de""#) && serper.contains(r#""gl":"at""#),
+            "{serper}"
+        );
+        let searxng = params(&built(&searxng::Searxng(ep()), &at("fr-CA")));
+        assert_eq!(searxng["language"], "fr-CA");
+        let ddg = body(&built(&duckduckgo::DuckDuckGo(ep()), &at("es-MX")));
+        assert!(ddg.contains("kl=mx-es"), "{ddg}");
+        assert!(!body(&built(&duckduckgo::DuckDuckGo(ep()), &at("es"))).contains("kl="));
+
+        let news = |locale: &Locale| params(&built(&newsapi::NewsApi(ep()), locale));
+        assert_eq!(news(&at("ru"))["language"], "ru");
+        assert_eq!(news(&at("nb"))["language"], "no");
+        assert_eq!(news(&Locale::default())["language"], "en");
+        assert!(!news(&at("ja")).contains_key("language"));
+
+        // A job without a known language sends none of these.
+        let plain = params(&built(&serpapi::SerpApi(ep()), &Locale::default()));
+        assert!(!plain.contains_key("hl") && !plain.contains_key("gl"));
+    }
 
     /// Submission accepts the provider names of `PROVIDERS` alone: each must be one this stage
     /// builds, and no other name builds anything.

@@ -1,4 +1,5 @@
-//! NewsAPI: `GET {base}/v2/everything?q=…&pageSize=N&page=N&sortBy=relevancy&language=en`
+//! NewsAPI: `GET {base}/v2/everything?q=…&pageSize=N&page=N&sortBy=relevancy&language=L`
+//! (the question's language where NewsAPI has it, `en` when it is unknown)
 //! `[&from=YYYY-MM-DD]`, keyed by the `X-Api-Key` header. NewsAPI only has news, so general and
 //! news requests are sent the same way.
 
@@ -80,8 +81,10 @@ impl Provider for NewsApi {
             ("pageSize", page_size(request).to_string()),
             ("page", request.page.max(1).to_string()),
             ("sortBy", "relevancy".to_owned()),
-            ("language", "en".to_owned()),
         ];
+        if let Some(language) = super::locale::newsapi_language(request.locale) {
+            query.push(("language", language.to_owned()));
+        }
         if let Some(days) = days_back(request.freshness) {
             query.push(("from", from_date(days)));
         }

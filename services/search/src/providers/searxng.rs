@@ -42,6 +42,10 @@ impl Provider for Searxng {
         if let Some(range) = window(request.freshness) {
             query.push(("time_range", range));
         }
+        let language = super::locale::searxng_language(request.locale);
+        if let Some(language) = &language {
+            query.push(("language", language));
+        }
         Ok(Some(
             (http.get(format!("{}/search", self.0.base_url))).query(&query),
         ))

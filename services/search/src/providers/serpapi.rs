@@ -61,6 +61,12 @@ impl Provider for SerpApi {
         if let Some(tbs) = tbs(request.freshness) {
             query.push(("tbs", tbs));
         }
+        if let Some(hl) = super::locale::google_hl(request.locale) {
+            query.push(("hl", hl));
+        }
+        if let Some(gl) = super::locale::country(request.locale) {
+            query.push(("gl", gl.to_owned()));
+        }
         if let Some(key) = &self.0.api_key {
             query.push(("api_key", key.clone()));
         }

@@ -57,6 +57,12 @@ impl Provider for Serper {
         if let Some(tbs) = tbs(request.freshness) {
             body["tbs"] = tbs.into();
         }
+        if let Some(hl) = super::locale::google_hl(request.locale) {
+            body["hl"] = hl.into();
+        }
+        if let Some(gl) = super::locale::country(request.locale) {
+            body["gl"] = gl.into();
+        }
         let mut builder = http.post(format!("{}/{path}", self.0.base_url)).json(&body);
         if let Some(key) = &self.0.api_key {
             builder = builder.header("X-API-KEY", secret(NAME, key)?);

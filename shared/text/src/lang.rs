@@ -1,0 +1,431 @@
+//! Which language a text is in, by whatlang: trigram profiles of 70 languages compiled in, no
+//! model files, fast enough to run on every page (tens of microseconds for its first KiB).
+//! Larger detectors (lingua, CLD3) are more accurate on a sentence of three words but weigh tens
+//! of megabytes; where whatlang is unsure, the answer is `und` and nothing downstream guesses.
+//!
+//! And each language's stop words, from the stop-words crate (NLTK's lists where NLTK has one,
+//! Stopwords ISO's for the rest). English keeps trawl's own list, which is tuned for questions
+//! ("tell", "many", "first") and which the English benchmarks were measured with.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// A language, as its ISO 639-1 code (`de`, `zh`), or `und` when unknown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Lang(Option<whatlang::Lang>);
+
+/// The most of a text detection reads. A page's first kilobyte of main text says its language
+/// as well as the whole would; whatlang costs about 45 ns a byte of Latin text, so 4 KiB would
+/// be 0.2 ms a page, a twentieth of what fetch and clean spend on it (`examples/lang_cost.rs`).
+const SAMPLE_BYTES: usize = 1024;
+
+/// Below this confidence a detection is `und`. whatlang's own `is_reliable` also asks that the
+/// best language be well ahead of the second, which a short question in a Latin script rarely
+/// is even when the first guess is right; half is where wrong guesses on such questions stop.
+const MIN_CONFIDENCE: f64 = 0.5;
+
+impl Lang {
+    pub const UND: Lang = Lang(None);
+    pub const EN: Lang = Lang(Some(whatlang::Lang::Eng));
+
+    /// The language of `text`, or `und` when the detector is unsure, the text has no letters,
+    /// or its script is one no profile knows.
+    pub fn detect(text: &str) -> Lang {
+        let sample = &text[..floor_boundary(text, SAMPLE_BYTES)];
+        let Some(info) = whatlang::detect(sample) else {
+            return Lang::UND;
+        };
+        let lang = Lang(Some(info.lang()));
+        // A short question is often right but unsure ("Qual é a capital da Austrália?": 0.18);
+        // its function words confirm it, and a row of names ("Brimomir Bridge length") has none.
+        let confirmed = || lang.stop_words_in(sample) >= STOP_WORDS_TO_CONFIRM;
+        if info.is_reliable() || info.confidence() >= MIN_CONFIDENCE || confirmed() {
+            lang
+        } else {
+            Lang::UND
+        }
+    }
+
+    /// True if `word` (lower-cased) carries no topic in this language. `und` and English use
+    /// trawl's English list; a language without a list has none.
+    pub fn is_stop_word(self, word: &str) -> bool {
+        match self.0 {
+            None | Some(whatlang::Lang::Eng) => crate::is_stop_word(word),
+            Some(lang) => stop_words(lang).is_some_and(|set| set.contains(word)),
+        }
+    }
+
+    /// How many of the whitespace-separated words of `text` are this language's stop words.
+    fn stop_words_in(self, text: &str) -> usize {
+        (text.split(|c: char| !crate::in_word(c)))
+            .filter(|w| !w.is_empty() && self.is_stop_word(&w.to_lowercase()))
+            .count()
+    }
+
+    /// The language a BCP 47 tag or ISO 639 code names: `de`, `de-AT`, `deu`, `zh-Hans-CN`,
+    /// `pt_BR` (case ignored); `und` is unknown. `None` for a language this crate does not
+    /// know.
+    pub fn from_tag(tag: &str) -> Option<Lang> {
+        let primary = tag.split(['-', '_']).next()?.trim().to_ascii_lowercase();
+        if primary == "und" {
+            return Some(Lang::UND);
+        }
+        let found = (CODES.iter())
+            .find(|(l, two)| *two == primary || l.code() == primary)
+            .map(|(l, _)| *l)
+            .or_else(|| alias(&primary));
+        found.map(|l| Lang(Some(l)))
+    }
+
+    /// The ISO 639-1 code, or `und`.
+    pub fn code(self) -> &'static str {
+        match self.0 {
+            Some(l) => two_letter(l),
+            None => "und",
+        }
+    }
+
+    pub fn is_known(self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The language's English name ("German"), for prompts; `None` for `und`.
+    pub fn english_name(self) -> Option<&'static str> {
+        self.0.map(|l| l.eng_name())
+    }
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A language and, when a tag names one, its region (ISO 3166, lower-case): what search
+/// providers are asked for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Locale {
+    pub lang: Lang,
+    pub region: Option<String>,
+}
+
+impl Locale {
+    /// `de`, `pt-BR`, `zh-Hans-CN`, `en_GB`: the language and the two-letter region subtag, a
+    /// script subtag passed over. `None` when the language is one [`Lang::from_tag`] does not
+    /// know or a subtag is not one a tag may have.
+    pub fn from_tag(tag: &str) -> Option<Locale> {
+        let lang = Lang::from_tag(tag)?;
+        let mut region = None;
+        for sub in tag.split(['-', '_']).skip(1) {
+            let fits =
+                (1..=8).contains(&sub.len()) && sub.chars().all(|c| c.is_ascii_alphanumeric());
+            if !fits {
+                return None;
+            }
+            if region.is_none() && sub.len() == 2 && sub.chars().all(|c| c.is_ascii_alphabetic()) {
+                region = Some(sub.to_ascii_lowercase());
+            }
+        }
+        Some(Locale { lang, region })
+    }
+
+    /// A job's `language` option: as [`Locale::from_tag`], but only in the form the API
+    /// documents (the pattern of `JobOptions.language`): a lower-case two-letter code (or `und`)
+    /// first.
+    pub fn from_option(tag: &str) -> Option<Locale> {
+        let primary = tag.split(['-', '_']).next()?;
+        let documented = (primary.len() == 2 || primary == "und")
+            && primary.bytes().all(|b| b.is_ascii_lowercase());
+        documented.then(|| Locale::from_tag(tag)).flatten()
+    }
+
+    /// The ISO 639-1 codes a job's `language` may start with.
+    pub fn option_codes() -> impl Iterator<Item = &'static str> {
+        (CODES.iter().map(|(_, two)| *two)).chain(["no", "und"])
+    }
+
+    /// The language of a text, detected, with no region.
+    pub fn detect(text: &str) -> Locale {
+        Locale {
+            lang: Lang::detect(text),
+            region: None,
+        }
+    }
+}
+
+/// Stop words that confirm an unsure detection.
+const STOP_WORDS_TO_CONFIRM: usize = 2;
+
+/// `lang`'s stop words, read once from the stop-words crate; `None` for a language it has no
+/// list for.
+fn stop_words(lang: whatlang::Lang) -> Option<&'static HashSet<&'static str>> {
+    static SETS: [OnceLock<Option<HashSet<&'static str>>>; 70] = [const { OnceLock::new() }; 70];
+    let code = match two_letter(lang) {
+        // NLTK's Norwegian is Bokmål.
+        "nb" => "no",
+        code => code,
+    };
+    SETS[lang as usize]
+        .get_or_init(|| {
+            // The crate panics on a code it has no list for: ask only for those it has.
+            STOP_WORD_CODES
+                .contains(&code)
+                .then(|| stop_words::get(code).iter().copied().collect())
+        })
+        .as_ref()
+}
+
+/// The languages whatlang knows that the stop-words crate has a list for.
+const STOP_WORD_CODES: &[&str] = &[
+    "eo", "en", "ru", "zh", "es", "pt", "it", "bn", "fr", "de", "uk", "ar", "hi", "ja", "he", "pl",
+    "ko", "da", "sv", "fi", "tr", "nl", "hu", "cs", "el", "bg", "mr", "ro", "sl", "hr", "lt", "lv",
+    "et", "vi", "ur", "th", "gu", "az", "id", "fa", "ne", "zu", "af", "la", "sk", "ca", "tl", "hy",
+    "no",
+];
+
+/// The largest char boundary of `s` at or below `at`.
+fn floor_boundary(s: &str, at: usize) -> usize {
+    if at >= s.len() {
+        return s.len();
+    }
+    (0..=at).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0)
+}
+
+/// Codes that name the same language as one whatlang knows by another: the macrolanguage codes
+/// (`zho`, `fas`, `nor`, `no`) and the bibliographic ones (`ger`, `fre`, `chi` …).
+fn alias(code: &str) -> Option<whatlang::Lang> {
+    use whatlang::Lang::*;
+    Some(match code {
+        "zho" | "chi" => Cmn,
+        "fas" | "per" => Pes,
+        "nor" | "nno" | "no" => Nob,
+        "ger" => Deu,
+        "fre" => Fra,
+        "dut" => Nld,
+        "gre" => Ell,
+        "cze" => Ces,
+        "rum" => Ron,
+        "slo" => Slk,
+        "arm" => Hye,
+        "geo" => Kat,
+        "mac" => Mkd,
+        "bur" => Mya,
+        "wel" => Cym,
+        _ => return None,
+    })
+}
+
+fn two_letter(lang: whatlang::Lang) -> &'static str {
+    (CODES.iter())
+        .find(|(l, _)| *l == lang)
+        .map_or("und", |(_, two)| two)
+}
+
+/// whatlang's languages (ISO 639-3) with their ISO 639-1 codes.
+const CODES: &[(whatlang::Lang, &str)] = {
+    use whatlang::Lang::*;
+    &[
+        (Epo, "eo"),
+        (Eng, "en"),
+        (Rus, "ru"),
+        (Cmn, "zh"),
+        (Spa, "es"),
+        (Por, "pt"),
+        (Ita, "it"),
+        (Ben, "bn"),
+        (Fra, "fr"),
+        (Deu, "de"),
+        (Ukr, "uk"),
+        (Kat, "ka"),
+        (Ara, "ar"),
+        (Hin, "hi"),
+        (Jpn, "ja"),
+        (Heb, "he"),
+        (Yid, "yi"),
+        (Pol, "pl"),
+        (Amh, "am"),
+        (Jav, "jv"),
+        (Kor, "ko"),
+        (Nob, "nb"),
+        (Dan, "da"),
+        (Swe, "sv"),
+        (Fin, "fi"),
+        (Tur, "tr"),
+        (Nld, "nl"),
+        (Hun, "hu"),
+        (Ces, "cs"),
+        (Ell, "el"),
+        (Bul, "bg"),
+        (Bel, "be"),
+        (Mar, "mr"),
+        (Kan, "kn"),
+        (Ron, "ro"),
+        (Slv, "sl"),
+        (Hrv, "hr"),
+        (Srp, "sr"),
+        (Mkd, "mk"),
+        (Lit, "lt"),
+        (Lav, "lv"),
+        (Est, "et"),
+        (Tam, "ta"),
+        (Vie, "vi"),
+        (Urd, "ur"),
+        (Tha, "th"),
+        (Guj, "gu"),
+        (Uzb, "uz"),
+        (Pan, "pa"),
+        (Aze, "az"),
+        (Ind, "id"),
+        (Tel, "te"),
+        (Pes, "fa"),
+        (Mal, "ml"),
+        (Ori, "or"),
+        (Mya, "my"),
+        (Nep, "ne"),
+        (Sin, "si"),
+        (Khm, "km"),
+        (Tuk, "tk"),
+        (Aka, "ak"),
+        (Zul, "zu"),
+        (Sna, "sn"),
+        (Afr, "af"),
+        (Lat, "la"),
+        (Slk, "sk"),
+        (Cat, "ca"),
+        (Tgl, "tl"),
+        (Hye, "hy"),
+        (Cym, "cy"),
+    ]
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_language_whatlang_knows_has_a_two_letter_code() {
+        for lang in whatlang::Lang::all() {
+            let ours = Lang(Some(*lang));
+            assert_ne!(ours.code(), "und", "{lang:?}");
+            assert_eq!(Lang::from_tag(ours.code()), Some(ours));
+            assert_eq!(Lang::from_tag(lang.code()), Some(ours));
+        }
+    }
+
+    #[test]
+    fn tags_name_their_language_whatever_their_form() {
+        for (tag, code) in [
+            ("de", "de"),
+            ("de-AT", "de"),
+            ("DE", "de"),
+            ("pt_BR", "pt"),
+            ("zh-Hans-CN", "zh"),
+            ("zho", "zh"),
+            ("ger", "de"),
+            ("und", "und"),
+        ] {
+            assert_eq!(Lang::from_tag(tag).map(Lang::code), Some(code), "{tag}");
+        }
+        for unknown in ["", "x", "xx", "klingon", "-de"] {
+            assert_eq!(Lang::from_tag(unknown), None, "{unknown}");
+        }
+    }
+
+    #[test]
+    fn locales_keep_the_region_and_pass_over_the_script() {
+        let at = |tag: &str| Locale::from_tag(tag).map(|l| (l.lang.code(), l.region));
+        assert_eq!(at("pt-BR"), Some(("pt", Some("br".into()))));
+        assert_eq!(at("zh-Hans-CN"), Some(("zh", Some("cn".into()))));
+        assert_eq!(at("en_GB"), Some(("en", Some("gb".into()))));
+        assert_eq!(at("de"), Some(("de", None)));
+        for bad in ["xx-DE", "de-", "de-toolongsubtag", "de-ü"] {
+            assert_eq!(at(bad), None, "{bad}");
+        }
+        // The option takes the documented form only.
+        assert!(Locale::from_option("pt-BR").is_some() && Locale::from_option("und").is_some());
+        assert_eq!(Locale::from_option("no").unwrap().lang.code(), "nb");
+        for undocumented in ["DE", "deu", "ger", ""] {
+            assert_eq!(Locale::from_option(undocumented), None, "{undocumented}");
+        }
+    }
+
+    #[test]
+    fn stop_words_come_from_the_crate_for_every_language_it_has() {
+        assert_eq!(
+            whatlang::Lang::all().len(),
+            70,
+            "SETS has one place a language"
+        );
+        for lang in whatlang::Lang::all() {
+            // Builds every set the crate has: a code it lacks would panic here.
+            let _ = stop_words(*lang);
+        }
+        let de = Lang::from_tag("de").unwrap();
+        assert!(de.is_stop_word("der") && de.is_stop_word("und") && !de.is_stop_word("brücke"));
+        let zh = Lang::from_tag("zh").unwrap();
+        assert!(zh.is_stop_word("的") && zh.is_stop_word("是") && !zh.is_stop_word("北京"));
+        let ar = Lang::from_tag("ar").unwrap();
+        assert!(ar.is_stop_word("هو"));
+        assert!(Lang::from_tag("nb").unwrap().is_stop_word("og"));
+        // Telugu has no list: nothing is a stop word.
+        assert!(!Lang::from_tag("te").unwrap().is_stop_word("మరియు"));
+        assert!(Lang::EN.is_stop_word("tell") && Lang::UND.is_stop_word("the"));
+    }
+
+    #[test]
+    fn questions_are_detected_in_their_language() {
+        for (question, code) in [
+            ("How tall is the Eiffel Tower and when was it built?", "en"),
+            (
+                "Wie hoch ist der Eiffelturm und wann wurde er gebaut?",
+                "de",
+            ),
+            (
+                "Quelle est la hauteur de la tour Eiffel et quand a-t-elle été construite ?",
+                "fr",
+            ),
+            (
+                "¿Qué altura tiene la Torre Eiffel y cuándo se construyó?",
+                "es",
+            ),
+            ("埃菲尔铁塔有多高，是什么时候建造的？", "zh"),
+            (
+                "エッフェル塔の高さはどれくらいで、いつ建てられましたか？",
+                "ja",
+            ),
+            (
+                "Какова высота Эйфелевой башни и когда она была построена?",
+                "ru",
+            ),
+            ("ما هو ارتفاع برج إيفل ومتى تم بناؤه؟", "ar"),
+            ("Qual é a capital da Austrália?", "pt"),
+            ("Was ist die Hauptstadt von Australien?", "de"),
+            ("How long is the Brimomir Bridge?", "en"),
+            // Names alone say no language.
+            ("Brimomir Bridge length", "und"),
+            ("iPhone 15 price", "und"),
+        ] {
+            assert_eq!(Lang::detect(question).code(), code, "{question}");
+        }
+    }
+
+    #[test]
+    fn text_without_a_language_is_und_and_never_panics() {
+        for text in [
+            "",
+            "   ",
+            "12345 678",
+            "!!! ???",
+            "ok",
+            "\u{FFFD}\u{FFFD}",
+            "𓀀𓀁𓀂𓀃",
+        ] {
+            assert_eq!(Lang::detect(text), Lang::UND, "{text:?}");
+        }
+        // A sample cut inside a character.
+        let long = "é".repeat(SAMPLE_BYTES);
+        let _ = Lang::detect(&long);
+        assert_eq!(floor_boundary("aé", 2), 1);
+    }
+}
