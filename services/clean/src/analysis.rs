@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use trawl_messages::{Lookup, Table};
-use trawl_text::{coverage, coverage_in, sentences, terms, terms_in, Lang};
+use trawl_text::{coverage_in_lang, sentences, terms, terms_in, Lang};
 
 use crate::bm25::{rank, same_term, Query};
 use crate::{datapoints, lookup, tables};
@@ -93,14 +93,15 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
     let ranking = rank(&ctx.query(), &passages);
     let order = ranking.order();
 
-    let q = terms_in(&ctx.question, ctx.lang());
+    let lang = ctx.lang();
+    let q = terms_in(&ctx.question, lang);
     // Within one page the subject is in every sentence, so BM25 alone undervalues a page
     // that names its subject without the question's other words: the share of the question's
     // words the best sentence holds counts half.
     let best = order.first().map_or(0.0, |&i| {
-        0.5 * ranking.normalised(i) + 0.5 * coverage(&q, &passages[i])
+        0.5 * ranking.normalised(i) + 0.5 * coverage_in_lang(&q, &[&passages[i]], lang)
     });
-    let relevance = 0.6 * best + 0.4 * coverage_in(&q, &[title, markdown]);
+    let relevance = 0.6 * best + 0.4 * coverage_in_lang(&q, &[title, markdown], lang);
 
     // The summary reads in page order: the two best sentences as the page has them.
     let mut top: Vec<usize> = order.iter().take(2).copied().collect();
@@ -205,6 +206,27 @@ mod tests {
             analyse_in(&ctx(""), "Notizen", chatter, 0.3).relevance,
             c.relevance
         );
+    }
+
+    /// Russian declines its nouns: the question's "зорбия" is the page's "Зорбий", its
+    /// "температура" the page's "температуре". Matched by Russian stems, the answer counts.
+    #[test]
+    fn a_questions_words_are_found_in_their_other_forms() {
+        let q = "Какова температура плавления зорбия?";
+        let answer = "Зорбий плавится при температуре 1284 градуса. Его добывают в горах.";
+        let ctx = |language: &str| Context {
+            language: language.into(),
+            ..Context::question(q)
+        };
+        let ru = analyse_in(&ctx("ru"), "Зорбий", answer, 0.3);
+        let unknown = analyse_in(&ctx("und"), "Зорбий", answer, 0.3);
+        assert!(
+            ru.relevance > unknown.relevance + 0.2,
+            "{} {}",
+            ru.relevance,
+            unknown.relevance
+        );
+        assert!(ru.is_relevant);
     }
 
     #[test]

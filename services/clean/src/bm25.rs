@@ -28,6 +28,8 @@ pub(crate) fn same_term(a: &str, b: &str) -> bool {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Query {
     pub terms: Vec<(String, f64)>,
+    /// The question's language: its words match by its stems ([`Lang::stem`]).
+    pub lang: Lang,
 }
 
 impl Query {
@@ -48,7 +50,7 @@ impl Query {
                 }
             }
         }
-        Query { terms: out }
+        Query { terms: out, lang }
     }
 }
 
@@ -93,18 +95,35 @@ struct Term<'a> {
     word: &'a str,
     stem: &'a str,
     plural: Option<&'a str>,
+    /// The term's Snowball stem, in a language that has one: words match by it alone.
+    snowball: Option<(Lang, std::borrow::Cow<'a, str>)>,
 }
 
 impl<'a> Term<'a> {
     fn new(word: &'a str) -> Term<'a> {
+        Term::new_in(word, Lang::UND)
+    }
+
+    fn new_in(word: &'a str, lang: Lang) -> Term<'a> {
         let (stem, plural) = keys(word);
-        Term { word, stem, plural }
+        let snowball = lang.has_snowball().then(|| (lang, lang.stem(word)));
+        Term {
+            word,
+            stem,
+            plural,
+            snowball,
+        }
     }
 
     /// [`same_term`] for a word of the page. Either key of a word is a prefix of it, so a word
     /// starting with neither of the term's keys cannot match: most words are told apart by
     /// their first byte, and only the rest are stemmed.
     fn matches(&self, w: &str) -> bool {
+        if let Some((lang, stem)) = &self.snowball {
+            // Snowball rewrites only a word's end: a word of another first letter is another.
+            return w == self.word
+                || (w.as_bytes().first() == stem.as_bytes().first() && lang.stem(w) == *stem);
+        }
         if !(w.starts_with(self.stem) || self.plural.is_some_and(|p| w.starts_with(p))) {
             return false;
         }
@@ -128,7 +147,9 @@ pub(crate) fn mentions_any(words: &[String], text: &str) -> bool {
 /// query's terms as they come (nothing is allocated per word; splitting pages into owned words
 /// and matching those was most of the clean stage's CPU).
 pub fn rank<S: AsRef<str>>(query: &Query, passages: &[S]) -> Ranking {
-    let terms: Vec<Term> = query.terms.iter().map(|(t, _)| Term::new(t)).collect();
+    let terms: Vec<Term> = (query.terms.iter())
+        .map(|(t, _)| Term::new_in(t, query.lang))
+        .collect();
     // tf[p][t]: distinct words of passage p matching term t.
     let mut tf: Vec<Vec<u32>> = Vec::with_capacity(passages.len());
     let mut lengths: Vec<f64> = Vec::with_capacity(passages.len());

@@ -4,9 +4,11 @@
 //! of megabytes; where whatlang is unsure, the answer is `und` and nothing downstream guesses.
 //!
 //! And each language's stop words, from the stop-words crate (NLTK's lists where NLTK has one,
-//! Stopwords ISO's for the rest). English keeps trawl's own list, which is tuned for questions
-//! ("tell", "many", "first") and which the English benchmarks were measured with.
+//! Stopwords ISO's for the rest), and its Snowball stemmer, from rust-stemmers (18 languages).
+//! English keeps trawl's own list, which is tuned for questions ("tell", "many", "first"), and
+//! its light stemmer: both are what the English benchmarks were measured with.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::OnceLock;
@@ -54,6 +56,54 @@ impl Lang {
             None | Some(whatlang::Lang::Eng) => crate::is_stop_word(word),
             Some(lang) => stop_words(lang).is_some_and(|set| set.contains(word)),
         }
+    }
+
+    /// The stem two words of this language share when they are forms of one word: Snowball's
+    /// ("Schmelzpunkte" and "Schmelzpunkt" → "schmelzpunkt", "зорбия" and "зорбий" → "зорб").
+    /// English and `und` keep trawl's light stem ([`crate::stem`]), a language without a
+    /// Snowball stemmer the word itself. `word` is lower-case.
+    pub fn stem(self, word: &str) -> Cow<'_, str> {
+        match self.snowball() {
+            Some(algorithm) => rust_stemmers::Stemmer::create(algorithm).stem(word),
+            None if self.is_english_or_und() => Cow::Borrowed(crate::stem(word)),
+            None => Cow::Borrowed(word),
+        }
+    }
+
+    /// Whether [`Lang::stem`] is a Snowball stemmer's: its stems are not always prefixes of
+    /// their word (Snowball may rewrite the end it keeps).
+    pub fn has_snowball(self) -> bool {
+        self.snowball().is_some()
+    }
+
+    fn is_english_or_und(self) -> bool {
+        matches!(self.0, None | Some(whatlang::Lang::Eng))
+    }
+
+    fn snowball(self) -> Option<rust_stemmers::Algorithm> {
+        use rust_stemmers::Algorithm as A;
+        use whatlang::Lang::*;
+        Some(match self.0? {
+            Ara => A::Arabic,
+            Dan => A::Danish,
+            Nld => A::Dutch,
+            Fin => A::Finnish,
+            Fra => A::French,
+            Deu => A::German,
+            Ell => A::Greek,
+            Hun => A::Hungarian,
+            Ita => A::Italian,
+            Nob => A::Norwegian,
+            Por => A::Portuguese,
+            Ron => A::Romanian,
+            Rus => A::Russian,
+            Spa => A::Spanish,
+            Swe => A::Swedish,
+            Tam => A::Tamil,
+            Tur => A::Turkish,
+            // English keeps the light stem: see the module's note.
+            _ => return None,
+        })
     }
 
     /// How many of the whitespace-separated words of `text` are this language's stop words.
@@ -348,6 +398,24 @@ mod tests {
         for undocumented in ["DE", "deu", "ger", ""] {
             assert_eq!(Locale::from_option(undocumented), None, "{undocumented}");
         }
+    }
+
+    #[test]
+    fn forms_of_a_word_share_their_languages_stem() {
+        let same = |tag: &str, a: &str, b: &str| {
+            let lang = Lang::from_tag(tag).unwrap();
+            lang.stem(a) == lang.stem(b)
+        };
+        assert!(same("de", "schmelzpunkte", "schmelzpunkt"));
+        assert!(same("ru", "зорбия", "зорбий"));
+        assert!(same("fr", "continentales", "continental"));
+        assert!(same("es", "puentes", "puente"));
+        assert!(same("de", "brücke", "brücken"));
+        assert!(!same("de", "brücke", "brot"));
+        // English keeps the light stem; a language without a stemmer, the word.
+        assert_eq!(Lang::EN.stem("melting"), "melt");
+        assert_eq!(Lang::UND.stem("melted"), "melt");
+        assert_eq!(Lang::from_tag("pl").unwrap().stem("mostami"), "mostami");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! (UAX #29, with dictionaries for Chinese and Japanese): split on spaces and punctuation
 //! alone, a whole clause would be one word.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use icu_segmenter::WordSegmenter;
@@ -278,7 +279,7 @@ pub fn stem(w: &str) -> &str {
 
 /// Share of `query_terms` found among `words`.
 pub fn coverage_of(query_terms: &[String], words: &[String]) -> f64 {
-    let mut found = Found::new(query_terms);
+    let mut found = Found::new(query_terms, Lang::UND);
     for w in words {
         if found.word(w) {
             break;
@@ -296,7 +297,13 @@ pub fn coverage(query_terms: &[String], text: &str) -> f64 {
 /// allocated per word, and it stops once every term is found (a page about the question
 /// names them all early).
 pub fn coverage_in(query_terms: &[String], texts: &[&str]) -> f64 {
-    let mut found = Found::new(query_terms);
+    coverage_in_lang(query_terms, texts, Lang::UND)
+}
+
+/// [`coverage_in`] for texts in `lang`: words match by its stems ([`Lang::stem`]), so a
+/// Russian term is found in any of its cases.
+pub fn coverage_in_lang(query_terms: &[String], texts: &[&str], lang: Lang) -> f64 {
+    let mut found = Found::new(query_terms, lang);
     for text in texts {
         let mut all = false;
         each_word(text, |w| {
@@ -310,18 +317,23 @@ pub fn coverage_in(query_terms: &[String], texts: &[&str]) -> f64 {
     found.share()
 }
 
-/// Which query terms a run of words has matched so far ([`same_word`], each term's stem taken
-/// once).
+/// Which query terms a run of words has matched so far (by their stems in the language, each
+/// term's stem taken once).
 struct Found<'a> {
-    terms: Vec<(&'a str, &'a str)>,
+    lang: Lang,
+    terms: Vec<(&'a str, Cow<'a, str>)>,
     missing: Vec<bool>,
     left: usize,
 }
 
 impl<'a> Found<'a> {
-    fn new(query_terms: &'a [String]) -> Found<'a> {
+    fn new(query_terms: &'a [String], lang: Lang) -> Found<'a> {
         Found {
-            terms: query_terms.iter().map(|t| (t.as_str(), stem(t))).collect(),
+            lang,
+            terms: query_terms
+                .iter()
+                .map(|t| (t.as_str(), lang.stem(t)))
+                .collect(),
             missing: vec![true; query_terms.len()],
             left: query_terms.len(),
         }
@@ -330,9 +342,9 @@ impl<'a> Found<'a> {
     /// Notes `w`; true once every term is found.
     fn word(&mut self, w: &str) -> bool {
         let mut stemmed = None;
-        for (i, &(term, term_stem)) in self.terms.iter().enumerate() {
+        for (i, (term, term_stem)) in self.terms.iter().enumerate() {
             if self.missing[i]
-                && (term == w || *stemmed.get_or_insert_with(|| stem(w)) == term_stem)
+                && (*term == w || *stemmed.get_or_insert_with(|| self.lang.stem(w)) == *term_stem)
             {
                 self.missing[i] = false;
                 self.left -= 1;
@@ -589,6 +601,22 @@ mod tests {
             ) - 2.0 / 3.0)
                 .abs()
                 < 1e-9
+        );
+    }
+
+    #[test]
+    fn coverage_in_a_language_finds_its_terms_in_any_form() {
+        let ru = Lang::from_tag("ru").unwrap();
+        let q = terms_in("температура плавления зорбия", ru);
+        let page = ["Зорбий плавится при температуре 1284 градуса."];
+        assert!(coverage_in_lang(&q, &page, ru) > coverage_in(&q, &page));
+        assert!(coverage_in_lang(&q, &page, ru) >= 2.0 / 3.0);
+        // English is matched as it was.
+        let en = terms("melting point of zorbium");
+        let text = ["Zorbium melts at a high point."];
+        assert_eq!(
+            coverage_in_lang(&en, &text, Lang::EN),
+            coverage_in(&en, &text)
         );
     }
 
