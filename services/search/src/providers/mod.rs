@@ -109,10 +109,20 @@ pub(crate) mod locale {
         })
     }
 
-    /// DuckDuckGo's region `kl` (`de-de`, `br-pt`): only with a region, which it needs.
+    /// DuckDuckGo's region `kl`, country first (`de-de`, `br-pt`, `uk-en`, and `jp-jp`,
+    /// `kr-kr` as it spells those): only with a region, which it needs.
     pub fn duckduckgo_region(locale: &Locale) -> Option<String> {
         let code = known(locale)?;
-        Some(format!("{}-{code}", locale.region.as_deref()?))
+        let country = match locale.region.as_deref()? {
+            "gb" => "uk",
+            region => region,
+        };
+        let language = match code {
+            "ja" => "jp",
+            "ko" => "kr",
+            code => code,
+        };
+        Some(format!("{country}-{language}"))
     }
 
     /// Google's and Brave's country (`gl`, `country`).
@@ -696,6 +706,8 @@ mod tests {
         assert_eq!(searxng["language"], "fr-CA");
         let ddg = body(&built(&duckduckgo::DuckDuckGo(ep()), &at("es-MX")));
         assert!(ddg.contains("kl=mx-es"), "{ddg}");
+        let ddg = body(&built(&duckduckgo::DuckDuckGo(ep()), &at("ja-JP")));
+        assert!(ddg.contains("kl=jp-jp"), "{ddg}");
         assert!(!body(&built(&duckduckgo::DuckDuckGo(ep()), &at("es"))).contains("kl="));
 
         let news = |locale: &Locale| params(&built(&newsapi::NewsApi(ep()), locale));
