@@ -4,7 +4,8 @@
 //! of megabytes; where whatlang is unsure, the answer is `und` and nothing downstream guesses.
 //!
 //! And each language's stop words, from the stop-words crate (NLTK's lists where NLTK has one,
-//! Stopwords ISO's for the rest), and its Snowball stemmer, from rust-stemmers (18 languages).
+//! Stopwords ISO's for the rest), and its Snowball stemmer, from rust-stemmers (17 languages
+//! besides English).
 //! English keeps trawl's own list, which is tuned for questions ("tell", "many", "first"), and
 //! its light stemmer: both are what the English benchmarks were measured with.
 
@@ -18,7 +19,7 @@ use std::sync::OnceLock;
 pub struct Lang(Option<whatlang::Lang>);
 
 /// The most of a text detection reads. A page's first kilobyte of main text says its language
-/// as well as the whole would; whatlang costs about 45 ns a byte of Latin text, so 4 KiB would
+/// as well as the whole would; whatlang costs about 50 ns a byte of Latin text, so 4 KiB would
 /// be 0.2 ms a page, a twentieth of what fetch and clean spend on it (`examples/lang_cost.rs`).
 const SAMPLE_BYTES: usize = 1024;
 
@@ -106,7 +107,7 @@ impl Lang {
         })
     }
 
-    /// How many of the whitespace-separated words of `text` are this language's stop words.
+    /// How many words of `text` are this language's stop words.
     fn stop_words_in(self, text: &str) -> usize {
         (text.split(|c: char| !crate::in_word(c)))
             .filter(|w| !w.is_empty() && self.is_stop_word(&w.to_lowercase()))
