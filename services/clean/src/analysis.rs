@@ -51,15 +51,18 @@ impl Context {
         }
     }
 
-    /// The question's language: its stop words are not among the terms matched.
+    /// The question's language: its stop words are not among the terms matched, and words
+    /// match by its stems. Detected when search recorded none (an older record), so a caller
+    /// asks once.
     pub fn lang(&self) -> Lang {
         Lang::from_tag(&self.language).unwrap_or_else(|| Lang::detect(&self.question))
     }
 
-    /// The BM25 query: the question's terms, then those the sub-queries and data points add.
-    pub(crate) fn query(&self) -> Query {
+    /// The BM25 query in `lang` ([`Context::lang`]): the question's terms, then those the
+    /// sub-queries and data points add.
+    pub(crate) fn query(&self, lang: Lang) -> Query {
         let extra = [&self.sub_queries[..], &self.data_points].concat();
-        Query::new_in(&self.question, &extra, self.lang())
+        Query::new_in(&self.question, &extra, lang)
     }
 }
 
@@ -90,10 +93,10 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
             }
         }
     }
-    let ranking = rank(&ctx.query(), &passages);
+    let lang = ctx.lang();
+    let ranking = rank(&ctx.query(lang), &passages);
     let order = ranking.order();
 
-    let lang = ctx.lang();
     let q = terms_in(&ctx.question, lang);
     // Within one page the subject is in every sentence, so BM25 alone undervalues a page
     // that names its subject without the question's other words: the share of the question's
@@ -181,6 +184,14 @@ mod tests {
         assert!(!a.is_relevant && a.key_points.is_empty());
     }
 
+    /// `question` as search recorded it in `language` ("": recorded nothing).
+    fn in_language(question: &str, language: &str) -> Context {
+        Context {
+            language: language.into(),
+            ..Context::question(question)
+        }
+    }
+
     /// A page that shares only the question's function words ("wie", "ist", "der") is not
     /// about it: in German as in English.
     #[test]
@@ -188,10 +199,7 @@ mod tests {
         let q = "Wie hoch ist der Eiffelturm?";
         let answer = "Der Eiffelturm ist 330 Meter hoch und steht in Paris.";
         let chatter = "Wie ist der Stand der Dinge? Der Hund ist hier, und der Tag ist schön.";
-        let ctx = |language: &str| Context {
-            language: language.into(),
-            ..Context::question(q)
-        };
+        let ctx = |language: &str| in_language(q, language);
         let a = analyse_in(&ctx("de"), "Eiffelturm", answer, 0.3);
         let c = analyse_in(&ctx("de"), "Notizen", chatter, 0.3);
         assert!(
@@ -214,10 +222,7 @@ mod tests {
     fn a_questions_words_are_found_in_their_other_forms() {
         let q = "Какова температура плавления зорбия?";
         let answer = "Зорбий плавится при температуре 1284 градуса. Его добывают в горах.";
-        let ctx = |language: &str| Context {
-            language: language.into(),
-            ..Context::question(q)
-        };
+        let ctx = |language: &str| in_language(q, language);
         let ru = analyse_in(&ctx("ru"), "Зорбий", answer, 0.3);
         let unknown = analyse_in(&ctx("und"), "Зорбий", answer, 0.3);
         assert!(

@@ -120,9 +120,10 @@ impl<'a> Term<'a> {
     /// their first byte, and only the rest are stemmed.
     fn matches(&self, w: &str) -> bool {
         if let Some((lang, stem)) = &self.snowball {
-            // Snowball rewrites only a word's end: a word of another first letter is another.
+            // Snowball rewrites only a word's end, so a word of another first letter is
+            // another word, told apart without stemming it.
             return w == self.word
-                || (w.as_bytes().first() == stem.as_bytes().first() && lang.stem(w) == *stem);
+                || (w.chars().next() == stem.chars().next() && lang.stem(w) == *stem);
         }
         if !(w.starts_with(self.stem) || self.plural.is_some_and(|p| w.starts_with(p))) {
             return false;

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
 use trawl_text::collapse_whitespace;
 
-use crate::floor_char_boundary;
+use trawl_text::floor_char_boundary;
 
 /// Phrases of page furniture, matched case-insensitively.
 const PHRASES: &[&str] = &[

@@ -31,12 +31,3 @@ pub mod steps;
 pub mod tables;
 
 pub use stage::CleanStage;
-
-/// The last character boundary of `s` at or before byte `at` (`s.len()` past its end), where
-/// `s` can be cut. (`str::floor_char_boundary` is newer than the workspace's minimum Rust.)
-pub(crate) fn floor_char_boundary(s: &str, at: usize) -> usize {
-    (0..=at.min(s.len()))
-        .rev()
-        .find(|&i| s.is_char_boundary(i))
-        .unwrap_or(0)
-}

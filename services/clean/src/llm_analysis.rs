@@ -122,7 +122,7 @@ pub fn bounded(ctx: &Context, markdown: &str, max: usize) -> (String, Option<Str
         return (markdown.to_owned(), None);
     }
     let all = blocks(markdown);
-    let ranking = rank(&ctx.query(), &all);
+    let ranking = rank(&ctx.query(ctx.lang()), &all);
     let mut order = ranking.order();
     // Blocks that match nothing fill any room left, from the top of the page.
     order.extend((0..all.len()).filter(|&i| ranking.scores[i] <= 0.0));

@@ -16,8 +16,8 @@ use trawl_text::{coverage_of, sentences, terms};
 
 use crate::bm25::{rank, same_term, Query};
 use crate::datapoints::SMALL_NUMBERS;
-use crate::floor_char_boundary;
 use crate::judge::list_item;
+use trawl_text::floor_char_boundary;
 
 /// Words that end the subject of "how many …".
 const SUBJECT_END: &[&str] = &[

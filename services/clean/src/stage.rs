@@ -24,9 +24,9 @@ use trawl_store::Cache;
 
 use crate::analysis::Context;
 use crate::extract::extract_owned;
-use crate::floor_char_boundary;
 use crate::metrics::step;
 use crate::steps::{process, LlmUse, Processed};
+use trawl_text::floor_char_boundary;
 
 /// Fewer characters of main content than this is not a source worth analysing.
 const MIN_CONTENT_CHARS: usize = 80;

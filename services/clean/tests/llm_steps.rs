@@ -325,6 +325,8 @@ async fn a_spent_budget_means_no_llm_call() {
         .unwrap();
 
     let (doc, counters) = handle(&stage, &rt, batch, QUESTION, &["port", "designer"]).await;
+    // The stored document says what language the page is in.
+    assert_eq!(doc.language, "en");
     assert_eq!(
         doc.notes,
         vec!["no LLM steps: the batch's LLM budget is spent"]

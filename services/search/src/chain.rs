@@ -233,29 +233,77 @@ mod tests {
 
     use super::*;
 
+    /// simweb's Brave as the only provider, with a store of its own.
+    struct Brave {
+        _web: Simweb,
+        cfg: trawl_config::SearchConfig,
+        providers: BTreeMap<String, Box<dyn Provider>>,
+        store: MemoryStore,
+        http: reqwest::Client,
+        no_limits: BTreeMap<String, f64>,
+    }
+
+    impl Brave {
+        async fn start() -> Brave {
+            let web = Simweb::start(Arc::new(Corpus::generate()), "127.0.0.1:0".parse().unwrap())
+                .await
+                .unwrap();
+            let mut cfg = trawl_config::SearchConfig {
+                providers: vec!["brave".into()],
+                ..Default::default()
+            };
+            cfg.endpoints
+                .insert("brave".into(), format!("{}/brave", web.base_url()));
+            let env = BTreeMap::from([("BRAVE_API_KEY".to_owned(), "k".to_owned())]);
+            Brave {
+                providers: crate::providers::build_all(&cfg, &env),
+                _web: web,
+                cfg,
+                store: MemoryStore::new(),
+                http: reqwest::Client::new(),
+                no_limits: BTreeMap::new(),
+            }
+        }
+
+        fn search(&self) -> Search<'_> {
+            Search {
+                providers: &self.providers,
+                http: &self.http,
+                store: &self.store,
+                cache_ttl: Duration::from_secs(60),
+                requests_per_second: &self.no_limits,
+            }
+        }
+    }
+
+    /// A page of results asked for in one language is not the answer for another: the cache
+    /// keeps them apart, and gives each back to its own language.
+    #[tokio::test]
+    async fn the_search_cache_keeps_each_language_apart() {
+        let brave = Brave::start().await;
+        let (search, cfg) = (brave.search(), &brave.cfg);
+        // A question simweb has results for: an empty first page is not cached.
+        let query = Corpus::generate().questions().remove(0).query;
+        let outcome = |locale: Locale| {
+            let (search, chain, query) = (&search, &cfg.providers, &query);
+            async move {
+                let out = (search.chain(chain, query, 10, Freshness::Any, false, &locale)).await;
+                out.attempts[0].outcome.clone()
+            }
+        };
+        let at = |tag: &str| Locale::from_tag(tag).unwrap();
+        assert_eq!(outcome(at("de")).await, "ok");
+        assert_eq!(outcome(at("fr")).await, "ok");
+        assert_eq!(outcome(at("fr-CA")).await, "ok");
+        assert_eq!(outcome(at("de")).await, "cached");
+    }
+
     /// A provider's 429 with `Retry-After: 7` holds its slot, so every worker's next call to it
     /// waits out the seven seconds, not only the one that met it.
     #[tokio::test]
     async fn a_providers_429_holds_every_worker_for_its_retry_after() {
-        let web = Simweb::start(Arc::new(Corpus::generate()), "127.0.0.1:0".parse().unwrap())
-            .await
-            .unwrap();
-        let mut cfg = trawl_config::SearchConfig {
-            providers: vec!["brave".into()],
-            ..Default::default()
-        };
-        cfg.endpoints
-            .insert("brave".into(), format!("{}/brave", web.base_url()));
-        let env = BTreeMap::from([("BRAVE_API_KEY".to_owned(), "k".to_owned())]);
-        let providers = crate::providers::build_all(&cfg, &env);
-        let store = MemoryStore::new();
-        let search = Search {
-            providers: &providers,
-            http: &reqwest::Client::new(),
-            store: &store,
-            cache_ttl: Duration::from_secs(60),
-            requests_per_second: &BTreeMap::new(),
-        };
+        let brave = Brave::start().await;
+        let (search, cfg, store) = (brave.search(), &brave.cfg, &brave.store);
         let out = (search.chain(
             &cfg.providers,
             "zorbium simweb:429",

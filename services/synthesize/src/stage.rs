@@ -367,8 +367,6 @@ async fn read_docs(
     Ok(docs)
 }
 
-/// The report: the model's when there is one, the batch's budget allows it and some source
-/// answers ([`Material::answering`]); the extractive one otherwise, or when the model's fails (its writer says why).
 /// The language the LLM writes the report in: the job's `language` option, else the configured
 /// `synthesize.language`, else the question's, detected by search; empty when none is known
 /// (the prompt then asks for the question's language).
@@ -387,6 +385,8 @@ fn report_language(
     named(&meta.language).unwrap_or_default().to_owned()
 }
 
+/// The report: the model's when there is one, the batch's budget allows it and some source
+/// answers ([`Material::answering`]); the extractive one otherwise, or when the model's fails (its writer says why).
 async fn write_report(
     stage: &SynthesizeStage,
     job: &Job<'_, SynthesizeTask>,

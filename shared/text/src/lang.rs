@@ -35,7 +35,7 @@ impl Lang {
     /// The language of `text`, or `und` when the detector is unsure, the text has no letters,
     /// or its script is one no profile knows.
     pub fn detect(text: &str) -> Lang {
-        let sample = &text[..floor_boundary(text, SAMPLE_BYTES)];
+        let sample = &text[..crate::floor_char_boundary(text, SAMPLE_BYTES)];
         let Some(info) = whatlang::detect(sample) else {
             return Lang::UND;
         };
@@ -234,14 +234,6 @@ const STOP_WORD_CODES: &[&str] = &[
     "et", "vi", "ur", "th", "gu", "az", "id", "fa", "ne", "zu", "af", "la", "sk", "ca", "tl", "hy",
     "no",
 ];
-
-/// The largest char boundary of `s` at or below `at`.
-fn floor_boundary(s: &str, at: usize) -> usize {
-    if at >= s.len() {
-        return s.len();
-    }
-    (0..=at).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0)
-}
 
 /// Codes that name the same language as one whatlang knows by another: the macrolanguage codes
 /// (`zho`, `fas`, `nor`, `no`) and the bibliographic ones (`ger`, `fre`, `chi` …).
@@ -495,6 +487,6 @@ mod tests {
         // A sample cut inside a character.
         let long = "é".repeat(SAMPLE_BYTES);
         let _ = Lang::detect(&long);
-        assert_eq!(floor_boundary("aé", 2), 1);
+        assert_eq!(crate::floor_char_boundary("aé", 2), 1);
     }
 }

@@ -246,6 +246,15 @@ fn segments(text: &str) -> Vec<(usize, usize)> {
     })
 }
 
+/// The last character boundary of `s` at or before byte `at` (`s.len()` past its end), where
+/// `s` can be cut. (`str::floor_char_boundary` is newer than the workspace's minimum Rust.)
+pub fn floor_char_boundary(s: &str, at: usize) -> usize {
+    (0..=at.min(s.len()))
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
 /// `s` with leading and trailing whitespace dropped and every inner run of it made one space.
 pub fn collapse_whitespace(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
