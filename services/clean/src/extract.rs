@@ -35,7 +35,9 @@ pub struct Extracted {
     pub markdown: String,
     /// Visible text characters in the extracted content (whitespace runs count once).
     pub text_chars: usize,
-    /// `"container"` (a known content element) or `"scored"` (readability-style fallback).
+    /// `"container"` (a known content element), `"scored"` (readability-style fallback),
+    /// `"sections"` (a page of many short sections: its main region) or `"listing"` (a page
+    /// of links: its main region, links kept).
     pub method: &'static str,
     pub lang: Option<String>,
     pub canonical_url: Option<String>,
@@ -57,9 +59,24 @@ pub(crate) fn extract_owned(html: String, base_url: &str) -> Extracted {
     from_prepared(prepared, base_url)
 }
 
+/// `html` parsed as a browser without scripts would: `<noscript>` holds markup, not raw text.
+/// Some sites serve the whole page that way (Discourse forums put every post of a thread in
+/// one `<noscript>`, for crawlers and readers without JavaScript).
+fn parse(html: &str) -> Html {
+    use html5ever::tendril::TendrilSink;
+    let opts = html5ever::ParseOpts {
+        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
+            scripting_enabled: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    html5ever::parse_document(scraper::HtmlTreeSink::new(Html::new_document()), opts).one(html)
+}
+
 fn from_prepared(prepared: String, base_url: &str) -> Extracted {
     // The parser copies what it keeps into the tree.
-    let doc = Html::parse_document(&prepared);
+    let doc = parse(&prepared);
     drop(prepared);
     let dom = Dom::new(doc.root_element());
     let meta = Meta::new(&dom);
@@ -82,6 +99,19 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
         let lenient = content(&dom, &Judged::new(&dom, false), &meta, body, base.as_ref());
         if lenient.1 > 2 * out.1 {
             out = lenient;
+        }
+    }
+    let region = container::main_region(&dom, &strict, &meta.containers).unwrap_or(body);
+    if out.2 == "scored" {
+        if let Some(whole) = sections(&dom, &strict, region, out.1, base.as_ref()) {
+            out = whole;
+        }
+    }
+    if out.1 < MIN_CONTAINER_TEXT as usize {
+        let skip = &strict.boilerplate;
+        let text = visible_text(&dom, region, skip);
+        if text > 2 * out.1 {
+            out = (render(&dom, region, base.as_ref(), skip), text, "listing");
         }
     }
     let (markdown, text_chars, method) = out;
@@ -157,6 +187,26 @@ fn content(
     (markdown, visible_text(dom, root, &skip), method)
 }
 
+/// A page of sections — a service's or product's page, a landing page — has no one block
+/// of article text: the scorer picks its best section, a fraction of what a reader reads. When
+/// the page's main region (`<main>`, `role=main`, else the body) holds [`SECTIONS`] times the
+/// scored pick's text outside boilerplate and link-heavy blocks, the region is the content.
+fn sections(
+    dom: &Dom<'_>,
+    judged: &Judged,
+    region: usize,
+    picked: usize,
+    base: Option<&Url>,
+) -> Option<(String, usize, &'static str)> {
+    let skip: Vec<bool> = (0..dom.len())
+        .map(|i| judged.boilerplate[i] || judged.link_heavy(dom, i))
+        .collect();
+    let text = visible_text(dom, region, &skip);
+    (text > SECTIONS * picked).then(|| (render(dom, region, base, &skip), text, "sections"))
+}
+
+const SECTIONS: usize = 3;
+
 /// Nodes below `root` outside skipped subtrees, in document order.
 fn visible<'d>(
     dom: &'d Dom<'_>,
@@ -178,7 +228,11 @@ fn visible<'d>(
 fn visible_text(dom: &Dom<'_>, root: usize, skip: &[bool]) -> usize {
     visible(dom, root, skip)
         .filter_map(|i| dom.text(i))
-        .map(|t| boilerplate::text_len(t).0 as usize)
+        .map(|t| {
+            t.split_whitespace()
+                .map(|w| w.chars().count() + 1)
+                .sum::<usize>()
+        })
         .sum()
 }
 
@@ -380,6 +434,164 @@ mod tests {
         let x = extract(&html, "https://news.example.com/");
         assert_article(&x);
         assert!(!x.markdown.contains("keep reading"), "{}", x.markdown);
+    }
+
+    #[test]
+    fn a_thread_kept_for_readers_without_scripts_is_read() {
+        // Discourse: the page a script would build is empty; the thread is in `<noscript>`.
+        let html = boilerplate_page(&format!(
+            r#"<section id="main"></section><noscript data-path="/t/budget/1">
+            <div id="main-outlet" role="main"><h1>Budget deal reached</h1>
+            <div class="topic-body"><p>{PARA1}</p><p>{PARA2}</p><p>{PARA3}</p></div></div></noscript>
+            <noscript><img src="/pixel.gif"></noscript>"#
+        ));
+        let x = extract(&html, "https://forum.example.com/t/budget/1");
+        assert_article(&x);
+        // Read as markup, not as the raw text a scripting parser makes of it.
+        assert!(
+            x.markdown.starts_with("# Budget deal reached\n"),
+            "{}",
+            x.markdown
+        );
+        assert!(!x.markdown.contains('<'), "{}", x.markdown);
+    }
+
+    #[test]
+    fn a_threads_posts_are_all_read_and_teasers_elsewhere_are_not() {
+        let post = |who: &str, text: &str| {
+            format!(
+                r#"<article class="message"><div class="user">{who}</div><p>{text}</p></article>"#
+            )
+        };
+        let teaser = format!("<article><h3>Elsewhere</h3><p>{PARA3} {PARA2}</p></article>");
+        let html = boilerplate_page(&format!(
+            r#"<h1>Budget deal reached</h1><div class="messages">{}{}{}</div>
+            <section class="more">{teaser}</section>"#,
+            post("ada", &format!("{PARA1} {PARA1}")),
+            post("bo", &format!("{PARA2} {PARA2}")),
+            post("cy", &format!("{PARA3} {PARA3}")),
+        ));
+        let x = extract(&html, "https://forum.example.com/threads/budget");
+        assert_eq!(x.method, "container");
+        assert_article(&x);
+        for who in ["ada", "bo", "cy"] {
+            assert!(
+                x.markdown.contains(who),
+                "{who} missing in:\n{}",
+                x.markdown
+            );
+        }
+        assert!(!x.markdown.contains("Elsewhere"), "{}", x.markdown);
+    }
+
+    #[test]
+    fn an_article_in_a_layout_tables_cell_is_found() {
+        // Old sites lay the whole page out in one table: the cell holding the article is not
+        // a paragraph but a region, read block by block.
+        // The article's cell also holds the region's news, more link text than the article.
+        let links: String = (1..=24)
+            .map(|k| {
+                format!(r#"<div><a href="/n/{k}">Latest news from the region, item {k}</a></div>"#)
+            })
+            .collect();
+        let html = format!(
+            r#"<html><body><center><table><tr><td width="240"><div>{links}</div></td>
+            <td><table><tr><td><a href="/home">Home</a> | <a href="/news">News</a></td></tr></table>
+            <div><h1>Budget deal reached</h1><div class="gm"><p>{PARA1}</p><p>{PARA2}</p>
+            <p>{PARA3}</p></div></div><div class="regional">{links}</div></td></tr></table>
+            </center></body></html>"#
+        );
+        let x = extract(&html, "https://news.example.com/");
+        assert_article(&x);
+        assert!(!x.markdown.contains("Latest news"), "{}", x.markdown);
+    }
+
+    #[test]
+    fn a_page_of_sections_is_read_whole() {
+        // A service's page: a section per feature, none of them an article on its own. The
+        // scorer's pick is the wordiest section; the others are the rest of what a reader reads.
+        let first = ("Plan every delivery", "Routes are planned overnight, from the day's orders, for every van, every driver and every shift, and drivers get them on their phones, in order, before they start, with notes, contacts and time windows.");
+        let others = [
+            ("Live tracking", "Customers follow their parcel on a map and get a message ten minutes before the van arrives at their door"),
+            ("Simple pricing", "One price per vehicle and month with no setup fee and no limit on the number of stops or users in your team"),
+            ("Help when you need it", "Our support team answers within the hour on working days by chat or phone in four languages"),
+            ("Your data stays yours", "Data is kept in the European Union and encrypted at rest and in transit and deleted when you leave"),
+            ("Works with your shop", "Orders come in from the shop systems you already use without any copying or uploading of files"),
+            ("Proof of delivery", "Drivers take a photo or a signature at the door and the customer gets it in the delivery message"),
+        ];
+        // Cards of a grid, each sized by a class of its own.
+        let body: String = std::iter::once(first)
+            .chain(others)
+            .enumerate()
+            .map(|(k, (h, p))| {
+                format!(
+                    r#"<div class="col-{}"><div class="card"><div class="card-body"><h3>{h}</h3>
+                    <p>{p}</p></div></div></div>"#,
+                    k + 4
+                )
+            })
+            .collect();
+        let html = boilerplate_page(&format!(r#"<div class="row">{body}</div>"#));
+        let x = extract(&html, "https://routes.example.com/");
+        assert_eq!(x.method, "sections", "{}", x.markdown);
+        for (h, p) in std::iter::once(first).chain(others) {
+            assert!(
+                x.markdown.contains(h) && x.markdown.contains(p),
+                "{h:?} missing in:\n{}",
+                x.markdown
+            );
+        }
+        for b in ["Home", "cookies", "Copyright"] {
+            assert!(!x.markdown.contains(b), "{b:?} in:\n{}", x.markdown);
+        }
+    }
+
+    #[test]
+    fn a_page_of_links_keeps_its_entries() {
+        let entries: String = (1..=12)
+            .map(|k| {
+                format!(r#"<li><a href="/book/{k}">Book number {k} of the catalogue</a></li>"#)
+            })
+            .collect();
+        let html = boilerplate_page(&format!(
+            r#"<main><h1>Hardware -- Catalogs</h1><p>See also what is at your library.</p>
+            <ul>{entries}</ul></main>"#
+        ));
+        let x = extract(&html, "https://books.example.org/browse?key=hardware");
+        assert_eq!(x.method, "listing");
+        for k in [1, 7, 12] {
+            assert!(
+                x.markdown.contains(&format!("Book number {k} of")),
+                "{}",
+                x.markdown
+            );
+        }
+        assert!(x.markdown.contains("See also"), "{}", x.markdown);
+        for b in ["Home", "cookies", "Copyright"] {
+            assert!(!x.markdown.contains(b), "{b:?} in:\n{}", x.markdown);
+        }
+    }
+
+    #[test]
+    fn a_short_chinese_news_item_is_an_article_not_a_page_of_links() {
+        // 120 characters of Chinese say what 400 of English do: the container threshold
+        // (250) holds in reading, not in characters.
+        let item = "北京市政府周二宣布，明年将投入三百亿元改善公共交通，新建地铁线路四条，并延长现有线路的运营时间，以缓解早晚高峰的拥堵。";
+        let html = format!(
+            r#"<html lang="zh"><body><nav><a href="/">首页</a></nav><article><h1>北京加大公交投入</h1>
+            <p>{item}</p><p>{item}</p></article><ul class="more"><li><a href="/a">其他新闻标题一</a></li>
+            <li><a href="/b">其他新闻标题二</a></li></ul></body></html>"#
+        );
+        let x = extract(&html, "https://news.example.cn/1");
+        assert_eq!(x.method, "container");
+        assert!(x.markdown.contains(item), "{}", x.markdown);
+        assert!(!x.markdown.contains("其他新闻"), "{}", x.markdown);
+        // text_chars still counts characters.
+        assert!(
+            x.text_chars < 3 * 2 * item.chars().count(),
+            "{}",
+            x.text_chars
+        );
     }
 
     #[test]

@@ -85,7 +85,10 @@ fn element_facts(tag: Tag, e: scraper::ElementRef<'_>) -> (u8, u8) {
 }
 
 /// Text measure used throughout: characters of each whitespace-separated word plus one,
-/// so whitespace runs count once.
+/// so whitespace runs count once, and a character of a script without spaces counts as much
+/// as the Latin characters it takes to say as much (see [`weight`]): the thresholds ("a
+/// paragraph has 25", "a container 250") hold in every language, and a 120-character Chinese
+/// news item is an article, not a page of links.
 pub(crate) fn text_len(s: &str) -> (u32, u32) {
     let mut len = 0u32;
     let mut commas = 0u32;
@@ -99,12 +102,27 @@ pub(crate) fn text_len(s: &str) -> (u32, u32) {
             len = len.saturating_add(1);
             in_word = true;
         }
-        len = len.saturating_add(1);
+        len = len.saturating_add(weight(c));
         if matches!(c, ',' | '，' | '、') {
             commas = commas.saturating_add(1);
         }
     }
     (len, commas)
+}
+
+/// What one character weighs in [`text_len`]: a Chinese or Japanese character about three
+/// Latin letters (a word of English is about five letters and a space; of Chinese, one or two
+/// characters), a Hangul syllable two, anything else one.
+fn weight(c: char) -> u32 {
+    match c as u32 {
+        0x3040..=0x30FF
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xF900..=0xFAFF
+        | 0x20000..=0x3FFFF => 3,
+        0xAC00..=0xD7AF => 2,
+        _ => 1,
+    }
 }
 
 /// Subtree contains an `<h1>`.
@@ -342,5 +360,8 @@ mod tests {
     fn text_len_counts_whitespace_runs_once() {
         assert_eq!(text_len("  ab,  c \n"), (6, 1));
         assert_eq!(text_len(""), (0, 0));
+        // Scripts without spaces weigh what they say: 北京 is a word, like "Beijing".
+        assert_eq!(text_len("北京，上海"), (1 + 3 + 3 + 1 + 3 + 3, 1));
+        assert_eq!(text_len("서울 시"), (1 + 2 + 2 + 1 + 2, 0));
     }
 }

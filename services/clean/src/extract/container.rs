@@ -89,7 +89,9 @@ pub(super) fn kinds(dom: &Dom<'_>, i: usize) -> u16 {
 
 /// Stage 1: the first container kind with an acceptable match. Among several matches of that
 /// kind (teaser `<article>`s, related posts) the one holding the page's headline is the
-/// article; without a headline among them, the one with most text.
+/// article. Without the headline, the one with most text; and when matches of its kind stand
+/// beside it (a forum thread's posts, a listing's entries, as opposed to teasers elsewhere on
+/// the page) the content is all of them, their parent.
 pub(super) fn choose(
     dom: &Dom<'_>,
     judged: &Judged,
@@ -98,7 +100,7 @@ pub(super) fn choose(
 ) -> Option<usize> {
     let holds_h1 = |e: usize| h1.is_some_and(|h| e < h && h < dom.end(e));
     (0..CONTAINERS.len()).find_map(|k| {
-        candidates
+        let matches: Vec<usize> = candidates
             .iter()
             .filter(|&&(e, kinds)| kinds & 1 << k != 0 && !judged.inside_boilerplate(dom, e))
             .map(|&(e, _)| e)
@@ -106,6 +108,42 @@ pub(super) fn choose(
                 let m = judged.measure[e];
                 m.text >= MIN_CONTAINER_TEXT && m.link_density() < MAX_CONTAINER_LINK_DENSITY
             })
-            .max_by_key(|&e| (holds_h1(e), judged.measure[e].text))
+            .collect();
+        let best = matches
+            .iter()
+            .copied()
+            .max_by_key(|&e| (holds_h1(e), judged.measure[e].text))?;
+        if holds_h1(best) {
+            return Some(best);
+        }
+        // Posts of a thread, entries of a listing: the best match's siblings of its kind.
+        let parent = dom.parent(best);
+        Some(match parent {
+            Some(p)
+                if matches
+                    .iter()
+                    .any(|&e| e != best && dom.parent(e) == parent) =>
+            {
+                p
+            }
+            _ => best,
+        })
     })
+}
+
+/// The page's main region: the first `<main>` or `role=main` element outside boilerplate that
+/// holds text.
+pub(super) fn main_region(
+    dom: &Dom<'_>,
+    judged: &Judged,
+    candidates: &[(usize, u16)],
+) -> Option<usize> {
+    let main = (CONTAINERS.iter().enumerate())
+        .filter(|(_, c)| matches!(c, Container::Tag(Tag::Main) | Container::Role("main")))
+        .fold(0u16, |bits, (k, _)| bits | 1 << k);
+    (candidates.iter())
+        .find(|&&(e, kinds)| {
+            kinds & main != 0 && judged.measure[e].text > 0 && !judged.inside_boilerplate(dom, e)
+        })
+        .map(|&(e, _)| e)
 }

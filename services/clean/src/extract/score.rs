@@ -30,12 +30,13 @@ fn base_score(dom: &Dom<'_>, j: &Judged, e: usize) -> f64 {
     tag + class_weight(j.facts[e].class)
 }
 
-/// Paragraph-ish: real <p>/<pre>/<td>, or a div/section holding only inline content
-/// (many CMSs write paragraphs as `<div>text<br><br>text</div>`).
+/// Paragraph-ish: real <p>/<pre>, or a div/section/cell holding only inline content (many
+/// CMSs write paragraphs as `<div>text<br><br>text</div>`). A cell with blocks inside is
+/// layout: old sites put the whole page in a table, the article in one cell.
 fn is_paragraph(dom: &Dom<'_>, j: &Judged, e: usize) -> bool {
     match dom.tag(e) {
-        Tag::P | Tag::Pre | Tag::Td => true,
-        Tag::Div | Tag::Section | Tag::Span | Tag::Font => {
+        Tag::P | Tag::Pre => true,
+        Tag::Td | Tag::Div | Tag::Section | Tag::Span | Tag::Font => {
             let flags = j.facts[e].flags;
             flags & BLOCK_CHILD == 0 && flags & DIRECT_TEXT != 0
         }

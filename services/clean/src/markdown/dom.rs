@@ -176,7 +176,7 @@ impl<'a> Dom<'a> {
                 Node::Element(el) => {
                     let name = el.name();
                     // Never text of the page; leaving them out here spares every pass a check.
-                    if !matches!(name, "script" | "style" | "noscript" | "template") {
+                    if !matches!(name, "script" | "style" | "template") {
                         let e = ElementRef::wrap(node).expect("element node");
                         items.push(Item {
                             data: Data::Element(e),

@@ -7,8 +7,11 @@
 //! object and xref streams are test-inflated from the raw bytes (they are inflated at load),
 //! every other stream after load; images are emptied (`Do` on an image would parse its pixels as
 //! a content stream); the page tree is replaced by one flat node of at most [`MAX_PAGES`] pages
-//! that carry their inherited attributes; form XObjects are checked for cycles and depth. What
-//! is left to fail, panics, is caught per page.
+//! that carry their inherited attributes; form XObjects are checked for cycles and depth; fonts
+//! with a predefined CJK CMap get it spelled out ([`cmaps`]). What is left to fail, panics, is
+//! caught per page.
+
+mod cmaps;
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -52,6 +55,7 @@ fn extract(bytes: &[u8]) -> Result<Converted, FileError> {
         return Err(corrupt("encrypted PDF: text needs a password"));
     }
     empty_images(&mut doc);
+    cmaps::spell_out(&mut doc);
     check_streams(&doc)?;
     let (pages, total) = flatten_pages(&mut doc)?;
     check_forms(&doc, &pages)?;
@@ -683,6 +687,32 @@ mod tests {
             "<!-- page 1 -->\n\nThe Kestrel survey counted 412 breeding pairs in 2023.\n\n\
              <!-- page 2 -->\n\nVoles were scarce in the eastern sector.\n\n"
         );
+    }
+
+    #[test]
+    fn fonts_with_predefined_cjk_cmaps_lose_no_page() {
+        // 中文 as UCS-2 codes (UniGB-UCS2-H), then as GBK bytes (GBK-EUC-H) with ASCII beside
+        // them; pdf-extract alone panics on both fonts and the page is lost.
+        let content = b"BT /F1 12 Tf 72 720 Td <4E2D6587> Tj 0 -40 Td /F2 12 Tf <D6D0CEC4> Tj 0 -40 Td <504446> Tj ET";
+        let type0 = |encoding: &str| {
+            format!("<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /{encoding} /DescendantFonts [6 0 R] >>").into_bytes()
+        };
+        let bytes = pdf(
+            &[
+                b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+                b"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 612 792] >>".to_vec(),
+                b"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R /F2 7 0 R >> >> /Contents 4 0 R >>".to_vec(),
+                stream("", content),
+                type0("UniGB-UCS2-H"),
+                b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light /CIDSystemInfo << /Registry (Adobe) /Ordering (GB1) /Supplement 4 >> /FontDescriptor 8 0 R /DW 1000 >>".to_vec(),
+                type0("GBK-EUC-H"),
+                b"<< /Type /FontDescriptor /FontName /STSong-Light /Flags 4 /FontBBox [0 -120 1000 880] /ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 /StemV 80 >>".to_vec(),
+            ],
+            "",
+        );
+        let out = convert(&bytes).unwrap();
+        assert_eq!(out.pages, Some(1));
+        assert_eq!(out.text, "<!-- page 1 -->\n\n中文\n\n中文\n\nPDF\n\n");
     }
 
     #[test]
