@@ -170,6 +170,8 @@ async fn synthesise(
         shape: (input.as_ref())
             .and_then(|i| i.options.report_type)
             .unwrap_or(rt.config.report.kind),
+        // Search recorded the job's language: its option, else the question's.
+        lang: trawl_text::Lang::from_tag(&meta.language).unwrap_or_default(),
     };
     let mut job_record = JobRecord {
         conflicts: conflicts.len(),

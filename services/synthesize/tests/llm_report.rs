@@ -32,6 +32,7 @@ fn material<'a>(
         gaps: &NO_GAPS,
         unverified: trawl_config::Unverified::Drop,
         shape: trawl_messages::ReportType::Brief,
+        lang: trawl_text::Lang::EN,
     }
 }
 

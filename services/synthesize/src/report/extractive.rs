@@ -7,12 +7,13 @@
 //! about outweighs "bridge" or "opened" and a sentence about a different bridge ranks low. The
 //! best sentences go under the sub-query's heading (at most two per source, no near-duplicates,
 //! none far below the best), each followed by `[n]`; citation numbers are given in order of
-//! first use.
+//! first use. Words are the question's language's: its stop words left out, each word by its
+//! stem ([`Lang::stem`]), so a Russian sentence's "зорбия" answers the question's "зорбий".
 
 use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
-use trawl_text::{coverage_of, names, same_word, terms};
+use trawl_text::{coverage_of, names, terms, terms_in, Lang};
 
 use super::{lookup, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
@@ -23,6 +24,14 @@ struct Candidate<'a> {
     score: f64,
 }
 
+/// The words of `text` that rank it: content words of `lang`, each by its stem. (For English,
+/// comparing these is [`trawl_text::same_word`].)
+fn stems(text: &str, lang: Lang) -> Vec<String> {
+    (terms_in(text, lang).iter())
+        .map(|w| lang.stem(w).into_owned())
+        .collect()
+}
+
 /// Smoothed inverse document frequency of each query term over the candidate sentences.
 fn idf<'a>(query: &[String], sentences: impl Iterator<Item = &'a [String]>) -> Vec<f64> {
     let mut df = vec![0usize; query.len()];
@@ -30,7 +39,7 @@ fn idf<'a>(query: &[String], sentences: impl Iterator<Item = &'a [String]>) -> V
     for words in sentences {
         n += 1;
         for (i, t) in query.iter().enumerate() {
-            if words.iter().any(|w| same_word(t, w)) {
+            if words.contains(t) {
                 df[i] += 1;
             }
         }
@@ -53,11 +62,12 @@ fn near_duplicate(a: &str, b: &str) -> bool {
 /// Ranked candidates for one query over the pool.
 fn rank<'a>(
     query: &str,
+    lang: Lang,
     question_names: &[String],
     docs: &[AnalysedDoc],
     pool: &[(usize, &'a str, Vec<String>)],
 ) -> Vec<Candidate<'a>> {
-    let q = terms(query);
+    let q = stems(query, lang);
     let weights: Vec<f64> = idf(&q, pool.iter().map(|(_, _, w)| w.as_slice()))
         .into_iter()
         .zip(&q)
@@ -76,12 +86,12 @@ fn rank<'a>(
             let covered: f64 = q
                 .iter()
                 .zip(&weights)
-                .filter(|(t, _)| words.iter().any(|w| same_word(t, w)))
+                .filter(|(t, _)| words.contains(t))
                 .map(|(_, w)| w)
                 .sum();
             // A sentence that only names the subject says nothing about what was asked.
             let asks: Vec<&String> = q.iter().filter(|t| !question_names.contains(t)).collect();
-            if !asks.is_empty() && !asks.iter().any(|t| words.iter().any(|w| same_word(t, w))) {
+            if !asks.is_empty() && !asks.iter().any(|t| words.contains(t)) {
                 return None;
             }
             let share = if total > 0.0 { covered / total } else { 0.0 };
@@ -131,6 +141,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         sub_queries,
         docs,
         shape,
+        lang,
         ..
     } = *material;
     // An answer is a few sentences on the question itself; a detailed report twice the
@@ -144,9 +155,11 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         .iter()
         .enumerate()
         .filter(|(_, d)| d.is_relevant)
-        .flat_map(|(i, d)| d.key_points.iter().map(move |s| (i, s.as_str(), terms(s))))
+        .flat_map(|(i, d)| (d.key_points.iter()).map(move |s| (i, s.as_str(), stems(s, lang))))
         .collect();
-    let question_names = names(question);
+    let question_names: Vec<String> = (names(question).iter())
+        .map(|n| lang.stem(n).into_owned())
+        .collect();
     // One section per distinct sub-query; the question itself when there are none.
     let mut sections: Vec<&str> = sub_queries
         .iter()
@@ -171,7 +184,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     let ranked: Vec<Vec<Candidate>> = sections
         .iter()
-        .map(|s| rank(s, &question_names, docs, &pool))
+        .map(|s| rank(s, lang, &question_names, docs, &pool))
         .collect();
     for (s, candidates) in ranked.iter().enumerate() {
         let mut picked: Vec<&Candidate> = Vec::new();
@@ -290,6 +303,7 @@ mod tests {
             gaps,
             unverified: trawl_config::Unverified::Drop,
             shape,
+            lang: Lang::EN,
         }
     }
 
@@ -372,6 +386,43 @@ mod tests {
             1,
         );
         assert_eq!(r.citations[0].idx, 1, "{}", r.markdown);
+    }
+
+    #[test]
+    fn sentences_are_ranked_by_the_words_of_the_questions_language() {
+        // The answer has the question's words in other forms; the other sentence shares a
+        // word of the question as it is written, and nothing it asks about.
+        let docs = vec![
+            doc(0, true, &["Зорбий плавится при температуре 1234 градуса."]),
+            doc(
+                1,
+                true,
+                &["Какова роль металлов в промышленности региона, неизвестно."],
+            ),
+        ];
+        let gaps = Gaps::default();
+        let question = "Какова температура плавления зорбия?";
+        let report = |lang: Lang| {
+            Material {
+                lang,
+                ..material(question, &[], &docs, &[], &gaps, ReportType::Answer)
+            }
+            .extractive(6)
+        };
+        let r = report(Lang::from_tag("ru").unwrap());
+        assert!(
+            r.markdown.contains("при температуре 1234 градуса"),
+            "{}",
+            r.markdown
+        );
+        assert!(!r.markdown.contains("промышленности"), "{}", r.markdown);
+        // Read as English, the answer's words are all different from the question's.
+        let r = report(Lang::EN);
+        assert!(
+            !r.markdown.contains("при температуре 1234"),
+            "{}",
+            r.markdown
+        );
     }
 
     #[test]

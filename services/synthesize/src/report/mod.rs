@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use trawl_config::Unverified;
 use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter, RoundRecord};
-use trawl_text::{coverage_in, names};
+use trawl_text::{coverage_in, names, Lang};
 
 use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
@@ -50,6 +50,9 @@ pub struct Material<'a> {
     pub unverified: Unverified,
     /// The report's shape (`report.type`, or the job's `report_type`).
     pub shape: ReportType,
+    /// The question's language: its stop words and stems rank the extractive report's
+    /// sentences.
+    pub lang: Lang,
 }
 
 /// What a report says when no source could be read.
