@@ -9,6 +9,7 @@ use super::content::{answer_doc, distractor_doc, generic_doc, generic_subject};
 use super::follow_up;
 use super::hosts::{article_path, make_hosts};
 pub use super::hosts::{Host, Robots};
+use super::languages::{self, Role};
 pub use super::page::{FollowUp, Page, PageKind, Question};
 use super::render::{render, Doc, Frame};
 use super::rng::Rng;
@@ -19,6 +20,19 @@ const SEED: u64 = 0x7472_6177_6c00_0001;
 const TOPICS: usize = 60;
 /// Every host gets at least this many article pages.
 const MIN_PAGES_PER_HOST: usize = 6;
+
+/// A question of the languages family ([`Corpus::generate_with_languages`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LanguageQuestion {
+    /// ISO 639-1 code.
+    pub lang: &'static str,
+    pub query: &'static str,
+    /// The answer as its pages write it.
+    pub value: &'static str,
+    pub answer_urls: Vec<String>,
+    /// Pages naming the subject without the answer.
+    pub distractor_urls: Vec<String>,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Corpus {
@@ -93,6 +107,80 @@ impl Corpus {
         }
         corpus.append(drafts, &mut root.fork(0));
         corpus
+    }
+
+    /// [`Corpus::generate`] plus the languages family (the `languages` module): a question in
+    /// each of German, French, Spanish, Chinese, Japanese, Russian and Arabic, with two answer
+    /// pages, a distractor and an unrelated page in its language, each page's `<html>` saying
+    /// which (and Arabic's `dir="rtl"`). What `generate` builds stays as it is.
+    pub fn generate_with_languages() -> Corpus {
+        let mut corpus = Self::generate();
+        let root = Rng::new(SEED).fork(8);
+        let mut rng = root.fork(1);
+        let mut drafts: Vec<Draft> = Vec::new();
+        for spec in languages::SPECS {
+            let topic = format!("lang-{}", spec.lang);
+            for (variant, (role, doc)) in languages::docs(spec).into_iter().enumerate() {
+                let kind = match role {
+                    Role::Answer => PageKind::Answer {
+                        topic: topic.clone(),
+                        variant,
+                    },
+                    Role::Distractor => PageKind::Distractor {
+                        topic: topic.clone(),
+                    },
+                    Role::Other => PageKind::Generic,
+                };
+                let draft = corpus.draft_on_open_host(kind, doc, &mut rng, &drafts);
+                drafts.push(draft);
+            }
+        }
+        let langs: Vec<&languages::Spec> = (languages::SPECS.iter())
+            .flat_map(|s| std::iter::repeat_n(s, 4))
+            .collect();
+        let first = corpus.pages.len();
+        corpus.append(drafts, &mut root.fork(0));
+        for (page, spec) in corpus.pages[first..].iter_mut().zip(langs) {
+            let dir = if spec.right_to_left() {
+                " dir=\"rtl\""
+            } else {
+                ""
+            };
+            page.html = (page.html).replacen(
+                "<html lang=\"en\">",
+                &format!("<html lang=\"{}\"{dir}>", spec.lang),
+                1,
+            );
+        }
+        corpus
+    }
+
+    /// The languages family's questions ([`Corpus::generate_with_languages`]); none in other
+    /// corpora.
+    pub fn language_questions(&self) -> Vec<LanguageQuestion> {
+        let urls = |topic: &str, answer: bool| -> Vec<String> {
+            (self.pages.iter())
+                .filter(|p| match &p.kind {
+                    PageKind::Answer { topic: t, .. } => answer && t == topic,
+                    PageKind::Distractor { topic: t } => !answer && t == topic,
+                    _ => false,
+                })
+                .map(|p| p.url.clone())
+                .collect()
+        };
+        (languages::SPECS.iter())
+            .map(|s| {
+                let topic = format!("lang-{}", s.lang);
+                LanguageQuestion {
+                    lang: s.lang,
+                    query: s.question,
+                    value: s.value,
+                    answer_urls: urls(&topic, true),
+                    distractor_urls: urls(&topic, false),
+                }
+            })
+            .filter(|q| !q.answer_urls.is_empty())
+            .collect()
     }
 
     /// Questions about invented entities no page names, worded as the topics' own questions

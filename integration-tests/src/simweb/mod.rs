@@ -34,6 +34,7 @@ pub mod guarded;
 mod gzip_bomb;
 pub mod hostile;
 mod hosts;
+pub mod languages;
 pub mod llm;
 mod page;
 pub mod providers;
@@ -45,7 +46,7 @@ pub mod soak;
 mod topics;
 mod words;
 
-pub use corpus::{Corpus, FollowUp, Host, Page, PageKind, Question, Robots};
+pub use corpus::{Corpus, FollowUp, Host, LanguageQuestion, Page, PageKind, Question, Robots};
 pub use gzip_bomb::INFLATED_LEN as GZIP_BOMB_INFLATED_LEN;
 pub use render::Layout;
 pub use server::{serve, Options, Simweb, Stats};

@@ -19,11 +19,23 @@ const STOPWORDS: &[&str] = &[
 ];
 
 pub fn tokenize(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect()
+    let mut out = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_ascii() {
+            let word = word.to_ascii_lowercase();
+            if !word.is_empty() && !STOPWORDS.contains(&word.as_str()) {
+                out.push(word);
+            }
+        } else {
+            // Other scripts as an engine's analyser takes them: lower-cased, and a run of
+            // Chinese or Japanese cut into its words.
+            trawl_text::each_word(word, |w| {
+                out.push(w.to_owned());
+                true
+            });
+        }
+    }
+    out
 }
 
 #[derive(Debug)]

@@ -20,6 +20,7 @@ mod fetch;
 mod files;
 mod fleet;
 mod follow_up_corpus;
+mod languages;
 mod llm_providers;
 mod markdown;
 mod mcp;

@@ -152,6 +152,16 @@ pub fn names(question: &str) -> Vec<String> {
     terms(&capitalised.join(" "))
 }
 
+/// [`names`] of a question in `lang`. German capitalises every noun, so its capitals name
+/// nothing in particular ("Wie hoch ist der Schmelzpunkt des Metalls Quarvium?" would make
+/// "Schmelzpunkt" a name): a German question has none. Scripts without case have none either.
+pub fn names_in(question: &str, lang: Lang) -> Vec<String> {
+    match lang.code() {
+        "de" | "lb" => Vec::new(),
+        _ => names(question),
+    }
+}
+
 /// Calls `f` with each lower-cased content word of `text` (the words of [`terms`], repeats
 /// included) until it returns false, allocating nothing per word.
 pub fn each_word(text: &str, f: impl FnMut(&str) -> bool) {
@@ -487,6 +497,11 @@ fn split_sentences(text: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Chinese characters and Japanese kana: written without spaces between words.
+fn is_wide(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
+}
+
 /// Byte spans of the sentences of one paragraph of plain text, where [`sentences`] splits it
 /// (an abbreviation or an initial does not end one), with nothing left out: every byte of
 /// `text` is in one span.
@@ -494,14 +509,24 @@ pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start = 0;
     for (at, c) in text.char_indices() {
-        if !matches!(c, '.' | '!' | '?') {
+        let end = at + c.len_utf8();
+        // Chinese and Japanese full stops end a sentence wherever they are: no space follows
+        // them, and the next sentence starts with no capital.
+        if matches!(c, '。' | '！' | '？' | '｡') {
+            spans.push((start, end));
+            start = end;
             continue;
         }
-        let end = at + c.len_utf8();
+        // The Arabic question mark is written like the Latin one.
+        if !matches!(c, '.' | '!' | '?' | '؟') {
+            continue;
+        }
         let mut rest = text[end..].chars();
         let (next, after) = (rest.next(), rest.next());
         let mut ends = next.is_none_or(char::is_whitespace)
-            && after.is_none_or(|a| a.is_uppercase() || a.is_numeric() || !a.is_alphabetic());
+            // Any next word but one in lower case: scripts without case (Arabic, Hebrew,
+            // Devanagari) start sentences with the letters they always use.
+            && after.is_none_or(|a| !a.is_lowercase());
         if ends && c == '.' {
             let word = text[start..at]
                 .rsplit(char::is_whitespace)
@@ -533,10 +558,14 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
         return;
     }
     let sentence = collapse_whitespace(s);
-    let words = sentence.split(' ').count();
-    let chars = sentence.chars().count();
+    let sentence = sentence.trim();
+    // A character of a script without spaces says about what three Latin letters do, and
+    // its words are not counted by spaces: six of them make a sentence.
+    let wide = sentence.chars().filter(|&c| is_wide(c)).count();
+    let words = sentence.split(' ').count() + wide / 2;
+    let chars = sentence.chars().count() + 2 * wide;
     if (MIN_CHARS..=600).contains(&chars) && words >= 4 {
-        out.push(sentence);
+        out.push(sentence.to_owned());
     }
 }
 
@@ -696,6 +725,43 @@ mod tests {
             "Sources: and here"
         );
         assert_eq!(unlink("No links here."), "No links here.");
+    }
+
+    #[test]
+    fn a_german_questions_nouns_are_not_names() {
+        let q = "Wie hoch ist der Schmelzpunkt des Metalls Quarvium?";
+        assert_eq!(names(q), ["schmelzpunkt", "metalls", "quarvium"]);
+        assert!(names_in(q, Lang::from_tag("de").unwrap()).is_empty());
+        let en = "How long is the Brimomir Bridge?";
+        assert_eq!(names_in(en, Lang::EN), ["brimomir", "bridge"]);
+    }
+
+    #[test]
+    fn sentences_end_as_each_script_ends_them() {
+        // Fragments are left out in every script: "Is there a park? Yes."
+        let zh = sentences(
+            "瓦尔坦大桥于二零零八年通车。大桥全长1580米，是当地最长的桥梁！有公园吗？有。",
+        );
+        assert_eq!(
+            zh,
+            vec![
+                "瓦尔坦大桥于二零零八年通车。",
+                "大桥全长1580米，是当地最长的桥梁！"
+            ]
+        );
+        let ja = sentences("カルデン山の標高は2317メートルです。登山道は三本ある。");
+        assert_eq!(
+            ja,
+            vec!["カルデン山の標高は2317メートルです。", "登山道は三本ある。"]
+        );
+        let ar = sentences("ما هو طول الجسر الجديد فوق النهر؟ يبلغ طول الجسر 1275 مترا.");
+        assert_eq!(
+            ar,
+            vec![
+                "ما هو طول الجسر الجديد فوق النهر؟",
+                "يبلغ طول الجسر 1275 مترا."
+            ]
+        );
     }
 
     #[test]

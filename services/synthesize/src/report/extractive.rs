@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
-use trawl_text::{coverage_of, names, terms, terms_in, Lang};
+use trawl_text::{coverage_of, names_in, terms, terms_in, Lang};
 
 use super::{lookup, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
@@ -157,7 +157,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
         .filter(|(_, d)| d.is_relevant)
         .flat_map(|(i, d)| (d.key_points.iter()).map(move |s| (i, s.as_str(), stems(s, lang))))
         .collect();
-    let question_names: Vec<String> = (names(question).iter())
+    let question_names: Vec<String> = (names_in(question, lang).iter())
         .map(|n| lang.stem(n).into_owned())
         .collect();
     // One section per distinct sub-query; the question itself when there are none.

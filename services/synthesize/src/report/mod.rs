@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use trawl_config::Unverified;
 use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter, RoundRecord};
-use trawl_text::{coverage_in, names, Lang};
+use trawl_text::{coverage_in, names_in, Lang};
 
 use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
@@ -90,7 +90,7 @@ impl<'a> Material<'a> {
         };
         let question_words =
             || (self.question.split(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty());
-        let unnamed: Vec<String> = (names(self.question).into_iter())
+        let unnamed: Vec<String> = (names_in(self.question, self.lang).into_iter())
             .filter(|n| !named(n))
             .map(|n| {
                 let written = question_words().find(|w| w.to_lowercase() == n);
