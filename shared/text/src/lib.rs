@@ -497,8 +497,9 @@ fn split_sentences(text: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Chinese characters and Japanese kana: written without spaces between words.
-fn is_wide(c: char) -> bool {
+/// Chinese characters and Japanese kana: written without spaces between words, each saying
+/// about what three Latin letters do.
+pub fn is_wide(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
 }
 

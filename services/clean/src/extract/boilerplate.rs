@@ -114,13 +114,9 @@ pub(crate) fn text_len(s: &str) -> (u32, u32) {
 /// Latin letters (a word of English is about five letters and a space; of Chinese, one or two
 /// characters), a Hangul syllable two, anything else one.
 fn weight(c: char) -> u32 {
-    match c as u32 {
-        0x3040..=0x30FF
-        | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF
-        | 0xF900..=0xFAFF
-        | 0x20000..=0x3FFFF => 3,
-        0xAC00..=0xD7AF => 2,
+    match c {
+        c if trawl_text::is_wide(c) => 3,
+        '\u{AC00}'..='\u{D7AF}' => 2,
         _ => 1,
     }
 }

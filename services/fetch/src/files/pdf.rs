@@ -692,8 +692,9 @@ mod tests {
     #[test]
     fn fonts_with_predefined_cjk_cmaps_lose_no_page() {
         // 中文 as UCS-2 codes (UniGB-UCS2-H), then as GBK bytes (GBK-EUC-H) with ASCII beside
-        // them; pdf-extract alone panics on both fonts and the page is lost.
-        let content = b"BT /F1 12 Tf 72 720 Td <4E2D6587> Tj 0 -40 Td /F2 12 Tf <D6D0CEC4> Tj 0 -40 Td <504446> Tj ET";
+        // them, then 文中 in a second GBK font (sharing the first's CMap streams); pdf-extract
+        // alone panics on each font and the page is lost.
+        let content = b"BT /F1 12 Tf 72 720 Td <4E2D6587> Tj 0 -40 Td /F2 12 Tf <D6D0CEC4> Tj 0 -40 Td <504446> Tj 0 -40 Td /F3 12 Tf <CEC4D6D0> Tj ET";
         let type0 = |encoding: &str| {
             format!("<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /{encoding} /DescendantFonts [6 0 R] >>").into_bytes()
         };
@@ -701,18 +702,22 @@ mod tests {
             &[
                 b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
                 b"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 612 792] >>".to_vec(),
-                b"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R /F2 7 0 R >> >> /Contents 4 0 R >>".to_vec(),
+                b"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 5 0 R /F2 7 0 R /F3 9 0 R >> >> /Contents 4 0 R >>".to_vec(),
                 stream("", content),
                 type0("UniGB-UCS2-H"),
                 b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light /CIDSystemInfo << /Registry (Adobe) /Ordering (GB1) /Supplement 4 >> /FontDescriptor 8 0 R /DW 1000 >>".to_vec(),
                 type0("GBK-EUC-H"),
                 b"<< /Type /FontDescriptor /FontName /STSong-Light /Flags 4 /FontBBox [0 -120 1000 880] /ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 /StemV 80 >>".to_vec(),
+                type0("GBK-EUC-H"),
             ],
             "",
         );
         let out = convert(&bytes).unwrap();
         assert_eq!(out.pages, Some(1));
-        assert_eq!(out.text, "<!-- page 1 -->\n\n中文\n\n中文\n\nPDF\n\n");
+        assert_eq!(
+            out.text,
+            "<!-- page 1 -->\n\n中文\n\n中文\n\nPDF\n\n文中\n\n"
+        );
     }
 
     #[test]

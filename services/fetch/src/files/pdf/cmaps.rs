@@ -70,13 +70,33 @@ pub(super) fn spell_out(doc: &mut Document) {
             Some((id, codes(name)?, mapped))
         })
         .collect();
+    // One set of streams per CMap, shared by the fonts that name it: a legacy ToUnicode maps
+    // some 20 000 codes.
+    let mut encodings: Vec<(Codes, Object)> = Vec::new();
+    let mut maps: Vec<(Codes, ObjectId)> = Vec::new();
     for &(id, codes, mapped) in &fonts {
-        let encoding = match codes {
-            // Two bytes a code, each its own CID: what pdf-extract does for Identity-H.
-            Codes::Unicode => Object::Name(b"Identity-H".to_vec()),
-            Codes::Legacy(e) => Object::Reference(doc.add_object(cmap_stream(encoding_cmap(e)))),
+        let encoding = match encodings.iter().find(|(c, _)| *c == codes) {
+            Some((_, encoding)) => encoding.clone(),
+            None => {
+                let encoding = match codes {
+                    // Two bytes a code, each its own CID: what pdf-extract does for Identity-H.
+                    Codes::Unicode => Object::Name(b"Identity-H".to_vec()),
+                    Codes::Legacy(e) => {
+                        Object::Reference(doc.add_object(cmap_stream(encoding_cmap(e))))
+                    }
+                };
+                encodings.push((codes, encoding.clone()));
+                encoding
+            }
         };
-        let to_unicode = (!mapped).then(|| doc.add_object(cmap_stream(to_unicode_cmap(codes))));
+        let to_unicode = (!mapped).then(|| match maps.iter().find(|(c, _)| *c == codes) {
+            Some(&(_, map)) => map,
+            None => {
+                let map = doc.add_object(cmap_stream(to_unicode_cmap(codes)));
+                maps.push((codes, map));
+                map
+            }
+        });
         if let Ok(Object::Dictionary(font)) = doc.get_object_mut(id) {
             font.set("Encoding", encoding);
             if let Some(to_unicode) = to_unicode {
