@@ -118,6 +118,8 @@ impl Corpus {
         let root = Rng::new(SEED).fork(8);
         let mut rng = root.fork(1);
         let mut drafts: Vec<Draft> = Vec::new();
+        // Each draft's language, for its `<html>`.
+        let mut langs: Vec<&languages::Spec> = Vec::new();
         for spec in languages::SPECS {
             let topic = format!("lang-{}", spec.lang);
             for (variant, (role, doc)) in languages::docs(spec).into_iter().enumerate() {
@@ -133,11 +135,9 @@ impl Corpus {
                 };
                 let draft = corpus.draft_on_open_host(kind, doc, &mut rng, &drafts);
                 drafts.push(draft);
+                langs.push(spec);
             }
         }
-        let langs: Vec<&languages::Spec> = (languages::SPECS.iter())
-            .flat_map(|s| std::iter::repeat_n(s, 4))
-            .collect();
         let first = corpus.pages.len();
         corpus.append(drafts, &mut root.fork(0));
         for (page, spec) in corpus.pages[first..].iter_mut().zip(langs) {
