@@ -10,19 +10,8 @@ use common::Fleet;
 async fn trawl_run_answers_with_citations() {
     let fleet = Fleet::start().await;
     let question = fleet.corpus.questions().into_iter().next().unwrap();
-    let out = fleet
-        .trawl_alone() // no broker or store URL: embedded
-        .args(["run", &question.query])
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // No broker or store URL: embedded.
+    let stdout = fleet.run_alone(&[&question.query]).await;
     common::assert_cites_answer(&stdout, &question);
     fleet.cleanup().await;
 }

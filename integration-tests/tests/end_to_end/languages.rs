@@ -3,8 +3,6 @@
 //! pages among pages in seven languages, reads them, cites them and nothing that does not
 //! answer, and the answer is in the report, quoted as the sources write it.
 
-use std::process::Stdio;
-
 use serde_json::Value;
 use trawl_integration_tests::simweb::Corpus;
 
@@ -28,20 +26,7 @@ async fn a_question_in_each_language_is_answered_from_its_languages_pages() {
     }
     let mut failures = Vec::new();
     for q in &questions {
-        let out = fleet
-            .trawl_alone()
-            .args(["run", "--format", "json", q.query])
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{}: {}\n{stdout}",
-            q.lang,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = fleet.run_alone(&["--format", "json", q.query]).await;
         let job: Value = serde_json::from_str(&stdout).unwrap();
         let sources = job["sources"].as_array().unwrap();
         let source = |url: &str| sources.iter().find(|s| s["url"] == url);

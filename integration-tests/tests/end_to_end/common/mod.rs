@@ -452,6 +452,23 @@ impl Fleet {
         command
     }
 
+    /// `trawl run` in embedded mode ([`Fleet::trawl_alone`]) with `args` after `run`: its
+    /// standard output, once it has succeeded.
+    pub async fn run_alone(&self, args: &[&str]) -> String {
+        let out = (self.trawl_alone().arg("run").args(args))
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "trawl run {args:?}: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
     /// Runs the `trawl` CLI with the fleet's environment.
     pub async fn trawl(&self, args: &[&str]) -> std::process::Output {
         Command::new(bin("trawl"))
