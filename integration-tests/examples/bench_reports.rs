@@ -18,7 +18,11 @@
 //!   `no_answer` or `no_sources` (must be 0);
 //! - rounds and pages fetched per question.
 //!
-//! Run it with `scripts/bench-reports`.
+//! Then the same measures by language, on simweb's multilingual family (the same 20 questions in
+//! each of eight languages; see [`measure_languages`]), for the extractive and the LLM writer.
+//!
+//! Run it with `scripts/bench-reports` (`--languages` for the second table alone, `--misses` to
+//! print its questions that miss something).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,18 +48,15 @@ fn answer_tokens(fact: &str, subject: &str) -> Vec<String> {
         .collect()
 }
 
-async fn measure(name: &str, config: Config, corpus: &Corpus) {
+/// Runs `questions` through every stage in one process under `config`, waiting for the batch.
+async fn run(config: Config, questions: Vec<String>) -> Run {
     let env: BTreeMap<String, String> = [("OPENAI_API_KEY".to_string(), "simweb".to_string())]
         .into_iter()
         .collect();
     let embedded = trawl_cli::embedded::Embedded::start(config, &env).unwrap();
     let rt = embedded.rt.clone();
-
-    let questions = corpus.questions();
-    let unanswerable = corpus.unanswerable();
-    let tasks = (questions.iter().map(|q| &q.query))
-        .chain(&unanswerable)
-        .map(|q| SearchTask::new(q.clone(), JobOptions::default()))
+    let tasks = (questions.into_iter())
+        .map(|q| SearchTask::new(q, JobOptions::default()))
         .collect();
     let started = std::time::Instant::now();
     let manifest = submit(&rt, Question::numbered(tasks), Default::default(), |_| {})
@@ -71,31 +72,70 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
     }
     let elapsed = started.elapsed();
     embedded.stop().await;
+    Run {
+        objects: rt.objects.clone(),
+        manifest,
+        elapsed,
+    }
+}
+
+/// A finished batch and where its work products are.
+struct Run {
+    objects: trawl_store::Objects,
+    manifest: trawl_pipeline::batch::Manifest,
+    elapsed: Duration,
+}
+
+/// One job's work products.
+struct Job {
+    record: JobRecord,
+    sources: Vec<serde_json::Value>,
+    report: String,
+}
+
+impl Run {
+    async fn job(&self, i: usize) -> Job {
+        let (batch, job) = (self.manifest.batch_id, self.manifest.jobs[i].job_id);
+        let read = |key: String| async move { self.objects.get(&key).await.unwrap().unwrap() };
+        let sources: serde_json::Value =
+            serde_json::from_slice(&read(paths::sources(batch, job)).await).unwrap();
+        Job {
+            record: serde_json::from_slice(&read(paths::job_record(batch, job)).await).unwrap(),
+            sources: sources.as_array().unwrap().clone(),
+            report: String::from_utf8(read(paths::report(batch, job)).await).unwrap(),
+        }
+    }
+}
+
+impl Job {
+    fn cited(&self) -> Vec<&serde_json::Value> {
+        (self.sources.iter())
+            .filter(|s| !s["cited_as"].is_null())
+            .collect()
+    }
+}
+
+async fn measure(name: &str, config: Config, corpus: &Corpus) {
+    let questions = corpus.questions();
+    let unanswerable = corpus.unanswerable();
+    let asked = (questions.iter().map(|q| q.query.clone()))
+        .chain(unanswerable.iter().cloned())
+        .collect();
+    let run = run(config, asked).await;
+    let (manifest, elapsed) = (&run.manifest, run.elapsed);
 
     let mut m = Measures::default();
-    let read = |key: String| {
-        let objects = rt.objects.clone();
-        async move { objects.get(&key).await.unwrap().unwrap() }
-    };
-    for job in &manifest.jobs[questions.len()..] {
-        let record: JobRecord =
-            serde_json::from_slice(&read(paths::job_record(manifest.batch_id, job.job_id)).await)
-                .unwrap();
+    for i in questions.len()..manifest.jobs.len() {
+        let record = run.job(i).await.record;
         m.answered_anyway += usize::from(matches!(
             record.status,
             JobStatus::Done | JobStatus::Partial
         ));
     }
-    for (job, q) in manifest.jobs.iter().zip(&questions) {
-        let (batch, job) = (manifest.batch_id, job.job_id);
-        let sources: serde_json::Value =
-            serde_json::from_slice(&read(paths::sources(batch, job)).await).unwrap();
-        let record: JobRecord =
-            serde_json::from_slice(&read(paths::job_record(batch, job)).await).unwrap();
-        let report = String::from_utf8(read(paths::report(batch, job)).await).unwrap();
-        let cited: Vec<&serde_json::Value> = (sources.as_array().unwrap().iter())
-            .filter(|s| !s["cited_as"].is_null())
-            .collect();
+    for (i, q) in questions.iter().enumerate() {
+        let job = run.job(i).await;
+        let (record, report) = (&job.record, &job.report);
+        let cited = job.cited();
         let cited_urls: Vec<&str> = cited.iter().filter_map(|s| s["url"].as_str()).collect();
         m.citations += cited.len();
         m.valid += (cited.iter())
@@ -168,6 +208,115 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
     );
 }
 
+/// The multilingual family's questions, by language: evidence recall (the report cites an
+/// answer page), answer recall (the value is in the report), citation precision (the share of
+/// citations pointing to a page about the question's subject: one stating a value or one naming
+/// the subject) and the share pointing to a page that states a value, conflicts found where a
+/// page disagrees and false ones where none does, the share of jobs whose question's language
+/// was detected right and of read pages about the subject whose own language was.
+async fn measure_languages(name: &str, config: Config, corpus: &Corpus, show_misses: bool) {
+    let questions = corpus.language_questions();
+    let run = run(config, questions.iter().map(|q| q.query.clone()).collect()).await;
+    let mut by_lang: Vec<(&str, LangMeasures)> = Vec::new();
+    for (i, q) in questions.iter().enumerate() {
+        let job = run.job(i).await;
+        if by_lang.last().is_none_or(|(l, _)| *l != q.lang) {
+            by_lang.push((q.lang, LangMeasures::default()));
+        }
+        let m = &mut by_lang.last_mut().unwrap().1;
+        let cited: Vec<&str> = (job.cited().iter())
+            .filter_map(|s| s["url"].as_str())
+            .collect();
+        let is = |urls: &[String], u: &str| urls.iter().any(|a| a == u);
+        m.questions += 1;
+        m.with_evidence += usize::from(cited.iter().any(|u| is(&q.answer_urls, u)));
+        m.answered += usize::from(job.report.contains(&q.value));
+        m.citations += cited.len();
+        m.on_answers += (cited.iter())
+            .filter(|u| is(&q.answer_urls, u) || is(&q.disagreeing_urls, u))
+            .count();
+        m.off_subject += (cited.iter())
+            .filter(|u| {
+                !is(&q.answer_urls, u) && !is(&q.disagreeing_urls, u) && !is(&q.distractor_urls, u)
+            })
+            .count();
+        if q.disagreeing_urls.is_empty() {
+            m.false_conflicts += usize::from(job.record.conflicts > 0);
+        } else {
+            m.disagreeing += 1;
+            m.conflicts_found += usize::from(job.record.conflicts > 0);
+        }
+        let detected = job.record.analysis.as_ref().map(|a| a.language.as_str());
+        m.question_lang += usize::from(detected == Some(q.lang));
+        for s in (job.sources.iter()).filter(|s| s["outcome"]["outcome"] == "analysed") {
+            let url = s["url"].as_str().unwrap_or_default();
+            if is(&q.answer_urls, url) || is(&q.distractor_urls, url) {
+                m.sources_read += 1;
+                m.source_lang += usize::from(s["language"] == q.lang);
+            }
+        }
+        m.fetched += job.record.sources_selected;
+        if show_misses {
+            let missed_conflict = !q.disagreeing_urls.is_empty() && job.record.conflicts == 0;
+            let off: Vec<&&str> = (cited.iter())
+                .filter(|u| {
+                    !is(&q.answer_urls, u)
+                        && !is(&q.disagreeing_urls, u)
+                        && !is(&q.distractor_urls, u)
+                })
+                .collect();
+            if !job.report.contains(&q.value) || missed_conflict || !off.is_empty() {
+                println!(
+                    "miss: {name} {} {:?} value {} answers {:?} disagreeing {:?} cited {cited:?} \
+                     off {off:?} conflicts {}\n{}\n",
+                    q.lang,
+                    q.query,
+                    q.value,
+                    q.answer_urls,
+                    q.disagreeing_urls,
+                    job.record.conflicts,
+                    job.report
+                );
+            }
+        }
+    }
+    for (lang, m) in by_lang {
+        let share = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+        println!(
+            "| {name} | {lang} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{} | {} | {:.3} | {:.3} | {:.1} |",
+            m.questions,
+            share(m.with_evidence, m.questions),
+            share(m.answered, m.questions),
+            1.0 - share(m.off_subject, m.citations),
+            share(m.on_answers, m.citations),
+            m.conflicts_found,
+            m.disagreeing,
+            m.false_conflicts,
+            share(m.question_lang, m.questions),
+            share(m.source_lang, m.sources_read),
+            m.fetched as f64 / m.questions.max(1) as f64,
+        );
+    }
+    println!("({name}: {:.0} s)", run.elapsed.as_secs_f64());
+}
+
+#[derive(Default)]
+struct LangMeasures {
+    questions: usize,
+    with_evidence: usize,
+    answered: usize,
+    citations: usize,
+    on_answers: usize,
+    off_subject: usize,
+    disagreeing: usize,
+    conflicts_found: usize,
+    false_conflicts: usize,
+    question_lang: usize,
+    sources_read: usize,
+    source_lang: usize,
+    fetched: usize,
+}
+
 #[derive(Default)]
 struct Measures {
     with_evidence: usize,
@@ -189,40 +338,37 @@ struct Measures {
     answered_anyway: usize,
 }
 
-#[tokio::main]
-async fn main() {
+fn config(dir: &std::path::Path, web: &Simweb, llm: bool, rounds: u32) -> Config {
+    let mut c = Config::default();
+    c.research.max_rounds = rounds;
+    c.output.url = format!("file://{}", dir.display());
+    c.search.searxng_url = web.base_url();
+    c.search.providers = vec!["searxng".into()];
+    c.fetch
+        .resolve
+        .insert("*.test".into(), web.addr().to_string());
+    c.fetch.allow_networks = vec!["127.0.0.0/8".into()];
+    c.fetch.min_interval_ms = 20;
+    c.broker.retry_delays_secs = vec![1];
+    if llm {
+        c.llm = Some(LlmConfig {
+            base_url: format!("{}/v1", web.base_url()),
+            model: "gpt-4o-mini".into(),
+            ..Default::default()
+        });
+    }
+    c
+}
+
+async fn english(dir: &std::path::Path) {
     let corpus = Arc::new(Corpus::generate_with_families());
     let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let base = |llm: bool, rounds: u32| {
-        let mut c = Config::default();
-        c.research.max_rounds = rounds;
-        c.output.url = format!("file://{}", dir.path().display());
-        c.search.searxng_url = web.base_url();
-        c.search.providers = vec!["searxng".into()];
-        c.fetch
-            .resolve
-            .insert("*.test".into(), web.addr().to_string());
-        c.fetch.allow_networks = vec!["127.0.0.0/8".into()];
-        c.fetch.min_interval_ms = 20;
-        c.broker.retry_delays_secs = vec![1];
-        if llm {
-            c.llm = Some(LlmConfig {
-                base_url: format!("{}/v1", web.base_url()),
-                model: "gpt-4o-mini".into(),
-                ..Default::default()
-            });
-        }
-        c
-    };
     println!(
         "simweb: {} labelled questions, answers on {} pages; {} unanswerable questions",
         corpus.questions().len(),
-        corpus
-            .questions()
-            .iter()
+        (corpus.questions().iter())
             .map(|q| q.answer_urls.len())
             .sum::<usize>(),
         corpus.unanswerable().len()
@@ -232,8 +378,46 @@ async fn main() {
          | conflicts found | false conflicts | answered anyway | rounds | pages | secs |"
     );
     println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
-    measure("extractive, one round", base(false, 1), &corpus).await;
-    measure("extractive, follow-up rounds", base(false, 2), &corpus).await;
-    measure("LLM (scripted), one round", base(true, 1), &corpus).await;
-    measure("LLM (scripted), follow-ups", base(true, 2), &corpus).await;
+    let config = |llm, rounds| config(dir, &web, llm, rounds);
+    measure("extractive, one round", config(false, 1), &corpus).await;
+    measure("extractive, follow-up rounds", config(false, 2), &corpus).await;
+    measure("LLM (scripted), one round", config(true, 1), &corpus).await;
+    measure("LLM (scripted), follow-ups", config(true, 2), &corpus).await;
+}
+
+async fn by_language(dir: &std::path::Path) {
+    let corpus = Arc::new(Corpus::generate_multilingual());
+    let web = Simweb::start(Arc::clone(&corpus), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    println!(
+        "By language: simweb's multilingual family, the same {} questions in each of 8 languages",
+        corpus.language_questions().len() / 8
+    );
+    println!(
+        "| | language | questions | evidence | answer | citation precision | citing a value \
+         | conflicts found | false conflicts | question's language | sources' language | pages |"
+    );
+    println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let misses = std::env::args().any(|a| a == "--misses");
+    measure_languages("extractive", config(dir, &web, false, 1), &corpus, misses).await;
+    measure_languages(
+        "LLM (scripted)",
+        config(dir, &web, true, 1),
+        &corpus,
+        misses,
+    )
+    .await;
+}
+
+/// `--languages` prints the by-language table alone; `--misses` also prints each of its questions
+/// whose report misses the answer, cites a page off the subject or misses a conflict.
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    if !std::env::args().any(|a| a == "--languages") {
+        english(dir.path()).await;
+        println!();
+    }
+    by_language(dir.path()).await;
 }

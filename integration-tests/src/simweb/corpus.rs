@@ -10,6 +10,7 @@ use super::follow_up;
 use super::hosts::{article_path, make_hosts};
 pub use super::hosts::{Host, Robots};
 use super::languages::{self, Role};
+use super::multilingual;
 pub use super::page::{FollowUp, Page, PageKind, Question};
 use super::render::{render, Doc, Frame};
 use super::rng::Rng;
@@ -21,15 +22,18 @@ const TOPICS: usize = 60;
 /// Every host gets at least this many article pages.
 const MIN_PAGES_PER_HOST: usize = 6;
 
-/// A question of the languages family ([`Corpus::generate_with_languages`]).
+/// A question of the languages or multilingual family ([`Corpus::generate_with_languages`],
+/// [`Corpus::generate_multilingual`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LanguageQuestion {
     /// ISO 639-1 code.
     pub lang: &'static str,
-    pub query: &'static str,
+    pub query: String,
     /// The answer as its pages write it.
-    pub value: &'static str,
+    pub value: String,
     pub answer_urls: Vec<String>,
+    /// Pages stating another value (the multilingual family, one subject of each kind).
+    pub disagreeing_urls: Vec<String>,
     /// Pages naming the subject without the answer.
     pub distractor_urls: Vec<String>,
 }
@@ -117,9 +121,7 @@ impl Corpus {
         let mut corpus = Self::generate();
         let root = Rng::new(SEED).fork(8);
         let mut rng = root.fork(1);
-        let mut drafts: Vec<Draft> = Vec::new();
-        // Each draft's language, for its `<html>`.
-        let mut langs: Vec<&languages::Spec> = Vec::new();
+        let (mut drafts, mut langs) = (Vec::new(), Vec::new());
         for spec in languages::SPECS {
             let topic = format!("lang-{}", spec.lang);
             for (variant, (role, doc)) in languages::docs(spec).into_iter().enumerate() {
@@ -133,52 +135,92 @@ impl Corpus {
                     },
                     Role::Other => PageKind::Generic,
                 };
-                let draft = corpus.draft_on_open_host(kind, doc, &mut rng, &drafts);
-                drafts.push(draft);
-                langs.push(spec);
+                drafts.push(corpus.draft_on_open_host(kind, doc, &mut rng, &drafts));
+                langs.push(spec.lang);
             }
         }
-        let first = corpus.pages.len();
-        corpus.append(drafts, &mut root.fork(0));
-        for (page, spec) in corpus.pages[first..].iter_mut().zip(langs) {
-            let dir = if spec.right_to_left() {
-                " dir=\"rtl\""
-            } else {
-                ""
-            };
-            page.html = (page.html).replacen(
-                "<html lang=\"en\">",
-                &format!("<html lang=\"{}\"{dir}>", spec.lang),
-                1,
-            );
-        }
+        corpus.append_in_languages(drafts, &langs, &mut root.fork(0));
         corpus
     }
 
-    /// The languages family's questions ([`Corpus::generate_with_languages`]); none in other
-    /// corpora.
+    /// [`Corpus::generate`] plus the multilingual family (the `multilingual` module): the same
+    /// 20 questions in each of English, German, French, Spanish, Chinese, Japanese, Russian and
+    /// Arabic, for measuring reports by language. What `generate` builds stays as it is.
+    pub fn generate_multilingual() -> Corpus {
+        let mut corpus = Self::generate();
+        let root = Rng::new(SEED).fork(9);
+        let (items, others) = multilingual::items(&mut root.fork(1));
+        let mut rng = root.fork(2);
+        let (mut drafts, mut langs) = (Vec::new(), Vec::new());
+        for item in items {
+            let mut answers = 0;
+            for (role, doc) in item.docs {
+                let kind = match role {
+                    multilingual::Role::Answer | multilingual::Role::Disagrees => {
+                        answers += 1;
+                        PageKind::Answer {
+                            topic: item.topic.clone(),
+                            variant: answers - 1,
+                        }
+                    }
+                    multilingual::Role::Mention => PageKind::Distractor {
+                        topic: item.topic.clone(),
+                    },
+                };
+                drafts.push(corpus.draft_on_open_host(kind, doc, &mut rng, &drafts));
+                langs.push(item.lang);
+            }
+        }
+        for (lang, doc) in others {
+            drafts.push(corpus.draft_on_open_host(PageKind::Generic, doc, &mut rng, &drafts));
+            langs.push(lang);
+        }
+        corpus.append_in_languages(drafts, &langs, &mut root.fork(0));
+        corpus
+    }
+
+    /// [`Corpus::append`] for pages in other languages than English: each page's `<html>` says
+    /// its language, and Arabic's its direction.
+    fn append_in_languages(&mut self, drafts: Vec<Draft>, langs: &[&str], rng: &mut Rng) {
+        let first = self.pages.len();
+        self.append(drafts, rng);
+        for (page, &lang) in self.pages[first..].iter_mut().zip(langs) {
+            let dir = if lang == "ar" { " dir=\"rtl\"" } else { "" };
+            page.html = (page.html).replacen(
+                "<html lang=\"en\">",
+                &format!("<html lang=\"{lang}\"{dir}>"),
+                1,
+            );
+        }
+    }
+
+    /// The questions of the languages and multilingual families, those this corpus holds
+    /// ([`Corpus::generate_with_languages`], [`Corpus::generate_multilingual`]).
     pub fn language_questions(&self) -> Vec<LanguageQuestion> {
-        let urls = |topic: &str, answer: bool| -> Vec<String> {
+        let urls = |topic: &str, want: fn(&PageKind) -> bool| -> Vec<String> {
             (self.pages.iter())
-                .filter(|p| match &p.kind {
-                    PageKind::Answer { topic: t, .. } => answer && t == topic,
-                    PageKind::Distractor { topic: t } => !answer && t == topic,
-                    _ => false,
-                })
+                .filter(|p| want(&p.kind) && p.kind.topic() == Some(topic))
                 .map(|p| p.url.clone())
                 .collect()
         };
-        (languages::SPECS.iter())
-            .map(|s| {
-                let topic = format!("lang-{}", s.lang);
-                LanguageQuestion {
-                    lang: s.lang,
-                    query: s.question,
-                    value: s.value,
-                    answer_urls: urls(&topic, true),
-                    distractor_urls: urls(&topic, false),
-                }
-            })
+        let answer = |k: &PageKind| matches!(k, PageKind::Answer { variant: 0 | 1, .. });
+        let disagreeing = |k: &PageKind| matches!(k, PageKind::Answer { variant: 2, .. });
+        let mention = |k: &PageKind| matches!(k, PageKind::Distractor { .. });
+        let question =
+            |lang: &'static str, topic: &str, query: &str, value: &str| LanguageQuestion {
+                lang,
+                query: query.to_owned(),
+                value: value.to_owned(),
+                answer_urls: urls(topic, answer),
+                disagreeing_urls: urls(topic, disagreeing),
+                distractor_urls: urls(topic, mention),
+            };
+        let hand_written = (languages::SPECS.iter())
+            .map(|s| question(s.lang, &format!("lang-{}", s.lang), s.question, s.value));
+        let (items, _) = multilingual::items(&mut Rng::new(SEED).fork(9).fork(1));
+        let generated = (items.iter()).map(|i| question(i.lang, &i.topic, &i.question, &i.value));
+        hand_written
+            .chain(generated)
             .filter(|q| !q.answer_urls.is_empty())
             .collect()
     }

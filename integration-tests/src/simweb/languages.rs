@@ -24,12 +24,6 @@ pub struct Spec {
     pub other: (&'static str, &'static [&'static str]),
 }
 
-impl Spec {
-    pub fn right_to_left(&self) -> bool {
-        self.lang == "ar"
-    }
-}
-
 pub const SPECS: &[Spec] = &[
     Spec {
         lang: "de",

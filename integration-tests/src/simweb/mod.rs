@@ -36,6 +36,7 @@ pub mod hostile;
 mod hosts;
 pub mod languages;
 pub mod llm;
+mod multilingual;
 mod page;
 pub mod providers;
 mod render;

@@ -22,6 +22,20 @@ pub enum PageKind {
     Comparison { topic: String },
 }
 
+impl PageKind {
+    /// The topic the page is about, if any.
+    pub fn topic(&self) -> Option<&str> {
+        match self {
+            PageKind::Answer { topic, .. }
+            | PageKind::Distractor { topic }
+            | PageKind::Decoy { topic }
+            | PageKind::Buried { topic }
+            | PageKind::Comparison { topic } => Some(topic),
+            PageKind::Generic => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
     /// `http://host.test/path`

@@ -1,7 +1,8 @@
 //! simweb's languages family through the whole pipeline, embedded (`trawl run`): a question in
 //! each of German, French, Spanish, Chinese, Japanese, Russian and Arabic finds its answer
-//! pages among pages in seven languages, reads them, cites them and nothing that does not
-//! answer, and the answer is in the report, quoted as the sources write it.
+//! pages among pages in seven languages, reads them (recording each one's language), cites them
+//! and nothing that does not answer, and the answer is in the report, quoted as the sources
+//! write it.
 
 use serde_json::Value;
 use trawl_integration_tests::simweb::Corpus;
@@ -26,7 +27,7 @@ async fn a_question_in_each_language_is_answered_from_its_languages_pages() {
     }
     let mut failures = Vec::new();
     for q in &questions {
-        let stdout = fleet.run_alone(&["--format", "json", q.query]).await;
+        let stdout = fleet.run_alone(&["--format", "json", &q.query]).await;
         let job: Value = serde_json::from_str(&stdout).unwrap();
         let sources = job["sources"].as_array().unwrap();
         let source = |url: &str| sources.iter().find(|s| s["url"] == url);
@@ -39,6 +40,11 @@ async fn a_question_in_each_language_is_answered_from_its_languages_pages() {
                 Some(s) if s["outcome"]["outcome"] != "analysed" => {
                     problems.push(format!("answer page {url} not read: {}", s["outcome"]))
                 }
+                // Each source's own language, as clean detected it.
+                Some(s) if s["language"] != q.lang => problems.push(format!(
+                    "answer page {url} read as language {}",
+                    s["language"]
+                )),
                 Some(_) => {}
             }
         }
@@ -58,7 +64,7 @@ async fn a_question_in_each_language_is_answered_from_its_languages_pages() {
                 "{url} cited, which is not about the question's subject"
             ));
         }
-        if !report.contains(q.value) {
+        if !report.contains(&q.value) {
             problems.push(format!("the answer {} is not in the report", q.value));
         }
         if !problems.is_empty() {

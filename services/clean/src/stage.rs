@@ -28,7 +28,8 @@ use crate::metrics::step;
 use crate::steps::{process, LlmUse, Processed};
 use trawl_text::floor_char_boundary;
 
-/// Fewer characters of main content than this is not a source worth analysing.
+/// Less main content than this many Latin letters' worth ([`trawl_text::weighted_len`]: 27
+/// Chinese characters) is not a source worth analysing.
 const MIN_CONTENT_CHARS: usize = 80;
 
 /// Megabytes of HTML being extracted at once. Extraction holds several times its page (the
@@ -245,7 +246,7 @@ impl Stage for CleanStage {
             level: doc.level,
             doc: None,
         };
-        if markdown.trim().chars().count() < MIN_CONTENT_CHARS {
+        if trawl_text::weighted_len(markdown.trim()) < MIN_CONTENT_CHARS {
             record.outcome = Outcome::Failed {
                 reason: "no main content found".into(),
             };

@@ -18,7 +18,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use trawl_messages::AnalysedDoc;
 use trawl_text::points::{kind, markers, Kind};
-use trawl_text::{coverage, coverage_of, names, same_word, sentences, terms, MONTHS};
+use trawl_text::{
+    coverage, coverage_of, names, names_in, same_word, sentences, terms, terms_in, Lang, MONTHS,
+};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Conflict {
@@ -75,15 +77,32 @@ fn is_month(word: &str) -> bool {
 /// The unit `words` start with (after a number), as (base unit, factor, offset): a value in it
 /// is `number * factor + offset` in the base unit.
 fn unit_of(words: &[&str]) -> Option<(&'static str, f64, f64)> {
+    // Any script's punctuation: "مترا،" is "مترا".
     let w = |i: usize| {
         words.get(i).map(|w| {
-            w.trim_matches(|c: char| matches!(c, '.' | ',' | ';' | ':' | ')'))
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '°')
                 .to_lowercase()
         })
     };
     let first = w(0)?;
     let second = w(1).unwrap_or_default();
-    let degrees = matches!(first.as_str(), "degrees" | "degree" | "°" | "deg");
+    let degrees = matches!(
+        first.as_str(),
+        "degrees"
+            | "degree"
+            | "°"
+            | "deg"
+            | "grad"
+            | "degrés"
+            | "degré"
+            | "grados"
+            | "grado"
+            | "градусов"
+            | "градуса"
+            | "градус"
+            | "درجة"
+            | "度"
+    );
     let scale = if degrees {
         second.as_str()
     } else {
@@ -91,12 +110,31 @@ fn unit_of(words: &[&str]) -> Option<(&'static str, f64, f64)> {
     };
     Some(match scale {
         "°c" | "celsius" | "c" if degrees || scale != "c" => ("°C", 1.0, 0.0),
+        "цельсия" | "مئوية" | "摄氏度" | "攝氏度" => ("°C", 1.0, 0.0),
         "°f" | "fahrenheit" | "f" if degrees || scale != "f" => {
             ("°C", 5.0 / 9.0, -32.0 * 5.0 / 9.0)
         }
         "k" | "kelvin" => ("°C", 1.0, -273.15),
         "m" | "metre" | "metres" | "meter" | "meters" => ("m", 1.0, 0.0),
+        // The metre and the kilometre as other languages write them after a number.
+        "metern" | "mètre" | "mètres" | "metro" | "metros" | "米" | "メートル" | "м" | "метр"
+        | "метра" | "метров" | "متر" | "مترا" | "أمتار" => ("m", 1.0, 0.0),
         "km" | "kilometre" | "kilometres" | "kilometer" | "kilometers" => ("m", 1000.0, 0.0),
+        "kilometern"
+        | "kilomètre"
+        | "kilomètres"
+        | "kilómetro"
+        | "kilómetros"
+        | "公里"
+        | "千米"
+        | "キロメートル"
+        | "км"
+        | "километр"
+        | "километра"
+        | "километров"
+        | "كيلومتر"
+        | "كيلومترا"
+        | "كم" => ("m", 1000.0, 0.0),
         "cm" | "centimetres" | "centimeters" => ("m", 0.01, 0.0),
         "ft" | "foot" | "feet" => ("m", 0.3048, 0.0),
         "mi" | "mile" | "miles" => ("m", 1609.344, 0.0),
@@ -107,6 +145,18 @@ fn unit_of(words: &[&str]) -> Option<(&'static str, f64, f64)> {
         _ => return None,
     })
 }
+
+/// Units Chinese and Japanese write straight after a number, longest first.
+const WIDE_UNITS: &[&str] = &[
+    "キロメートル",
+    "メートル",
+    "摄氏度",
+    "攝氏度",
+    "公里",
+    "千米",
+    "米",
+    "度",
+];
 
 /// A number as written (`1,284`, `3.50`), with its unit when one is glued to it (`540m`,
 /// `1284°C`).
@@ -142,7 +192,11 @@ fn value_at(sentence: &str) -> Option<(Value, usize)> {
         }
         let unit = match glued.trim_matches(|c: char| matches!(c, '.' | ',' | ':')) {
             "" => unit_of(&words[i + 1..]),
-            glued => unit_of(&[glued]),
+            // Chinese and Japanese write the unit and the rest of the sentence on ("1738米，设有").
+            glued => unit_of(&[glued]).or_else(|| {
+                let unit = (WIDE_UNITS.iter()).find(|u| glued.starts_with(**u))?;
+                unit_of(&[unit])
+            }),
         };
         let value = match unit {
             Some((base, factor, offset)) => Value {
@@ -312,8 +366,29 @@ fn subject_of(question: &str, data_points: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Attributes whose relevant sources give different values for the question's subject.
+/// Attributes whose relevant sources give different values for the question's subject, for a
+/// question in English (or one whose language is unknown).
 pub fn detect(question: &str, data_points: &[String], docs: &[AnalysedDoc]) -> Vec<Conflict> {
+    detect_in(question, Lang::UND, data_points, docs)
+}
+
+/// [`detect`] for a question in `lang`. English questions are read by their English shapes
+/// (data points, "when" and "which" clauses, capitalised names). A question in another language
+/// asks for the value its sentences state in the question's own words: each relevant source's
+/// first sentence holding a number and the words of the question that its sources use (by the
+/// language's stems; a Chinese or Japanese word anywhere in the sentence, which a name split
+/// into characters needs) gives the source's value, and sources that give different values in
+/// the same unit are a conflict. The sentence must hold the subject's name, which keeps another
+/// subject's sentence out, and may miss one of the other words when the name is known.
+pub fn detect_in(
+    question: &str,
+    lang: Lang,
+    data_points: &[String],
+    docs: &[AnalysedDoc],
+) -> Vec<Conflict> {
+    if !lang.is_english_or_und() {
+        return detect_asked(question, lang, docs);
+    }
     let attributes = attributes(question, data_points);
     if attributes.is_empty() {
         return Vec::new();
@@ -358,6 +433,97 @@ pub fn detect(question: &str, data_points: &[String], docs: &[AnalysedDoc]) -> V
         }
     }
     out
+}
+
+/// [`detect_in`] for a question not in English.
+fn detect_asked(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> Vec<Conflict> {
+    let relevant: Vec<&AnalysedDoc> = docs.iter().filter(|d| d.is_relevant).collect();
+    // Each source's sentences that hold a value, with the value.
+    let stated: Vec<(u32, Vec<(String, Value)>)> = (relevant.iter())
+        .map(|d| {
+            let mut all = d.key_points.clone();
+            all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
+            let with_values = (all.into_iter())
+                .filter_map(|s| value_at(&s).map(|(v, _)| (s.to_lowercase(), v)))
+                .collect();
+            (d.source.idx, with_values)
+        })
+        .collect();
+    let has = |sentence: &str, term: &str| {
+        if term.chars().any(trawl_text::is_wide) {
+            return sentence.contains(term);
+        }
+        let stem = lang.stem(term);
+        let mut found = false;
+        trawl_text::each_word_in(sentence, lang, |w| {
+            found = w == term || lang.stem(w) == stem;
+            !found
+        });
+        found
+    };
+    // The question's words its sources use: "какова", "quelle" and "cuánto" ask, and no
+    // sentence answers with them.
+    let words: Vec<String> = (terms_in(question, lang).into_iter())
+        .filter(|t| (stated.iter()).any(|(_, ss)| ss.iter().any(|(s, _)| has(s, t))))
+        .collect();
+    if words.len() < 2 {
+        return Vec::new();
+    }
+    // The subject's name, where capitals say it (not in German, nor in a script without
+    // case): a sentence must hold it, and may miss one of the other words, which say what is
+    // asked, when there are two or more ("Le Rabel fond à 957 degrés" answers "Quel est le
+    // point de fusion du Rabel ?"). Without a name, every word is needed: the name is among
+    // them, and nothing tells which it is.
+    let names = names_in(question, lang);
+    let (subject, asked): (Vec<&String>, Vec<&String>) =
+        (words.iter()).partition(|t| names.iter().any(|n| n == *t));
+    let may_miss = usize::from(asked.len() >= 2 && !subject.is_empty());
+    let answers = |s: &str| {
+        subject.iter().all(|t| has(s, t)) && asked.iter().filter(|t| !has(s, t)).count() <= may_miss
+    };
+    let values: Vec<(u32, Value)> = (stated.iter())
+        .filter_map(|(idx, ss)| {
+            let (_, v) = ss.iter().find(|(s, _)| answers(s))?;
+            Some((*idx, *v))
+        })
+        .collect();
+    // Values in one unit: a sentence naming two things asked ("wie hoch … und wann") may give
+    // a year in one source and a height in another.
+    let Some(unit) = most_common(values.iter().map(|(_, v)| v.unit)) else {
+        return Vec::new();
+    };
+    let mut groups: Vec<(Value, Vec<u32>)> = Vec::new();
+    for (idx, v) in values.into_iter().filter(|(_, v)| v.unit == unit) {
+        match groups.iter_mut().find(|(g, _)| g.agrees(&v)) {
+            Some((_, idxs)) => idxs.push(idx),
+            None => groups.push((v, vec![idx])),
+        }
+    }
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    let mut values: Vec<(String, Vec<u32>)> = (groups.into_iter())
+        .map(|(v, idxs)| (v.show(), idxs))
+        .collect();
+    values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    let asked = question.trim_end_matches(|c: char| c.is_whitespace() || "?？؟".contains(c));
+    vec![Conflict {
+        data_point: asked.to_owned(),
+        values,
+    }]
+}
+
+/// The item seen most often, the first seen among equals.
+fn most_common<T: PartialEq + Copy>(items: impl Iterator<Item = T>) -> Option<T> {
+    let mut counts: Vec<(T, usize)> = Vec::new();
+    for item in items {
+        match counts.iter_mut().find(|(t, _)| *t == item) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((item, 1)),
+        }
+    }
+    let best = counts.iter().map(|(_, n)| *n).max()?;
+    counts.into_iter().find(|(_, n)| *n == best).map(|(t, _)| t)
 }
 
 #[cfg(test)]
@@ -552,5 +718,100 @@ mod tests {
             ),
         ]);
         assert!(detect(ZORBIUM, &["melting point".into()], &docs).is_empty());
+    }
+
+    fn lang(code: &str) -> Lang {
+        Lang::from_tag(code).unwrap()
+    }
+
+    #[test]
+    fn sources_disagreeing_in_other_languages_are_a_conflict_and_other_subjects_are_not() {
+        for (code, question, texts, values) in [
+            (
+                "de",
+                "Wie lang ist die Zorvel-Brücke?",
+                [
+                    "Die Zorvel-Brücke ist 1175 Meter lang und trägt vier Fahrspuren.",
+                    "Die Zorvel-Brücke ist 1188 Meter lang.",
+                    "Die Kelmo-Brücke ist 900 Meter lang.",
+                ],
+                ["1175 m", "1188 m"],
+            ),
+            (
+                "zh",
+                "拉泽奥大桥有多长？",
+                [
+                    "拉泽奥大桥全长1738米，设有四条车道。",
+                    "这座长1751米的拉泽奥大桥是该地区最长的桥梁。",
+                    "拉奥塔大桥全长900米。",
+                ],
+                ["1738 m", "1751 m"],
+            ),
+            (
+                "ar",
+                "ما طول جسر زوربيل؟",
+                [
+                    "يبلغ طول جسر زوربيل 1175 مترا، ويضم أربع حارات للسيارات.",
+                    "يبلغ طول جسر زوربيل 1188 مترا.",
+                    "يبلغ طول جسر كيلمو 900 مترا.",
+                ],
+                ["1175 m", "1188 m"],
+            ),
+            (
+                // The name known by its capitals, a sentence may miss one other word.
+                "fr",
+                "Quel est le point de fusion du Rabel ?",
+                [
+                    "Le point de fusion du Rabel est de 957 °C.",
+                    "Le Rabel a une température de fusion de 970 degrés Celsius.",
+                    "Le point de fusion du Kelmo est de 500 °C.",
+                ],
+                ["957 °C", "970 °C"],
+            ),
+            (
+                "ru",
+                "Какова температура плавления металла Павмо?",
+                [
+                    "Температура плавления металла Павмо составляет 3074 °C.",
+                    "Металл Павмо плавится при температуре 3087 градусов Цельсия.",
+                    "Температура плавления металла Круфа составляет 1228 °C.",
+                ],
+                ["3074 °C", "3087 °C"],
+            ),
+        ] {
+            let docs = docs(&texts.map(|t| ("", t)));
+            let c = detect_in(question, lang(code), &[], &docs);
+            assert_eq!(c.len(), 1, "{code}: {c:?}");
+            let found: Vec<&str> = c[0].values.iter().map(|(v, _)| v.as_str()).collect();
+            assert_eq!(found, values, "{code}");
+            assert_eq!(
+                c[0].data_point,
+                question.trim_end_matches(['?', '？', '؟', ' '])
+            );
+            // Agreeing sources (the first twice) are none.
+            let agreeing = docs_of(&[texts[0], texts[0], texts[2]]);
+            assert!(
+                detect_in(question, lang(code), &[], &agreeing).is_empty(),
+                "{code}"
+            );
+        }
+    }
+
+    fn docs_of(texts: &[&str]) -> Vec<AnalysedDoc> {
+        docs(&texts.iter().map(|t| ("", *t)).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn values_in_another_unit_or_without_the_questions_words_are_not_compared() {
+        let q = "Wie lang ist die Zorvel-Brücke?";
+        let docs = docs_of(&[
+            "Die Zorvel-Brücke ist 1175 Meter lang.",
+            // A year in a sentence with the question's words: not a length.
+            "Die Zorvel-Brücke ist seit 1911 lang geplant worden, gebaut 1930.",
+            "Die Zorvel-Brücke ist 1175 Meter lang, sagt die Stadt.",
+            // The subject, but not what was asked.
+            "Die Zorvel-Brücke hat 4 Fahrspuren.",
+        ]);
+        assert!(detect_in(q, lang("de"), &[], &docs).is_empty());
     }
 }

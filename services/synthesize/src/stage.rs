@@ -23,7 +23,7 @@ use trawl_pipeline::results::add_counters;
 use trawl_pipeline::{ErrorClass, Handled, Job, JobLlm, Runtime, Stage, StageError};
 
 use crate::attribution::Verdict;
-use crate::conflicts::detect;
+use crate::conflicts::detect_in;
 use crate::products::{search_md, sources_md, write_summary};
 use crate::report::{self, Gaps, Material, Report};
 use crate::rounds;
@@ -74,6 +74,9 @@ struct SourceEntry<'a> {
     relevance: Option<f64>,
     level: Option<u8>,
     bytes: Option<u64>,
+    /// The source's own language as clean detected it (`und` when unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    language: Option<&'a str>,
 }
 
 #[async_trait]
@@ -158,7 +161,9 @@ async fn synthesise(
         rounds: round_records(rt, msg, rounds).await?,
         ..gaps_of(&meta.sources, records)
     };
-    let conflicts = detect(&meta.query, &meta.data_points, &docs);
+    // Search recorded the job's language: its option, else the question's.
+    let lang = trawl_text::Lang::from_tag(&meta.language).unwrap_or_default();
+    let conflicts = detect_in(&meta.query, lang, &meta.data_points, &docs);
     let material = Material {
         question: &meta.query,
         sub_queries: &meta.sub_queries,
@@ -170,8 +175,7 @@ async fn synthesise(
         shape: (input.as_ref())
             .and_then(|i| i.options.report_type)
             .unwrap_or(rt.config.report.kind),
-        // Search recorded the job's language: its option, else the question's.
-        lang: trawl_text::Lang::from_tag(&meta.language).unwrap_or_default(),
+        lang,
     };
     let mut job_record = JobRecord {
         conflicts: conflicts.len(),
@@ -468,6 +472,7 @@ async fn save_products(
                 relevance: doc.map(|d| d.relevance),
                 level: record.map(|r| r.level),
                 bytes: doc.map(|d| d.bytes),
+                language: doc.map(|d| d.language.as_str()).filter(|l| !l.is_empty()),
             }
         })
         .collect();

@@ -1,7 +1,9 @@
 //! Which language a text is in, by whatlang: trigram profiles of 70 languages compiled in, no
 //! model files, fast enough to run on every page (tens of microseconds for its first KiB).
 //! Larger detectors (lingua, CLD3) are more accurate on a sentence of three words but weigh tens
-//! of megabytes; where whatlang is unsure, the answer is `und` and nothing downstream guesses.
+//! of megabytes. Where whatlang is unsure, as on most short questions, function words decide
+//! among the languages of the text's script, then the script's main language (Russian for
+//! Cyrillic, Arabic for the Arabic script); a Latin text with neither is `und`.
 //!
 //! And each language's stop words, from the stop-words crate (NLTK's lists where NLTK has one,
 //! Stopwords ISO's for the rest), and its Snowball stemmer, from rust-stemmers (17 languages
@@ -39,14 +41,27 @@ impl Lang {
         let Some(info) = whatlang::detect(sample) else {
             return Lang::UND;
         };
-        let lang = Lang(Some(info.lang()));
-        // A short question is often right but unsure ("Qual é a capital da Austrália?": 0.18);
-        // its function words confirm it, and a row of names ("Brimomir Bridge length") has none.
-        let confirmed = || lang.stop_words_in(sample) >= STOP_WORDS_TO_CONFIRM;
-        if info.is_reliable() || info.confidence() >= MIN_CONFIDENCE || confirmed() {
-            lang
-        } else {
-            Lang::UND
+        let guess = info.lang();
+        if info.is_reliable() || info.confidence() >= MIN_CONFIDENCE {
+            return Lang(Some(guess));
+        }
+        // Unsure, as on most short questions ("Какова длина моста Товмо?": Macedonian, 0.11).
+        // Function words decide among the languages of the script: two of one language, or one
+        // of the language the trigrams guessed. Ties go to the script's main language, then to
+        // the guess.
+        let script = info.script();
+        let main = main_language(script);
+        let rank = |l: whatlang::Lang| (Some(l) == main, l == guess);
+        let best = (script.langs().iter().copied())
+            .map(|l| (Lang(Some(l)).stop_words_in(sample), l))
+            .max_by_key(|&(hits, l)| (hits, rank(l)));
+        match best {
+            Some((hits, l)) if hits >= STOP_WORDS_TO_CONFIRM || (hits == 1 && l == guess) => {
+                Lang(Some(l))
+            }
+            // No function word of any: a script most of whose writers write one language
+            // (Cyrillic, Arabic) says that language. A Latin one says nothing.
+            _ => Lang(main),
         }
     }
 
@@ -77,7 +92,8 @@ impl Lang {
         self.snowball().is_some()
     }
 
-    fn is_english_or_und(self) -> bool {
+    /// English or unknown: what trawl's English rules (stop words, names, data points) read.
+    pub fn is_english_or_und(self) -> bool {
         matches!(self.0, None | Some(whatlang::Lang::Eng))
     }
 
@@ -202,6 +218,23 @@ impl Locale {
             lang: Lang::detect(text),
             region: None,
         }
+    }
+}
+
+/// The language most text in `script` is written in, for scripts where one language dominates:
+/// what an unsure detection in the script falls back to. `None` for Latin, shared by too many.
+fn main_language(script: whatlang::Script) -> Option<whatlang::Lang> {
+    use whatlang::{Lang::*, Script};
+    match script {
+        Script::Cyrillic => Some(Rus),
+        Script::Arabic => Some(Ara),
+        Script::Devanagari => Some(Hin),
+        Script::Hiragana | Script::Katakana => Some(Jpn),
+        Script::Mandarin => Some(Cmn),
+        Script::Hangul => Some(Kor),
+        Script::Greek => Some(Ell),
+        Script::Hebrew => Some(Heb),
+        _ => None,
     }
 }
 
@@ -463,6 +496,14 @@ mod tests {
             ("Qual é a capital da Austrália?", "pt"),
             ("Was ist die Hauptstadt von Australien?", "de"),
             ("How long is the Brimomir Bridge?", "en"),
+            // Unsure detections (Macedonian, Persian, Latin at under 0.2), decided by the
+            // script's function words, or failing those by its main language.
+            ("Какова длина моста Товпавпав?", "ru"),
+            ("Какова температура плавления металла Улган?", "ru"),
+            ("ما درجة انصهار معدن كيلفي؟", "ar"),
+            ("ما طول جسر درينكو؟", "ar"),
+            ("How high is Mount Drengri?", "en"),
+            ("Wann wurde die Stadt Luzufi gegründet?", "de"),
             // Names alone say no language.
             ("Brimomir Bridge length", "und"),
             ("iPhone 15 price", "und"),

@@ -503,6 +503,23 @@ pub fn is_wide(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
 }
 
+/// What one character says, in Latin letters: a Chinese or Japanese character about three (a
+/// word of English is about five letters and a space; of Chinese, one or two characters), a
+/// Hangul syllable two, anything else one. Length thresholds set in Latin letters measure text
+/// by it.
+pub fn char_weight(c: char) -> usize {
+    match c {
+        c if is_wide(c) => 3,
+        '\u{AC00}'..='\u{D7AF}' => 2,
+        _ => 1,
+    }
+}
+
+/// The length of `text` in Latin letters ([`char_weight`]).
+pub fn weighted_len(text: &str) -> usize {
+    text.chars().map(char_weight).sum()
+}
+
 /// Byte spans of the sentences of one paragraph of plain text, where [`sentences`] splits it
 /// (an abbreviation or an initial does not end one), with nothing left out: every byte of
 /// `text` is in one span.
@@ -776,6 +793,19 @@ mod tests {
                 "It was found by Dr. Strand in 1931.",
                 "A list item that is long enough to count.",
             ]
+        );
+    }
+
+    #[test]
+    fn weighted_length_counts_a_chinese_character_as_three_letters() {
+        assert_eq!(weighted_len("bridge"), 6);
+        assert_eq!(weighted_len("大桥"), 6);
+        assert_eq!(weighted_len("다리"), 4);
+        // A two-sentence Chinese news item is as long as an English paragraph of 80 letters.
+        assert!(
+            weighted_len(
+                "因道路维修，瓦尔坦大桥北侧匝道将于下周封闭三天。交通部门建议司机提前规划路线。"
+            ) >= 80
         );
     }
 }

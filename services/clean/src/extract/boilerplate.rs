@@ -86,7 +86,7 @@ fn element_facts(tag: Tag, e: scraper::ElementRef<'_>) -> (u8, u8) {
 
 /// Text measure used throughout: characters of each whitespace-separated word plus one,
 /// so whitespace runs count once, and a character of a script without spaces counts as much
-/// as the Latin characters it takes to say as much (see [`weight`]): the thresholds ("a
+/// as the Latin characters it takes to say as much ([`trawl_text::char_weight`]): the thresholds ("a
 /// paragraph has 25", "a container 250") hold in every language, and a 120-character Chinese
 /// news item is an article, not a page of links.
 pub(crate) fn text_len(s: &str) -> (u32, u32) {
@@ -102,23 +102,12 @@ pub(crate) fn text_len(s: &str) -> (u32, u32) {
             len = len.saturating_add(1);
             in_word = true;
         }
-        len = len.saturating_add(weight(c));
+        len = len.saturating_add(trawl_text::char_weight(c) as u32);
         if matches!(c, ',' | '，' | '、') {
             commas = commas.saturating_add(1);
         }
     }
     (len, commas)
-}
-
-/// What one character weighs in [`text_len`]: a Chinese or Japanese character about three
-/// Latin letters (a word of English is about five letters and a space; of Chinese, one or two
-/// characters), a Hangul syllable two, anything else one.
-fn weight(c: char) -> u32 {
-    match c {
-        c if trawl_text::is_wide(c) => 3,
-        '\u{AC00}'..='\u{D7AF}' => 2,
-        _ => 1,
-    }
 }
 
 /// Subtree contains an `<h1>`.

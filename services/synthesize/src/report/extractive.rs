@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
+use trawl_text::points::markers;
 use trawl_text::{coverage_of, names_in, terms, terms_in, Lang};
 
 use super::{lookup, Draft, Material};
@@ -80,6 +81,18 @@ fn rank<'a>(
         })
         .collect();
     let total: f64 = weights.iter().sum();
+    // What is asked: each word of the query that is not a name, with the words marking such
+    // a value ("rises" for "how high").
+    let asks: Vec<String> = (q.iter())
+        .filter(|t| !question_names.contains(t))
+        .flat_map(|t| {
+            let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
+            std::iter::once(t.clone()).chain(marked)
+        })
+        .collect();
+    let titles: Vec<Vec<String>> = (docs.iter())
+        .map(|d| stems(&format!("{} {}", d.title, d.source.title), lang))
+        .collect();
     let mut out: Vec<Candidate> = pool
         .iter()
         .filter_map(|(i, sentence, words)| {
@@ -89,9 +102,16 @@ fn rank<'a>(
                 .filter(|(t, _)| words.contains(t))
                 .map(|(_, w)| w)
                 .sum();
-            // A sentence that only names the subject says nothing about what was asked.
-            let asks: Vec<&String> = q.iter().filter(|t| !question_names.contains(t)).collect();
+            // A sentence that only names the subject says nothing about what was asked (as a
+            // word of it, or one marking such a value: "rises" for "how high").
             if !asks.is_empty() && !asks.iter().any(|t| words.contains(t)) {
+                return None;
+            }
+            // Nor is one about something else, which neither it nor its source's title names
+            // ("Tharbelsaium is used in high-voltage insulators" for "How high is Mount
+            // Velsor?"): the rarer its word, the higher it would rank.
+            let named = |words: &[String]| question_names.iter().any(|n| words.contains(n));
+            if !question_names.is_empty() && !named(words) && !named(&titles[*i]) {
                 return None;
             }
             let share = if total > 0.0 { covered / total } else { 0.0 };
@@ -114,7 +134,15 @@ fn rank<'a>(
 /// its analysis found, as (doc, sentence): what the question asked for, whichever sentences
 /// rank best. Only the share of a source's text a writer is given is searched, which is the
 /// share attribution checks claims against.
-fn stated(material: &Material<'_>) -> Vec<(usize, String)> {
+fn stated(material: &Material<'_>, question_names: &[String]) -> Vec<(usize, String)> {
+    let lang = material.lang;
+    // About the subject: the sentence and its source's title name all of it ("Crossing the
+    // Grimel River, the Velvelra Bridge is 3,339 metres long" states a length, not the Zornex
+    // Bridge's).
+    let about = |d: &AnalysedDoc, sentence: &str| {
+        let words = stems(&format!("{sentence} {} {}", d.title, d.source.title), lang);
+        question_names.iter().all(|n| words.contains(n))
+    };
     let mut out: Vec<(usize, String)> = Vec::new();
     for point in material.data_points {
         let found = (material.docs.iter().enumerate())
@@ -125,7 +153,7 @@ fn stated(material: &Material<'_>) -> Vec<(usize, String)> {
                 let sentence = (d.key_points.iter().cloned())
                     .chain(trawl_text::sentences(&read))
                     .find(|s| s.contains(value))?;
-                Some((i, sentence))
+                about(d, &sentence).then_some((i, sentence))
             });
         if let Some(found) = found.filter(|f| !out.contains(f)) {
             out.push(found);
@@ -171,7 +199,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     }
     let per_section = (max_sentences / sections.len()).max(2);
 
-    let stated_sentences = stated(material);
+    let stated_sentences = stated(material, &question_names);
     let stated: Vec<Candidate> = (stated_sentences.iter())
         .map(|(doc, sentence)| Candidate {
             sentence,
@@ -389,6 +417,38 @@ mod tests {
     }
 
     #[test]
+    fn a_sentence_about_something_else_is_not_cited_for_a_word_of_the_question() {
+        // Among many sentences naming Mount Velsor, "high" is rare, so it outweighs the name;
+        // the Velsor page answers in other words ("rises", which marks a height).
+        let mut velsor = vec!["Mount Velsor rises to 3213 metres above sea level.".to_owned()];
+        velsor.extend((1..40).map(|i| format!("Mount Velsor was climbed by party number {i}.")));
+        let velsor: Vec<&str> = velsor.iter().map(String::as_str).collect();
+        let mut docs = vec![
+            doc(0, true, &velsor),
+            doc(
+                1,
+                true,
+                &[
+                    "Tharbelsaium is used mainly in high-voltage insulators.",
+                    "Most Tharbelsaium ends up in high-voltage insulators.",
+                ],
+            ),
+        ];
+        docs[0].title = "Mount Velsor: walking the northern peak".into();
+        docs[1].title = "Everything about Tharbelsaium".into();
+        let r = write(
+            "How high is Mount Velsor?",
+            &[],
+            &docs,
+            &[],
+            &Gaps::default(),
+            4,
+        );
+        let cited: Vec<u32> = r.citations.iter().map(|c| c.idx).collect();
+        assert_eq!(cited, [0], "{}", r.markdown);
+    }
+
+    #[test]
     fn sentences_are_ranked_by_the_words_of_the_questions_language() {
         // The answer has the question's words in other forms; the other sentence shares a
         // word of the question as it is written, and nothing it asks about.
@@ -561,6 +621,45 @@ mod tests {
             .claims
             .iter()
             .any(|c| c.text.contains("4 days") && !c.sources.is_empty()));
+    }
+
+    #[test]
+    fn a_data_points_value_on_another_subjects_page_does_not_lead() {
+        // The more relevant page states a length, of another bridge.
+        let mut other = doc(
+            0,
+            true,
+            &["Crossing the Ashmo River, the Veldar Bridge is 798 metres long from end to end."],
+        );
+        other.title = "Everything you wanted to know about the Veldar Bridge".into();
+        other.relevance = 0.9;
+        other
+            .extracted_data
+            .insert("long".into(), Some("798 metres".into()));
+        let mut asked = doc(1, true, &["The Briosk Bridge is 1672 metres long."]);
+        asked.title = "The Briosk Bridge: a century of crossings".into();
+        asked
+            .extracted_data
+            .insert("long".into(), Some("1672 metres".into()));
+        let (docs, gaps, points) = ([other, asked], Gaps::default(), ["long".to_string()]);
+        let r = Material {
+            data_points: &points,
+            ..material(
+                "How long is the Briosk Bridge?",
+                &[],
+                &docs,
+                &[],
+                &gaps,
+                ReportType::Answer,
+            )
+        }
+        .extractive(6);
+        let answer = r.markdown.split("## Answer\n\n").nth(1).unwrap();
+        assert!(
+            answer.starts_with("The Briosk Bridge is 1672 metres long [1]."),
+            "{}",
+            r.markdown
+        );
     }
 
     #[test]
