@@ -211,7 +211,8 @@ async fn measure(name: &str, config: Config, corpus: &Corpus) {
 /// The multilingual family's questions, by language: evidence recall (the report cites an
 /// answer page), answer recall (the value is in the report), citation precision (the share of
 /// citations pointing to a page about the question's subject: one stating a value or one naming
-/// the subject) and the share pointing to a page that states a value, conflicts found where a
+/// the subject) and the share pointing to a page that states a value, the share of claims a cited
+/// passage supports (attribution, in the language), conflicts found where a
 /// page disagrees and false ones where none does, the share of jobs whose question's language
 /// was detected right and of read pages about the subject whose own language was.
 async fn measure_languages(name: &str, config: Config, corpus: &Corpus, show_misses: bool) {
@@ -256,6 +257,8 @@ async fn measure_languages(name: &str, config: Config, corpus: &Corpus, show_mis
             }
         }
         m.fetched += job.record.sources_selected;
+        m.claims += job.record.claims;
+        m.unsupported += job.record.unsupported_claims;
         if show_misses {
             let missed_conflict = !q.disagreeing_urls.is_empty() && job.record.conflicts == 0;
             let off: Vec<&&str> = (cited.iter())
@@ -283,12 +286,13 @@ async fn measure_languages(name: &str, config: Config, corpus: &Corpus, show_mis
     for (lang, m) in by_lang {
         let share = |a: usize, b: usize| a as f64 / b.max(1) as f64;
         println!(
-            "| {name} | {lang} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{} | {} | {:.3} | {:.3} | {:.1} |",
+            "| {name} | {lang} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {}/{} | {} | {:.3} | {:.3} | {:.1} |",
             m.questions,
             share(m.with_evidence, m.questions),
             share(m.answered, m.questions),
             1.0 - share(m.off_subject, m.citations),
             share(m.on_answers, m.citations),
+            share(m.claims - m.unsupported, m.claims),
             m.conflicts_found,
             m.disagreeing,
             m.false_conflicts,
@@ -315,6 +319,8 @@ struct LangMeasures {
     sources_read: usize,
     source_lang: usize,
     fetched: usize,
+    claims: usize,
+    unsupported: usize,
 }
 
 #[derive(Default)]
@@ -396,9 +402,9 @@ async fn by_language(dir: &std::path::Path) {
     );
     println!(
         "| | language | questions | evidence | answer | citation precision | citing a value \
-         | conflicts found | false conflicts | question's language | sources' language | pages |"
+         | supported | conflicts found | false conflicts | question's language | sources' language | pages |"
     );
-    println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    println!("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let misses = std::env::args().any(|a| a == "--misses");
     measure_languages("extractive", config(dir, &web, false, 1), &corpus, misses).await;
     measure_languages(

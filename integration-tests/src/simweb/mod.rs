@@ -5,6 +5,9 @@
 //!   research round (see [`FollowUp`]); [`Corpus::generate_with_families`] adds to those a
 //!   page per measured topic that states other subjects' values beside its own, and
 //!   [`Corpus::unanswerable`] gives questions about entities no page knows.
+//!   [`Corpus::generate_with_languages`] adds a question in each of seven languages, and
+//!   [`Corpus::generate_multilingual`] the same 20 questions in each of eight (for measuring
+//!   reports by language); [`Corpus::language_questions`] gives either's.
 //! * [`serve`] / [`Simweb::start`] run one HTTP server that routes `*.test` hosts by the
 //!   Host header and answers, on any host: SearXNG (`GET /search?format=json`), the other
 //!   search providers' formats under their own prefixes ([`providers`]), and a scripted LLM

@@ -261,8 +261,8 @@ mod tests {
         assert_eq!(a.terms, vec!["zorbium"]);
         let a = heuristic("Какова температура плавления зорбия?");
         // Four words leave whatlang unsure between the Cyrillic languages, and none of them
-        // is a Russian stop word: unknown, and its terms are what they were.
-        assert_eq!(a.language, "und");
+        // is a Russian stop word: the script's main language.
+        assert_eq!(a.language, "ru");
         let longer = heuristic("Какова температура плавления зорбия и где его добывают?");
         assert_eq!(longer.language, "ru");
         assert_eq!(
