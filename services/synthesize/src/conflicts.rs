@@ -11,7 +11,7 @@
 //! converted value agrees within half a percent. Sources that give different values are a
 //! conflict, listed in the report and given to the report writer. A page about another subject,
 //! or a sentence giving another subject's value ("For comparison: Brimium melts at 902 °C"),
-//! never makes one.
+//! never makes one. A question in another language is read by its own words ([`detect_in`]).
 
 use std::collections::BTreeSet;
 

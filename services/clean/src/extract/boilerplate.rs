@@ -86,9 +86,9 @@ fn element_facts(tag: Tag, e: scraper::ElementRef<'_>) -> (u8, u8) {
 
 /// Text measure used throughout: characters of each whitespace-separated word plus one,
 /// so whitespace runs count once, and a character of a script without spaces counts as much
-/// as the Latin characters it takes to say as much ([`trawl_text::char_weight`]): the thresholds ("a
-/// paragraph has 25", "a container 250") hold in every language, and a 120-character Chinese
-/// news item is an article, not a page of links.
+/// as the Latin characters it takes to say as much ([`trawl_text::char_weight`]): the
+/// thresholds ("a paragraph has 25", "a container 250") hold in every language, and a
+/// 120-character Chinese news item is an article, not a page of links.
 pub(crate) fn text_len(s: &str) -> (u32, u32) {
     let mut len = 0u32;
     let mut commas = 0u32;

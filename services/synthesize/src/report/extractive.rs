@@ -623,6 +623,16 @@ mod tests {
             .any(|c| c.text.contains("4 days") && !c.sources.is_empty()));
     }
 
+    /// The extractive answer to `question` with `points` as its data points.
+    fn answer_stating(question: &str, docs: &[AnalysedDoc], points: &[String]) -> Report {
+        let gaps = Gaps::default();
+        Material {
+            data_points: points,
+            ..material(question, &[], docs, &[], &gaps, ReportType::Answer)
+        }
+        .extractive(6)
+    }
+
     #[test]
     fn a_data_points_value_on_another_subjects_page_does_not_lead() {
         // The more relevant page states a length, of another bridge.
@@ -641,19 +651,11 @@ mod tests {
         asked
             .extracted_data
             .insert("long".into(), Some("1672 metres".into()));
-        let (docs, gaps, points) = ([other, asked], Gaps::default(), ["long".to_string()]);
-        let r = Material {
-            data_points: &points,
-            ..material(
-                "How long is the Briosk Bridge?",
-                &[],
-                &docs,
-                &[],
-                &gaps,
-                ReportType::Answer,
-            )
-        }
-        .extractive(6);
+        let r = answer_stating(
+            "How long is the Briosk Bridge?",
+            &[other, asked],
+            &["long".into()],
+        );
         let answer = r.markdown.split("## Answer\n\n").nth(1).unwrap();
         assert!(
             answer.starts_with("The Briosk Bridge is 1672 metres long [1]."),
@@ -673,20 +675,11 @@ mod tests {
         d.markdown = format!("Zorbium is a metal.\n\n{stated} It is rare.");
         d.extracted_data
             .insert("density".into(), Some("7.2 g/cm3".into()));
-        let gaps = Gaps::default();
-        let points = ["density".to_string()];
-        let r = Material {
-            data_points: &points,
-            ..material(
-                "What is the melting point of zorbium and what is its density?",
-                &[],
-                std::slice::from_ref(&d),
-                &[],
-                &gaps,
-                ReportType::Answer,
-            )
-        }
-        .extractive(6);
+        let r = answer_stating(
+            "What is the melting point of zorbium and what is its density?",
+            std::slice::from_ref(&d),
+            &["density".into()],
+        );
         let answer = r.markdown.split("## Answer\n\n").nth(1).unwrap();
         assert!(
             answer.starts_with("Zorbium has a density of 7.2 g/cm3 in its pure form [1]."),
