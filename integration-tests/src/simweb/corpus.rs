@@ -46,6 +46,9 @@ pub struct Corpus {
     by_url: BTreeMap<String, usize>,
     /// By topic id; empty unless built by [`Corpus::generate_with_follow_ups`].
     follow_ups: BTreeMap<String, FollowUp>,
+    /// The languages and multilingual families' questions, as (language, topic id, question,
+    /// value); empty unless built with either.
+    asked_in_languages: Vec<(&'static str, String, String, String)>,
 }
 
 /// A page before rendering: rendering needs the whole site map (nav, related links).
@@ -83,6 +86,7 @@ impl Corpus {
             pages,
             by_url,
             follow_ups: BTreeMap::new(),
+            asked_in_languages: Vec::new(),
         }
     }
 
@@ -124,6 +128,12 @@ impl Corpus {
         let (mut drafts, mut langs) = (Vec::new(), Vec::new());
         for spec in languages::SPECS {
             let topic = format!("lang-{}", spec.lang);
+            corpus.asked_in_languages.push((
+                spec.lang,
+                topic.clone(),
+                spec.question.to_owned(),
+                spec.value.to_owned(),
+            ));
             for (variant, (role, doc)) in languages::docs(spec).into_iter().enumerate() {
                 let kind = match role {
                     Role::Answer => PageKind::Answer {
@@ -149,10 +159,25 @@ impl Corpus {
     pub fn generate_multilingual() -> Corpus {
         let mut corpus = Self::generate();
         let root = Rng::new(SEED).fork(9);
-        let (items, others) = multilingual::items(&mut root.fork(1));
+        // Names the English pages use are not handed out again: a page about the Darsa
+        // Protocol is not about the metal Darsa.
+        let texts: Vec<String> = (corpus.pages.iter())
+            .map(|p| p.text.to_lowercase())
+            .collect();
+        let taken = |name: &str| {
+            let name = name.to_lowercase();
+            texts.iter().any(|t| t.contains(&name))
+        };
+        let (items, others) = multilingual::items(&mut root.fork(1), taken);
         let mut rng = root.fork(2);
         let (mut drafts, mut langs) = (Vec::new(), Vec::new());
         for item in items {
+            corpus.asked_in_languages.push((
+                item.lang,
+                item.topic.clone(),
+                item.question.clone(),
+                item.value.clone(),
+            ));
             let mut answers = 0;
             for (role, doc) in item.docs {
                 let kind = match role {
@@ -215,12 +240,8 @@ impl Corpus {
                 disagreeing_urls: urls(topic, disagreeing),
                 distractor_urls: urls(topic, mention),
             };
-        let hand_written = (languages::SPECS.iter())
-            .map(|s| question(s.lang, &format!("lang-{}", s.lang), s.question, s.value));
-        let (items, _) = multilingual::items(&mut Rng::new(SEED).fork(9).fork(1));
-        let generated = (items.iter()).map(|i| question(i.lang, &i.topic, &i.question, &i.value));
-        hand_written
-            .chain(generated)
+        (self.asked_in_languages.iter())
+            .map(|(lang, topic, query, value)| question(lang, topic, query, value))
             .filter(|q| !q.answer_urls.is_empty())
             .collect()
     }

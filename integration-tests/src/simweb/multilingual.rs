@@ -84,15 +84,21 @@ pub enum Role {
     Mention,
 }
 
-/// Every language's questions, then each language's other pages (as items with no question).
-pub fn items(rng: &mut Rng) -> (Vec<Item>, Vec<(&'static str, Doc)>) {
+/// Every language's questions, then each language's other pages. No subject is given a name
+/// for which `taken` is true (a name other pages already use).
+pub fn items(rng: &mut Rng, taken: impl Fn(&str) -> bool) -> (Vec<Item>, Vec<(&'static str, Doc)>) {
     let mut namer = Names::default();
     let mut items = Vec::new();
     let mut others = Vec::new();
     for lang in LANGUAGES {
         for (k, kind) in lang.kinds.iter().enumerate() {
             for s in 0..SUBJECTS_PER_KIND {
-                let name = namer.name(lang.script, rng);
+                let name = loop {
+                    let name = namer.name(lang.script, rng);
+                    if !taken(&name) {
+                        break name;
+                    }
+                };
                 let (lo, hi) = RANGES[k];
                 let value = rng.range(lo, hi);
                 let fill = |rng: &mut Rng| lang.filler[rng.index(lang.filler.len())];
@@ -649,7 +655,7 @@ mod tests {
 
     #[test]
     fn every_language_asks_the_same_questions() {
-        let (items, others) = items(&mut Rng::new(2));
+        let (items, others) = items(&mut Rng::new(2), |_| false);
         for lang in LANGUAGES {
             let mine: Vec<&Item> = items.iter().filter(|i| i.lang == lang.code).collect();
             assert_eq!(mine.len(), 4 * SUBJECTS_PER_KIND, "{}", lang.code);

@@ -48,12 +48,27 @@ impl Lang {
         // Unsure, as on most short questions ("Какова длина моста Товмо?": Macedonian, 0.11).
         // Function words decide among the languages of the script: two of one language, or one
         // of the language the trigrams guessed. Ties go to the script's main language, then to
-        // the guess.
+        // the guess. A longer text's trigrams have said what they can, and counting its words
+        // for each of its script's languages (some 40 for Latin) would cost a page more than its
+        // detection: only the guess's are counted.
         let script = info.script();
         let main = main_language(script);
         let rank = |l: whatlang::Lang| (Some(l) == main, l == guess);
-        let best = (script.langs().iter().copied())
-            .map(|l| (Lang(Some(l)).stop_words_in(sample), l))
+        let words: Vec<String> = (sample.split(|c: char| !crate::in_word(c)))
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let candidates = match sample.len() <= RACE_BYTES {
+            true => script.langs(),
+            false => std::slice::from_ref(&guess),
+        };
+        let best = (candidates.iter().copied())
+            .map(|l| {
+                let hits = (words.iter())
+                    .filter(|w| Lang(Some(l)).is_stop_word(w))
+                    .count();
+                (hits, l)
+            })
             .max_by_key(|&(hits, l)| (hits, rank(l)));
         match best {
             Some((hits, l)) if hits >= STOP_WORDS_TO_CONFIRM || (hits == 1 && l == guess) => {
@@ -121,13 +136,6 @@ impl Lang {
             // English keeps the light stem: see the module's note.
             _ => return None,
         })
-    }
-
-    /// How many words of `text` are this language's stop words.
-    fn stop_words_in(self, text: &str) -> usize {
-        (text.split(|c: char| !crate::in_word(c)))
-            .filter(|w| !w.is_empty() && self.is_stop_word(&w.to_lowercase()))
-            .count()
     }
 
     /// The language a BCP 47 tag or ISO 639 code names: `de`, `de-AT`, `deu`, `zh-Hans-CN`,
@@ -237,6 +245,10 @@ fn main_language(script: whatlang::Script) -> Option<whatlang::Lang> {
         _ => None,
     }
 }
+
+/// Texts up to this long (a question) have their function words counted for every language of
+/// their script when the detector is unsure.
+const RACE_BYTES: usize = 300;
 
 /// Stop words that confirm an unsure detection.
 const STOP_WORDS_TO_CONFIRM: usize = 2;

@@ -499,6 +499,7 @@ fn split_sentences(text: &str, out: &mut Vec<String>) {
 
 /// Chinese characters and Japanese kana: written without spaces between words, each saying
 /// about what three Latin letters do.
+#[inline]
 pub fn is_wide(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF)
 }
@@ -507,6 +508,7 @@ pub fn is_wide(c: char) -> bool {
 /// word of English is about five letters and a space; of Chinese, one or two characters), a
 /// Hangul syllable two, anything else one. Length thresholds set in Latin letters measure text
 /// by it.
+#[inline]
 pub fn char_weight(c: char) -> usize {
     match c {
         c if is_wide(c) => 3,
