@@ -397,9 +397,7 @@ pub fn detect_in(
     // Each source's sentences and their words once, not once per attribute.
     let read: Vec<(&AnalysedDoc, Vec<Sentence>)> = (docs.iter().filter(|d| d.is_relevant))
         .map(|d| {
-            let mut all = d.key_points.clone();
-            all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
-            let all = all.into_iter().map(|s| {
+            let all = read_sentences(d).into_iter().map(|s| {
                 let words = terms(&s);
                 (s, words)
             });
@@ -408,63 +406,35 @@ pub fn detect_in(
         .collect();
     let mut out = Vec::new();
     for attribute in &attributes {
-        let mut groups: Vec<(Value, Vec<u32>)> = Vec::new();
-        for (doc, sentences) in &read {
+        let values = (read.iter()).filter_map(|(doc, sentences)| {
             let title = format!("{} {}", doc.title, doc.source.title);
-            let Some(v) = value_in(sentences, attribute, &subject, &title) else {
-                continue;
-            };
-            match groups.iter_mut().find(|(g, _)| g.agrees(&v)) {
-                Some((_, idxs)) => idxs.push(doc.source.idx),
-                None => groups.push((v, vec![doc.source.idx])),
-            }
-        }
-        if groups.len() > 1 {
-            let mut values: Vec<(String, Vec<u32>)> = groups
-                .into_iter()
-                .map(|(v, idxs)| (v.show(), idxs))
-                .collect();
-            // Most-attested value first.
-            values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-            out.push(Conflict {
-                data_point: attribute.name.clone(),
-                values,
-            });
-        }
+            let v = value_in(sentences, attribute, &subject, &title)?;
+            Some((doc.source.idx, v))
+        });
+        out.extend(conflict(&attribute.name, values));
     }
     out
 }
 
 /// [`detect_in`] for a question not in English.
 fn detect_asked(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> Vec<Conflict> {
-    let relevant: Vec<&AnalysedDoc> = docs.iter().filter(|d| d.is_relevant).collect();
-    // Each source's sentences that hold a value, with the value.
-    let stated: Vec<(u32, Vec<(String, Value)>)> = (relevant.iter())
+    // Each source's sentences that hold a value, with their words' stems, each stemmed once.
+    let stated: Vec<(u32, Vec<Said>)> = (docs.iter().filter(|d| d.is_relevant))
         .map(|d| {
-            let mut all = d.key_points.clone();
-            all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
-            let with_values = (all.into_iter())
-                .filter_map(|s| value_at(&s).map(|(v, _)| (s.to_lowercase(), v)))
+            let said = (read_sentences(d).iter())
+                .filter_map(|s| Said::new(s, lang))
                 .collect();
-            (d.source.idx, with_values)
+            (d.source.idx, said)
         })
         .collect();
-    let has = |sentence: &str, term: &str| {
-        if term.chars().any(trawl_text::is_wide) {
-            return sentence.contains(term);
-        }
-        let stem = lang.stem(term);
-        let mut found = false;
-        trawl_text::each_word_in(sentence, lang, |w| {
-            found = w == term || lang.stem(w) == stem;
-            !found
-        });
-        found
-    };
     // The question's words its sources use: "какова", "quelle" and "cuánto" ask, and no
     // sentence answers with them.
-    let words: Vec<String> = (terms_in(question, lang).into_iter())
-        .filter(|t| (stated.iter()).any(|(_, ss)| ss.iter().any(|(s, _)| has(s, t))))
+    let words: Vec<Word> = (terms_in(question, lang).into_iter())
+        .map(|t| {
+            let stem = lang.stem(&t).into_owned();
+            (t, stem)
+        })
+        .filter(|t| (stated.iter()).any(|(_, ss)| ss.iter().any(|s| s.has(t))))
         .collect();
     if words.len() < 2 {
         return Vec::new();
@@ -475,42 +445,88 @@ fn detect_asked(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> Vec<Conflic
     // point de fusion du Rabel ?"). Without a name, every word is needed: the name is among
     // them, and nothing tells which it is.
     let names = names_in(question, lang);
-    let (subject, asked): (Vec<&String>, Vec<&String>) =
-        (words.iter()).partition(|t| names.iter().any(|n| n == *t));
+    let (subject, asked): (Vec<&Word>, Vec<&Word>) =
+        (words.iter()).partition(|(t, _)| names.contains(t));
     let may_miss = usize::from(asked.len() >= 2 && !subject.is_empty());
-    let answers = |s: &str| {
-        subject.iter().all(|t| has(s, t)) && asked.iter().filter(|t| !has(s, t)).count() <= may_miss
+    let answers = |s: &Said| {
+        subject.iter().all(|t| s.has(t)) && asked.iter().filter(|t| !s.has(t)).count() <= may_miss
     };
     let values: Vec<(u32, Value)> = (stated.iter())
-        .filter_map(|(idx, ss)| {
-            let (_, v) = ss.iter().find(|(s, _)| answers(s))?;
-            Some((*idx, *v))
-        })
+        .filter_map(|(idx, ss)| Some((*idx, ss.iter().find(|s| answers(s))?.value)))
         .collect();
     // Values in one unit: a sentence naming two things asked ("wie hoch … und wann") may give
     // a year in one source and a height in another.
     let Some(unit) = most_common(values.iter().map(|(_, v)| v.unit)) else {
         return Vec::new();
     };
+    let asked = question.trim_end_matches(|c: char| c.is_whitespace() || "?？؟".contains(c));
+    let in_unit = values.into_iter().filter(|(_, v)| v.unit == unit);
+    conflict(asked, in_unit).into_iter().collect()
+}
+
+/// A word of the question and its stem.
+type Word = (String, String);
+
+/// A sentence that holds a value, as [`detect_asked`] reads it.
+struct Said {
+    /// Lower-cased.
+    text: String,
+    /// Its words' stems in the question's language.
+    stems: Vec<String>,
+    value: Value,
+}
+
+impl Said {
+    fn new(sentence: &str, lang: Lang) -> Option<Said> {
+        let (value, _) = value_at(sentence)?;
+        let text = sentence.to_lowercase();
+        let mut stems = Vec::new();
+        trawl_text::each_word_in(&text, lang, |w| {
+            stems.push(lang.stem(w).into_owned());
+            true
+        });
+        Some(Said { text, stems, value })
+    }
+
+    /// Whether the sentence holds a (word, stem) of the question: by its stem, or for a
+    /// Chinese or Japanese word anywhere in the sentence, which a name split into characters
+    /// needs.
+    fn has(&self, (word, stem): &Word) -> bool {
+        match word.chars().any(trawl_text::is_wide) {
+            true => self.text.contains(word.as_str()),
+            false => self.stems.contains(stem),
+        }
+    }
+}
+
+/// A source's sentences read for values: its key points, then its text's first sentences.
+fn read_sentences(d: &AnalysedDoc) -> Vec<String> {
+    let mut all = d.key_points.clone();
+    all.extend(sentences(&d.markdown).into_iter().take(SENTENCES_READ));
+    all
+}
+
+/// The conflict on `data_point` among the sources' values (by source index), if they give
+/// more than one: agreeing values grouped, the most attested first.
+fn conflict(data_point: &str, values: impl Iterator<Item = (u32, Value)>) -> Option<Conflict> {
     let mut groups: Vec<(Value, Vec<u32>)> = Vec::new();
-    for (idx, v) in values.into_iter().filter(|(_, v)| v.unit == unit) {
+    for (idx, v) in values {
         match groups.iter_mut().find(|(g, _)| g.agrees(&v)) {
             Some((_, idxs)) => idxs.push(idx),
             None => groups.push((v, vec![idx])),
         }
     }
     if groups.len() < 2 {
-        return Vec::new();
+        return None;
     }
     let mut values: Vec<(String, Vec<u32>)> = (groups.into_iter())
         .map(|(v, idxs)| (v.show(), idxs))
         .collect();
     values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-    let asked = question.trim_end_matches(|c: char| c.is_whitespace() || "?？؟".contains(c));
-    vec![Conflict {
-        data_point: asked.to_owned(),
+    Some(Conflict {
+        data_point: data_point.to_owned(),
         values,
-    }]
+    })
 }
 
 /// The item seen most often, the first seen among equals.

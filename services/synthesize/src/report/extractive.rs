@@ -66,6 +66,7 @@ fn rank<'a>(
     lang: Lang,
     question_names: &[String],
     docs: &[AnalysedDoc],
+    titles: &[Vec<String>],
     pool: &[(usize, &'a str, Vec<String>)],
 ) -> Vec<Candidate<'a>> {
     let q = stems(query, lang);
@@ -89,9 +90,6 @@ fn rank<'a>(
             let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
             std::iter::once(t.clone()).chain(marked)
         })
-        .collect();
-    let titles: Vec<Vec<String>> = (docs.iter())
-        .map(|d| stems(&format!("{} {}", d.title, d.source.title), lang))
         .collect();
     let mut out: Vec<Candidate> = pool
         .iter()
@@ -134,14 +132,17 @@ fn rank<'a>(
 /// its analysis found, as (doc, sentence): what the question asked for, whichever sentences
 /// rank best. Only the share of a source's text a writer is given is searched, which is the
 /// share attribution checks claims against.
-fn stated(material: &Material<'_>, question_names: &[String]) -> Vec<(usize, String)> {
-    let lang = material.lang;
+fn stated(
+    material: &Material<'_>,
+    question_names: &[String],
+    titles: &[Vec<String>],
+) -> Vec<(usize, String)> {
     // About the subject: the sentence and its source's title name all of it ("Crossing the
     // Grimel River, the Velvelra Bridge is 3,339 metres long" states a length, not the Zornex
     // Bridge's).
-    let about = |d: &AnalysedDoc, sentence: &str| {
-        let words = stems(&format!("{sentence} {} {}", d.title, d.source.title), lang);
-        question_names.iter().all(|n| words.contains(n))
+    let about = |i: usize, sentence: &str| {
+        let words = stems(sentence, material.lang);
+        (question_names.iter()).all(|n| words.contains(n) || titles[i].contains(n))
     };
     let mut out: Vec<(usize, String)> = Vec::new();
     for point in material.data_points {
@@ -153,7 +154,7 @@ fn stated(material: &Material<'_>, question_names: &[String]) -> Vec<(usize, Str
                 let sentence = (d.key_points.iter().cloned())
                     .chain(trawl_text::sentences(&read))
                     .find(|s| s.contains(value))?;
-                about(d, &sentence).then_some((i, sentence))
+                about(i, &sentence).then_some((i, sentence))
             });
         if let Some(found) = found.filter(|f| !out.contains(f)) {
             out.push(found);
@@ -188,6 +189,10 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     let question_names: Vec<String> = (names_in(question, lang).iter())
         .map(|n| lang.stem(n).into_owned())
         .collect();
+    // Each source's title words, for telling a sentence about the subject from one that is not.
+    let titles: Vec<Vec<String>> = (docs.iter())
+        .map(|d| stems(&format!("{} {}", d.title, d.source.title), lang))
+        .collect();
     // One section per distinct sub-query; the question itself when there are none.
     let mut sections: Vec<&str> = sub_queries
         .iter()
@@ -199,7 +204,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     }
     let per_section = (max_sentences / sections.len()).max(2);
 
-    let stated_sentences = stated(material, &question_names);
+    let stated_sentences = stated(material, &question_names, &titles);
     let stated: Vec<Candidate> = (stated_sentences.iter())
         .map(|(doc, sentence)| Candidate {
             sentence,
@@ -212,7 +217,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     let ranked: Vec<Vec<Candidate>> = sections
         .iter()
-        .map(|s| rank(s, lang, &question_names, docs, &pool))
+        .map(|s| rank(s, lang, &question_names, docs, &titles, &pool))
         .collect();
     for (s, candidates) in ranked.iter().enumerate() {
         let mut picked: Vec<&Candidate> = Vec::new();
