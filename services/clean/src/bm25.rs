@@ -10,7 +10,7 @@
 //! score of an ideal passage of average length holding every query term once, so 1 means "says
 //! everything the question asks about" and 0 "says none of it".
 
-use trawl_text::{each_word, stem, terms_in, Lang};
+use trawl_text::{each_word, is_wide, stem, terms_in, Lang};
 
 /// Term-frequency saturation and length normalisation, the usual values.
 const K1: f64 = 1.2;
@@ -133,15 +133,41 @@ impl<'a> Term<'a> {
     }
 }
 
-/// Whether any word of `text` is [`same_term`] as one of `words`; it stops at the first.
-pub(crate) fn mentions_any(words: &[String], text: &str) -> bool {
-    let terms: Vec<Term> = words.iter().map(|w| Term::new(w)).collect();
-    let mut found = false;
-    each_word(text, |w| {
-        found = terms.iter().any(|t| t.matches(w));
-        !found
-    });
-    found
+/// Words a sentence is searched for (a data point's markers) in the question's language: by
+/// its stems ([`Term::new_in`]), and a Chinese or Japanese word inside the text, as the
+/// segmenter does not always cut it out whole ("全长" holds "长").
+pub(crate) struct Marks<'a> {
+    terms: Vec<Term<'a>>,
+    wide: Vec<&'a str>,
+}
+
+impl<'a> Marks<'a> {
+    pub(crate) fn new(words: &'a [String], lang: Lang) -> Marks<'a> {
+        let (wide, terms): (Vec<&String>, Vec<&String>) =
+            (words.iter()).partition(|w| w.chars().any(is_wide));
+        Marks {
+            terms: terms.into_iter().map(|w| Term::new_in(w, lang)).collect(),
+            wide: wide.into_iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// Whether one lower-cased word (or a run of Chinese or Japanese text) is a marker.
+    pub(crate) fn word(&self, w: &str) -> bool {
+        self.terms.iter().any(|t| t.matches(w)) || self.wide.iter().any(|m| w.contains(m))
+    }
+
+    /// Whether any word of `text` is a marker; it stops at the first.
+    pub(crate) fn in_text(&self, text: &str) -> bool {
+        if self.wide.iter().any(|m| text.contains(m)) {
+            return true;
+        }
+        let mut found = false;
+        each_word(text, |w| {
+            found = self.terms.iter().any(|t| t.matches(w));
+            !found
+        });
+        found
+    }
 }
 
 /// Ranks `passages` against `query`: one pass over each passage's words, matched against the
@@ -273,13 +299,18 @@ mod tests {
     #[test]
     fn a_mention_is_any_word_matching_any_term() {
         let markers = s(&["bridges", "melts"]);
-        assert!(mentions_any(&markers, "The old BRIDGE is long."));
-        assert!(mentions_any(&markers, "It is melting."));
-        assert!(!mentions_any(
-            &markers,
-            "The bridal party crossed the span."
-        ));
-        assert!(!mentions_any(&[], "bridge"));
+        let marks = Marks::new(&markers, Lang::UND);
+        assert!(marks.in_text("The old BRIDGE is long."));
+        assert!(marks.in_text("It is melting."));
+        assert!(!marks.in_text("The bridal party crossed the span."));
+        assert!(!Marks::new(&[], Lang::UND).in_text("bridge"));
+        // Another language's forms by its stems; a Chinese word inside a longer run.
+        let ru = s(&["длина"]);
+        let ru = Marks::new(&ru, Lang::from_tag("ru").unwrap());
+        assert!(ru.in_text("Мост длиной 798 метров."));
+        assert!(ru.word("длиной"));
+        let zh = s(&["长"]);
+        assert!(Marks::new(&zh, Lang::UND).in_text("大桥全长1738米"));
     }
 
     #[test]

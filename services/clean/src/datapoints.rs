@@ -24,10 +24,10 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::Table;
-use trawl_text::points::{kind, markers, Kind};
-use trawl_text::{terms, MONTHS};
+use trawl_text::points::{kind, markers, unit_of, Kind, WIDE_UNITS};
+use trawl_text::{is_wide, terms, Lang, MONTHS};
 
-use crate::bm25::{mentions_any, same_term};
+use crate::bm25::{same_term, Marks};
 
 /// Candidate sentences tried per data point.
 const TRIES: usize = 10;
@@ -68,22 +68,59 @@ struct Tok<'a> {
     lower: String,
     /// Ends with a comma, full stop or other clause mark.
     ends_clause: bool,
+    /// Written straight after the word before it: Chinese and Japanese put no space between
+    /// a number and the text around it ("全长1738米，设有").
+    glued: bool,
 }
 
+const OPENING: &[char] = &['(', '"', '\'', '“', '‘', '[', '「', '『', '（'];
+/// Marks that end a clause, in the scripts whose numbers are read here.
+const CLAUSE_ENDS: &[char] = &[
+    ',', '.', ';', ':', ')', '!', '?', '，', '。', '、', '；', '：', '）', '！', '？', '،', '؛',
+    '؟',
+];
+const CLOSING: &[char] = &[
+    ',', '.', ';', ':', ')', '"', '\'', '”', '’', '!', '?', ']', '，', '。', '、', '；', '：',
+    '）', '」', '』', '！', '？', '،', '؛', '؟',
+];
+
 fn tokens(s: &str) -> Vec<Tok<'_>> {
-    s.split_whitespace()
-        .map(|raw| {
-            let core = raw
-                .trim_start_matches(['(', '"', '\'', '“', '‘', '['])
-                .trim_end_matches([',', '.', ';', ':', ')', '"', '\'', '”', '’', '!', '?', ']']);
+    let mut out = Vec::new();
+    for word in s.split_whitespace() {
+        // A run of Chinese or Japanese text is cut where its numbers start and end.
+        let pieces = match word.chars().any(is_wide) {
+            true => digit_runs(word),
+            false => vec![word],
+        };
+        for (i, raw) in pieces.into_iter().enumerate() {
+            let core = raw.trim_start_matches(OPENING).trim_end_matches(CLOSING);
             let core = if core.is_empty() { raw } else { core };
-            Tok {
+            out.push(Tok {
                 core,
                 lower: core.to_lowercase(),
-                ends_clause: raw.ends_with([',', '.', ';', ':', ')', '!', '?']),
-            }
-        })
-        .collect()
+                ends_clause: raw.ends_with(CLAUSE_ENDS),
+                glued: i > 0,
+            });
+        }
+    }
+    out
+}
+
+/// `word` cut where a number (digits, with its separators) starts and ends.
+fn digit_runs(word: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_number = false;
+    for (at, c) in word.char_indices() {
+        let numeric = c.is_ascii_digit() || (in_number && matches!(c, ',' | '.'));
+        if numeric != in_number && at > start {
+            out.push(&word[start..at]);
+            start = at;
+        }
+        in_number = numeric;
+    }
+    out.push(&word[start..]);
+    out
 }
 
 fn is_number(t: &str) -> bool {
@@ -164,12 +201,33 @@ fn number_at(toks: &[Tok], i: usize) -> Option<(String, bool)> {
     let Some(n) = next(j) else {
         return Some((value, false));
     };
+    // Chinese and Japanese: a unit of theirs, or a symbol, at the start of the text after
+    // the number ("米，设有" is metres; "年" is no unit).
+    if n.glued || n.core.starts_with(is_wide) {
+        let unit = WIDE_UNITS.iter().copied().find(|u| n.core.starts_with(u));
+        let symbol = &n.core[..n
+            .core
+            .find(|c: char| !(c.is_ascii_alphabetic() || c == '°'))
+            .unwrap_or(n.core.len())];
+        let unit = unit.or((!symbol.is_empty() && !n.core.starts_with(is_wide)).then_some(symbol));
+        return Some(match unit {
+            Some(unit) => (
+                format!("{value}{}{unit}", if n.glued { "" } else { " " }),
+                true,
+            ),
+            None => (value, false),
+        });
+    }
     if n.lower == "percent" || CURRENCY_WORDS.contains(&n.lower.as_str()) {
         return Some((format!("{value} {}", n.core), true));
     }
+    // "1903 Paris" is a year and a place; "1523 Grad" (German capitalises nouns) a measure.
     let unit = n.core.starts_with(|c: char| c.is_alphabetic() || c == '°')
         && !NOT_UNITS.contains(&n.lower.as_str())
-        && !(is_year(t.core) && capitalised(n));
+        && !(is_year(t.core) && capitalised(n) && {
+            let after: Vec<&str> = toks[j..].iter().take(2).map(|t| t.core).collect();
+            unit_of(&after).is_none()
+        });
     if !unit {
         return Some((value, false));
     }
@@ -205,9 +263,8 @@ fn name_at(toks: &[Tok], i: usize) -> Option<String> {
 }
 
 /// Where the sentence names the data point (first matching token), if it does.
-fn mention_at(toks: &[Tok], markers: &[String]) -> Option<usize> {
-    toks.iter()
-        .position(|t| markers.iter().any(|m| same_term(m, &t.lower)))
+fn mention_at(toks: &[Tok], marks: &Marks) -> Option<usize> {
+    toks.iter().position(|t| marks.word(&t.lower))
 }
 
 /// Indexes ordered by distance from `at`: after it first, then before it.
@@ -218,9 +275,9 @@ fn around(len: usize, at: Option<usize>) -> Vec<usize> {
     }
 }
 
-fn from_sentence(kind: Kind, markers: &[String], sentence: &str) -> Option<String> {
+fn from_sentence(kind: Kind, marks: &Marks, sentence: &str) -> Option<String> {
     let toks = tokens(sentence);
-    let at = mention_at(&toks, markers);
+    let at = mention_at(&toks, marks);
     let order = around(toks.len(), at);
     match kind {
         // A month alone ("held every December") only when the sentence has no fuller date.
@@ -243,15 +300,15 @@ fn from_sentence(kind: Kind, markers: &[String], sentence: &str) -> Option<Strin
                 })
                 .map(|(v, _)| v)
         }),
-        // A measure needs its unit; a quantity may have none.
-        Kind::Measure | Kind::Quantity => order
-            .iter()
-            .filter(|&&i| !is_year(toks[i].core))
-            .find_map(|&i| {
-                number_at(&toks, i)
-                    .filter(|&(_, unit)| unit || kind == Kind::Quantity)
-                    .map(|(v, _)| v)
-            }),
+        // A measure needs its unit (so a year is one only with a unit: "1523 °C"); a quantity
+        // may have none, and is not a year.
+        Kind::Measure | Kind::Quantity => order.iter().find_map(|&i| {
+            let (v, unit) = number_at(&toks, i)?;
+            match kind {
+                Kind::Measure => unit.then_some(v),
+                _ => (!is_year(toks[i].core)).then_some(v),
+            }
+        }),
         Kind::Count => {
             let noun = at?;
             // "12 stone bridges": the number up to two words before the noun.
@@ -379,12 +436,14 @@ fn from_tables(point: &str, subject: &[String], tables: &[Table]) -> Option<Stri
 /// A value per data point (`None` where none was found).
 ///
 /// `sentences` are the page's candidate sentences with their rank against the question (higher
-/// is better); `subject` are the question's terms, to pick a table's row.
+/// is better); `subject` are the question's terms, to pick a table's row; `lang` is the
+/// question's language, whose stems the data points' markers match by.
 pub fn extract(
     points: &[String],
     subject: &[String],
     sentences: &[(String, f64)],
     tables: &[Table],
+    lang: Lang,
 ) -> BTreeMap<String, Option<String>> {
     let mut by_rank: Vec<usize> = (0..sentences.len()).collect();
     by_rank.sort_by(|&a, &b| sentences[b].1.total_cmp(&sentences[a].1).then(a.cmp(&b)));
@@ -403,9 +462,8 @@ pub fn extract(
             .flatten();
         if value.is_none() {
             // Which sentences name the point: one pass over each, stopping at the first marker.
-            let named: Vec<bool> = (sentences.iter())
-                .map(|(s, _)| mentions_any(&markers, s))
-                .collect();
+            let marks = Marks::new(&markers, lang);
+            let named: Vec<bool> = (sentences.iter()).map(|(s, _)| marks.in_text(s)).collect();
             let naming = by_rank.iter().filter(|&&i| named[i]);
             let ranked = by_rank.iter().filter(|&&i| {
                 sentences[i].1 > 0.0 && !matches!(kind, Kind::Generic | Kind::Count) && !named[i]
@@ -413,7 +471,7 @@ pub fn extract(
             value = naming
                 .chain(ranked)
                 .take(TRIES)
-                .find_map(|&i| from_sentence(kind, &markers, &sentences[i].0));
+                .find_map(|&i| from_sentence(kind, &marks, &sentences[i].0));
         }
         out.insert(point.clone(), value);
     }
@@ -430,6 +488,7 @@ mod tests {
             &[],
             &[(sentence.to_string(), 1.0)],
             &[],
+            Lang::UND,
         )
         .remove(point)
         .flatten()
@@ -569,6 +628,98 @@ mod tests {
         );
     }
 
+    /// [`one`] for a data point of a question in `code`.
+    fn one_in(code: &str, point: &str, sentence: &str) -> Option<String> {
+        let lang = Lang::from_tag(code).unwrap();
+        extract(
+            &[point.to_string()],
+            &[],
+            &[(sentence.to_string(), 1.0)],
+            &[],
+            lang,
+        )
+        .remove(point)
+        .flatten()
+    }
+
+    /// Data points named in the question's language ([`trawl_text::points::asked_in`]) are
+    /// read from sentences in it: its words that state such a value, its units, and numbers
+    /// written into Chinese and Japanese text with no space around them.
+    #[test]
+    fn values_in_other_languages() {
+        let cases = [
+            (
+                "de",
+                "Schmelzpunkt",
+                "Das Metall Yaosk schmilzt bei 1523 Grad Celsius.",
+                "1523 Grad Celsius",
+            ),
+            (
+                "de",
+                "Höhe",
+                "Der Gipfel des Berges Velsor liegt auf 3120 Metern.",
+                "3120 Metern",
+            ),
+            (
+                "fr",
+                "point de fusion",
+                "Le Rabel fond à 957 degrés Celsius, bien au-dessus du cuivre.",
+                "957 degrés Celsius",
+            ),
+            (
+                "es",
+                "fundación",
+                "Fundada en 1412, Brela conserva su plaza medieval.",
+                "1412",
+            ),
+            (
+                "ru",
+                "длина",
+                "Мост Товмо длиной 798 метров считается самым длинным.",
+                "798 метров",
+            ),
+            (
+                "ar",
+                "طول",
+                "يبلغ طول جسر كيلفي 1175 مترا، ويضم أربع حارات.",
+                "1175 مترا",
+            ),
+            (
+                "zh",
+                "长度",
+                "拉泽奥大桥全长1738米，设有四条车道。",
+                "1738米",
+            ),
+            (
+                "zh",
+                "熔点",
+                "特伦尔在2104°C时熔化，多家实验室证实了这一点。",
+                "2104°C",
+            ),
+            (
+                "zh",
+                "建立",
+                "自1532年建镇以来，一直保留着中世纪的集市广场。",
+                "1532",
+            ),
+            (
+                "ja",
+                "融点",
+                "カルデンは摂氏1290度で溶けることが確認されている。",
+                "1290度",
+            ),
+        ];
+        for (code, point, sentence, want) in cases {
+            assert_eq!(
+                one_in(code, point, sentence).as_deref(),
+                Some(want),
+                "{sentence}"
+            );
+        }
+        // A number glued to Chinese text that is no unit is no measure.
+        assert_eq!(one_in("zh", "长度", "大桥长了3倍，全长未知。"), None);
+    }
+
     #[test]
     fn tables_answer_first() {
         let table = Table {
@@ -590,6 +741,7 @@ mod tests {
                 1.0,
             )],
             &[table, row_headed],
+            Lang::UND,
         );
         assert_eq!(got["melting point"].as_deref(), Some("1,284 °C"));
         assert_eq!(got["port"].as_deref(), Some("4410"));
@@ -605,7 +757,7 @@ mod tests {
             ),
             ("The Velmora Bridge is 1,156 metres long.".to_string(), 2.0),
         ];
-        let got = extract(&["long".into()], &[], &sentences, &[]);
+        let got = extract(&["long".into()], &[], &sentences, &[], Lang::UND);
         assert_eq!(got["long"].as_deref(), Some("1,156 metres"));
     }
 }

@@ -56,8 +56,9 @@ fn provider_query(question: &str) -> String {
     }
 }
 
-/// Data points a question names outright: "the melting point of …" → `melting point`,
-/// "how long …" → `long`, "how many bridges" → `bridges`.
+/// Data points an English question names outright: "the melting point of …" → `melting
+/// point`, "how long …" → `long`, "how many bridges" → `bridges`. Other languages' questions
+/// name theirs by [`trawl_text::points::asked_in`].
 pub fn data_points(question: &str) -> Vec<String> {
     let words: Vec<String> = question
         .split(|c: char| !c.is_alphanumeric() && c != '-')
@@ -124,7 +125,13 @@ pub fn analyse(question: &str, locale: &Locale) -> QueryAnalysis {
         } else {
             "facts".into()
         },
-        target_data_points: data_points(question),
+        target_data_points: if locale.lang.is_english_or_und() {
+            data_points(question)
+        } else {
+            (trawl_text::points::asked_in(question, locale.lang).into_iter())
+                .map(str::to_owned)
+                .collect()
+        },
         search_strategy: String::new(),
         language: locale.lang.code().into(),
         terms: terms_in(question, locale.lang),
@@ -272,6 +279,12 @@ mod tests {
         let a = heuristic("Wie hoch ist die Schmelztemperatur von Zorbium?");
         assert_eq!(a.language, "de");
         assert_eq!(a.terms, vec!["hoch", "schmelztemperatur", "zorbium"]);
+        // Its data point in its own words, for clean to read values by.
+        assert_eq!(a.target_data_points, vec!["Schmelzpunkt"]);
+        assert_eq!(
+            heuristic("Какова температура плавления зорбия?").target_data_points,
+            vec!["температура плавления"]
+        );
         // The job's language wins over what the words look like.
         let pt = Locale::from_tag("pt-BR").unwrap();
         assert_eq!(analyse("Zorbium", &pt).language, "pt");

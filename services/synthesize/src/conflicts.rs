@@ -17,9 +17,9 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use trawl_messages::AnalysedDoc;
-use trawl_text::points::{kind, markers, Kind};
+use trawl_text::points::{asked_in, kind, markers, unit_of, Kind, WIDE_UNITS};
 use trawl_text::{
-    coverage, coverage_of, names, names_in, same_word, sentences, terms, terms_in, Lang, MONTHS,
+    coverage, coverage_of, names, names_in, same_word, sentences, terms, Lang, MONTHS,
 };
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -67,96 +67,25 @@ impl Value {
     }
 }
 
+/// Whether `value` can be a value of `kind`: a measure has a unit, a date is a year.
+fn fits(kind: Kind, value: &Value) -> bool {
+    match kind {
+        Kind::Measure => value.unit.is_some(),
+        Kind::Date => {
+            value.unit.is_none()
+                && value.number.fract() == 0.0
+                && (1000.0..=2100.0).contains(&value.number)
+        }
+        _ => value.unit.is_none(),
+    }
+}
+
 fn is_month(word: &str) -> bool {
     let w = word
         .trim_matches(|c: char| !c.is_alphabetic())
         .to_lowercase();
     w.len() >= 3 && MONTHS.iter().any(|m| m.starts_with(&w))
 }
-
-/// The unit `words` start with (after a number), as (base unit, factor, offset): a value in it
-/// is `number * factor + offset` in the base unit.
-fn unit_of(words: &[&str]) -> Option<(&'static str, f64, f64)> {
-    // Any script's punctuation: "مترا،" is "مترا".
-    let w = |i: usize| {
-        words.get(i).map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '°')
-                .to_lowercase()
-        })
-    };
-    let first = w(0)?;
-    let second = w(1).unwrap_or_default();
-    let degrees = matches!(
-        first.as_str(),
-        "degrees"
-            | "degree"
-            | "°"
-            | "deg"
-            | "grad"
-            | "degrés"
-            | "degré"
-            | "grados"
-            | "grado"
-            | "градусов"
-            | "градуса"
-            | "градус"
-            | "درجة"
-            | "度"
-    );
-    let scale = if degrees {
-        second.as_str()
-    } else {
-        first.as_str()
-    };
-    Some(match scale {
-        "°c" | "celsius" | "c" if degrees || scale != "c" => ("°C", 1.0, 0.0),
-        "цельсия" | "مئوية" | "摄氏度" | "攝氏度" => ("°C", 1.0, 0.0),
-        "°f" | "fahrenheit" | "f" if degrees || scale != "f" => {
-            ("°C", 5.0 / 9.0, -32.0 * 5.0 / 9.0)
-        }
-        "k" | "kelvin" => ("°C", 1.0, -273.15),
-        "m" | "metre" | "metres" | "meter" | "meters" => ("m", 1.0, 0.0),
-        // The metre and the kilometre as other languages write them after a number.
-        "metern" | "mètre" | "mètres" | "metro" | "metros" | "米" | "メートル" | "м" | "метр"
-        | "метра" | "метров" | "متر" | "مترا" | "أمتار" => ("m", 1.0, 0.0),
-        "km" | "kilometre" | "kilometres" | "kilometer" | "kilometers" => ("m", 1000.0, 0.0),
-        "kilometern"
-        | "kilomètre"
-        | "kilomètres"
-        | "kilómetro"
-        | "kilómetros"
-        | "公里"
-        | "千米"
-        | "キロメートル"
-        | "км"
-        | "километр"
-        | "километра"
-        | "километров"
-        | "كيلومتر"
-        | "كيلومترا"
-        | "كم" => ("m", 1000.0, 0.0),
-        "cm" | "centimetres" | "centimeters" => ("m", 0.01, 0.0),
-        "ft" | "foot" | "feet" => ("m", 0.3048, 0.0),
-        "mi" | "mile" | "miles" => ("m", 1609.344, 0.0),
-        "kg" | "kilogram" | "kilograms" => ("kg", 1.0, 0.0),
-        "g" | "gram" | "grams" => ("kg", 0.001, 0.0),
-        "t" | "tonne" | "tonnes" => ("kg", 1000.0, 0.0),
-        "lb" | "lbs" | "pound" | "pounds" => ("kg", 0.453_592_37, 0.0),
-        _ => return None,
-    })
-}
-
-/// Units Chinese and Japanese write straight after a number, longest first.
-const WIDE_UNITS: &[&str] = &[
-    "キロメートル",
-    "メートル",
-    "摄氏度",
-    "攝氏度",
-    "公里",
-    "千米",
-    "米",
-    "度",
-];
 
 /// A number as written (`1,284`, `3.50`), with its unit when one is glued to it (`540m`,
 /// `1284°C`).
@@ -251,12 +180,7 @@ impl Attribute {
         let marked = named || self.markers.iter().any(has);
         match self.kind {
             // A year: "opened on 12 March 1903" is 1903 (value_at skips the day).
-            Kind::Date => {
-                named
-                    && value.unit.is_none()
-                    && value.number.fract() == 0.0
-                    && (1000.0..=2100.0).contains(&value.number)
-            }
+            Kind::Date => named && fits(Kind::Date, value),
             Kind::Measure => named || (marked && value.unit.is_some()),
             _ => named,
         }
@@ -427,29 +351,58 @@ fn detect_asked(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> Vec<Conflic
             (d.source.idx, said)
         })
         .collect();
+    // The data points the question names in its language ("point de fusion"), and the words
+    // that state them ("fond"), with the kind of value they take.
+    let points = asked_in(question, lang);
+    let stem = |t: String| {
+        let stem = lang.stem(&t).into_owned();
+        (t, stem)
+    };
+    let marks: Vec<Word> = (points.iter())
+        .flat_map(|p| markers(p))
+        .map(|m| stem(m.to_lowercase()))
+        .collect();
+    let kinds: Vec<Kind> = points.iter().map(|p| kind(p)).collect();
+    // What says which value is asked, not whose: a data point's word, or a unit ("米").
+    // A Chinese or Japanese word by its characters: "長" is of "長さ".
+    let says_what = |(t, st): &Word| {
+        let wide = t.chars().any(trawl_text::is_wide);
+        unit_of(&[t.as_str()]).is_some()
+            || (marks.iter()).any(|(m, ms)| {
+                m == t || ms == st || (wide && (t.contains(m.as_str()) || m.contains(t.as_str())))
+            })
+    };
     // The question's words its sources use: "какова", "quelle" and "cuánto" ask, and no
-    // sentence answers with them.
-    let words: Vec<Word> = (terms_in(question, lang).into_iter())
-        .map(|t| {
-            let stem = lang.stem(&t).into_owned();
-            (t, stem)
-        })
+    // sentence answers with them. A name the segmenter cut apart is one word again ("特伦").
+    let apart = |w: &str| says_what(&stem(w.to_owned()));
+    let words: Vec<Word> = (trawl_text::joined_terms(question, lang, apart).into_iter())
+        .map(stem)
         .filter(|t| (stated.iter()).any(|(_, ss)| ss.iter().any(|s| s.has(t))))
         .collect();
     if words.len() < 2 {
         return Vec::new();
     }
-    // The subject's name, where capitals say it (not in German, nor in a script without
-    // case): a sentence must hold it, and may miss one of the other words, which say what is
-    // asked, when there are two or more ("Le Rabel fond à 957 degrés" answers "Quel est le
-    // point de fusion du Rabel ?"). Without a name, every word is needed: the name is among
-    // them, and nothing tells which it is.
+    // The subject's name, where capitals say it (German: where a noun introduces it; not in a
+    // script without case): a sentence must hold it, and may miss one of the other words,
+    // which say what is asked, when there are two or more. Without a name, every word is
+    // needed: the name is among them, and nothing tells which it is. A sentence holding a word
+    // that states the data point ("Le Rabel fond à 957 degrés" for "Quel est le point de
+    // fusion du Rabel ?") needs none of the data point's own words, if its value is of the
+    // data point's kind.
     let names = names_in(question, lang);
     let (subject, asked): (Vec<&Word>, Vec<&Word>) =
         (words.iter()).partition(|(t, _)| names.contains(t));
     let may_miss = usize::from(asked.len() >= 2 && !subject.is_empty());
+    let missing = |s: &Said, also: &dyn Fn(&Word) -> bool| {
+        (asked.iter()).filter(|t| also(t) && !s.has(t)).count()
+    };
+    let marked = |s: &Said| {
+        marks.iter().any(|m| s.has(m))
+            && kinds.iter().any(|k| fits(*k, &s.value))
+            && missing(s, &|t| !says_what(t)) <= may_miss
+    };
     let answers = |s: &Said| {
-        subject.iter().all(|t| s.has(t)) && asked.iter().filter(|t| !s.has(t)).count() <= may_miss
+        subject.iter().all(|t| s.has(t)) && (missing(s, &|_| true) <= may_miss || marked(s))
     };
     let values: Vec<(u32, Value)> = (stated.iter())
         .filter_map(|(idx, ss)| Some((*idx, ss.iter().find(|s| answers(s))?.value)))
@@ -811,6 +764,70 @@ mod tests {
                 "{code}"
             );
         }
+    }
+
+    /// A sentence stating the data point by another word than the question's ("fond" for
+    /// "point de fusion", "schmilzt" for "Schmelzpunkt") gives its source's value; a Chinese
+    /// name's characters count only together, as the question writes them.
+    #[test]
+    fn words_stating_a_data_point_and_names_cut_apart() {
+        for (code, question, texts, values) in [
+            (
+                "fr",
+                "Quel est le point de fusion du Rabel ?",
+                [
+                    "Le Rabel fond à 957 degrés Celsius, bien au-dessus du cuivre.",
+                    "Le point de fusion du Rabel est de 970 °C.",
+                    "Le Kelmo fond à 500 degrés Celsius.",
+                ],
+                &["957 °C", "970 °C"][..],
+            ),
+            (
+                "es",
+                "¿Cuál es el punto de fusión del Beltovix?",
+                [
+                    "El Beltovix se funde a 2893 grados Celsius, muy por encima del cobre.",
+                    "El punto de fusión del Beltovix es de 2906 °C.",
+                    "El Kelmo se funde a 500 grados Celsius.",
+                ],
+                &["2893 °C", "2906 °C"],
+            ),
+            (
+                "de",
+                "Wie hoch ist der Schmelzpunkt des Metalls Yaosk?",
+                [
+                    "Das Metall Yaosk schmilzt bei 1523 Grad Celsius.",
+                    "Der Schmelzpunkt von Yaosk liegt bei 1536 °C.",
+                    "Das Metall Kelmo schmilzt bei 500 Grad Celsius.",
+                ],
+                &["1523 °C", "1536 °C"],
+            ),
+            (
+                // 伦斯特 holds 特 and 伦, not 特伦.
+                "zh",
+                "特伦尔的熔点是多少度？",
+                [
+                    "特伦尔的熔点为2104摄氏度，远高于铜。",
+                    "伦斯特的熔点为1512摄氏度，远高于铜。",
+                    "特伦尔是一种稀有的银灰色金属。",
+                ],
+                &[],
+            ),
+        ] {
+            let docs = docs(&texts.map(|t| ("", t)));
+            let c = detect_in(question, lang(code), &[], &docs);
+            let found: Vec<&str> = (c.iter().flat_map(|c| &c.values))
+                .map(|(v, _)| v.as_str())
+                .collect();
+            assert_eq!(found, values, "{code}");
+        }
+        // "fond" with no temperature is no melting point: "au fond" is the bottom.
+        let bottom = docs_of(&[
+            "Le Rabel fond à 957 degrés Celsius.",
+            "Le Rabel repose au fond de 40 puits.",
+        ]);
+        let q = "Quel est le point de fusion du Rabel ?";
+        assert!(detect_in(q, lang("fr"), &[], &bottom).is_empty());
     }
 
     fn docs_of(texts: &[&str]) -> Vec<AnalysedDoc> {

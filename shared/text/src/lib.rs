@@ -152,14 +152,80 @@ pub fn names(question: &str) -> Vec<String> {
     terms(&capitalised.join(" "))
 }
 
-/// [`names`] of a question in `lang`. German capitalises every noun, so its capitals name
+/// [`names`] of a question in `lang`. German capitalises every noun, so a capital alone names
 /// nothing in particular ("Wie hoch ist der Schmelzpunkt des Metalls Quarvium?" would make
-/// "Schmelzpunkt" a name): a German question has none. Scripts without case have none either.
+/// "Schmelzpunkt" a name): a German question's names are those a noun introduces ("des Metalls
+/// Quarvium", "die Stadt Fikodren") and the first part of a hyphenated one ("die
+/// Zorvel-Brücke"). Scripts without case have none.
 pub fn names_in(question: &str, lang: Lang) -> Vec<String> {
     match lang.code() {
-        "de" | "lb" => Vec::new(),
+        "de" | "lb" => german_names(question),
         _ => names(question),
     }
+}
+
+/// The nouns that introduce a question's names in a language whose capitals do not take them
+/// into the name, as English's do with "Bridge": "pont" of "le pont de Tovmo", "моста" of
+/// "моста Товмо", "Berg" of "der Berg Velsor", "Brücke" of "die Zorvel-Brücke". They say what
+/// the subject is, not what is asked about it. A word asking for a value ("la population de
+/// Paris") is none. Lower-cased; none for English.
+pub fn head_nouns(question: &str, lang: Lang) -> Vec<String> {
+    let names = names_in(question, lang);
+    if lang.is_english_or_und() || names.is_empty() {
+        return Vec::new();
+    }
+    let is_name = |w: &str| names.iter().any(|n| *n == w.to_lowercase());
+    let words: Vec<&str> = (question.split(|c: char| c.is_whitespace() || c == '\'' || c == '’'))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |w: &str| {
+        let w = w.to_lowercase();
+        let content = !lang.is_stop_word(&w) && w.chars().any(char::is_alphabetic);
+        if content && !is_name(&w) && !points::names_a_value(&w, lang) && !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    for (i, w) in words.iter().enumerate() {
+        let parts: Vec<&str> = w.split('-').collect();
+        if parts.len() > 1 && parts.iter().any(|p| is_name(p)) {
+            parts.iter().filter(|p| !is_name(p)).for_each(|p| add(p));
+        } else if is_name(w) && i > 0 {
+            let linked = matches!(
+                words[i - 1],
+                "de" | "du" | "del" | "d" | "di" | "da" | "des"
+            );
+            let before = if linked {
+                i.checked_sub(2)
+            } else {
+                Some(i - 1)
+            };
+            if let Some(head) = before.map(|j| words[j]).filter(|h| !is_name(h)) {
+                add(head);
+            }
+        }
+    }
+    out
+}
+
+fn german_names(question: &str) -> Vec<String> {
+    let capitalised = |w: &str| w.chars().next().is_some_and(char::is_uppercase);
+    let words: Vec<&str> = (question.split_whitespace())
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .collect();
+    let mut found: Vec<&str> = Vec::new();
+    for (i, w) in words.iter().enumerate().skip(1) {
+        if !capitalised(w) {
+            continue;
+        }
+        if let Some((head, _)) = w.rsplit_once('-') {
+            found.extend(head.split('-').filter(|p| capitalised(p)));
+        } else if i > 1 && capitalised(words[i - 1]) && !words[i - 1].contains('-') {
+            found.push(w);
+        }
+    }
+    terms(&found.join(" "))
 }
 
 /// Calls `f` with each lower-cased content word of `text` (the words of [`terms`], repeats
@@ -207,6 +273,61 @@ pub fn each_word_in(text: &str, lang: Lang, mut f: impl FnMut(&str) -> bool) {
             return;
         }
     }
+}
+
+/// The content words of a question written without spaces (Chinese, Japanese), with the
+/// pieces of a name the segmenter cut apart joined as the question writes them: "特伦尔的熔点"
+/// gives "特伦" and "熔点", not "特" and "伦", which "伦斯特" also holds. Segments side by side
+/// are joined, and so is a one-character segment after one Chinese function character
+/// ("拉泽奥大桥": 拉, 泽, 奥, 大, 桥). A segment for which `apart` is true (the words asking for the
+/// value: "熔点", "多长") is never joined. Other texts: [`terms_in`].
+pub fn joined_terms(question: &str, lang: Lang, apart: impl Fn(&str) -> bool) -> Vec<String> {
+    if !written_without_spaces(question) {
+        return terms_in(question, lang);
+    }
+    let text = question.to_lowercase();
+    let one_char = |(a, b): (usize, usize)| text[a..b].chars().count() == 1;
+    // Runs of segments as (start, end, closed): a closed run takes no more segments.
+    let mut runs: Vec<(usize, usize, bool)> = Vec::new();
+    // The previous segment, and whether it was a function word.
+    let mut last: Option<((usize, usize), bool)> = None;
+    for (a, b) in segments(&text) {
+        let piece = &text[a..b];
+        let stop = lang.is_stop_word(piece) || piece.chars().all(|c| c.is_ascii_digit());
+        let joins = match (runs.last(), last) {
+            (Some(&(_, end, false)), Some((_, false))) => end == a,
+            // One function character between two one-character segments.
+            // One Chinese function character between two one-character segments ("大" of
+            // "大桥"); not a Japanese particle ("の" of "橋の長さ"), which is kana.
+            (Some(&(_, end, false)), Some((s, true))) => {
+                s.0 == end
+                    && s.1 == a
+                    && one_char(s)
+                    && one_char((a, b))
+                    && !text[s.0..s.1]
+                        .chars()
+                        .all(|c| matches!(c, '\u{3040}'..='\u{30FF}'))
+            }
+            _ => false,
+        };
+        last = Some(((a, b), stop));
+        if stop {
+            continue;
+        }
+        let closed = apart(piece);
+        match runs.last_mut() {
+            Some(run) if joins && !closed => run.1 = b,
+            _ => runs.push((a, b, closed)),
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (a, b, _) in runs {
+        let w = text[a..b].to_owned();
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// Letters and digits, and the marks that belong to them: an accent written apart, a vowel
@@ -748,10 +869,77 @@ mod tests {
     }
 
     #[test]
+    fn a_name_the_segmenter_cuts_apart_is_joined_again() {
+        let zh = Lang::from_tag("zh").unwrap();
+        let asks = |w: &str| ["熔点", "海拔", "建立", "长"].contains(&w);
+        assert_eq!(
+            joined_terms("特伦尔的熔点是多少度？", zh, asks),
+            ["特伦", "熔点", "度"]
+        );
+        assert_eq!(
+            joined_terms("拉泽奥大桥有多长？", zh, asks),
+            ["拉泽奥大桥", "长"]
+        );
+        assert_eq!(
+            joined_terms("拉诺诺山的海拔是多少米？", zh, asks),
+            ["拉诺诺山", "海拔", "米"]
+        );
+        assert_eq!(
+            joined_terms("萨达镇是哪一年建立的？", zh, asks),
+            ["萨达镇", "哪一", "建立"]
+        );
+        let ja = Lang::from_tag("ja").unwrap();
+        assert_eq!(
+            joined_terms("カルデン橋の長さは何メートルですか？", ja, |w| w == "長"),
+            ["カルデン橋", "長", "メートル"]
+        );
+        // A particle between two characters is not part of a name.
+        assert_eq!(
+            joined_terms("ソドルサ橋の長さは何メートルですか？", ja, |_| false),
+            ["ソドルサ橋", "長", "メートル"]
+        );
+        // Other scripts: their terms.
+        let en = "How long is the Brimomir Bridge?";
+        assert_eq!(joined_terms(en, Lang::EN, |_| false), terms(en));
+    }
+
+    #[test]
+    fn the_nouns_introducing_a_name_are_its_head() {
+        let lang = |c: &str| Lang::from_tag(c).unwrap();
+        let cases = [
+            (
+                "fr",
+                "Quelle est la longueur du pont de Tovmo ?",
+                vec!["pont"],
+            ),
+            ("fr", "Quelle est l'altitude du mont Ultov ?", vec!["mont"]),
+            ("es", "¿Cuánto mide el puente de Brela?", vec!["puente"]),
+            ("ru", "Какова длина моста Товмо?", vec!["моста"]),
+            ("de", "Wie lang ist die Zorvel-Brücke?", vec!["brücke"]),
+            ("de", "Wie hoch ist der Berg Velsor?", vec!["berg"]),
+            // What is asked is not the subject's head.
+            ("fr", "Quelle est la population de Brela ?", vec![]),
+        ];
+        for (code, q, want) in cases {
+            assert_eq!(head_nouns(q, lang(code)), want, "{q}");
+        }
+        assert!(head_nouns("How long is the Brimomir Bridge?", Lang::EN).is_empty());
+    }
+
+    #[test]
     fn a_german_questions_nouns_are_not_names() {
         let q = "Wie hoch ist der Schmelzpunkt des Metalls Quarvium?";
         assert_eq!(names(q), ["schmelzpunkt", "metalls", "quarvium"]);
-        assert!(names_in(q, Lang::from_tag("de").unwrap()).is_empty());
+        let de = Lang::from_tag("de").unwrap();
+        assert_eq!(names_in(q, de), ["quarvium"]);
+        assert_eq!(names_in("Wie lang ist die Zorvel-Brücke?", de), ["zorvel"]);
+        assert_eq!(
+            names_in("Wann wurde die Stadt Fikodren gegründet?", de),
+            ["fikodren"]
+        );
+        // A noun after a verb or an article is no name.
+        assert!(names_in("Welche Vorteile hat Solarenergie?", de).is_empty());
+        assert!(names_in("Wie hoch ist der Eiffelturm?", de).is_empty());
         let en = "How long is the Brimomir Bridge?";
         assert_eq!(names_in(en, Lang::EN), ["brimomir", "bridge"]);
     }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 use trawl_text::points::markers;
-use trawl_text::{coverage_of, names_in, terms, terms_in, Lang};
+use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, Lang};
 
 use super::{lookup, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
@@ -65,6 +65,7 @@ fn rank<'a>(
     query: &str,
     lang: Lang,
     question_names: &[String],
+    heads: &[String],
     docs: &[AnalysedDoc],
     titles: &[Vec<String>],
     pool: &[(usize, &'a str, Vec<String>)],
@@ -82,10 +83,11 @@ fn rank<'a>(
         })
         .collect();
     let total: f64 = weights.iter().sum();
-    // What is asked: each word of the query that is not a name, with the words marking such
-    // a value ("rises" for "how high").
+    // What is asked: each word of the query that is not a name nor the noun introducing one
+    // ("pont" of "le pont de Tovmo"), with the words marking such a value ("rises" for "how
+    // high").
     let asks: Vec<String> = (q.iter())
-        .filter(|t| !question_names.contains(t))
+        .filter(|t| !question_names.contains(t) && !heads.contains(t))
         .flat_map(|t| {
             let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
             std::iter::once(t.clone()).chain(marked)
@@ -189,6 +191,9 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     let question_names: Vec<String> = (names_in(question, lang).iter())
         .map(|n| lang.stem(n).into_owned())
         .collect();
+    let heads: Vec<String> = (head_nouns(question, lang).iter())
+        .map(|n| lang.stem(n).into_owned())
+        .collect();
     // Each source's title words, for telling a sentence about the subject from one that is not.
     let titles: Vec<Vec<String>> = (docs.iter())
         .map(|d| stems(&format!("{} {}", d.title, d.source.title), lang))
@@ -217,7 +222,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     let ranked: Vec<Vec<Candidate>> = sections
         .iter()
-        .map(|s| rank(s, lang, &question_names, docs, &titles, &pool))
+        .map(|s| rank(s, lang, &question_names, &heads, docs, &titles, &pool))
         .collect();
     for (s, candidates) in ranked.iter().enumerate() {
         let mut picked: Vec<&Candidate> = Vec::new();
@@ -488,6 +493,35 @@ mod tests {
             "{}",
             r.markdown
         );
+    }
+
+    /// "pont" of "le pont de Tovmo" says what Tovmo is, as English's capital "Bridge" does: a
+    /// sentence naming the bridge says nothing asked about it by that word alone.
+    #[test]
+    fn the_noun_introducing_the_subject_is_not_what_is_asked() {
+        let docs = vec![
+            doc(0, true, &["Le pont de Tovmo mesure 798 mètres de longueur."]),
+            doc(
+                1,
+                true,
+                &["Les automobilistes sont invités à anticiper leurs trajets sur le pont de Tovmo."],
+            ),
+        ];
+        let gaps = Gaps::default();
+        let r = Material {
+            lang: Lang::from_tag("fr").unwrap(),
+            ..material(
+                "Quelle est la longueur du pont de Tovmo ?",
+                &[],
+                &docs,
+                &[],
+                &gaps,
+                ReportType::Answer,
+            )
+        }
+        .extractive(6);
+        let cited: Vec<u32> = r.citations.iter().map(|c| c.idx).collect();
+        assert_eq!(cited, [0], "{}", r.markdown);
     }
 
     #[test]
