@@ -84,9 +84,29 @@ const CLOSING: &[char] = &[
     '）', '」', '』', '！', '？', '،', '؛', '؟',
 ];
 
-fn tokens(s: &str) -> Vec<Tok<'_>> {
-    let mut out = Vec::new();
+/// The words of `s`. Where the language sets thousands apart by spaces (`space_groups`:
+/// "1 175 mètres"), a number's groups are one word, spaces kept as the text has them.
+fn tokens(s: &str, space_groups: bool) -> Vec<Tok<'_>> {
+    let mut out: Vec<Tok> = Vec::new();
+    let digits = |w: &str, n: std::ops::RangeInclusive<usize>| {
+        n.contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit())
+    };
     for word in s.split_whitespace() {
+        let core = word.trim_end_matches(CLOSING);
+        if let Some(last) = out.last_mut().filter(|l| {
+            space_groups && !l.ends_clause && digits(core, 3..=3) && {
+                let groups: Vec<&str> = l.core.split_whitespace().collect();
+                digits(groups[0], 1..=3) && groups[1..].iter().all(|g| digits(g, 3..=3))
+            }
+        }) {
+            // `last.core` and `core` are slices of `s`: the span from one to the other.
+            let start = last.core.as_ptr() as usize - s.as_ptr() as usize;
+            let end = core.as_ptr() as usize - s.as_ptr() as usize + core.len();
+            last.core = &s[start..end];
+            last.lower = last.core.to_owned();
+            last.ends_clause = word.ends_with(CLAUSE_ENDS);
+            continue;
+        }
         // A run of Chinese or Japanese text is cut where its numbers start and end.
         let pieces = match word.chars().any(is_wide) {
             true => digit_runs(word),
@@ -127,9 +147,10 @@ fn is_number(t: &str) -> bool {
     let t = t
         .trim_start_matches(['$', '€', '£', '¥'])
         .trim_end_matches('%');
+    // Spaces only between the groups [`tokens`] joined.
     t.starts_with(|c: char| c.is_ascii_digit())
         && t.chars()
-            .all(|c| c.is_ascii_digit() || c == ',' || c == '.')
+            .all(|c| c.is_ascii_digit() || c == ',' || c == '.' || c.is_whitespace())
 }
 
 fn is_year(t: &str) -> bool {
@@ -275,8 +296,8 @@ fn around(len: usize, at: Option<usize>) -> Vec<usize> {
     }
 }
 
-fn from_sentence(kind: Kind, marks: &Marks, sentence: &str) -> Option<String> {
-    let toks = tokens(sentence);
+fn from_sentence(kind: Kind, marks: &Marks, sentence: &str, space_groups: bool) -> Option<String> {
+    let toks = tokens(sentence, space_groups);
     let at = mention_at(&toks, marks);
     let order = around(toks.len(), at);
     match kind {
@@ -448,6 +469,7 @@ pub fn extract(
     let mut by_rank: Vec<usize> = (0..sentences.len()).collect();
     by_rank.sort_by(|&a, &b| sentences[b].1.total_cmp(&sentences[a].1).then(a.cmp(&b)));
     let mut out = BTreeMap::new();
+    let space_groups = !points.is_empty() && lang.numerals().space_groups;
     for point in points {
         let kind = kind(point);
         let markers = markers(point);
@@ -471,7 +493,7 @@ pub fn extract(
             value = naming
                 .chain(ranked)
                 .take(TRIES)
-                .find_map(|&i| from_sentence(kind, &marks, &sentences[i].0));
+                .find_map(|&i| from_sentence(kind, &marks, &sentences[i].0, space_groups));
         }
         out.insert(point.clone(), value);
     }
@@ -709,6 +731,21 @@ mod tests {
                 "1290度",
             ),
         ];
+        let cases = cases.into_iter().chain([
+            // Thousands set apart by spaces, as French and Russian write them.
+            (
+                "fr",
+                "longueur",
+                "Le pont de Tovmo mesure 1\u{202f}175 mètres de longueur.",
+                "1\u{202f}175 mètres",
+            ),
+            (
+                "ru",
+                "население",
+                "В городе Брела проживает 12 500 человек.",
+                "12 500 человек",
+            ),
+        ]);
         for (code, point, sentence, want) in cases {
             assert_eq!(
                 one_in(code, point, sentence).as_deref(),

@@ -19,7 +19,7 @@ use serde::Serialize;
 use trawl_messages::AnalysedDoc;
 use trawl_text::points::{asked_in, kind, markers, unit_of, Kind, WIDE_UNITS};
 use trawl_text::{
-    coverage, coverage_of, names, names_in, same_word, sentences, terms, Lang, MONTHS,
+    coverage, coverage_of, names, names_in, same_word, sentences, terms, Lang, Numerals, MONTHS,
 };
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -87,9 +87,9 @@ fn is_month(word: &str) -> bool {
     w.len() >= 3 && MONTHS.iter().any(|m| m.starts_with(&w))
 }
 
-/// A number as written (`1,284`, `3.50`), with its unit when one is glued to it (`540m`,
-/// `1284°C`).
-fn number_in(word: &str) -> Option<(f64, &str)> {
+/// A number as written (`1,284`, `3.50`, `1,5` in German: [`Numerals::read`]), with its unit
+/// when one is glued to it (`540m`, `1284°C`).
+fn number_in(word: &str, numerals: Numerals) -> Option<(f64, &str)> {
     let w = word.trim_start_matches(|c: char| !c.is_ascii_digit());
     let end = w
         .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
@@ -99,20 +99,47 @@ fn number_in(word: &str) -> Option<(f64, &str)> {
     if digits.is_empty() || !digits.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
-    Some((digits.replace(',', "").parse().ok()?, rest))
+    Some((numerals.read(digits)?, rest))
 }
 
 /// The first value in `sentence` (a number, not a day of the month, with its unit if known),
-/// and where in `sentence` its number starts.
-fn value_at(sentence: &str) -> Option<(Value, usize)> {
+/// and where in `sentence` its number starts. Numbers are read as `numerals` write them,
+/// thousands set apart by spaces included ("1 175 mètres").
+fn value_at(sentence: &str, numerals: Numerals) -> Option<(Value, usize)> {
     let words: Vec<&str> = sentence
         .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ';'))
         .filter(|w| !w.is_empty())
         .collect();
+    let mut skip = 0;
     for (i, word) in words.iter().enumerate() {
-        let Some((number, glued)) = number_in(word) else {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        let grouped;
+        let mut last = i;
+        let word_read =
+            if numerals.space_groups && word.len() <= 3 && word.bytes().all(|b| b.is_ascii_digit())
+            {
+                // "1 175 000": groups of three digits after one of up to three.
+                let three = |w: &str| {
+                    w.len() >= 3
+                        && w.as_bytes()[..3].iter().all(u8::is_ascii_digit)
+                        && !w.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
+                };
+                while words.get(last + 1).is_some_and(|w| three(w)) {
+                    last += 1;
+                }
+                grouped = words[i..=last].concat();
+                &grouped
+            } else {
+                *word
+            };
+        skip = last - i;
+        let Some((number, glued)) = number_in(word_read, numerals) else {
             continue;
         };
+        let i = last;
         // "12 March 1903", "March 12, 1903": the day is not the value; the year after it is.
         let next_is_month = words.get(i + 1).is_some_and(|w| is_month(w));
         let after_month = i > 0 && is_month(words[i - 1]) && number < 32.0;
@@ -260,6 +287,7 @@ fn other_name_before(sentence: &str, at: usize, subject: &[String]) -> bool {
 /// sentence names it and no other name comes before the value ("Quellium's melting point is
 /// 455 °C, below zorbium's" is not about zorbium).
 fn value_in(
+    numerals: Numerals,
     sentences: &[Sentence],
     attribute: &Attribute,
     subject: &[String],
@@ -267,7 +295,7 @@ fn value_in(
 ) -> Option<Value> {
     let titled = subject.is_empty() || coverage(subject, title) == 1.0;
     (sentences.iter())
-        .filter_map(|(s, words)| value_at(s).map(|(v, at)| (s, words, v, at)))
+        .filter_map(|(s, words)| value_at(s, numerals).map(|(v, at)| (s, words, v, at)))
         .filter(|(_, words, v, _)| attribute.stated(words, v))
         .find(|(s, words, _, at)| {
             coverage(subject, &s[..*at]) == 1.0
@@ -313,6 +341,7 @@ pub fn detect_in(
     if !lang.is_english_or_und() {
         return detect_asked(question, lang, docs);
     }
+    let numerals = lang.numerals();
     let attributes = attributes(question, data_points);
     if attributes.is_empty() {
         return Vec::new();
@@ -332,7 +361,7 @@ pub fn detect_in(
     for attribute in &attributes {
         let values = (read.iter()).filter_map(|(doc, sentences)| {
             let title = format!("{} {}", doc.title, doc.source.title);
-            let v = value_in(sentences, attribute, &subject, &title)?;
+            let v = value_in(numerals, sentences, attribute, &subject, &title)?;
             Some((doc.source.idx, v))
         });
         out.extend(conflict(&attribute.name, values));
@@ -342,11 +371,12 @@ pub fn detect_in(
 
 /// [`detect_in`] for a question not in English.
 fn detect_asked(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> Vec<Conflict> {
+    let numerals = lang.numerals();
     // Each source's sentences that hold a value, with their words' stems, each stemmed once.
     let stated: Vec<(u32, Vec<Said>)> = (docs.iter().filter(|d| d.is_relevant))
         .map(|d| {
             let said = (read_sentences(d).iter())
-                .filter_map(|s| Said::new(s, lang))
+                .filter_map(|s| Said::new(s, lang, numerals))
                 .collect();
             (d.source.idx, said)
         })
@@ -430,8 +460,8 @@ struct Said {
 }
 
 impl Said {
-    fn new(sentence: &str, lang: Lang) -> Option<Said> {
-        let (value, _) = value_at(sentence)?;
+    fn new(sentence: &str, lang: Lang, numerals: Numerals) -> Option<Said> {
+        let (value, _) = value_at(sentence, numerals)?;
         let text = sentence.to_lowercase();
         let mut stems = Vec::new();
         trawl_text::each_word_in(&text, lang, |w| {
@@ -559,7 +589,7 @@ mod tests {
         ];
         assert!(detect("How long is the Brimomir Bridge?", &["long".into()], &docs).is_empty());
         assert_eq!(
-            value_at("version 3.50 (beta)").map(|(v, _)| v),
+            value_at("version 3.50 (beta)", Lang::EN.numerals()).map(|(v, _)| v),
             Some(Value {
                 number: 3.5,
                 unit: None,
@@ -828,6 +858,37 @@ mod tests {
         ]);
         let q = "Quel est le point de fusion du Rabel ?";
         assert!(detect_in(q, lang("fr"), &[], &bottom).is_empty());
+    }
+
+    /// "1,2 Kilometer" is 1200 metres in German, as "1.200 Meter" is; "1 175 mètres" is 1175
+    /// in French.
+    #[test]
+    fn numbers_are_read_as_the_questions_language_writes_them() {
+        let q = "Wie lang ist die Zorvel-Brücke?";
+        let agreeing = docs_of(&[
+            "Die Zorvel-Brücke ist 1,2 Kilometer lang.",
+            "Die Zorvel-Brücke ist 1.200 Meter lang.",
+        ]);
+        assert!(detect_in(q, lang("de"), &[], &agreeing).is_empty());
+        let disagreeing = docs_of(&[
+            "Die Zorvel-Brücke ist 1,2 Kilometer lang.",
+            "Die Zorvel-Brücke ist 1,3 Kilometer lang.",
+        ]);
+        let c = detect_in(q, lang("de"), &[], &disagreeing);
+        assert_eq!(c[0].values[0].0, "1200 m");
+        assert_eq!(c[0].values[1].0, "1300 m");
+        let q = "Quelle est la longueur du pont de Tovmo ?";
+        let c = detect_in(
+            q,
+            lang("fr"),
+            &[],
+            &docs_of(&[
+                "Le pont de Tovmo mesure 1 175 mètres de longueur.",
+                "Le pont de Tovmo mesure 1\u{202f}188 mètres de longueur.",
+            ]),
+        );
+        let found: Vec<&str> = c[0].values.iter().map(|(v, _)| v.as_str()).collect();
+        assert_eq!(found, ["1175 m", "1188 m"]);
     }
 
     fn docs_of(texts: &[&str]) -> Vec<AnalysedDoc> {

@@ -171,6 +171,79 @@ impl Lang {
     }
 }
 
+/// How a language writes numbers, by CLDR (ICU4X's data).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Numerals {
+    /// `,` where the language writes "1,5" (German, French, Russian …), else `.`.
+    pub decimal: char,
+    /// Thousands are set apart by spaces ("1 175" in French and Russian).
+    pub space_groups: bool,
+}
+
+impl Numerals {
+    /// The number `digits` (ASCII digits with `,` and `.`) stands for in this language. A
+    /// separator used twice ("1.234.567"), or followed by other than three digits ("1,5"),
+    /// tells itself; with both, the later is the decimal one ("1.234,5", "1,234.5"). Only a
+    /// lone separator before three digits is read by the language: "1,175" is 1175 in
+    /// English and 1.175 in German.
+    pub fn read(&self, digits: &str) -> Option<f64> {
+        let Some(at) = digits.rfind([',', '.']) else {
+            return digits.parse().ok();
+        };
+        let sep = digits[at..].chars().next()?;
+        let after = &digits[at + 1..];
+        let both = digits.contains(',') && digits.contains('.');
+        let decimal = if both {
+            true
+        } else if digits.matches(sep).count() > 1 {
+            false
+        } else if after.len() != 3 {
+            true
+        } else {
+            sep == self.decimal
+        };
+        let whole: String = (digits[..at].chars())
+            .filter(char::is_ascii_digit)
+            .collect();
+        match decimal {
+            true => format!("{whole}.{after}").parse().ok(),
+            false => format!("{whole}{after}").parse().ok(),
+        }
+    }
+}
+
+impl Lang {
+    /// How this language writes numbers: a decimal point and no spaces for `und` and for a
+    /// language CLDR writes with other signs (Arabic's "٫" is read as a point, as Arabic pages
+    /// written with Latin digits use one).
+    pub fn numerals(self) -> Numerals {
+        let plain = Numerals {
+            decimal: '.',
+            space_groups: false,
+        };
+        let Ok(locale) = icu_locale_core::Locale::try_from_str(self.code()) else {
+            return plain;
+        };
+        let Ok(formatter) =
+            icu_decimal::DecimalFormatter::try_new((&locale).into(), Default::default())
+        else {
+            return plain;
+        };
+        let Ok(number) = icu_decimal::input::Decimal::try_from_str("1234567.5") else {
+            return plain;
+        };
+        let written = formatter.format(&number).to_string();
+        let chars: Vec<char> = written.chars().collect();
+        Numerals {
+            decimal: match chars.iter().rev().nth(1) {
+                Some(',') => ',',
+                _ => '.',
+            },
+            space_groups: chars.get(1).is_some_and(|c| c.is_whitespace()),
+        }
+    }
+}
+
 impl fmt::Display for Lang {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.code())
@@ -477,6 +550,33 @@ mod tests {
         // Telugu has no list: nothing is a stop word.
         assert!(!Lang::from_tag("te").unwrap().is_stop_word("మరియు"));
         assert!(Lang::EN.is_stop_word("tell") && Lang::UND.is_stop_word("the"));
+    }
+
+    #[test]
+    fn numbers_are_read_as_each_language_writes_them() {
+        let n = |code: &str| Lang::from_tag(code).unwrap().numerals();
+        assert_eq!(n("de").decimal, ',');
+        assert_eq!(n("en").decimal, '.');
+        assert!(n("fr").space_groups && n("ru").space_groups && !n("de").space_groups);
+        assert_eq!(Lang::UND.numerals(), n("en"));
+        assert_eq!(n("ar").decimal, '.');
+        let cases = [
+            ("en", "1,175", 1175.0),
+            ("de", "1,175", 1.175),
+            ("de", "1.175", 1175.0),
+            ("en", "3.5", 3.5),
+            ("de", "1,5", 1.5),
+            ("fr", "1,5", 1.5),
+            ("en", "1,5", 1.5),
+            ("de", "1.234.567", 1234567.0),
+            ("en", "1,234,567.25", 1234567.25),
+            ("de", "1.234,5", 1234.5),
+            ("ja", "1,738", 1738.0),
+            ("en", "1284", 1284.0),
+        ];
+        for (code, digits, want) in cases {
+            assert_eq!(n(code).read(digits), Some(want), "{code} {digits}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use icu_segmenter::WordSegmenter;
 mod lang;
 pub mod points;
 
-pub use lang::{Lang, Locale};
+pub use lang::{Lang, Locale, Numerals};
 
 /// Words that carry no topic; dropped from questions and sentences before matching.
 pub(crate) fn is_stop_word(w: &str) -> bool {
