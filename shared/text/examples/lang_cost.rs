@@ -1,4 +1,6 @@
-//! What language detection costs on a page: `Lang::detect` reads at most the first KiB.
+//! What language detection costs on a page: `Lang::detect` reads at most the first KiB. Then
+//! what reading a language's number signs from CLDR costs (`Lang::numerals`, once a page with
+//! data points in clean, once a job in synthesize).
 //! `cargo run --release -p trawl-text --example lang_cost`
 
 use std::hint::black_box;
@@ -43,4 +45,26 @@ fn main() {
             per_page * 1e9 / read as f64
         );
     }
+    let rounds = 20_000;
+    let started = Instant::now();
+    for code in ["de", "fr", "ru", "zh"].iter().cycle().take(rounds) {
+        black_box(Lang::from_tag(black_box(code)).unwrap().numerals());
+    }
+    let each = started.elapsed().as_secs_f64() / rounds as f64;
+    println!("Lang::numerals: {:.1} µs", each * 1e6);
+    // What a data point's kind and markers cost (clean asks once a page for each).
+    let started = Instant::now();
+    for point in ["long", "melting point", "Schmelzpunkt", "熔点"]
+        .iter()
+        .cycle()
+        .take(rounds)
+    {
+        black_box(trawl_text::points::kind(black_box(point)));
+        black_box(trawl_text::points::markers(black_box(point)));
+    }
+    let each = started.elapsed().as_secs_f64() / rounds as f64;
+    println!(
+        "points::kind and points::markers of a data point: {:.1} µs",
+        each * 1e6
+    );
 }

@@ -8,6 +8,9 @@
 //! ([`asked_in`]); those words name data points, and each language's words that state such a
 //! value mark its sentences ("schmilzt" for "Schmelzpunkt", "fond" for "point de fusion").
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use crate::{is_wide, terms, Lang};
 
 /// Words that mark a sentence as stating a data point of a kind the page may never name.
@@ -154,10 +157,15 @@ impl Vocab {
             return text.contains(word);
         }
         let lang = self.lang();
-        let stem = lang.stem(word);
+        // Snowball rewrites only a word's end: a word of another first letter is another word,
+        // told apart without stemming either (most are).
+        let first = word.chars().next();
+        let mut stem = None;
         let mut found = false;
         crate::each_word(text, |w| {
-            found = w == word || lang.stem(w) == stem;
+            found = w == word
+                || (w.chars().next() == first
+                    && lang.stem(w) == *stem.get_or_insert_with(|| lang.stem(word)));
             !found
         });
         found
@@ -198,9 +206,25 @@ pub fn names_a_value(word: &str, lang: Lang) -> bool {
 /// The row naming `point`: its label, or a point that is one of the words asking for it
 /// (not a weak one: "long" is English's too, read by its rules).
 fn vocab_of(point: &str) -> Option<&'static Vocab> {
-    let p = point.trim().to_lowercase();
-    (VOCAB.iter())
-        .find(|v| v.label.to_lowercase() == p || v.asks.iter().any(|w| *w == p || v.holds(&p, w)))
+    // A job's few data points are looked up for each of its pages: each is matched once a
+    // thread (some 30 µs of stemming against every row), then remembered.
+    thread_local!(static SEEN: RefCell<HashMap<String, Option<usize>>> = RefCell::default());
+    let found = SEEN.with(|seen| {
+        if let Some(found) = seen.borrow().get(point) {
+            return *found;
+        }
+        let p = point.trim().to_lowercase();
+        let found = (VOCAB.iter()).position(|v| {
+            v.label.to_lowercase() == p || v.asks.iter().any(|w| *w == p || v.holds(&p, w))
+        });
+        let mut seen = seen.borrow_mut();
+        if seen.len() >= 1024 {
+            seen.clear();
+        }
+        seen.insert(point.to_owned(), found);
+        found
+    });
+    found.map(|i| &VOCAB[i])
 }
 
 /// The unit `words` start with (after a number), as (base unit, factor, offset): a value in it
