@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
-use trawl_text::collapse_whitespace;
+use trawl_text::{collapse_whitespace, is_wide, weighted_len};
 
 use trawl_text::floor_char_boundary;
 
@@ -44,6 +44,47 @@ const PHRASES: &[&str] = &[
     "back to top",
     "leave a comment",
     "©",
+    // The same furniture in the languages trawl is measured on: each phrase says its own
+    // language, so all are matched on every page.
+    "alle rechte vorbehalten",
+    "datenschutzerklärung",
+    "newsletter abonnieren",
+    "zum inhalt springen",
+    "nach oben",
+    "das könnte sie auch interessieren",
+    "tous droits réservés",
+    "politique de confidentialité",
+    "mentions légales",
+    "abonnez-vous",
+    "partager sur",
+    "aller au contenu",
+    "retour en haut",
+    "vous aimerez aussi",
+    "todos los derechos reservados",
+    "política de privacidad",
+    "aviso legal",
+    "suscríbete",
+    "compartir en",
+    "ir al contenido",
+    "volver arriba",
+    "también te puede interesar",
+    "все права защищены",
+    "политика конфиденциальности",
+    "подпишитесь",
+    "поделиться",
+    "читайте также",
+    "版权所有",
+    "隐私政策",
+    "分享到",
+    "返回顶部",
+    "相关文章",
+    "無断転載",
+    "プライバシーポリシー",
+    "関連記事",
+    "ページトップ",
+    "جميع الحقوق محفوظة",
+    "سياسة الخصوصية",
+    "مقالات ذات صلة",
 ];
 /// A run of at least this many short list items reads as navigation.
 const NAV_RUN: usize = 4;
@@ -63,6 +104,15 @@ enum Line {
     Repeated,
     Nav,
     Short,
+}
+
+/// Under four words: by its spaces, or where Chinese or Japanese leave none, by its length
+/// in Latin letters (a sentence of ten characters says what four words do).
+fn short(line: &str, words: usize) -> bool {
+    match line.chars().any(is_wide) {
+        true => weighted_len(line) < 24,
+        false => words < 4,
+    }
 }
 
 /// Visible text of a markdown line, and how much of it is link text.
@@ -129,7 +179,7 @@ pub fn heuristic(markdown: &str) -> Heuristic {
             Line::Links
         } else if repeated && !t.starts_with('|') {
             Line::Repeated
-        } else if words < 4 && item.is_none() && !t.starts_with('#') && !t.starts_with('|') {
+        } else if short(t, words) && item.is_none() && !t.starts_with('#') && !t.starts_with('|') {
             Line::Short
         } else {
             Line::Clean
@@ -276,6 +326,23 @@ mod tests {
         ] {
             assert!(all.contains(what), "{what}: {all}");
         }
+    }
+
+    /// A Chinese article's lines have no spaces and are not short; other languages' furniture
+    /// is furniture.
+    #[test]
+    fn articles_and_furniture_in_other_languages() {
+        let zh = "大桥连接老城区和港口区，每天有数万辆汽车通过。\n\n\
+                  大桥全长1738米，设有四条车道，是该地区最长的桥梁。\n\n\
+                  交通部门建议司机提前规划经过大桥的路线，以免拥堵。\n";
+        let h = heuristic(zh);
+        assert_eq!(h.score, 1.0, "{h:?}");
+        let furniture = "Alle Rechte vorbehalten. Impressum und Kontakt.\n\n\
+                         Politique de confidentialité et gestion des cookies du site.\n\n\
+                         版权所有，未经许可不得转载本站任何内容。\n\n\
+                         جميع الحقوق محفوظة لموقع الأخبار اليومية وشركائه\n";
+        let h = heuristic(&format!("{zh}\n{furniture}"));
+        assert!(h.problems[0].starts_with("4 lines with cookie"), "{h:?}");
     }
 
     #[test]
