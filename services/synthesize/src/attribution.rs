@@ -22,7 +22,7 @@
 use serde::Serialize;
 use trawl_config::Unverified;
 use trawl_messages::AnalysedDoc;
-use trawl_text::{sentence_spans, stem, strip_links, terms};
+use trawl_text::{sentence_spans, strip_links, terms, terms_in, Lang};
 
 use crate::context::FULL_MAX_CHARS;
 
@@ -81,8 +81,10 @@ pub fn attribute(
     numbered: &[u32],
     citable: &[&AnalysedDoc],
     unverified: Unverified,
+    lang: Lang,
 ) -> Attributed {
     let mut a = Attributor {
+        lang,
         numbered,
         docs: citable,
         evidence: citable.iter().map(|_| None).collect(),
@@ -143,6 +145,8 @@ pub fn attribute(
 
 /// The state of one report's attribution.
 struct Attributor<'a> {
+    /// The report's language, whose stop words and stems compare claims with passages.
+    lang: Lang,
     numbered: &'a [u32],
     docs: &'a [&'a AnalysedDoc],
     /// Each document's evidence, once read.
@@ -160,7 +164,7 @@ impl Attributor<'_> {
     /// sources it cites.
     fn support(&mut self, i: usize, claim: &Facts) -> (u32, f64, String) {
         let doc = self.docs[i];
-        let evidence = self.evidence[i].get_or_insert_with(|| Evidence::of(doc));
+        let evidence = self.evidence[i].get_or_insert_with(|| Evidence::of(doc, self.lang));
         let (support, passage) = evidence.support(claim);
         (doc.source.idx, support, passage)
     }
@@ -176,7 +180,7 @@ impl Attributor<'_> {
     /// One claim judged and rewritten with its citations, or `None` when it leaves the body.
     fn judge(&mut self, raw: &str) -> Option<String> {
         let (text, markers) = split_markers(raw);
-        let claim = Facts::of(&text);
+        let claim = Facts::of(&text, self.lang);
         if claim.terms.is_empty() && claim.facts.is_empty() {
             // Connective text ("In short:") claims nothing.
             return (!text.is_empty()).then_some(text);
@@ -283,13 +287,13 @@ impl Renumber {
 /// What a claim asserts: its content words, and the numbers and names a passage must hold.
 struct Facts {
     terms: Vec<String>,
-    /// The stems of `terms` ([`stem`]), which passages' stems are compared with.
+    /// The stems of `terms` ([`Lang::stem`]), which passages' stems are compared with.
     stems: Vec<String>,
     facts: Vec<String>,
 }
 
 impl Facts {
-    fn of(text: &str) -> Facts {
+    fn of(text: &str, lang: Lang) -> Facts {
         let mut facts = Vec::new();
         for (i, word) in text
             .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '"' | '“' | '”' | '|'))
@@ -301,8 +305,10 @@ impl Facts {
                 continue;
             }
             let number = w.chars().any(|c| c.is_ascii_digit());
-            // A capitalised word past the first is a name ("Brimomir", "Strand").
+            // A capitalised word past the first is a name ("Brimomir", "Strand"), where
+            // capitals mark names (not German's nouns).
             let name = i > 0
+                && lang.capitals_mark_names()
                 && w.chars().next().is_some_and(char::is_uppercase)
                 && w.chars().count() > 1
                 && !terms(w).is_empty();
@@ -313,9 +319,9 @@ impl Facts {
             }
         }
         facts.dedup();
-        let terms = terms(text);
+        let terms = terms_in(text, lang);
         Facts {
-            stems: terms.iter().map(|t| stem(t).to_owned()).collect(),
+            stems: terms.iter().map(|t| lang.stem(t).into_owned()).collect(),
             terms,
             facts,
         }
@@ -347,7 +353,7 @@ struct Evidence {
 }
 
 impl Evidence {
-    fn of(doc: &AnalysedDoc) -> Evidence {
+    fn of(doc: &AnalysedDoc, lang: Lang) -> Evidence {
         // What a writer is given of a source: at most the context's share of its text (the
         // extractive writer quotes key points, which come next).
         let cut = (doc.markdown.char_indices().nth(FULL_MAX_CHARS))
@@ -379,7 +385,9 @@ impl Evidence {
         texts.retain(|u| !u.trim().is_empty());
         let units: Vec<Unit> = (texts.into_iter())
             .map(|text| Unit {
-                stems: terms(&text).iter().map(|w| stem(w).to_owned()).collect(),
+                stems: (terms_in(&text, lang).iter())
+                    .map(|w| lang.stem(w).into_owned())
+                    .collect(),
                 normal: normal_number(&text.to_lowercase()),
                 text,
             })
@@ -584,7 +592,28 @@ mod tests {
     fn run(body: &str, numbered: &[u32], unverified: Unverified) -> Attributed {
         let docs = docs();
         let citable: Vec<&AnalysedDoc> = docs.iter().collect();
-        attribute(body, numbered, &citable, unverified)
+        attribute(body, numbered, &citable, unverified, Lang::EN)
+    }
+
+    /// A claim in another language is read by its words: its stop words claim nothing, its
+    /// words match the source's other forms ("Länge" of "lang", "Metern" of "Meter"), and a
+    /// German noun is no name the passage must hold as written.
+    #[test]
+    fn claims_are_read_in_the_reports_language() {
+        let mut d = doc(0, true, &[]);
+        d.markdown = "Die Zorvel-Brücke ist 1175 Meter lang und trägt vier Fahrspuren.".into();
+        let citable = [&d];
+        let de = Lang::from_tag("de").unwrap();
+        let body = "Die Zorvel-Brücke hat eine Länge von 1175 Metern [1].";
+        let a = attribute(body, &[0], &citable, Unverified::Drop, de);
+        assert_eq!(a.body, body, "{:?}", a.claims);
+        // Read as English, "Länge" and "Metern" are names the source lacks.
+        let a = attribute(body, &[0], &citable, Unverified::Drop, Lang::EN);
+        assert_eq!(a.claims[0].verdict, Verdict::Removed);
+        // Function words alone do not support a claim about something else.
+        let other = "Die Kelmo-Brücke ist von der Stadt und dem Land gebaut worden [1].";
+        let a = attribute(other, &[0], &citable, Unverified::Drop, de);
+        assert_eq!(a.claims[0].verdict, Verdict::Removed, "{:?}", a.claims);
     }
 
     #[test]

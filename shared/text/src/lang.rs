@@ -107,6 +107,13 @@ impl Lang {
         self.snowball().is_some()
     }
 
+    /// Whether a capital inside a sentence marks a name, as in English ("the Brimomir
+    /// Bridge"); not in German, which capitalises every noun. (A script without case has no
+    /// capitals to mark anything.)
+    pub fn capitals_mark_names(self) -> bool {
+        !matches!(self.code(), "de" | "lb")
+    }
+
     /// English or unknown: what trawl's English rules (stop words, names, data points) read.
     pub fn is_english_or_und(self) -> bool {
         matches!(self.0, None | Some(whatlang::Lang::Eng))

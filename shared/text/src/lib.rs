@@ -158,9 +158,9 @@ pub fn names(question: &str) -> Vec<String> {
 /// Quarvium", "die Stadt Fikodren") and the first part of a hyphenated one ("die
 /// Zorvel-Brücke"). Scripts without case have none.
 pub fn names_in(question: &str, lang: Lang) -> Vec<String> {
-    match lang.code() {
-        "de" | "lb" => german_names(question),
-        _ => names(question),
+    match lang.capitals_mark_names() {
+        true => names(question),
+        false => german_names(question),
     }
 }
 

@@ -159,7 +159,13 @@ impl<'a> Material<'a> {
     /// The report of `draft`: each claim attributed to the `citable` documents (those whose
     /// text the writer was given), then the sources, conflicts and notes sections.
     pub fn conclude(&self, draft: Draft, citable: &[&AnalysedDoc]) -> Report {
-        let attributed = attribute(&draft.body, &draft.cited, citable, self.unverified);
+        let attributed = attribute(
+            &draft.body,
+            &draft.cited,
+            citable,
+            self.unverified,
+            self.lang,
+        );
         let mut citations: Vec<Citation> = (attributed.cited.iter())
             .filter_map(|idx| self.docs.iter().find(|d| d.source.idx == *idx))
             .enumerate()
