@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use trawl_messages::Table;
 use trawl_text::points::{kind, markers, unit_of, Kind, WIDE_UNITS};
-use trawl_text::{is_wide, terms, Lang, MONTHS};
+use trawl_text::{ascii_digits, is_digit, is_wide, terms, Lang, MONTHS};
 
 use crate::bm25::{same_term, Marks};
 
@@ -147,16 +147,16 @@ fn is_number(t: &str) -> bool {
     let t = t
         .trim_start_matches(['$', '€', '£', '¥'])
         .trim_end_matches('%');
-    // Spaces only between the groups [`tokens`] joined.
-    t.starts_with(|c: char| c.is_ascii_digit())
+    // Spaces only between the groups [`tokens`] joined; digits of any script ("١١٧٥").
+    t.starts_with(is_digit)
         && t.chars()
-            .all(|c| c.is_ascii_digit() || c == ',' || c == '.' || c.is_whitespace())
+            .all(|c| is_digit(c) || matches!(c, ',' | '.' | '٫' | '٬') || c.is_whitespace())
 }
 
 fn is_year(t: &str) -> bool {
-    t.len() == 4
-        && t.chars().all(|c| c.is_ascii_digit())
-        && t.parse::<u32>().is_ok_and(|y| (1000..=2100).contains(&y))
+    t.chars().count() == 4
+        && t.chars().all(is_digit)
+        && (ascii_digits(t).parse::<u32>()).is_ok_and(|y| (1000..=2100).contains(&y))
 }
 
 fn capitalised(t: &Tok) -> bool {
@@ -729,6 +729,13 @@ mod tests {
                 "融点",
                 "カルデンは摂氏1290度で溶けることが確認されている。",
                 "1290度",
+            ),
+            ("ar", "طول", "يبلغ طول جسر كيلفي ١١٧٥ مترا.", "١١٧٥ مترا"),
+            (
+                "ar",
+                "تأسيس",
+                "تأسست مدينة برلا عام ١٤١٢ على يد تجار.",
+                "١٤١٢",
             ),
         ];
         let cases = cases.into_iter().chain([

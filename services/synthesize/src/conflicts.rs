@@ -461,7 +461,8 @@ struct Said {
 
 impl Said {
     fn new(sentence: &str, lang: Lang, numerals: Numerals) -> Option<Said> {
-        let (value, _) = value_at(sentence, numerals)?;
+        // "١١٧٥ مترا" is 1175 metres.
+        let (value, _) = value_at(&trawl_text::ascii_digits(sentence), numerals)?;
         let text = sentence.to_lowercase();
         let mut stems = Vec::new();
         trawl_text::each_word_in(&text, lang, |w| {
@@ -887,6 +888,18 @@ mod tests {
                 "Le pont de Tovmo mesure 1\u{202f}188 mètres de longueur.",
             ]),
         );
+        let found: Vec<&str> = c[0].values.iter().map(|(v, _)| v.as_str()).collect();
+        assert_eq!(found, ["1175 m", "1188 m"]);
+    }
+
+    #[test]
+    fn arabic_digits_are_numbers() {
+        let q = "ما طول جسر زوربيل؟";
+        let docs = docs_of(&[
+            "يبلغ طول جسر زوربيل ١١٧٥ مترا، ويضم أربع حارات.",
+            "يبلغ طول جسر زوربيل 1188 مترا.",
+        ]);
+        let c = detect_in(q, lang("ar"), &[], &docs);
         let found: Vec<&str> = c[0].values.iter().map(|(v, _)| v.as_str()).collect();
         assert_eq!(found, ["1175 m", "1188 m"]);
     }

@@ -618,6 +618,35 @@ fn split_sentences(text: &str, out: &mut Vec<String>) {
     }
 }
 
+/// A decimal digit as Latin, Arabic (٠–٩), Persian and Urdu (۰–۹) or Devanagari (०–९) text
+/// writes it.
+pub fn is_digit(c: char) -> bool {
+    ascii_digit(c).is_ascii_digit()
+}
+
+/// `c` as an ASCII digit (or `.` and `,` for the Arabic decimal and thousands signs `٫` and
+/// `٬`); any other character as it is.
+fn ascii_digit(c: char) -> char {
+    let from = |zero: char| char::from(b'0' + (c as u32 - zero as u32) as u8);
+    match c {
+        '\u{0660}'..='\u{0669}' => from('\u{0660}'),
+        '\u{06F0}'..='\u{06F9}' => from('\u{06F0}'),
+        '\u{0966}'..='\u{096F}' => from('\u{0966}'),
+        '\u{066B}' => '.',
+        '\u{066C}' => ',',
+        c => c,
+    }
+}
+
+/// `text` with its digits as ASCII ones ([`is_digit`]), so "١١٧٥" reads as 1175; borrowed
+/// when it has none to change.
+pub fn ascii_digits(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.chars().any(|c| !c.is_ascii() && ascii_digit(c) != c) {
+        true => text.chars().map(ascii_digit).collect::<String>().into(),
+        false => text.into(),
+    }
+}
+
 /// Chinese characters and Japanese kana: written without spaces between words, each saying
 /// about what three Latin letters do.
 #[inline]
@@ -901,6 +930,17 @@ mod tests {
         // Other scripts: their terms.
         let en = "How long is the Brimomir Bridge?";
         assert_eq!(joined_terms(en, Lang::EN, |_| false), terms(en));
+    }
+
+    #[test]
+    fn digits_of_other_scripts_read_as_ascii() {
+        assert_eq!(ascii_digits("يبلغ ١١٧٥ مترا و۲۳٫٥"), "يبلغ 1175 مترا و23.5");
+        assert_eq!(ascii_digits("१९४७"), "1947");
+        assert!(matches!(
+            ascii_digits("1175 m"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert!(is_digit('٧') && is_digit('7') && !is_digit('a') && !is_digit('٫'));
     }
 
     #[test]
