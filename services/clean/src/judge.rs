@@ -11,6 +11,9 @@
 //!   left out of the prompt so one page's verdict is cached across questions.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
@@ -109,10 +112,7 @@ enum Line {
 /// Under four words: by its spaces, or where Chinese or Japanese leave none, by its length
 /// in Latin letters (a sentence of ten characters says what four words do).
 fn short(line: &str, words: usize) -> bool {
-    match line.chars().any(is_wide) {
-        true => weighted_len(line) < 24,
-        false => words < 4,
-    }
+    words < 4 && !(line.chars().any(is_wide) && weighted_len(line) >= 24)
 }
 
 /// Visible text of a markdown line, and how much of it is link text.
@@ -147,6 +147,10 @@ pub(crate) fn list_item(t: &str) -> Option<&str> {
 /// The heuristic cleanliness score of `markdown`, with what lowered it.
 pub fn heuristic(markdown: &str) -> Heuristic {
     let mut kinds: Vec<Line> = Vec::new();
+    // The phrases in one pass over a line, not one pass each.
+    static PHRASE_MATCHER: LazyLock<AhoCorasick> =
+        LazyLock::new(|| AhoCorasick::new(PHRASES).expect("the phrases are a valid pattern set"));
+    let phrases = &*PHRASE_MATCHER;
     // Every earlier line, normalised: a set, as a page may have tens of thousands of lines.
     let mut seen: HashSet<String> = HashSet::new();
     let mut in_code = false;
@@ -173,7 +177,7 @@ pub fn heuristic(markdown: &str) -> Heuristic {
             i.split_whitespace().count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
         });
         let repeated = !seen.insert(collapse_whitespace(&lower));
-        let kind = if PHRASES.iter().any(|p| lower.contains(p)) {
+        let kind = if phrases.is_match(&lower) {
             Line::Phrase
         } else if links >= 3 || (links > 0 && linked * 10 >= visible * 6 && item.is_none()) {
             Line::Links
