@@ -331,7 +331,9 @@ pub fn detect(question: &str, data_points: &[String], docs: &[AnalysedDoc]) -> V
 /// language's stems; a Chinese or Japanese word anywhere in the sentence, which a name split
 /// into characters needs) gives the source's value, and sources that give different values in
 /// the same unit are a conflict. The sentence must hold the subject's name, which keeps another
-/// subject's sentence out, and may miss one of the other words when the name is known.
+/// subject's sentence out, and may miss one of the other words when the name is known; a word
+/// stating the question's data point in its language ("fond" for "point de fusion") stands
+/// for the data point's own words when the value is of its kind.
 pub fn detect_in(
     question: &str,
     lang: Lang,
