@@ -124,7 +124,7 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
         .zip(ranking.scores.iter().copied())
         .collect();
     let mut extracted_data = datapoints::extract(&ctx.data_points, &q, &scored, &tables, lang);
-    let lookup = lookup::lookup(&ctx.question, markdown, &tables);
+    let lookup = lookup::lookup_in(&ctx.question, lang, markdown, &tables);
     if let Some(Lookup::Count { subject, count, .. }) = &lookup {
         let head = subject.split_whitespace().last().unwrap_or("");
         for (point, value) in extracted_data.iter_mut() {

@@ -12,9 +12,9 @@
 //! point named like its subject when the other patterns found none.
 
 use trawl_messages::{Lookup, Table};
-use trawl_text::{coverage_of, sentences, terms};
+use trawl_text::{coverage_of, is_wide, sentences, terms, Lang};
 
-use crate::bm25::{rank, same_term, Query};
+use crate::bm25::{rank, Marks, Query};
 use crate::datapoints::SMALL_NUMBERS;
 use crate::judge::list_item;
 use trawl_text::floor_char_boundary;
@@ -36,6 +36,63 @@ pub enum Form {
     Table,
     Passage,
 }
+
+/// Other languages' "how many" and "the number of": the counted noun is the next word.
+const HOW_MANY: &[&[&str]] = &[
+    &["wie", "viele"],
+    &["anzahl", "der"],
+    &["combien", "de"],
+    &["combien", "d"],
+    &["nombre", "de"],
+    &["cuántos"],
+    &["cuántas"],
+    &["número", "de"],
+    &["quantos"],
+    &["quantas"],
+    &["quanti"],
+    &["quante"],
+    &["сколько"],
+    &["количество"],
+    &["كم", "عدد"],
+    &["عدد"],
+];
+/// Other languages' words asking for a table or a comparison, and for what a source says. A
+/// word ending in `*` is a word's start ("таблиц*": "таблица", "таблицы", "таблицей"); a
+/// Chinese or Japanese one is found inside the question.
+const TABLE_WORDS: &[&str] = &[
+    "tabelle",
+    "tabellarisch",
+    "vergleiche",
+    "vergleich",
+    "tableau",
+    "comparez",
+    "comparer",
+    "comparaison",
+    "tabla",
+    "compara",
+    "comparar",
+    "comparación",
+    "tabela",
+    "tabella",
+    "таблиц*",
+    "сравни*",
+    "表格",
+    "表に",
+    "比较",
+    "比較",
+    "جدول",
+    "قارن",
+];
+const PASSAGE_WORDS: &[&str] = &[
+    "laut",
+    "selon",
+    "según",
+    "segundo",
+    "согласно",
+    "根据",
+    "によると",
+    "وفقا",
+];
 
 /// The form of `question`, if it asks for a count, a table or a passage.
 pub fn form(question: &str) -> Option<Form> {
@@ -63,10 +120,27 @@ pub fn form(question: &str) -> Option<Form> {
             });
         }
     }
+    for trigger in HOW_MANY {
+        let at = words.windows(trigger.len()).position(|w| w == *trigger);
+        if let Some(noun) = at.and_then(|i| words.get(i + trigger.len())) {
+            return Some(Form::Count {
+                subject: (*noun).to_owned(),
+            });
+        }
+    }
     let first = words.first().copied().unwrap_or("");
+    let says = |list: &[&str]| {
+        (words.iter()).any(|w| {
+            list.iter().any(|l| match l.strip_suffix('*') {
+                Some(start) => w.starts_with(start),
+                None => w == l || (l.chars().any(is_wide) && w.contains(l)),
+            })
+        })
+    };
     if words.contains(&"table")
         || matches!(first, "compare" | "list" | "tabulate")
         || words.contains(&"comparison")
+        || says(TABLE_WORDS)
     {
         return Some(Form::Table);
     }
@@ -74,6 +148,8 @@ pub fn form(question: &str) -> Option<Form> {
     if pairs.into_iter().any(|pair| after(pair).is_some())
         || words.contains(&"quote")
         || words.contains(&"passage")
+        || after(["по", "словам"]).is_some()
+        || says(PASSAGE_WORDS)
     {
         return Some(Form::Passage);
     }
@@ -82,8 +158,14 @@ pub fn form(question: &str) -> Option<Form> {
 
 /// The extraction `question`'s form asks for, from one source.
 pub fn lookup(question: &str, markdown: &str, tables: &[Table]) -> Option<Lookup> {
+    lookup_in(question, Lang::UND, markdown, tables)
+}
+
+/// [`lookup`] for a question in `lang`: a count's noun is found in its other forms by the
+/// language's stems ("сколько мостов" counts "моста").
+pub fn lookup_in(question: &str, lang: Lang, markdown: &str, tables: &[Table]) -> Option<Lookup> {
     match form(question)? {
-        Form::Count { subject } => count(question, &subject, markdown, tables),
+        Form::Count { subject } => count(question, lang, &subject, markdown, tables),
         Form::Table => best_table(question, tables).map(|index| Lookup::Table { index }),
         Form::Passage => passage(question, markdown).map(|text| Lookup::Passage { text }),
     }
@@ -98,21 +180,24 @@ fn small_number(word: &str) -> Option<u64> {
         .or_else(|| w.replace(',', "").parse::<u64>().ok())
 }
 
-/// Whether `text` names the subject: its head noun (last word) at least.
-fn names(head: &str, text: &str) -> bool {
-    terms(text).iter().any(|w| same_term(head, w))
-}
-
-fn count(question: &str, subject: &str, markdown: &str, tables: &[Table]) -> Option<Lookup> {
-    let head = subject.split_whitespace().last()?.to_owned();
+fn count(
+    question: &str,
+    lang: Lang,
+    subject: &str,
+    markdown: &str,
+    tables: &[Table],
+) -> Option<Lookup> {
+    let head = [subject.split_whitespace().last()?.to_owned()];
+    // The subject's head noun (last word), in its other forms.
+    let head = Marks::new(&head, lang);
     // Stated: "has 14 stone bridges", in the sentences that rank best for the question.
     let all = sentences(markdown);
-    let ranking = rank(&Query::new(question, &[]), &all);
+    let ranking = rank(&Query::new_in(question, &[], lang), &all);
     for i in ranking.order().into_iter().take(8) {
         let words: Vec<&str> = all[i].split_whitespace().collect();
         for (j, w) in words.iter().enumerate() {
             let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-            if !same_term(&head, &w.to_lowercase()) {
+            if !head.word(&w.to_lowercase()) {
                 continue;
             }
             let stated = (j.saturating_sub(3)..j).rev().find_map(|k| {
@@ -127,12 +212,12 @@ fn count(question: &str, subject: &str, markdown: &str, tables: &[Table]) -> Opt
     }
     // Counted: a list about the subject, else list items naming it.
     let lists = lists(markdown);
-    let about = lists.iter().find(|(intro, _)| names(&head, intro));
+    let about = lists.iter().find(|(intro, _)| head.in_text(intro));
     let items: Vec<String> = match about {
         Some((_, items)) => items.clone(),
         None => lists
             .iter()
-            .flat_map(|(_, items)| items.iter().filter(|i| names(&head, i)).cloned())
+            .flat_map(|(_, items)| items.iter().filter(|i| head.in_text(i)).cloned())
             .collect(),
     };
     if !items.is_empty() {
@@ -141,13 +226,13 @@ fn count(question: &str, subject: &str, markdown: &str, tables: &[Table]) -> Opt
     // Counted: rows of a table about the subject, else rows naming it.
     let about = tables
         .iter()
-        .find(|t| t.headers.iter().any(|h| names(&head, h)));
+        .find(|t| t.headers.iter().any(|h| head.in_text(h)));
     let rows: Vec<String> = match about {
         Some(t) => t.rows.iter().map(|r| r.join(" | ")).collect(),
         None => tables
             .iter()
             .flat_map(|t| t.rows.iter().map(|r| r.join(" | ")))
-            .filter(|r| names(&head, r))
+            .filter(|r| head.in_text(r))
             .collect(),
     };
     (!rows.is_empty()).then(|| counted(subject, "counted_rows", rows.len() as u64, rows))
@@ -299,6 +384,53 @@ mod tests {
             Some(Form::Passage)
         );
         assert_eq!(form("What is the melting point of zorbium?"), None);
+        assert_eq!(form("What is comparable to zorbium?"), None);
+    }
+
+    #[test]
+    fn forms_in_other_languages() {
+        let count = |s: &str| Some(Form::Count { subject: s.into() });
+        assert_eq!(form("Wie viele Brücken hat Port Varn?"), count("brücken"));
+        assert_eq!(form("Combien de ponts compte Port Varn ?"), count("ponts"));
+        assert_eq!(form("¿Cuántos puentes tiene Port Varn?"), count("puentes"));
+        assert_eq!(form("Сколько мостов в Порт-Варне?"), count("мостов"));
+        assert_eq!(form("كم عدد الجسور في بورت فارن؟"), count("الجسور"));
+        assert_eq!(
+            form("Vergleiche die Protokolle Frell und Quill"),
+            Some(Form::Table)
+        );
+        assert_eq!(
+            form("Сравните протоколы Frell и Quill в таблице"),
+            Some(Form::Table)
+        );
+        assert_eq!(form("用表格比较Frell和Quill协议"), Some(Form::Table));
+        assert_eq!(
+            form("Que dit la spécification, selon Frell, des reprises ?"),
+            Some(Form::Passage)
+        );
+        // "lautet" is not "laut".
+        assert_eq!(form("Wie lautet die Hauptstadt von Freedonia?"), None);
+    }
+
+    /// A count's noun is found in the other forms its language gives it.
+    #[test]
+    fn a_stated_count_in_another_language() {
+        let md = "Порт-Варн — город каналов. В городе 14 каменных мостов через каналы.\n";
+        let ru = Lang::from_tag("ru").unwrap();
+        let got = lookup_in("Сколько мостов в Порт-Варне?", ru, md, &[]);
+        assert!(
+            matches!(got, Some(Lookup::Count { count: 14, .. })),
+            "{got:?}"
+        );
+        let listed = "Мосты Порт-Варна:\n\n- Старый мост\n- Мельничный мост\n- Новый мост\n";
+        let got = lookup_in("Сколько мостов в Порт-Варне?", ru, listed, &[]);
+        assert!(
+            matches!(got, Some(Lookup::Count { count: 3, .. })),
+            "{got:?}"
+        );
+        // Read as English, "мостов" is not "Мосты".
+        let got = lookup_in("Сколько мостов в Порт-Варне?", Lang::UND, listed, &[]);
+        assert!(got.is_none(), "{got:?}");
     }
 
     #[test]
