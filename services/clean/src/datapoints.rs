@@ -24,8 +24,8 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::Table;
-use trawl_text::points::{kind, markers, unit_of, Kind, WIDE_UNITS};
-use trawl_text::{ascii_digits, is_digit, is_wide, terms, Lang, MONTHS};
+use trawl_text::points::{kind, markers, unit_of, wide_unit, Kind};
+use trawl_text::{ascii_digits, is_digit, is_wide, terms, Lang, Numerals, MONTHS};
 
 use crate::bm25::{same_term, Marks};
 
@@ -84,27 +84,27 @@ const CLOSING: &[char] = &[
     '）', '」', '』', '！', '？', '،', '؛', '؟',
 ];
 
-/// The words of `s`. Where the language sets thousands apart by spaces (`space_groups`:
-/// "1 175 mètres"), a number's groups are one word, spaces kept as the text has them.
-fn tokens(s: &str, space_groups: bool) -> Vec<Tok<'_>> {
+/// The words of `s`. Where the language sets thousands apart by spaces ("1 175 mètres":
+/// [`Numerals::grouped`]), a number's groups are one word, spaces kept as the text has them.
+fn tokens(s: &str, numerals: Numerals) -> Vec<Tok<'_>> {
     let mut out: Vec<Tok> = Vec::new();
-    let digits = |w: &str, n: std::ops::RangeInclusive<usize>| {
-        n.contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit())
-    };
-    for word in s.split_whitespace() {
-        let core = word.trim_end_matches(CLOSING);
-        if let Some(last) = out.last_mut().filter(|l| {
-            space_groups && !l.ends_clause && digits(core, 3..=3) && {
-                let groups: Vec<&str> = l.core.split_whitespace().collect();
-                digits(groups[0], 1..=3) && groups[1..].iter().all(|g| digits(g, 3..=3))
-            }
-        }) {
-            // `last.core` and `core` are slices of `s`: the span from one to the other.
-            let start = last.core.as_ptr() as usize - s.as_ptr() as usize;
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let mut k = 0;
+    while let Some(&word) = words.get(k) {
+        let groups = numerals.grouped(&words[k..]);
+        k += groups;
+        if groups > 1 {
+            // The words are slices of `s`: the span from the first to the last's end.
+            let last = words[k - 1];
+            let core = last.trim_end_matches(CLOSING);
+            let start = word.as_ptr() as usize - s.as_ptr() as usize;
             let end = core.as_ptr() as usize - s.as_ptr() as usize + core.len();
-            last.core = &s[start..end];
-            last.lower = last.core.to_owned();
-            last.ends_clause = word.ends_with(CLAUSE_ENDS);
+            out.push(Tok {
+                core: &s[start..end],
+                lower: s[start..end].to_owned(),
+                ends_clause: last.ends_with(CLAUSE_ENDS),
+                glued: false,
+            });
             continue;
         }
         // A run of Chinese or Japanese text is cut where its numbers start and end.
@@ -225,7 +225,7 @@ fn number_at(toks: &[Tok], i: usize) -> Option<(String, bool)> {
     // Chinese and Japanese: a unit of theirs, or a symbol, at the start of the text after
     // the number ("米，设有" is metres; "年" is no unit).
     if n.glued || n.core.starts_with(is_wide) {
-        let unit = WIDE_UNITS.iter().copied().find(|u| n.core.starts_with(u));
+        let unit = wide_unit(n.core);
         let symbol = &n.core[..n
             .core
             .find(|c: char| !(c.is_ascii_alphabetic() || c == '°'))
@@ -296,8 +296,8 @@ fn around(len: usize, at: Option<usize>) -> Vec<usize> {
     }
 }
 
-fn from_sentence(kind: Kind, marks: &Marks, sentence: &str, space_groups: bool) -> Option<String> {
-    let toks = tokens(sentence, space_groups);
+fn from_sentence(kind: Kind, marks: &Marks, sentence: &str, numerals: Numerals) -> Option<String> {
+    let toks = tokens(sentence, numerals);
     let at = mention_at(&toks, marks);
     let order = around(toks.len(), at);
     match kind {
@@ -469,7 +469,7 @@ pub fn extract(
     let mut by_rank: Vec<usize> = (0..sentences.len()).collect();
     by_rank.sort_by(|&a, &b| sentences[b].1.total_cmp(&sentences[a].1).then(a.cmp(&b)));
     let mut out = BTreeMap::new();
-    let space_groups = !points.is_empty() && lang.numerals().space_groups;
+    let numerals = lang.numerals();
     for point in points {
         let kind = kind(point);
         let markers = markers(point);
@@ -493,7 +493,7 @@ pub fn extract(
             value = naming
                 .chain(ranked)
                 .take(TRIES)
-                .find_map(|&i| from_sentence(kind, &marks, &sentences[i].0, space_groups));
+                .find_map(|&i| from_sentence(kind, &marks, &sentences[i].0, numerals));
         }
         out.insert(point.clone(), value);
     }

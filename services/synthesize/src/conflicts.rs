@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use trawl_messages::AnalysedDoc;
-use trawl_text::points::{asked_in, kind, markers, unit_of, Kind, WIDE_UNITS};
+use trawl_text::points::{asked_in, kind, markers, unit_of, wide_unit, Kind};
 use trawl_text::{
     coverage, coverage_of, names, names_in, same_word, sentences, terms, Lang, Numerals, MONTHS,
 };
@@ -116,25 +116,15 @@ fn value_at(sentence: &str, numerals: Numerals) -> Option<(Value, usize)> {
             skip -= 1;
             continue;
         }
+        // "1 175 000": one number where the language sets thousands apart by spaces.
+        let last = i + numerals.grouped(&words[i..]) - 1;
         let grouped;
-        let mut last = i;
-        let word_read =
-            if numerals.space_groups && word.len() <= 3 && word.bytes().all(|b| b.is_ascii_digit())
-            {
-                // "1 175 000": groups of three digits after one of up to three.
-                let three = |w: &str| {
-                    w.len() >= 3
-                        && w.as_bytes()[..3].iter().all(u8::is_ascii_digit)
-                        && !w.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
-                };
-                while words.get(last + 1).is_some_and(|w| three(w)) {
-                    last += 1;
-                }
-                grouped = words[i..=last].concat();
-                &grouped
-            } else {
-                *word
-            };
+        let word_read = if last > i {
+            grouped = words[i..=last].concat();
+            &grouped
+        } else {
+            *word
+        };
         skip = last - i;
         let Some((number, glued)) = number_in(word_read, numerals) else {
             continue;
@@ -149,10 +139,7 @@ fn value_at(sentence: &str, numerals: Numerals) -> Option<(Value, usize)> {
         let unit = match glued.trim_matches(|c: char| matches!(c, '.' | ',' | ':')) {
             "" => unit_of(&words[i + 1..]),
             // Chinese and Japanese write the unit and the rest of the sentence on ("1738米，设有").
-            glued => unit_of(&[glued]).or_else(|| {
-                let unit = (WIDE_UNITS.iter()).find(|u| glued.starts_with(**u))?;
-                unit_of(&[unit])
-            }),
+            glued => unit_of(&[glued]).or_else(|| unit_of(&[wide_unit(glued)?])),
         };
         let value = match unit {
             Some((base, factor, offset)) => Value {
@@ -396,13 +383,11 @@ fn detect_asked(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> Vec<Conflic
         .collect();
     let kinds: Vec<Kind> = points.iter().map(|p| kind(p)).collect();
     // What says which value is asked, not whose: a data point's word, or a unit ("米").
-    // A Chinese or Japanese word by its characters: "長" is of "長さ".
+    // A Chinese or Japanese word by its characters: "全长" holds "长".
     let says_what = |(t, st): &Word| {
         let wide = t.chars().any(trawl_text::is_wide);
         unit_of(&[t.as_str()]).is_some()
-            || (marks.iter()).any(|(m, ms)| {
-                m == t || ms == st || (wide && (t.contains(m.as_str()) || m.contains(t.as_str())))
-            })
+            || (marks.iter()).any(|(m, ms)| m == t || ms == st || (wide && t.contains(m.as_str())))
     };
     // The question's words its sources use: "какова", "quelle" and "cuánto" ask, and no
     // sentence answers with them. A name the segmenter cut apart is one word again ("特伦").

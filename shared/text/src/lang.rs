@@ -188,6 +188,34 @@ pub struct Numerals {
 }
 
 impl Numerals {
+    /// How many of `words` (a text's words, from a number on) write one number: more than
+    /// one where this language sets thousands apart by spaces ("1 175 000 habitants" → 3),
+    /// else 1. The first is one to three digits; each next one starts with three, and one with
+    /// anything after them ("175,5", "175.") ends the number.
+    pub fn grouped(&self, words: &[&str]) -> usize {
+        let bare = |w: &str, n: std::ops::RangeInclusive<usize>| {
+            n.contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit())
+        };
+        if !self.space_groups || !words.first().is_some_and(|w| bare(w, 1..=3)) {
+            return 1;
+        }
+        let mut n = 1;
+        while let Some(w) = words.get(n) {
+            let b = w.as_bytes();
+            if b.len() < 3
+                || !b[..3].iter().all(u8::is_ascii_digit)
+                || b.get(3).is_some_and(u8::is_ascii_digit)
+            {
+                break;
+            }
+            n += 1;
+            if b.len() > 3 {
+                break;
+            }
+        }
+        n
+    }
+
     /// The number `digits` (ASCII digits with `,` and `.`) stands for in this language. A
     /// separator used twice ("1.234.567"), or followed by other than three digits ("1,5"),
     /// tells itself; with both, the later is the decimal one ("1.234,5", "1,234.5"). Only a
@@ -581,6 +609,11 @@ mod tests {
             ("ja", "1,738", 1738.0),
             ("en", "1284", 1284.0),
         ];
+        let grouped = |code: &str, t: &str| n(code).grouped(&t.split(' ').collect::<Vec<_>>());
+        assert_eq!(grouped("fr", "1 175 000 habitants"), 3);
+        assert_eq!(grouped("fr", "1 175,5 mètres de plus"), 2);
+        assert_eq!(grouped("fr", "12 1750 mètres"), 1);
+        assert_eq!(grouped("en", "1 175 metres"), 1);
         for (code, digits, want) in cases {
             assert_eq!(n(code).read(digits), Some(want), "{code} {digits}");
         }

@@ -300,7 +300,7 @@ pub fn unit_of(words: &[&str]) -> Option<(&'static str, f64, f64)> {
 }
 
 /// Units Chinese and Japanese write straight after a number, longest first ("1738米，设有…").
-pub const WIDE_UNITS: &[&str] = &[
+const WIDE_UNITS: &[&str] = &[
     "キロメートル",
     "メートル",
     "摄氏度",
@@ -310,6 +310,12 @@ pub const WIDE_UNITS: &[&str] = &[
     "米",
     "度",
 ];
+
+/// The Chinese or Japanese unit `text` starts with ([`WIDE_UNITS`]): the text after a number,
+/// with the rest of the sentence on ("米，设有四条车道" → 米).
+pub fn wide_unit(text: &str) -> Option<&'static str> {
+    WIDE_UNITS.iter().copied().find(|u| text.starts_with(u))
+}
 
 /// The kind of value a data point asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
