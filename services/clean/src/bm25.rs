@@ -97,6 +97,8 @@ struct Term<'a> {
     plural: Option<&'a str>,
     /// The term's Snowball stem, in a language that has one: words match by it alone.
     snowball: Option<(Lang, std::borrow::Cow<'a, str>)>,
+    /// In a language that writes compounds as one word, a compound ending in the term matches.
+    compound: bool,
 }
 
 impl<'a> Term<'a> {
@@ -112,6 +114,7 @@ impl<'a> Term<'a> {
             stem,
             plural,
             snowball,
+            compound: lang.joins_compounds(),
         }
     }
 
@@ -123,7 +126,8 @@ impl<'a> Term<'a> {
             // Snowball rewrites only a word's end, so a word of another first letter is
             // another word, told apart without stemming it.
             return w == self.word
-                || (w.chars().next() == stem.chars().next() && lang.stem(w) == *stem);
+                || (w.chars().next() == stem.chars().next() && lang.stem(w) == *stem)
+                || (self.compound && heads(w, self.word, *lang, stem));
         }
         if !(w.starts_with(self.stem) || self.plural.is_some_and(|p| w.starts_with(p))) {
             return false;
@@ -131,6 +135,22 @@ impl<'a> Term<'a> {
         let (w_stem, w_plural) = keys(w);
         w == self.word || w_stem == self.stem || (w_plural.is_some() && w_plural == self.plural)
     }
+}
+
+/// Whether `w` is a compound whose last part is `word` (Snowball stem `stem`): "steinbrücke"
+/// of "brücken", "gesamtlänge" of "länge". Both parts have at least four letters, so a prefix
+/// ("verlangen") or a short head makes no compound. Only a word holding the term's first two
+/// letters after its fourth is stemmed: most words are told apart without it.
+fn heads(w: &str, word: &str, lang: Lang, stem: &str) -> bool {
+    const PART: usize = 4;
+    let opening: String = word.chars().take(2).collect();
+    let tail = w.char_indices().nth(PART).map(|(i, _)| &w[i..]);
+    stem.chars().count() >= PART
+        && tail.is_some_and(|t| t.contains(opening.as_str()))
+        && lang
+            .stem(w)
+            .strip_suffix(stem)
+            .is_some_and(|first| first.chars().count() >= PART)
 }
 
 /// Words a sentence is searched for (a data point's markers) in the question's language: by
@@ -311,6 +331,25 @@ mod tests {
         assert!(ru.word("длиной"));
         let zh = s(&["长"]);
         assert!(Marks::new(&zh, Lang::UND).in_text("大桥全长1738米"));
+        // A German compound is its last part; a prefix or a word merely ending so is not.
+        let de = Lang::from_tag("de").unwrap();
+        let words = s(&["brücken", "länge"]);
+        let marks = Marks::new(&words, de);
+        for w in [
+            "steinbrücke",
+            "steinbrücken",
+            "eisenbahnbrücken",
+            "gesamtlänge",
+            "brückenlänge",
+        ] {
+            assert!(marks.word(w), "{w}");
+        }
+        for w in ["verlangen", "belange", "brückner", "umfang"] {
+            assert!(!marks.word(w), "{w}");
+        }
+        // Not in a language that writes compounds apart.
+        let fr = s(&["ponts"]);
+        assert!(!Marks::new(&fr, Lang::from_tag("fr").unwrap()).word("aqueponts"));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! point named like its subject when the other patterns found none.
 
 use trawl_messages::{Lookup, Table};
+use trawl_text::points::wide_unit;
 use trawl_text::{coverage_of, is_wide, sentences, terms, Lang};
 
 use crate::bm25::{rank, Marks, Query};
@@ -94,8 +95,173 @@ const PASSAGE_WORDS: &[&str] = &[
     "وفقا",
 ];
 
+/// Chinese measure words and Japanese counters, written between a number and what it counts
+/// ("14座石桥", "14本の橋"). "人" is left out: it is also a noun ("人口").
+const COUNTERS: &[&str] = &[
+    "か所", "ヶ所", "箇所", "个", "個", "座", "条", "家", "名", "位", "只", "种", "種", "本", "部",
+    "所", "台", "辆", "輛", "架", "艘", "项", "項", "栋", "棟", "间", "間", "张", "張", "片", "颗",
+    "根", "支", "件", "场", "門", "门", "道", "层", "块", "头", "頭", "匹", "棵", "枚", "基", "軒",
+    "冊", "校", "社", "店", "隻", "機",
+];
+/// What "多少" also asks for that is not a count of things: a measure, an age, a time, money.
+const NOT_COUNTED: &[&str] = &["年", "岁", "歳", "天", "日", "月", "钱", "元", "倍", "平方"];
+
+/// The counter `text` starts with.
+fn counter(text: &str) -> Option<&'static str> {
+    COUNTERS.iter().copied().find(|c| text.starts_with(c))
+}
+
+/// Hiragana: Japanese particles and endings, which end a noun ("橋が", "橋の").
+fn is_kana_particle(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{309F}')
+}
+
+/// A Chinese or Japanese noun: the wide characters `chars` starts with, up to a particle, a
+/// Chinese function character or punctuation, at most four.
+fn wide_noun(chars: impl Iterator<Item = char>) -> String {
+    chars
+        .take_while(|&c| is_wide(c) && !is_kana_particle(c) && !"的在有是呢吗和与共".contains(c))
+        .take(4)
+        .collect()
+}
+
+/// The counted noun of a Chinese or Japanese "how many" question: "多少座桥", "几座桥",
+/// "いくつの橋", "何本の橋", "橋はいくつ", "橋の数".
+fn wide_count_subject(question: &str) -> Option<String> {
+    let forward = |rest: &str| {
+        let rest = counter(rest).map_or(rest, |c| &rest[c.len()..]);
+        wide_noun(rest.trim_start_matches('の').chars())
+    };
+    let mut found = Vec::new();
+    if let Some((_, rest)) = question.split_once("多少") {
+        found.push(forward(rest));
+    }
+    // "几" alone is also "almost" (几乎), "何" "what" (如何, 何时): only before a counter.
+    let before_counter = |how: &str| -> Vec<usize> {
+        (question.match_indices(how))
+            .map(|(i, _)| i + how.len())
+            .filter(|&i| counter(&question[i..]).is_some())
+            .filter(|&i| !question[..i - how.len()].ends_with(['如', '为', '為', '任', '奈']))
+            .collect()
+    };
+    for how in ["几", "幾", "何"] {
+        for i in before_counter(how) {
+            found.push(forward(&question[i..]));
+        }
+    }
+    if let Some((_, rest)) = question.split_once("いくつの") {
+        found.push(wide_noun(rest.chars()));
+    }
+    // Before the question word: "橋がいくつ", "橋は何本", "橋の数".
+    let asks = (question.match_indices("いくつ").map(|(i, _)| (i, true)))
+        .chain(
+            before_counter("何")
+                .into_iter()
+                .map(|i| (i - "何".len(), true)),
+        )
+        .chain(question.match_indices("の数").map(|(i, _)| (i, false)));
+    for (at, after_particle) in asks {
+        let before = question[..at].trim_end_matches(['は', 'が', 'も']);
+        if after_particle && before.len() == at {
+            continue;
+        }
+        let noun: Vec<char> = wide_noun(before.chars().rev()).chars().collect();
+        found.push(noun.into_iter().rev().collect());
+    }
+    found.into_iter().find(|n| {
+        !n.is_empty() && wide_unit(n).is_none() && !NOT_COUNTED.iter().any(|w| n.starts_with(w))
+    })
+}
+
+/// A number written in digits or in Chinese numerals ("14", "十四", "一百零五").
+fn wide_number(text: &str) -> Option<u64> {
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse().ok();
+    }
+    let (mut total, mut digit) = (0u64, None);
+    for c in text.chars() {
+        let d = match c {
+            '〇' | '零' => 0,
+            '一' => 1,
+            '二' | '两' | '兩' => 2,
+            '三' => 3,
+            '四' => 4,
+            '五' => 5,
+            '六' => 6,
+            '七' => 7,
+            '八' => 8,
+            '九' => 9,
+            '十' | '百' | '千' => {
+                let unit = match c {
+                    '十' => 10,
+                    '百' => 100,
+                    _ => 1000,
+                };
+                total += digit.take().unwrap_or(1) * unit;
+                continue;
+            }
+            _ => return None,
+        };
+        digit = Some(d);
+    }
+    Some(total + digit.unwrap_or(0))
+}
+
+fn is_numeral(c: char) -> bool {
+    c.is_ascii_digit() || "〇零一二两兩三四五六七八九十百千".contains(c)
+}
+
+/// The count a Chinese or Japanese sentence states of `noun`: a number and a counter before it
+/// ("有14座石桥", "十四座桥", "14本の橋", "14の橋"), or after it ("桥梁共14座", "橋が14本ある").
+fn stated_wide(sentence: &str, noun: &str) -> Option<u64> {
+    for (at, _) in sentence.match_indices(noun) {
+        // Before: the number, then a counter or の, then at most three more characters.
+        let before: Vec<char> = sentence[..at].chars().rev().take(8).collect();
+        if let Some(n) = before.iter().position(|&c| is_numeral(c)) {
+            let between: String = before[..n].iter().rev().collect();
+            let digits = before[n..].iter().take_while(|&&c| is_numeral(c)).count();
+            let digits: String = before[n..n + digits].iter().rev().collect();
+            let after_number = counter(&between)
+                .map(str::len)
+                .or_else(|| between.starts_with('の').then_some('の'.len_utf8()));
+            if let Some(len) = after_number {
+                let rest = &between[len..];
+                let rest = rest.trim_start_matches('の');
+                if rest.chars().count() <= 3 && rest.chars().all(is_wide) {
+                    if let Some(count) = wide_number(&digits) {
+                        return Some(count);
+                    }
+                }
+            }
+        }
+        // After: at most five characters ("は全部で"), then the number and a counter.
+        let after = &sentence[at + noun.len()..];
+        let start = after
+            .char_indices()
+            .take(6)
+            .find(|&(_, c)| is_numeral(c))
+            .map(|(i, _)| i);
+        if let Some(start) = start {
+            if after[..start].chars().all(is_wide) {
+                let run = after[start..]
+                    .find(|c: char| !is_numeral(c))
+                    .map_or(&after[start..], |end| &after[start..start + end]);
+                if counter(&after[start + run.len()..]).is_some() {
+                    if let Some(count) = wide_number(run) {
+                        return Some(count);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The form of `question`, if it asks for a count, a table or a passage.
 pub fn form(question: &str) -> Option<Form> {
+    if let Some(subject) = wide_count_subject(question) {
+        return Some(Form::Count { subject });
+    }
     let lower = question.to_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric() && c != '-')
@@ -187,13 +353,20 @@ fn count(
     markdown: &str,
     tables: &[Table],
 ) -> Option<Lookup> {
-    let head = [subject.split_whitespace().last()?.to_owned()];
+    let head_word = subject.split_whitespace().last()?;
+    let head = [head_word.to_owned()];
     // The subject's head noun (last word), in its other forms.
     let head = Marks::new(&head, lang);
     // Stated: "has 14 stone bridges", in the sentences that rank best for the question.
     let all = sentences(markdown);
     let ranking = rank(&Query::new_in(question, &[], lang), &all);
     for i in ranking.order().into_iter().take(8) {
+        if head_word.chars().any(is_wide) {
+            if let Some(n) = stated_wide(&all[i], head_word) {
+                return Some(counted(subject, "stated", n, vec![all[i].clone()]));
+            }
+            continue;
+        }
         let words: Vec<&str> = all[i].split_whitespace().collect();
         for (j, w) in words.iter().enumerate() {
             let w = w.trim_matches(|c: char| !c.is_alphanumeric());
@@ -410,6 +583,75 @@ mod tests {
         );
         // "lautet" is not "laut".
         assert_eq!(form("Wie lautet die Hauptstadt von Freedonia?"), None);
+        // Chinese and Japanese: the noun after its counter, or before the particle.
+        assert_eq!(form("港瓦恩市有多少座桥？"), count("桥"));
+        assert_eq!(form("港瓦恩有几座石桥"), count("石桥"));
+        assert_eq!(form("港瓦恩有多少个博物馆？"), count("博物馆"));
+        assert_eq!(form("ポートヴァーンには何本の橋がありますか"), count("橋"));
+        assert_eq!(form("ポートヴァーンには橋がいくつありますか"), count("橋"));
+        assert_eq!(form("ポートヴァーンの橋の数は？"), count("橋"));
+        // A measure, a time and "how" are not counts.
+        assert_eq!(form("特伦尔的熔点是多少度"), None);
+        assert_eq!(form("拉泽奥大桥有多少米长"), None);
+        assert_eq!(form("如何部署Frell协议"), None);
+        assert_eq!(form("为何拉泽奥大桥很长"), None);
+        assert_eq!(form("它几乎有两公里长"), None);
+    }
+
+    /// Chinese and Japanese state a count with a counter between the number and the noun.
+    #[test]
+    fn a_stated_count_in_chinese_and_japanese() {
+        let zh = Lang::from_tag("zh").unwrap();
+        let ja = Lang::from_tag("ja").unwrap();
+        let cases: &[(&str, Lang, &str, u64)] = &[
+            (
+                "港瓦恩市有多少座桥？",
+                zh,
+                "港瓦恩是一座运河城市，市内共有14座石桥，大多建于1800年代。",
+                14,
+            ),
+            ("港瓦恩市有多少座桥？", zh, "港瓦恩有十四座桥横跨运河。", 14),
+            (
+                "港瓦恩市有多少座桥？",
+                zh,
+                "港瓦恩的桥共12座，其中三座建于1903年。",
+                12,
+            ),
+            (
+                "ポートヴァーンには何本の橋がありますか",
+                ja,
+                "ポートヴァーンには14本の石の橋がある。",
+                14,
+            ),
+            (
+                "ポートヴァーンには橋がいくつありますか",
+                ja,
+                "運河の町ポートヴァーンの橋は全部で9基です。",
+                9,
+            ),
+        ];
+        for &(question, lang, md, want) in cases {
+            let got = lookup_in(question, lang, md, &[]);
+            assert!(
+                matches!(got, Some(Lookup::Count { count, .. }) if count == want),
+                "{question} / {md}: {got:?}"
+            );
+        }
+        // A year before the noun is not a count, nor a number without a counter.
+        for md in ["1903年的桥很有名。", "桥长798米。"] {
+            let got = lookup_in("港瓦恩市有多少座桥？", zh, md, &[]);
+            assert!(
+                !matches!(got, Some(Lookup::Count { ref method, .. }) if method == "stated"),
+                "{md}: {got:?}"
+            );
+        }
+        // A list about the subject counts in Chinese too.
+        let listed = "港瓦恩的桥：\n\n- 老桥\n- 磨坊桥\n- 新桥\n";
+        let got = lookup_in("港瓦恩市有多少座桥？", zh, listed, &[]);
+        assert!(
+            matches!(got, Some(Lookup::Count { count: 3, .. })),
+            "{got:?}"
+        );
     }
 
     /// A count's noun is found in the other forms its language gives it.
@@ -431,6 +673,14 @@ mod tests {
         // Read as English, "мостов" is not "Мосты".
         let got = lookup_in("Сколько мостов в Порт-Варне?", Lang::UND, listed, &[]);
         assert!(got.is_none(), "{got:?}");
+        // A German compound counts as its last part.
+        let de = Lang::from_tag("de").unwrap();
+        let md = "Port Varn ist eine Kanalstadt. Über die Kanäle führen 14 Steinbrücken.\n";
+        let got = lookup_in("Wie viele Brücken hat Port Varn?", de, md, &[]);
+        assert!(
+            matches!(got, Some(Lookup::Count { count: 14, .. })),
+            "{got:?}"
+        );
     }
 
     #[test]

@@ -114,6 +114,15 @@ impl Lang {
         !matches!(self.code(), "de" | "lb")
     }
 
+    /// Whether the language writes a compound noun as one word whose last part is its head
+    /// ("Steinbrücken" are "Brücken", "Gesamtlänge" a "Länge").
+    pub fn joins_compounds(self) -> bool {
+        matches!(
+            self.code(),
+            "de" | "lb" | "nl" | "af" | "sv" | "da" | "nb" | "nn" | "is" | "fi"
+        )
+    }
+
     /// English or unknown: what trawl's English rules (stop words, names, data points) read.
     pub fn is_english_or_und(self) -> bool {
         matches!(self.0, None | Some(whatlang::Lang::Eng))
