@@ -102,7 +102,11 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
         }
     }
     let region = container::main_region(&dom, &strict, &meta.containers).unwrap_or(body);
-    if out.2 == "scored" {
+    // A container away from the headline may be one section of a page of sections (a
+    // course's "Lab info" `<article>` below its description), as a scored pick may be.
+    let h1 = meta.h1.as_ref().map(|&(h, _)| h);
+    let holds_h1 = |root: usize| h1.is_some_and(|h| root < h && h < dom.end(root));
+    if out.2 == "scored" || !holds_h1(out.3) {
         if let Some(whole) = sections(&dom, &strict, region, out.1, base.as_ref()) {
             out = whole;
         }
@@ -111,10 +115,16 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
         let skip = &strict.boilerplate;
         let text = visible_text(&dom, region, skip);
         if text > 2 * out.1 {
-            out = (render(&dom, region, base.as_ref(), skip), text, "listing");
+            out = (
+                render(&dom, region, base.as_ref(), skip),
+                text,
+                "listing",
+                region,
+            );
         }
     }
-    let (markdown, text_chars, method) = out;
+    let (markdown, text_chars, method, _) = out;
+    let (markdown, text_chars) = without_copies(&markdown, text_chars);
 
     Extracted {
         title: meta.title(&dom),
@@ -138,14 +148,14 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
     }
 }
 
-/// Both stages plus rendering: (markdown, text chars, method).
+/// Both stages plus rendering: (markdown, text chars, method, the content's root).
 fn content(
     dom: &Dom<'_>,
     judged: &Judged,
     meta: &Meta<'_>,
     body: usize,
     base: Option<&Url>,
-) -> (String, usize, &'static str) {
+) -> (String, usize, &'static str, usize) {
     let h1 = meta.h1.as_ref().map(|&(h, _)| h);
     let (root, keep, method) = match container::choose(dom, judged, &meta.containers, h1) {
         Some(c) => (c, Vec::new(), "container"),
@@ -184,7 +194,7 @@ fn content(
         }
     }
     let markdown = render(dom, root, base, &skip);
-    (markdown, visible_text(dom, root, &skip), method)
+    (markdown, visible_text(dom, root, &skip), method, root)
 }
 
 /// A page of sections — a service's or product's page, a landing page — has no one block
@@ -197,15 +207,90 @@ fn sections(
     region: usize,
     picked: usize,
     base: Option<&Url>,
-) -> Option<(String, usize, &'static str)> {
+) -> Option<(String, usize, &'static str, usize)> {
     let skip: Vec<bool> = (0..dom.len())
         .map(|i| judged.boilerplate[i] || judged.link_heavy(dom, i))
         .collect();
     let text = visible_text(dom, region, &skip);
-    (text > SECTIONS * picked).then(|| (render(dom, region, base, &skip), text, "sections"))
+    (text > SECTIONS * picked).then(|| (render(dom, region, base, &skip), text, "sections", region))
 }
 
 const SECTIONS: usize = 3;
+
+/// A page's second copy of a passage is dropped: a product page that prints its description
+/// twice (one copy for wide screens, one for phones, the other hidden by a style sheet) is read
+/// once. A copy is a run of blocks repeating, in order, the blocks that end at most
+/// [`COPY_GAP`] blocks before it, holding [`COPY_CHARS`] characters and one paragraph of
+/// [`COPY_PROSE`]: a meal plan repeating a day's meals further down, or a pricing table's
+/// tiers repeating their short feature lines, are kept.
+const COPY_CHARS: usize = 200;
+const COPY_PROSE: usize = 120;
+const COPY_GAP: usize = 2;
+/// The longest copy looked for, in blocks: the search costs at most this per block.
+const COPY_BLOCKS: usize = 64;
+
+/// `markdown` without second copies of passages (outside code), and its text characters less
+/// theirs.
+fn without_copies(markdown: &str, text_chars: usize) -> (String, usize) {
+    let blocks: Vec<&str> = markdown.split("\n\n").map(str::trim).collect();
+    let mut in_code = false;
+    let code: Vec<bool> = (blocks.iter())
+        .map(|b| {
+            let was = in_code || b.contains("```");
+            in_code ^= b.matches("```").count() % 2 == 1;
+            was
+        })
+        .collect();
+    let same = |a: usize, b: usize| {
+        !code[a] && !code[b] && !blocks[a].is_empty() && blocks[a] == blocks[b]
+    };
+    let mut drop = vec![false; blocks.len()];
+    // Where each block was last seen: the second copy starts at a block seen shortly before.
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut i = 0;
+    while i < blocks.len() {
+        let start = last.get(blocks[i]).copied();
+        if !code[i] && !blocks[i].is_empty() {
+            last.insert(blocks[i], i);
+        }
+        let copy = start
+            .filter(|&j| i - j <= COPY_BLOCKS + COPY_GAP)
+            .map(|j| {
+                (
+                    j,
+                    (0..i - j)
+                        .take_while(|&k| i + k < blocks.len() && same(j + k, i + k))
+                        .count(),
+                )
+            })
+            .filter(|&(j, len)| j + len + COPY_GAP >= i)
+            .map(|(_, len)| len)
+            .filter(|&len| {
+                let sizes = blocks[i..i + len].iter().map(|b| b.chars().count());
+                sizes.clone().sum::<usize>() >= COPY_CHARS && sizes.max() >= Some(COPY_PROSE)
+            });
+        match copy {
+            Some(len) => {
+                drop[i..i + len].iter_mut().for_each(|d| *d = true);
+                i += len;
+            }
+            None => i += 1,
+        }
+    }
+    if !drop.contains(&true) {
+        return (markdown.to_owned(), text_chars);
+    }
+    let dropped: usize = (blocks.iter().zip(&drop))
+        .filter(|(_, &d)| d)
+        .flat_map(|(b, _)| b.split_whitespace())
+        .map(|w| w.chars().count() + 1)
+        .sum();
+    let kept: Vec<&str> = (blocks.iter().zip(&drop))
+        .filter(|(_, &d)| !d)
+        .map(|(b, _)| *b)
+        .collect();
+    (kept.join("\n\n"), text_chars.saturating_sub(dropped))
+}
 
 /// Nodes below `root` outside skipped subtrees, in document order.
 fn visible<'d>(
@@ -269,6 +354,14 @@ mod tests {
         "Copyright",
         "Share on",
     ];
+
+    /// The three paragraphs as HTML.
+    fn paragraphs() -> String {
+        [PARA1, PARA2, PARA3]
+            .iter()
+            .map(|p| format!("<p>{p}</p>"))
+            .collect()
+    }
 
     fn assert_article(x: &Extracted) {
         for p in [PARA1, PARA2, PARA3] {
@@ -544,6 +637,92 @@ mod tests {
         for b in ["Home", "cookies", "Copyright"] {
             assert!(!x.markdown.contains(b), "{b:?} in:\n{}", x.markdown);
         }
+    }
+
+    /// A product page: its description, a second copy of it for phones, customer reviews.
+    #[test]
+    fn a_product_page_once_without_its_reviews() {
+        let description = "Make each cup of tea or coffee feel special with this ceramic mug, wheel thrown, with a matte textured outside in a white speckle finish and a clear glazed interior.";
+        let sizes =
+            "Size: approx. 9.5 x 13 x 7 cm. Volume: approx. 350 ml, which is a generous cup.";
+        let copy = format!("<p>{description}</p><p>{sizes}</p>");
+        let reviews: String = (1..=4)
+            .map(|k| format!(r#"<div class="review-card"><p>Review {k}: I love this mug, it keeps my coffee warm and it looks lovely on the shelf.</p></div>"#))
+            .collect();
+        let html = boilerplate_page(&format!(
+            r#"<main><h1>White speckle mug</h1><p>$60.00</p>
+            <div class="desktop-only">{copy}</div><div class="mobile-only">{copy}</div>
+            <section id="product-reviews"><h2>Reviews</h2>{reviews}</section></main>"#
+        ));
+        let x = extract(&html, "https://shop.example.com/p/mug");
+        for text in [description, sizes] {
+            assert_eq!(
+                x.markdown.matches(text).count(),
+                1,
+                "{text:?} in:\n{}",
+                x.markdown
+            );
+        }
+        assert!(!x.markdown.contains("Review 1"), "{}", x.markdown);
+    }
+
+    /// React's streaming renderer sends what was not ready at first in a hidden segment that a
+    /// script moves into place: it is read. Other hidden elements stay hidden.
+    #[test]
+    fn react_streamed_segments_are_read() {
+        let paras = paragraphs();
+        let page = |id: &str| {
+            boilerplate_page(&format!(
+                r#"<main><h1>Budget deal reached</h1><template id="B:0"></template></main>
+                <div hidden id="{id}">{paras}</div>"#
+            ))
+        };
+        assert_article(&extract(&page("S:0"), "https://news.example.com/budget"));
+        let hidden = extract(&page("S:x"), "https://news.example.com/budget");
+        assert!(!hidden.markdown.contains(PARA1), "{}", hidden.markdown);
+    }
+
+    /// What a page repeats on purpose stays: a plan's meals under each day, short lines.
+    #[test]
+    fn repeats_that_are_not_copies_stay() {
+        let meal = "Asparagus and eggs: one cup of asparagus, two poached eggs and half a cup of sweet potato, with a teaspoon of olive oil for the potatoes, or a slice of whole-grain toast with a teaspoon of butter instead.";
+        let md = format!("## Day 1\n\n{meal}\n\n## Snack\n\nAn apple.\n\n## Day 2\n\nSoup.\n\n## Lunch\n\nRice.\n\n## Dinner\n\n{meal}\n\nBack\n\nBack");
+        assert_eq!(without_copies(&md, 1000), (md.clone(), 1000));
+        // A copy right after its original goes, with its characters.
+        let copied = format!("{meal}\n\nEat it warm.\n\n{meal}\n\nEat it warm.");
+        let (kept, chars) = without_copies(&copied, 400);
+        assert_eq!(kept, format!("{meal}\n\nEat it warm."));
+        assert_eq!(chars, 400 - (meal.len() + 1) - "Eat it warm. ".len());
+        // Code is never a copy.
+        let code = format!("```\n{meal}\n\n{meal}\n```");
+        assert_eq!(without_copies(&code, 10).0, code);
+    }
+
+    /// A content element that does not hold the page's headline may be one section of a page
+    /// of sections (a course's "Lab info" `<article>`): the page is read whole when its main
+    /// region holds three times as much.
+    #[test]
+    fn a_container_away_from_the_headline_is_one_section() {
+        let paras = paragraphs();
+        let lab = "Lab exercises in this course are designed to work either on native hardware or in a virtual machine under a hypervisor such as KVM, VMWare or VirtualBox. Detailed instructions to set up the lab environment are provided in the course itself, with a checklist for each of the three families.";
+        let html = boilerplate_page(&format!(
+            r#"<div class="course"><h1>Open source development</h1>{paras}{paras}
+            <div class="lab-info"><article class="lab-title"><span>{lab}</span></article></div></div>"#
+        ));
+        let x = extract(&html, "https://training.example.org/course");
+        assert_eq!(x.method, "sections", "{}", x.markdown);
+        assert!(
+            x.markdown.contains(PARA1) && x.markdown.contains(lab),
+            "{}",
+            x.markdown
+        );
+        // The article holding the headline is the content, however much else the page has.
+        let article = boilerplate_page(&format!(
+            r#"<article><h1>Budget deal reached</h1><p>{PARA1}</p><p>{PARA2}</p></article>
+            <div class="more">{paras}{paras}{paras}</div>"#
+        ));
+        let x = extract(&article, "https://news.example.com/budget");
+        assert_eq!(x.method, "container", "{}", x.markdown);
     }
 
     #[test]

@@ -73,6 +73,15 @@ fn element_facts(tag: Tag, e: scraper::ElementRef<'_>) -> (u8, u8) {
             _ => {}
         }
     }
+    // React's streaming renderer sends each part of the page that was not ready at first in a
+    // `<div hidden id="S:n">` at the end of the body, and a script moves it into place: what
+    // a reader sees once the page has loaded (a shop's whole product description).
+    let streamed = id
+        .and_then(|id| id.strip_prefix("S:"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if streamed {
+        flags &= !HIDDEN;
+    }
     let embedded = tag == Tag::Blockquote
         && class.is_some_and(|c| {
             c.split_ascii_whitespace()

@@ -31,6 +31,9 @@ const STRONG_EXACT: &[&str] = &[
     // A call to action: subscribe, join, download the app.
     "cta",
     "similar",
+    // Customers' reviews of a product, a shop's comments ("review" alone names review
+    // articles too).
+    "reviews",
 ];
 const STRONG_PREFIX: &[&str] = &[
     "navbar",
@@ -195,5 +198,11 @@ mod tests {
         );
         assert_eq!(class_bits(Some("reading"), Some("x")), 0);
         assert_eq!(class_bits(None, Some("commentList")), STRONG);
+        // Customers' reviews are a shop's comments; a review article is no boilerplate.
+        assert_eq!(class_bits(Some("pipf-seo-reviews__review"), None), STRONG);
+        assert_eq!(
+            class_bits(Some("article-review-body"), None),
+            POSITIVE_CLASS
+        );
     }
 }
