@@ -62,6 +62,95 @@ const PLACE_FILLER: &[&str] = &[
     "the", "town", "city", "village", "region", "province", "state", "county", "district", "of",
 ];
 
+/// How a language says who did something and where something is, for the patterns of
+/// [`from_sentence`]: trawl's own reading, as [`trawl_text::points`]' words are.
+struct Phrasing {
+    /// Before the one who did it: "designed by Hana Wirth", "conçu par", "entworfen von".
+    by: &'static [&'static str],
+    /// Before a place: "in", "à", "в".
+    at: &'static [&'static str],
+    /// Between those and the place's name: "in the town of", "dans la ville de".
+    filler: &'static [&'static str],
+    /// A name may follow the verb saying what was done ("entwarf der Architekt Karl Brenner",
+    /// "спроектировал Иван Петров"), as well as come before it.
+    name_after_verb: bool,
+}
+
+const ENGLISH: Phrasing = Phrasing {
+    by: &["by"],
+    at: &["in", "at", "near"],
+    filler: PLACE_FILLER,
+    name_after_verb: false,
+};
+
+#[rustfmt::skip]
+const PHRASINGS: &[(&str, Phrasing)] = &[
+    ("de", Phrasing {
+        by: &["von", "vom"],
+        at: &["in", "im", "bei", "nahe"],
+        filler: &["der", "die", "dem", "den", "des", "stadt", "region", "provinz", "nähe", "gemeinde", "dorf", "kanton", "bezirk", "land", "bundesland", "von"],
+        name_after_verb: true,
+    }),
+    ("fr", Phrasing {
+        by: &["par"],
+        at: &["à", "au", "aux", "en", "dans", "près"],
+        filler: &["la", "le", "les", "ville", "région", "province", "de", "du", "des", "village", "commune", "département"],
+        name_after_verb: true,
+    }),
+    ("es", Phrasing {
+        by: &["por"],
+        at: &["en", "cerca"],
+        filler: &["la", "el", "los", "las", "ciudad", "región", "provincia", "de", "del", "pueblo", "municipio"],
+        name_after_verb: true,
+    }),
+    // Russian says who by the instrumental case ("спроектирован Иваном Петровым"), not a word.
+    ("ru", Phrasing {
+        by: &[],
+        at: &["в", "во", "около", "близ", "у"],
+        filler: &["городе", "город", "регионе", "области", "провинции", "деревне", "селе", "посёлке", "поселке", "районе"],
+        name_after_verb: true,
+    }),
+];
+
+fn phrasing(lang: Lang) -> &'static Phrasing {
+    (PHRASINGS.iter())
+        .find(|(code, _)| *code == lang.code())
+        .map_or(&ENGLISH, |(_, p)| p)
+}
+
+/// German nouns naming what someone is, written before the name ("der Architekt Karl
+/// Brenner"): word starts, as they take endings ("Architekten", "Ingenieurin").
+#[rustfmt::skip]
+const GERMAN_ROLES: &[&str] = &[
+    "architekt", "ingenieur", "baumeister", "konstrukteur", "chemiker", "forscher", "entdecker",
+    "physiker", "professor", "geologe", "geologin", "bildhauer", "künstler", "stadtbaurat",
+];
+#[rustfmt::skip]
+const GERMAN_ARTICLES: &[&str] = &[
+    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines",
+];
+
+/// Where a name looked for at `j` starts. German capitalises every noun: an article and a
+/// role noun before the name are skipped ("der Architekt Karl Brenner"), and a noun after an
+/// article ("die Brücke", "Der Plan") starts no name.
+fn name_start(toks: &[Tok], j: usize, lang: Lang) -> Option<usize> {
+    if lang.capitals_mark_names() {
+        return Some(j);
+    }
+    let article = |t: &Tok| GERMAN_ARTICLES.contains(&t.lower.as_str());
+    let role = |t: &Tok| GERMAN_ROLES.iter().any(|r| t.lower.starts_with(r));
+    let mut k = j;
+    let mut after_article = j > 0 && article(&toks[j - 1]);
+    if toks.get(k).is_some_and(article) {
+        (k, after_article) = (k + 1, true);
+    }
+    let roles = k;
+    while toks.get(k).is_some_and(role) {
+        k += 1;
+    }
+    (k > roles || !after_article).then_some(k)
+}
+
 /// A word of a sentence with its surrounding punctuation trimmed.
 struct Tok<'a> {
     core: &'a str,
@@ -296,7 +385,13 @@ fn around(len: usize, at: Option<usize>) -> Vec<usize> {
     }
 }
 
-fn from_sentence(kind: Kind, marks: &Marks, sentence: &str, numerals: Numerals) -> Option<String> {
+fn from_sentence(
+    kind: Kind,
+    marks: &Marks,
+    sentence: &str,
+    lang: Lang,
+    numerals: Numerals,
+) -> Option<String> {
     let toks = tokens(sentence, numerals);
     let at = mention_at(&toks, marks);
     let order = around(toks.len(), at);
@@ -340,15 +435,26 @@ fn from_sentence(kind: Kind, marks: &Marks, sentence: &str, numerals: Numerals) 
             })
         }
         Kind::Person => {
-            // "designed by (engineer) Hana Wirth" …
-            let by = toks.iter().enumerate().find_map(|(i, t)| {
-                if t.lower != "by" {
-                    return None;
-                }
-                (i + 1..(i + 3).min(toks.len())).find_map(|j| name_at(&toks, j))
-            });
+            let words = phrasing(lang);
+            // The name in the words after `i`: "by (engineer) Hana Wirth", "por el ingeniero
+            // Luis Ortega".
+            let reach = if words.name_after_verb { 4 } else { 3 };
+            let name_after = |i: usize| {
+                (i + 1..(i + reach).min(toks.len()))
+                    .find_map(|j| name_at(&toks, name_start(&toks, j, lang)?))
+            };
+            // "designed by (engineer) Hana Wirth", the "by" nearest the verb first …
+            let mut by: Vec<usize> = (0..toks.len())
+                .filter(|&i| words.by.contains(&toks[i].lower.as_str()))
+                .collect();
+            if let Some(at) = at {
+                by.sort_by_key(|&i| i.abs_diff(at));
+            }
+            let by = by.into_iter().find_map(name_after);
+            // … or "entwarf der Architekt Karl Brenner", "спроектировал Иван Петров" …
+            let after_verb = || at.filter(|_| words.name_after_verb).and_then(name_after);
             // … or "Hana Wirth designed", "was Hana Wirth".
-            by.or_else(|| {
+            by.or_else(after_verb).or_else(|| {
                 let at = at?;
                 let mut end = at;
                 while end > 0 && ADVERBS.contains(&toks[end - 1].lower.as_str()) {
@@ -356,7 +462,9 @@ fn from_sentence(kind: Kind, marks: &Marks, sentence: &str, numerals: Numerals) 
                 }
                 if end > 0 {
                     let start = (0..end).rev().take_while(|&j| capitalised(&toks[j])).last();
-                    if let Some(name) = start.and_then(|s| name_at(&toks, s)) {
+                    if let Some(name) =
+                        start.and_then(|s| name_at(&toks, name_start(&toks, s, lang)?))
+                    {
                         return Some(name);
                     }
                 }
@@ -365,19 +473,22 @@ fn from_sentence(kind: Kind, marks: &Marks, sentence: &str, numerals: Numerals) 
                     .and_then(|j| name_at(&toks, j + 1))
             })
         }
-        Kind::Place => order.iter().find_map(|&i| {
-            if !matches!(toks[i].lower.as_str(), "in" | "at" | "near") {
-                return None;
-            }
-            let mut j = i + 1;
-            while toks
-                .get(j)
-                .is_some_and(|t| PLACE_FILLER.contains(&t.lower.as_str()))
-            {
-                j += 1;
-            }
-            name_at(&toks, j).filter(|n| !MONTHS.contains(&n.to_lowercase().as_str()))
-        }),
+        Kind::Place => {
+            let words = phrasing(lang);
+            order.iter().find_map(|&i| {
+                if !words.at.contains(&toks[i].lower.as_str()) {
+                    return None;
+                }
+                let mut j = i + 1;
+                while toks
+                    .get(j)
+                    .is_some_and(|t| words.filler.contains(&t.lower.as_str()))
+                {
+                    j += 1;
+                }
+                name_at(&toks, j).filter(|n| !MONTHS.contains(&n.to_lowercase().as_str()))
+            })
+        }
         Kind::Generic => {
             let at = at?;
             let after = at + 1..toks.len();
@@ -493,7 +604,7 @@ pub fn extract(
             value = naming
                 .chain(ranked)
                 .take(TRIES)
-                .find_map(|&i| from_sentence(kind, &marks, &sentences[i].0, numerals));
+                .find_map(|&i| from_sentence(kind, &marks, &sentences[i].0, lang, numerals));
         }
         out.insert(point.clone(), value);
     }
@@ -762,6 +873,85 @@ mod tests {
         }
         // A number glued to Chinese text that is no unit is no measure.
         assert_eq!(one_in("zh", "长度", "大桥长了3倍，全长未知。"), None);
+    }
+
+    /// Who did it and where it is, in languages that write names with capitals.
+    #[test]
+    fn people_and_places_in_other_languages() {
+        let cases = [
+            (
+                "de",
+                "Architekt",
+                "Die Brücke von Tovmo wurde von dem Ingenieur Hana Wirth entworfen.",
+                "Hana Wirth",
+            ),
+            (
+                "de",
+                "Architekt",
+                "Die Brücke entwarf der Architekt Karl Brenner im Jahr 1903.",
+                "Karl Brenner",
+            ),
+            (
+                "de",
+                "Architekt",
+                "Hana Wirth entwarf die Brücke.",
+                "Hana Wirth",
+            ),
+            (
+                "de",
+                "Lage",
+                "Der Berg Velsor liegt in der Nähe von Drenmel.",
+                "Drenmel",
+            ),
+            (
+                "fr",
+                "architecte",
+                "Le pont de Tovmo a été conçu par l'architecte Jean Marais.",
+                "Jean Marais",
+            ),
+            (
+                "fr",
+                "lieu",
+                "Le mont Ultov est situé dans la région de Savoie.",
+                "Savoie",
+            ),
+            (
+                "es",
+                "descubridor",
+                "El rabel fue descubierto por la química Ana Ruiz en 1871.",
+                "Ana Ruiz",
+            ),
+            (
+                "es",
+                "ubicación",
+                "El monte Ultov se encuentra en la provincia de Huesca.",
+                "Huesca",
+            ),
+            (
+                "ru",
+                "архитектор",
+                "Мост Товмо спроектировал архитектор Иван Петров.",
+                "Иван Петров",
+            ),
+            (
+                "ru",
+                "местоположение",
+                "Гора Ультов находится в Альпах.",
+                "Альпах",
+            ),
+        ];
+        for (code, point, sentence, want) in cases {
+            assert_eq!(
+                one_in(code, point, sentence).as_deref(),
+                Some(want),
+                "{sentence}"
+            );
+        }
+        // A German noun after its article is no name.
+        assert_eq!(
+            one_in("de", "Architekt", "Der Plan entwarf die Brücke neu."),
+            None
+        );
     }
 
     #[test]

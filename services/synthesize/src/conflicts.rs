@@ -76,8 +76,15 @@ fn fits(kind: Kind, value: &Value) -> bool {
                 && value.number.fract() == 0.0
                 && (1000.0..=2100.0).contains(&value.number)
         }
+        _ if !takes_numbers(kind) => false,
         _ => value.unit.is_none(),
     }
+}
+
+/// Whether a number answers what asks for values of `kind`: not who ("entworfen 1903 von …")
+/// nor where.
+fn takes_numbers(kind: Kind) -> bool {
+    !matches!(kind, Kind::Person | Kind::Place)
 }
 
 fn is_month(word: &str) -> bool {
@@ -382,6 +389,10 @@ fn detect_asked(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> Vec<Conflic
         .map(|m| stem(m.to_lowercase()))
         .collect();
     let kinds: Vec<Kind> = points.iter().map(|p| kind(p)).collect();
+    // Who or where is no number: two sources' years beside the name differ about something else.
+    if !kinds.is_empty() && kinds.iter().all(|&k| !takes_numbers(k)) {
+        return Vec::new();
+    }
     // What says which value is asked, not whose: a data point's word, or a unit ("米").
     // A Chinese or Japanese word by its characters: "全长" holds "长".
     let says_what = |(t, st): &Word| {
@@ -846,6 +857,13 @@ mod tests {
         ]);
         let q = "Quel est le point de fusion du Rabel ?";
         assert!(detect_in(q, lang("fr"), &[], &bottom).is_empty());
+        // Who designed it is no number: years beside the name are no conflict.
+        let years = docs_of(&[
+            "Die Zorvel-Brücke wurde 1903 von Hana Wirth entworfen.",
+            "Die Zorvel-Brücke wurde 1905 von Hana Wirth entworfen.",
+        ]);
+        let q = "Wer hat die Zorvel-Brücke entworfen?";
+        assert!(detect_in(q, lang("de"), &[], &years).is_empty());
     }
 
     /// "1,2 Kilometer" is 1200 metres in German, as "1.200 Meter" is; "1 175 mètres" is 1175

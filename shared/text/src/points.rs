@@ -89,6 +89,9 @@ const VOCAB: &[Vocab] = &[
     Vocab { lang: "de", kind: Kind::Quantity, label: "Einwohner", asks: &["einwohner", "einwohnerzahl", "bevölkerung"], weak: &[], states: &["einwohner", "bevölkerung"] },
     Vocab { lang: "de", kind: Kind::Measure, label: "Gewicht", asks: &["gewicht", "wiegt"], weak: &["schwer"], states: &["wiegt", "gewicht", "schwer"] },
     Vocab { lang: "de", kind: Kind::Measure, label: "Fläche", asks: &["fläche"], weak: &["groß"], states: &["fläche", "umfasst"] },
+    Vocab { lang: "de", kind: Kind::Person, label: "Architekt", asks: &["entworfen", "entwarf", "architekt", "architektin"], weak: &[], states: &["entworfen", "entwarf", "entwurf", "architekt", "architektin", "geplant", "plante"] },
+    Vocab { lang: "de", kind: Kind::Person, label: "Entdecker", asks: &["entdeckt", "entdeckte", "entdecker", "entdeckerin"], weak: &[], states: &["entdeckt", "entdeckte", "entdecker", "entdeckerin", "isoliert", "isolierte"] },
+    Vocab { lang: "de", kind: Kind::Place, label: "Lage", asks: &["wo", "lage", "standort"], weak: &[], states: &["liegt", "befindet", "gelegen", "lage"] },
     // French
     Vocab { lang: "fr", kind: Kind::Measure, label: "longueur", asks: &["longueur"], weak: &["long", "longue"], states: &["long", "longue", "longueur", "mesure", "étend"] },
     Vocab { lang: "fr", kind: Kind::Measure, label: "altitude", asks: &["altitude", "hauteur"], weak: &["haut", "haute"], states: &["haut", "haute", "hauteur", "altitude", "culmine", "sommet", "élève"] },
@@ -98,6 +101,9 @@ const VOCAB: &[Vocab] = &[
     Vocab { lang: "fr", kind: Kind::Quantity, label: "population", asks: &["population", "habitants"], weak: &[], states: &["population", "habitants"] },
     Vocab { lang: "fr", kind: Kind::Measure, label: "poids", asks: &["poids", "pèse"], weak: &[], states: &["pèse", "poids"] },
     Vocab { lang: "fr", kind: Kind::Measure, label: "superficie", asks: &["superficie"], weak: &[], states: &["superficie", "étend"] },
+    Vocab { lang: "fr", kind: Kind::Person, label: "architecte", asks: &["conçu", "conçue", "dessiné", "dessinée", "architecte"], weak: &[], states: &["conçu", "conçue", "dessiné", "dessinée", "architecte", "œuvre"] },
+    Vocab { lang: "fr", kind: Kind::Person, label: "découvreur", asks: &["découvert", "découverte", "découvreur"], weak: &[], states: &["découvert", "découverte", "découvreur", "isolé", "isolée"] },
+    Vocab { lang: "fr", kind: Kind::Place, label: "lieu", asks: &["où", "emplacement", "situé", "située"], weak: &[], states: &["situé", "située", "trouve", "emplacement"] },
     // Spanish
     Vocab { lang: "es", kind: Kind::Measure, label: "longitud", asks: &["longitud"], weak: &["largo", "mide"], states: &["longitud", "largo", "mide", "extiende"] },
     Vocab { lang: "es", kind: Kind::Measure, label: "altura", asks: &["altura", "altitud"], weak: &["alto"], states: &["altura", "alto", "altitud", "alcanza", "cumbre", "eleva"] },
@@ -107,6 +113,9 @@ const VOCAB: &[Vocab] = &[
     Vocab { lang: "es", kind: Kind::Quantity, label: "población", asks: &["población", "habitantes"], weak: &[], states: &["población", "habitantes"] },
     Vocab { lang: "es", kind: Kind::Measure, label: "peso", asks: &["peso", "pesa"], weak: &[], states: &["pesa", "peso"] },
     Vocab { lang: "es", kind: Kind::Measure, label: "superficie", asks: &["superficie", "extensión"], weak: &[], states: &["superficie", "extensión", "extiende"] },
+    Vocab { lang: "es", kind: Kind::Person, label: "arquitecto", asks: &["diseñó", "diseñado", "diseñada", "arquitecto", "arquitecta"], weak: &[], states: &["diseñó", "diseñado", "diseñada", "arquitecto", "arquitecta", "proyectó", "obra"] },
+    Vocab { lang: "es", kind: Kind::Person, label: "descubridor", asks: &["descubrió", "descubierto", "descubierta", "descubridor"], weak: &[], states: &["descubrió", "descubierto", "descubierta", "descubridor", "aisló"] },
+    Vocab { lang: "es", kind: Kind::Place, label: "ubicación", asks: &["dónde", "ubicación", "ubicado", "ubicada"], weak: &[], states: &["ubicado", "ubicada", "encuentra", "situado", "situada"] },
     // Russian
     Vocab { lang: "ru", kind: Kind::Measure, label: "длина", asks: &["длина", "протяжённость"], weak: &["длинный"], states: &["длина", "длинный", "протяжённость", "протянулся"] },
     Vocab { lang: "ru", kind: Kind::Measure, label: "высота", asks: &["высота"], weak: &["высокий"], states: &["высота", "высокий", "возвышается", "вершина"] },
@@ -116,6 +125,9 @@ const VOCAB: &[Vocab] = &[
     Vocab { lang: "ru", kind: Kind::Quantity, label: "население", asks: &["население", "жителей", "численность"], weak: &[], states: &["население", "жителей", "проживает"] },
     Vocab { lang: "ru", kind: Kind::Measure, label: "вес", asks: &["вес", "весит"], weak: &[], states: &["вес", "весит"] },
     Vocab { lang: "ru", kind: Kind::Measure, label: "площадь", asks: &["площадь"], weak: &[], states: &["площадь", "занимает"] },
+    Vocab { lang: "ru", kind: Kind::Person, label: "архитектор", asks: &["спроектировал", "спроектировала", "спроектирован", "архитектор", "автор"], weak: &[], states: &["спроектировал", "спроектировала", "спроектирован", "архитектор", "проект", "автор"] },
+    Vocab { lang: "ru", kind: Kind::Person, label: "первооткрыватель", asks: &["открыл", "открыла", "первооткрыватель"], weak: &[], states: &["открыл", "открыла", "открыт", "первооткрыватель", "выделил"] },
+    Vocab { lang: "ru", kind: Kind::Place, label: "местоположение", asks: &["где", "местоположение", "расположен", "расположена"], weak: &[], states: &["расположен", "расположена", "находится", "стоит"] },
     // Chinese
     Vocab { lang: "zh", kind: Kind::Measure, label: "长度", asks: &["长度", "全长", "多长"], weak: &[], states: &["长"] },
     Vocab { lang: "zh", kind: Kind::Measure, label: "高度", asks: &["高度", "海拔", "多高"], weak: &[], states: &["高", "海拔"] },
@@ -490,7 +502,19 @@ mod tests {
             ("zh", "特伦尔的熔点是多少度？", &["熔点"]),
             ("ja", "カルデン山の標高は何メートルですか？", &["標高"]),
             ("ar", "ما طول جسر كيلفي؟", &["طول"]),
-            ("de", "Wer hat die Brücke entworfen?", &[]),
+            // Who and where.
+            ("de", "Wer hat die Zorvel-Brücke entworfen?", &["Architekt"]),
+            ("fr", "Qui a découvert le Rabel ?", &["découvreur"]),
+            ("es", "¿Dónde está el monte Ultov?", &["ubicación"]),
+            ("ru", "Кто спроектировал мост Товмо?", &["архитектор"]),
+            ("ru", "Где находится гора Ультов?", &["местоположение"]),
+            // "Where" and "when" together ask for both.
+            (
+                "de",
+                "Wo und wann wurde die Stadt Drenmel gegründet?",
+                &["Gründung", "Lage"],
+            ),
+            ("de", "Wer ist der Bürgermeister von Drenmel?", &[]),
         ];
         for (code, question, want) in cases {
             assert_eq!(asked_in(question, lang(code)), *want, "{question}");
@@ -518,6 +542,9 @@ mod tests {
             "a function word marks nothing: {m:?}"
         );
         assert_eq!(markers("熔点")[0], "熔点");
+        assert_eq!(kind("Architekt"), Kind::Person);
+        assert_eq!(kind("lieu"), Kind::Place);
+        assert!(markers("arquitecto").iter().any(|w| w == "diseñado"));
         // English keeps its own reading.
         assert_eq!(kind("melting point"), Kind::Measure);
         assert!(markers("long").iter().any(|w| w == "spans"));
