@@ -176,6 +176,14 @@ impl<'a> Marks<'a> {
         self.terms.iter().any(|t| t.matches(w)) || self.wide.iter().any(|m| w.contains(m))
     }
 
+    /// Where the first Chinese or Japanese marker is in `text` (byte range; the longest of
+    /// those starting there).
+    pub(crate) fn wide_at(&self, text: &str) -> Option<std::ops::Range<usize>> {
+        (self.wide.iter())
+            .filter_map(|m| text.find(m).map(|i| i..i + m.len()))
+            .min_by_key(|r| (r.start, std::cmp::Reverse(r.end)))
+    }
+
     /// Whether any word of `text` is a marker; it stops at the first.
     pub(crate) fn in_text(&self, text: &str) -> bool {
         if self.wide.iter().any(|m| text.contains(m)) {

@@ -385,6 +385,79 @@ fn around(len: usize, at: Option<usize>) -> Vec<usize> {
     }
 }
 
+/// Nouns naming what someone is, written before a Chinese or Japanese name ("建筑师王明",
+/// "建築家の田中一郎").
+#[rustfmt::skip]
+const WIDE_ROLES: &[&str] = &[
+    "著名", "建筑师", "工程师", "设计师", "化学家", "科学家", "物理学家", "地质学家", "教授", "博士",
+    "建築家", "技師", "技術者", "化学者", "科学者", "物理学者", "地質学者",
+];
+
+/// A Chinese or Japanese name or place at the start of `text`: up to punctuation, a particle
+/// or "的", its role noun left out; two to twelve characters.
+fn wide_name(text: &str) -> Option<String> {
+    let mut t = text.trim();
+    while let Some(rest) = WIDE_ROLES.iter().find_map(|r| t.strip_prefix(r)) {
+        t = rest.trim_start_matches('の');
+    }
+    let end = t
+        .find(|c: char| !(is_wide(c) || c == '·' || c == '・') || is_hiragana(c) || c == '的')
+        .unwrap_or(t.len());
+    let name = &t[..end];
+    (2..=12)
+        .contains(&name.chars().count())
+        .then(|| name.to_owned())
+}
+
+fn is_hiragana(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{309F}')
+}
+
+/// The start of the last clause of `text` (after punctuation or a topic particle): where a
+/// Japanese name before "によって" or "に" starts.
+fn last_clause(text: &str) -> &str {
+    let cut = text.rfind(['、', '。', '，', 'は', 'が', 'も', '「', '」', ' ']);
+    cut.map_or(text, |i| {
+        &text[i + text[i..].chars().next().map_or(0, char::len_utf8)..]
+    })
+}
+
+/// Who or where in Chinese or Japanese, which has no capitals to mark a name, around the
+/// marker at `at`: "由建筑师王明设计", "被王明发现", "设计者是王明", "田中一郎によって設計",
+/// "設計者は田中一郎", "位于阿尔卑斯山", "アルプスに位置".
+fn wide_who_where(kind: Kind, sentence: &str, at: std::ops::Range<usize>) -> Option<String> {
+    let (before, after) = (&sentence[..at.start], &sentence[at.end..]);
+    match kind {
+        Kind::Person => {
+            // The name fills what is between: "由于资金不足，设计…" ("because") names no one.
+            let whole = |x: &str| wide_name(x).filter(|n| x.ends_with(n.as_str()));
+            let by = before
+                .rfind(['由', '被'])
+                .and_then(|i| whole(&before[i + '由'.len_utf8()..]));
+            let japanese = || {
+                let x = ["によって", "により", "が"]
+                    .iter()
+                    .find_map(|p| before.strip_suffix(p))?;
+                whole(last_clause(x))
+            };
+            let is = || {
+                let rest = after.trim_start_matches(['者', '师', '師', '人']);
+                let rest = ["是", "为", "為", "は"]
+                    .iter()
+                    .find_map(|w| rest.strip_prefix(w))?;
+                wide_name(rest)
+            };
+            by.or_else(japanese).or_else(is)
+        }
+        Kind::Place => {
+            let chinese = || wide_name(after.trim_start_matches(['于', '在', '於']));
+            let japanese = || wide_name(last_clause(before.strip_suffix('に')?));
+            japanese().or_else(chinese)
+        }
+        _ => None,
+    }
+}
+
 fn from_sentence(
     kind: Kind,
     marks: &Marks,
@@ -392,6 +465,11 @@ fn from_sentence(
     lang: Lang,
     numerals: Numerals,
 ) -> Option<String> {
+    if matches!(kind, Kind::Person | Kind::Place) {
+        if let Some(at) = marks.wide_at(sentence) {
+            return wide_who_where(kind, sentence, at);
+        }
+    }
     let toks = tokens(sentence, numerals);
     let at = mention_at(&toks, marks);
     let order = around(toks.len(), at);
@@ -950,6 +1028,44 @@ mod tests {
         // A German noun after its article is no name.
         assert_eq!(
             one_in("de", "Architekt", "Der Plan entwarf die Brücke neu."),
+            None
+        );
+        // Chinese and Japanese, which have no capitals to mark a name.
+        let wide = [
+            (
+                "zh",
+                "设计者",
+                "拉泽奥大桥由建筑师王明设计，于1903年建成。",
+                "王明",
+            ),
+            ("zh", "设计者", "这座桥的设计者是王明。", "王明"),
+            ("zh", "发现者", "特伦尔于1871年被化学家李华发现。", "李华"),
+            (
+                "zh",
+                "位置",
+                "乌尔托夫山位于阿尔卑斯山脉东部，海拔3120米。",
+                "阿尔卑斯山脉东部",
+            ),
+            (
+                "ja",
+                "設計者",
+                "ソドルサ橋は建築家の田中一郎によって設計された。",
+                "田中一郎",
+            ),
+            ("ja", "設計者", "設計者は田中一郎である。", "田中一郎"),
+            ("ja", "場所", "ウルトフ山はアルプスに位置する。", "アルプス"),
+        ];
+        for (code, point, sentence, want) in wide {
+            assert_eq!(
+                one_in(code, point, sentence).as_deref(),
+                Some(want),
+                "{sentence}"
+            );
+        }
+        // A design without its designer names no one, nor does "由于" ("because").
+        assert_eq!(one_in("zh", "设计者", "大桥的设计寿命为一百年。"), None);
+        assert_eq!(
+            one_in("zh", "设计者", "由于资金不足，设计推迟了两年。"),
             None
         );
     }

@@ -137,6 +137,9 @@ const VOCAB: &[Vocab] = &[
     Vocab { lang: "zh", kind: Kind::Quantity, label: "人口", asks: &["人口"], weak: &[], states: &["人口", "居民"] },
     Vocab { lang: "zh", kind: Kind::Measure, label: "重量", asks: &["重量", "多重"], weak: &[], states: &["重"] },
     Vocab { lang: "zh", kind: Kind::Measure, label: "面积", asks: &["面积"], weak: &[], states: &["面积"] },
+    Vocab { lang: "zh", kind: Kind::Person, label: "设计者", asks: &["设计者", "谁设计", "设计师是谁"], weak: &[], states: &["设计"] },
+    Vocab { lang: "zh", kind: Kind::Person, label: "发现者", asks: &["发现者", "谁发现"], weak: &[], states: &["发现"] },
+    Vocab { lang: "zh", kind: Kind::Place, label: "位置", asks: &["哪里", "哪儿", "什么地方", "位置"], weak: &[], states: &["位于", "坐落"] },
     // Japanese
     Vocab { lang: "ja", kind: Kind::Measure, label: "長さ", asks: &["長さ", "全長"], weak: &[], states: &["長さ", "全長", "長い"] },
     Vocab { lang: "ja", kind: Kind::Measure, label: "標高", asks: &["標高", "高さ"], weak: &[], states: &["標高", "高さ", "高い"] },
@@ -146,6 +149,9 @@ const VOCAB: &[Vocab] = &[
     Vocab { lang: "ja", kind: Kind::Quantity, label: "人口", asks: &["人口"], weak: &[], states: &["人口", "住民"] },
     Vocab { lang: "ja", kind: Kind::Measure, label: "重さ", asks: &["重さ", "重量"], weak: &[], states: &["重さ", "重量"] },
     Vocab { lang: "ja", kind: Kind::Measure, label: "面積", asks: &["面積"], weak: &[], states: &["面積"] },
+    Vocab { lang: "ja", kind: Kind::Person, label: "設計者", asks: &["設計者", "誰が設計"], weak: &[], states: &["設計"] },
+    Vocab { lang: "ja", kind: Kind::Person, label: "発見者", asks: &["発見者", "誰が発見"], weak: &[], states: &["発見"] },
+    Vocab { lang: "ja", kind: Kind::Place, label: "場所", asks: &["どこ", "場所", "所在地"], weak: &[], states: &["位置", "所在"] },
     // Arabic
     Vocab { lang: "ar", kind: Kind::Measure, label: "طول", asks: &["طول"], weak: &[], states: &["طول", "بطول", "يمتد"] },
     Vocab { lang: "ar", kind: Kind::Measure, label: "ارتفاع", asks: &["ارتفاع", "علو"], weak: &[], states: &["ارتفاع", "بارتفاع", "يرتفع", "قمة"] },
@@ -508,6 +514,10 @@ mod tests {
             ("es", "¿Dónde está el monte Ultov?", &["ubicación"]),
             ("ru", "Кто спроектировал мост Товмо?", &["архитектор"]),
             ("ru", "Где находится гора Ультов?", &["местоположение"]),
+            ("zh", "拉泽奥大桥是谁设计的？", &["设计者"]),
+            ("ja", "ウルトフ山はどこにありますか？", &["場所"]),
+            // A bridge's design life asks for no designer.
+            ("zh", "拉泽奥大桥的设计寿命是多少年？", &[]),
             // "Where" and "when" together ask for both.
             (
                 "de",
