@@ -458,6 +458,64 @@ fn wide_who_where(kind: Kind, sentence: &str, at: std::ops::Range<usize>) -> Opt
     }
 }
 
+/// Arabic has no capitals to mark a name: it is the words after a role noun ("المهندس أحمد
+/// علي") near the verb, or after a verbal noun ("من تصميم سامي حداد"), and a place the words
+/// after "في", up to a word that starts another part of the sentence.
+#[rustfmt::skip]
+const ARABIC_ROLES: &[&str] = &[
+    "المهندس", "المهندسة", "المعماري", "المعمارية", "الكيميائي", "الكيميائية", "العالم",
+    "العالمة", "الدكتور", "الدكتورة", "المستكشف", "الباحث", "الباحثة",
+];
+#[rustfmt::skip]
+const ARABIC_AFTER_NAME: &[&str] = &[
+    "عام", "سنة", "في", "من", "و", "الذي", "التي", "عن", "على", "إلى", "بين", "منذ",
+];
+const ARABIC_PLACE_FILLER: &[&str] = &["مدينة", "منطقة", "محافظة", "قرية", "إقليم"];
+
+fn arabic_who_where(kind: Kind, toks: &[Tok], at: Option<usize>) -> Option<String> {
+    let name_from = |start: usize| {
+        let words: Vec<&str> = (toks[start.min(toks.len())..].iter())
+            .take_while(|t| {
+                !ARABIC_AFTER_NAME.contains(&t.lower.as_str())
+                    && !t.core.chars().any(|c| c.is_numeric())
+            })
+            .scan(false, |ended, t| {
+                // A word ending the clause is the name's last.
+                let take = !*ended;
+                *ended |= t.ends_clause;
+                take.then_some(t.core)
+            })
+            .take(3)
+            .collect();
+        (!words.is_empty()).then(|| words.join(" "))
+    };
+    match kind {
+        Kind::Person => {
+            let at = at?;
+            let role = (at + 1..(at + 4).min(toks.len()))
+                .find(|&j| ARABIC_ROLES.contains(&toks[j].lower.as_str()));
+            let verbal_noun =
+                || toks[at].lower.starts_with("تصميم") || toks[at].lower.starts_with("اكتشاف");
+            let start = role
+                .map(|j| j + 1)
+                .or_else(|| verbal_noun().then_some(at + 1))?;
+            name_from(start)
+        }
+        Kind::Place => {
+            let i = (at.unwrap_or(0)..toks.len()).find(|&i| toks[i].lower == "في")?;
+            let mut j = i + 1;
+            while toks
+                .get(j)
+                .is_some_and(|t| ARABIC_PLACE_FILLER.contains(&t.lower.as_str()))
+            {
+                j += 1;
+            }
+            name_from(j)
+        }
+        _ => None,
+    }
+}
+
 fn from_sentence(
     kind: Kind,
     marks: &Marks,
@@ -472,6 +530,9 @@ fn from_sentence(
     }
     let toks = tokens(sentence, numerals);
     let at = mention_at(&toks, marks);
+    if lang.code() == "ar" && matches!(kind, Kind::Person | Kind::Place) {
+        return arabic_who_where(kind, &toks, at);
+    }
     let order = around(toks.len(), at);
     match kind {
         // A month alone ("held every December") only when the sentence has no fuller date.
@@ -1062,6 +1123,20 @@ mod tests {
                 "{sentence}"
             );
         }
+        // Arabic.
+        let arabic = [
+            ("المصمم", "صمم الجسر المهندس أحمد علي عام ١٩٠٣.", "أحمد علي"),
+            ("المصمم", "الجسر من تصميم المعماري سامي حداد.", "سامي حداد"),
+            ("الموقع", "يقع جبل أولتوف في جبال الألب.", "جبال الألب"),
+        ];
+        for (point, sentence, want) in arabic {
+            assert_eq!(
+                one_in("ar", point, sentence).as_deref(),
+                Some(want),
+                "{sentence}"
+            );
+        }
+        assert_eq!(one_in("ar", "المصمم", "صمم الجسر ليصمد أمام الزلازل."), None);
         // A design without its designer names no one, nor does "由于" ("because").
         assert_eq!(one_in("zh", "设计者", "大桥的设计寿命为一百年。"), None);
         assert_eq!(

@@ -161,6 +161,9 @@ const VOCAB: &[Vocab] = &[
     Vocab { lang: "ar", kind: Kind::Quantity, label: "سكان", asks: &["سكان", "السكان"], weak: &[], states: &["سكان", "السكان", "نسمة"] },
     Vocab { lang: "ar", kind: Kind::Measure, label: "وزن", asks: &["وزن", "يزن"], weak: &[], states: &["وزن", "يزن"] },
     Vocab { lang: "ar", kind: Kind::Measure, label: "مساحة", asks: &["مساحة"], weak: &[], states: &["مساحة"] },
+    Vocab { lang: "ar", kind: Kind::Person, label: "المصمم", asks: &["صمم", "المصمم", "مصمم"], weak: &[], states: &["صمم", "صممه", "صممها", "تصميم", "المصمم"] },
+    Vocab { lang: "ar", kind: Kind::Person, label: "المكتشف", asks: &["اكتشف", "المكتشف"], weak: &[], states: &["اكتشف", "اكتشفه", "اكتشفها", "اكتشاف", "المكتشف"] },
+    Vocab { lang: "ar", kind: Kind::Place, label: "الموقع", asks: &["أين", "موقع"], weak: &[], states: &["يقع", "تقع", "موقع"] },
 ];
 
 impl Vocab {
@@ -515,6 +518,8 @@ mod tests {
             ("ru", "Кто спроектировал мост Товмо?", &["архитектор"]),
             ("ru", "Где находится гора Ультов?", &["местоположение"]),
             ("zh", "拉泽奥大桥是谁设计的？", &["设计者"]),
+            ("ar", "من صمم جسر كيلفي؟", &["المصمم"]),
+            ("ar", "أين يقع جبل أولتوف؟", &["الموقع"]),
             ("ja", "ウルトフ山はどこにありますか？", &["場所"]),
             // A bridge's design life asks for no designer.
             ("zh", "拉泽奥大桥的设计寿命是多少年？", &[]),
