@@ -95,9 +95,9 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
     let mut out = content(&dom, &strict, &meta, body, base.as_ref());
     // Class patterns occasionally hide the whole article (an unclosed `navbar`
     // div wrapping the page); retry with tag rules only, as readability does.
-    if out.1 < MIN_CONTAINER_TEXT as usize {
+    if out.text < MIN_CONTAINER_TEXT as usize {
         let lenient = content(&dom, &Judged::new(&dom, false), &meta, body, base.as_ref());
-        if lenient.1 > 2 * out.1 {
+        if lenient.text > 2 * out.text {
             out = lenient;
         }
     }
@@ -106,25 +106,25 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
     // course's "Lab info" `<article>` below its description), as a scored pick may be.
     let h1 = meta.h1.as_ref().map(|&(h, _)| h);
     let holds_h1 = |root: usize| h1.is_some_and(|h| root < h && h < dom.end(root));
-    if out.2 == "scored" || !holds_h1(out.3) {
-        if let Some(whole) = sections(&dom, &strict, region, out.1, base.as_ref()) {
+    if out.method == "scored" || !holds_h1(out.root) {
+        if let Some(whole) = sections(&dom, &strict, region, out.text, base.as_ref()) {
             out = whole;
         }
     }
-    if out.1 < MIN_CONTAINER_TEXT as usize {
+    if out.text < MIN_CONTAINER_TEXT as usize {
         let skip = &strict.boilerplate;
         let text = visible_text(&dom, region, skip);
-        if text > 2 * out.1 {
-            out = (
-                render(&dom, region, base.as_ref(), skip),
+        if text > 2 * out.text {
+            out = Picked {
+                markdown: render(&dom, region, base.as_ref(), skip),
                 text,
-                "listing",
-                region,
-            );
+                method: "listing",
+                root: region,
+            };
         }
     }
-    let (markdown, text_chars, method, _) = out;
-    let (markdown, text_chars) = without_copies(&markdown, text_chars);
+    let (markdown, text_chars) = without_copies(&out.markdown, out.text);
+    let method = out.method;
 
     Extracted {
         title: meta.title(&dom),
@@ -148,14 +148,24 @@ fn from_prepared(prepared: String, base_url: &str) -> Extracted {
     }
 }
 
-/// Both stages plus rendering: (markdown, text chars, method, the content's root).
+/// The content a page's rules picked, rendered.
+struct Picked {
+    markdown: String,
+    /// Its text characters.
+    text: usize,
+    method: &'static str,
+    /// The element it was rendered from.
+    root: usize,
+}
+
+/// Both stages plus rendering.
 fn content(
     dom: &Dom<'_>,
     judged: &Judged,
     meta: &Meta<'_>,
     body: usize,
     base: Option<&Url>,
-) -> (String, usize, &'static str, usize) {
+) -> Picked {
     let h1 = meta.h1.as_ref().map(|&(h, _)| h);
     let (root, keep, method) = match container::choose(dom, judged, &meta.containers, h1) {
         Some(c) => (c, Vec::new(), "container"),
@@ -194,7 +204,12 @@ fn content(
         }
     }
     let markdown = render(dom, root, base, &skip);
-    (markdown, visible_text(dom, root, &skip), method, root)
+    Picked {
+        text: visible_text(dom, root, &skip),
+        markdown,
+        method,
+        root,
+    }
 }
 
 /// A page of sections — a service's or product's page, a landing page — has no one block
@@ -207,12 +222,17 @@ fn sections(
     region: usize,
     picked: usize,
     base: Option<&Url>,
-) -> Option<(String, usize, &'static str, usize)> {
+) -> Option<Picked> {
     let skip: Vec<bool> = (0..dom.len())
         .map(|i| judged.boilerplate[i] || judged.link_heavy(dom, i))
         .collect();
     let text = visible_text(dom, region, &skip);
-    (text > SECTIONS * picked).then(|| (render(dom, region, base, &skip), text, "sections", region))
+    (text > SECTIONS * picked).then(|| Picked {
+        markdown: render(dom, region, base, &skip),
+        text,
+        method: "sections",
+        root: region,
+    })
 }
 
 const SECTIONS: usize = 3;
