@@ -199,6 +199,12 @@ pub async fn rules_for(
     let Some(lock) = rt.store.try_lock(&lock, Duration::from_secs(30)).await? else {
         return Ok(None);
     };
+    // Another worker may have fetched them between the look above and the lock: it cached
+    // them, then let the lock go.
+    if let Some(rules) = cached(rt, fetcher, &origin).await? {
+        rt.store.unlock(&lock).await?;
+        return Ok(Some(rules));
+    }
     let robots_url = Url::parse(&format!("{origin}/robots.txt"))
         .map_err(|e| StageError::permanent(format!("bad robots URL for {origin}: {e}")))?;
     // robots.txt is a request to the host like any other: it keeps the host's interval.
