@@ -97,8 +97,9 @@ struct Term<'a> {
     plural: Option<&'a str>,
     /// The term's Snowball stem, in a language that has one: words match by it alone.
     snowball: Option<(Lang, std::borrow::Cow<'a, str>)>,
-    /// In a language that writes compounds as one word, a compound ending in the term matches.
-    compound: bool,
+    /// In a language that writes compounds as one word, a compound ending in the term matches:
+    /// the term's first two letters, looked for in a word before it is stemmed ([`heads`]).
+    compound: Option<&'a str>,
 }
 
 impl<'a> Term<'a> {
@@ -109,12 +110,16 @@ impl<'a> Term<'a> {
     fn new_in(word: &'a str, lang: Lang) -> Term<'a> {
         let (stem, plural) = keys(word);
         let snowball = lang.has_snowball().then(|| (lang, lang.stem(word)));
+        let head = snowball
+            .as_ref()
+            .is_some_and(|(_, s)| s.chars().count() >= COMPOUND_PART);
+        let opening = word.char_indices().nth(2).map_or(word.len(), |(i, _)| i);
         Term {
             word,
             stem,
             plural,
             snowball,
-            compound: lang.joins_compounds(),
+            compound: (lang.joins_compounds() && head).then(|| &word[..opening]),
         }
     }
 
@@ -127,7 +132,9 @@ impl<'a> Term<'a> {
             // another word, told apart without stemming it.
             return w == self.word
                 || (w.chars().next() == stem.chars().next() && lang.stem(w) == *stem)
-                || (self.compound && heads(w, self.word, *lang, stem));
+                || self
+                    .compound
+                    .is_some_and(|opening| heads(w, opening, *lang, stem));
         }
         if !(w.starts_with(self.stem) || self.plural.is_some_and(|p| w.starts_with(p))) {
             return false;
@@ -137,21 +144,22 @@ impl<'a> Term<'a> {
     }
 }
 
-/// Whether `w` is a compound whose last part is `word` (Snowball stem `stem`): "steinbrücke"
-/// of "brücken", "gesamtlänge" of "länge". Both parts have at least four letters, so a prefix
-/// ("verlangen") or a short head makes no compound. Only a word holding the term's first two
-/// letters after its fourth is stemmed: most words are told apart without it.
-fn heads(w: &str, word: &str, lang: Lang, stem: &str) -> bool {
-    const PART: usize = 4;
-    let opening: String = word.chars().take(2).collect();
-    let tail = w.char_indices().nth(PART).map(|(i, _)| &w[i..]);
-    stem.chars().count() >= PART
-        && tail.is_some_and(|t| t.contains(opening.as_str()))
+/// Whether `w` is a compound whose last part is a term (its first two letters `opening`, its
+/// Snowball stem `stem`): "steinbrücke" of "brücken", "gesamtlänge" of "länge". Both parts
+/// have at least four letters, so a prefix ("verlangen") or a short head makes no compound.
+/// Only a word holding the term's opening after its fourth letter is stemmed: most words are
+/// told apart without it, and nothing is allocated per word.
+fn heads(w: &str, opening: &str, lang: Lang, stem: &str) -> bool {
+    let tail = w.char_indices().nth(COMPOUND_PART).map(|(i, _)| &w[i..]);
+    tail.is_some_and(|t| t.contains(opening))
         && lang
             .stem(w)
             .strip_suffix(stem)
-            .is_some_and(|first| first.chars().count() >= PART)
+            .is_some_and(|first| first.chars().count() >= COMPOUND_PART)
 }
+
+/// The fewest letters of each part of a compound [`heads`] reads.
+const COMPOUND_PART: usize = 4;
 
 /// Words a sentence is searched for (a data point's markers) in the question's language: by
 /// its stems ([`Term::new_in`]), and a Chinese or Japanese word inside the text, as the

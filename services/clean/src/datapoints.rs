@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use trawl_messages::Table;
 use trawl_text::points::{kind, markers, unit_of, wide_unit, Kind};
-use trawl_text::{ascii_digits, is_digit, is_wide, terms, Lang, Numerals, MONTHS};
+use trawl_text::{ascii_digits, is_digit, is_hiragana, is_wide, terms, Lang, Numerals, MONTHS};
 
 use crate::bm25::{same_term, Marks};
 
@@ -409,10 +409,6 @@ fn wide_name(text: &str) -> Option<String> {
         .then(|| name.to_owned())
 }
 
-fn is_hiragana(c: char) -> bool {
-    matches!(c, '\u{3040}'..='\u{309F}')
-}
-
 /// The start of the last clause of `text` (after punctuation or a topic particle): where a
 /// Japanese name before "によって" or "に" starts.
 fn last_clause(text: &str) -> &str {
@@ -431,9 +427,9 @@ fn wide_who_where(kind: Kind, sentence: &str, at: std::ops::Range<usize>) -> Opt
         Kind::Person => {
             // The name fills what is between: "由于资金不足，设计…" ("because") names no one.
             let whole = |x: &str| wide_name(x).filter(|n| x.ends_with(n.as_str()));
-            let by = before
-                .rfind(['由', '被'])
-                .and_then(|i| whole(&before[i + '由'.len_utf8()..]));
+            let by = (before.char_indices().rev())
+                .find(|&(_, c)| c == '由' || c == '被')
+                .and_then(|(i, c)| whole(&before[i + c.len_utf8()..]));
             let japanese = || {
                 let x = ["によって", "により", "が"]
                     .iter()

@@ -13,7 +13,7 @@
 
 use trawl_messages::{Lookup, Table};
 use trawl_text::points::wide_unit;
-use trawl_text::{coverage_of, is_wide, sentences, terms, Lang};
+use trawl_text::{coverage_of, is_hiragana, is_wide, sentences, terms, Lang};
 
 use crate::bm25::{rank, Marks, Query};
 use crate::datapoints::SMALL_NUMBERS;
@@ -111,16 +111,11 @@ fn counter(text: &str) -> Option<&'static str> {
     COUNTERS.iter().copied().find(|c| text.starts_with(c))
 }
 
-/// Hiragana: Japanese particles and endings, which end a noun ("橋が", "橋の").
-fn is_kana_particle(c: char) -> bool {
-    matches!(c, '\u{3040}'..='\u{309F}')
-}
-
 /// A Chinese or Japanese noun: the wide characters `chars` starts with, up to a particle, a
 /// Chinese function character or punctuation, at most four.
 fn wide_noun(chars: impl Iterator<Item = char>) -> String {
     chars
-        .take_while(|&c| is_wide(c) && !is_kana_particle(c) && !"的在有是呢吗和与共".contains(c))
+        .take_while(|&c| is_wide(c) && !is_hiragana(c) && !"的在有是呢吗和与共".contains(c))
         .take(4)
         .collect()
 }
@@ -598,89 +593,58 @@ mod tests {
         assert_eq!(form("它几乎有两公里长"), None);
     }
 
+    /// The count `lookup_in` finds for `question` (in language `code`) in `md`, and how.
+    fn count_in(question: &str, code: &str, md: &str) -> Option<(u64, String)> {
+        let lang = Lang::from_tag(code).unwrap();
+        match lookup_in(question, lang, md, &[]) {
+            Some(Lookup::Count { count, method, .. }) => Some((count, method)),
+            _ => None,
+        }
+    }
+
     /// Chinese and Japanese state a count with a counter between the number and the noun.
     #[test]
     fn a_stated_count_in_chinese_and_japanese() {
-        let zh = Lang::from_tag("zh").unwrap();
-        let ja = Lang::from_tag("ja").unwrap();
-        let cases: &[(&str, Lang, &str, u64)] = &[
-            (
-                "港瓦恩市有多少座桥？",
-                zh,
-                "港瓦恩是一座运河城市，市内共有14座石桥，大多建于1800年代。",
-                14,
-            ),
-            ("港瓦恩市有多少座桥？", zh, "港瓦恩有十四座桥横跨运河。", 14),
-            (
-                "港瓦恩市有多少座桥？",
-                zh,
-                "港瓦恩的桥共12座，其中三座建于1903年。",
-                12,
-            ),
-            (
-                "ポートヴァーンには何本の橋がありますか",
-                ja,
-                "ポートヴァーンには14本の石の橋がある。",
-                14,
-            ),
-            (
-                "ポートヴァーンには橋がいくつありますか",
-                ja,
-                "運河の町ポートヴァーンの橋は全部で9基です。",
-                9,
-            ),
+        let bridges = "港瓦恩市有多少座桥？";
+        #[rustfmt::skip]
+        let cases = [
+            (bridges, "zh", "港瓦恩是一座运河城市，市内共有14座石桥，大多建于1800年代。", 14),
+            (bridges, "zh", "港瓦恩有十四座桥横跨运河。", 14),
+            (bridges, "zh", "港瓦恩的桥共12座，其中三座建于1903年。", 12),
+            ("ポートヴァーンには何本の橋がありますか", "ja", "ポートヴァーンには14本の石の橋がある。", 14),
+            ("ポートヴァーンには橋がいくつありますか", "ja", "運河の町ポートヴァーンの橋は全部で9基です。", 9),
+            // A list about the subject counts in Chinese too.
+            (bridges, "zh", "港瓦恩的桥：\n\n- 老桥\n- 磨坊桥\n- 新桥\n", 3),
         ];
-        for &(question, lang, md, want) in cases {
-            let got = lookup_in(question, lang, md, &[]);
-            assert!(
-                matches!(got, Some(Lookup::Count { count, .. }) if count == want),
-                "{question} / {md}: {got:?}"
-            );
+        for (question, code, md, want) in cases {
+            let got = count_in(question, code, md);
+            assert_eq!(got.map(|(n, _)| n), Some(want), "{question} / {md}");
         }
         // A year before the noun is not a count, nor a number without a counter.
         for md in ["1903年的桥很有名。", "桥长798米。"] {
-            let got = lookup_in("港瓦恩市有多少座桥？", zh, md, &[]);
+            let got = count_in(bridges, "zh", md);
             assert!(
-                !matches!(got, Some(Lookup::Count { ref method, .. }) if method == "stated"),
+                got.as_ref().is_none_or(|(_, m)| m != "stated"),
                 "{md}: {got:?}"
             );
         }
-        // A list about the subject counts in Chinese too.
-        let listed = "港瓦恩的桥：\n\n- 老桥\n- 磨坊桥\n- 新桥\n";
-        let got = lookup_in("港瓦恩市有多少座桥？", zh, listed, &[]);
-        assert!(
-            matches!(got, Some(Lookup::Count { count: 3, .. })),
-            "{got:?}"
-        );
     }
 
     /// A count's noun is found in the other forms its language gives it.
     #[test]
     fn a_stated_count_in_another_language() {
+        let q = "Сколько мостов в Порт-Варне?";
         let md = "Порт-Варн — город каналов. В городе 14 каменных мостов через каналы.\n";
-        let ru = Lang::from_tag("ru").unwrap();
-        let got = lookup_in("Сколько мостов в Порт-Варне?", ru, md, &[]);
-        assert!(
-            matches!(got, Some(Lookup::Count { count: 14, .. })),
-            "{got:?}"
-        );
+        assert_eq!(count_in(q, "ru", md).map(|(n, _)| n), Some(14));
         let listed = "Мосты Порт-Варна:\n\n- Старый мост\n- Мельничный мост\n- Новый мост\n";
-        let got = lookup_in("Сколько мостов в Порт-Варне?", ru, listed, &[]);
-        assert!(
-            matches!(got, Some(Lookup::Count { count: 3, .. })),
-            "{got:?}"
-        );
+        assert_eq!(count_in(q, "ru", listed).map(|(n, _)| n), Some(3));
         // Read as English, "мостов" is not "Мосты".
-        let got = lookup_in("Сколько мостов в Порт-Варне?", Lang::UND, listed, &[]);
+        let got = lookup_in(q, Lang::UND, listed, &[]);
         assert!(got.is_none(), "{got:?}");
         // A German compound counts as its last part.
-        let de = Lang::from_tag("de").unwrap();
         let md = "Port Varn ist eine Kanalstadt. Über die Kanäle führen 14 Steinbrücken.\n";
-        let got = lookup_in("Wie viele Brücken hat Port Varn?", de, md, &[]);
-        assert!(
-            matches!(got, Some(Lookup::Count { count: 14, .. })),
-            "{got:?}"
-        );
+        let got = count_in("Wie viele Brücken hat Port Varn?", "de", md);
+        assert_eq!(got.map(|(n, _)| n), Some(14));
     }
 
     #[test]

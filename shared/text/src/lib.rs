@@ -647,6 +647,13 @@ pub fn ascii_digits(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Hiragana: Japanese particles and endings, which end a noun written in kanji or katakana
+/// ("橋が", "田中一郎によって").
+#[inline]
+pub fn is_hiragana(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{309F}')
+}
+
 /// Chinese characters and Japanese kana: written without spaces between words, each saying
 /// about what three Latin letters do.
 #[inline]
