@@ -11,15 +11,19 @@ use trawl_messages::{AnalysedDoc, Round};
 use trawl_pipeline::fanin::JobMeta;
 use trawl_text::{coverage_of, terms, terms_in, Lang};
 
+use crate::report;
+
 /// Share of a sub-query's words a relevant source's summary and key points must hold for the
 /// sub-query to count as covered.
 const COVERED: f64 = 0.6;
 /// Searches one round runs, at most.
 const MAX_QUERIES: usize = 3;
 
-/// What no relevant source of `docs` covers, one line each, data points first.
-fn lacking(meta: &JobMeta, docs: &[AnalysedDoc]) -> Vec<(String, String)> {
-    let relevant: Vec<&AnalysedDoc> = docs.iter().filter(|d| d.is_relevant).collect();
+/// What no relevant source of `docs` about the question's subject covers, one line each, data
+/// points first: another town's founding year states no founding year of the town asked about.
+fn lacking(meta: &JobMeta, docs: &[AnalysedDoc], lang: Lang) -> Vec<(String, String)> {
+    let answering = report::answering(&meta.query, lang, docs);
+    let relevant = answering.docs;
     let mut out = Vec::new();
     for point in &meta.data_points {
         let stated =
@@ -29,10 +33,11 @@ fn lacking(meta: &JobMeta, docs: &[AnalysedDoc]) -> Vec<(String, String)> {
         }
     }
     if relevant.is_empty() {
-        out.push((
-            "no source read is relevant to the question".to_owned(),
-            meta.query.clone(),
-        ));
+        let why = match answering.unnamed.is_empty() {
+            true => "no source read is relevant to the question".to_owned(),
+            false => format!("no source read names {}", answering.unnamed.join(", ")),
+        };
+        out.push((why, meta.query.clone()));
         return out;
     }
     // A sub-query that is the question itself is broken down by the data points above.
@@ -72,12 +77,12 @@ pub fn next(meta: &JobMeta, docs: &[AnalysedDoc], done: u32, max: u32) -> Option
     if done >= max || docs.is_empty() {
         return None;
     }
-    let lacking = lacking(meta, docs);
+    let lang = Lang::from_tag(&meta.language).unwrap_or_default();
+    let lacking = lacking(meta, docs, lang);
     if lacking.is_empty() {
         return None;
     }
     // A round searches in the question's language, without its stop words.
-    let lang = Lang::from_tag(&meta.language).unwrap_or_default();
     let mut queries: Vec<String> = Vec::new();
     for (_, missing) in &lacking {
         let q = query(&meta.query, missing, lang);
@@ -202,5 +207,32 @@ mod tests {
         let off = doc(0, false, &["The harbour festival draws crowds."]);
         let round = next(&m, &[off], 1, 2).expect("a round");
         assert_eq!(round.why, ["no source read is relevant to the question"]);
+    }
+
+    #[test]
+    fn another_subject_s_value_is_no_value_read() {
+        let m = JobMeta {
+            query: "Wann wurde die Stadt Fikodren gegründet?".into(),
+            data_points: vec!["Gründungsjahr".into()],
+            language: "de".into(),
+            ..Default::default()
+        };
+        let mut other = doc(
+            0,
+            true,
+            &["Die Stadt Kosamel wurde im Jahr 1513 gegründet."],
+        );
+        (other.extracted_data).insert("Gründungsjahr".into(), Some("1513".into()));
+        let round = next(&m, std::slice::from_ref(&other), 1, 2).expect("a round");
+        assert_eq!(
+            round.why,
+            [
+                "no source read states the Gründungsjahr",
+                "no source read names Fikodren"
+            ]
+        );
+        let named = doc(1, true, &["Fikodren liegt an der Küste."]);
+        let round = next(&m, &[other, named], 1, 2).expect("a round");
+        assert_eq!(round.why, ["no source read states the Gründungsjahr"]);
     }
 }

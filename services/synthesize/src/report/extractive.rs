@@ -16,7 +16,7 @@ use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 use trawl_text::points::markers;
 use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, Lang};
 
-use super::{lookup, Draft, Material};
+use super::{lookup, Answering, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
 
 struct Candidate<'a> {
@@ -136,6 +136,7 @@ fn rank<'a>(
 /// share attribution checks claims against.
 fn stated(
     material: &Material<'_>,
+    answering: &Answering<'_>,
     question_names: &[String],
     titles: &[Vec<String>],
 ) -> Vec<(usize, String)> {
@@ -149,7 +150,7 @@ fn stated(
     let mut out: Vec<(usize, String)> = Vec::new();
     for point in material.data_points {
         let found = (material.docs.iter().enumerate())
-            .filter(|(_, d)| d.is_relevant)
+            .filter(|(_, d)| answering.holds(d))
             .find_map(|(i, d)| {
                 let value = d.extracted_data.get(point)?.as_deref()?;
                 let read: String = d.markdown.chars().take(FULL_MAX_CHARS).collect();
@@ -165,8 +166,8 @@ fn stated(
     out
 }
 
-/// The extractive draft of `material`, `max_sentences` long at most.
-pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
+/// The extractive draft of `material` from the sources it may cite, `max_sentences` long at most.
+pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: usize) -> Draft {
     let Material {
         question,
         sub_queries,
@@ -185,7 +186,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     let pool: Vec<(usize, &str, Vec<String>)> = docs
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.is_relevant)
+        .filter(|(_, d)| answering.holds(d))
         .flat_map(|(i, d)| (d.key_points.iter()).map(move |s| (i, s.as_str(), stems(s, lang))))
         .collect();
     let question_names: Vec<String> = (names_in(question, lang).iter())
@@ -209,7 +210,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
     }
     let per_section = (max_sentences / sections.len()).max(2);
 
-    let stated_sentences = stated(material, &question_names, &titles);
+    let stated_sentences = stated(material, answering, &question_names, &titles);
     let stated: Vec<Candidate> = (stated_sentences.iter())
         .map(|(doc, sentence)| Candidate {
             sentence,
@@ -252,7 +253,7 @@ pub fn write(material: &Material<'_>, max_sentences: usize) -> Draft {
 
     // The best source's lookup, where the question's form asked for one, leads the answer.
     let lead = (docs.iter().enumerate())
-        .filter(|(_, d)| d.is_relevant)
+        .filter(|(_, d)| answering.holds(d))
         .find_map(|(i, d)| Some((i, lookup::answer_lead(d, 1)?)));
     let mut number: BTreeMap<usize, u32> = BTreeMap::new();
     let mut cited = Vec::new();

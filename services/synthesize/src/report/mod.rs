@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use trawl_config::Unverified;
 use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter, RoundRecord};
-use trawl_text::{coverage_in, names_in, Lang};
+use trawl_text::{coverage_in_lang, names_in, Lang};
 
 use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
@@ -71,40 +71,73 @@ pub struct Draft {
 
 /// The sources a report may cite, and the question's names no source names.
 pub struct Answering<'a> {
+    /// The relevant sources that name the question's subject: when the question names
+    /// something, a source naming none of its names is about something else ("Die Stadt
+    /// Kosamel wurde 1513 gegründet" for "Wann wurde die Stadt Fikodren gegründet?"), however
+    /// many of its other words it shares.
     pub docs: Vec<&'a AnalysedDoc>,
-    /// The question's names ([`trawl_text::names`]) that no relevant source names, as the
+    /// The question's names ([`trawl_text::names_in`]) that no relevant source names, as the
     /// question writes them. When there are any, the sources are about something else ("the
     /// melting point of Voquilix" read from pages about other metals) and none may be cited.
     pub unnamed: Vec<String>,
+    /// The relevant sources left out for naming none of the question's names, while others
+    /// name them all, and those names as the question writes them: the report's notes say so.
+    pub elsewhere: (usize, Vec<String>),
+}
+
+impl Answering<'_> {
+    /// Whether the report may cite `doc`.
+    pub fn holds(&self, doc: &AnalysedDoc) -> bool {
+        self.docs.iter().any(|d| d.source.idx == doc.source.idx)
+    }
+}
+
+/// The relevant sources of `docs` naming the subject of `question` (in `lang`), unless one of
+/// its names is named by none of them: what a report may cite, and what follow-up rounds count
+/// as read.
+pub fn answering<'a>(question: &str, lang: Lang, docs: &'a [AnalysedDoc]) -> Answering<'a> {
+    let names = names_in(question, lang);
+    // Which of the names each relevant source holds, by the question language's stems
+    // ("Фикодрена" names "Фикодрен").
+    let relevant: Vec<(&AnalysedDoc, Vec<bool>)> = (docs.iter())
+        .filter(|d| d.is_relevant)
+        .map(|d| {
+            let texts = [d.title.as_str(), &d.source.title, &d.markdown];
+            let holds = (names.iter())
+                .map(|n| coverage_in_lang(std::slice::from_ref(n), &texts, lang) > 0.0)
+                .collect();
+            (d, holds)
+        })
+        .collect();
+    let written = |n: &String| {
+        let mut words = question.split(|c: char| !c.is_alphanumeric());
+        let found = words.find(|w| !w.is_empty() && w.to_lowercase() == *n);
+        found.map_or(n.clone(), str::to_owned)
+    };
+    let unnamed: Vec<String> = (names.iter().enumerate())
+        .filter(|(i, _)| !relevant.iter().any(|(_, holds)| holds[*i]))
+        .map(|(_, n)| written(n))
+        .collect();
+    if !unnamed.is_empty() {
+        return Answering {
+            docs: Vec::new(),
+            unnamed,
+            elsewhere: (0, Vec::new()),
+        };
+    }
+    let (docs, others): (Vec<_>, Vec<_>) =
+        (relevant.into_iter()).partition(|(_, holds)| names.is_empty() || holds.contains(&true));
+    Answering {
+        docs: docs.into_iter().map(|(d, _)| d).collect(),
+        unnamed,
+        elsewhere: (others.len(), names.iter().map(written).collect()),
+    }
 }
 
 impl<'a> Material<'a> {
-    /// The relevant sources, unless they leave one of the question's names unnamed.
+    /// [`answering`] for this material.
     pub fn answering(&self) -> Answering<'a> {
-        let relevant: Vec<&AnalysedDoc> = self.docs.iter().filter(|d| d.is_relevant).collect();
-        let named = |name: &String| {
-            (relevant.iter()).any(|d| {
-                let texts = [d.title.as_str(), &d.source.title, &d.markdown];
-                coverage_in(std::slice::from_ref(name), &texts) > 0.0
-            })
-        };
-        let question_words =
-            || (self.question.split(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty());
-        let unnamed: Vec<String> = (names_in(self.question, self.lang).into_iter())
-            .filter(|n| !named(n))
-            .map(|n| {
-                let written = question_words().find(|w| w.to_lowercase() == n);
-                written.map_or(n.clone(), str::to_owned)
-            })
-            .collect();
-        Answering {
-            docs: if unnamed.is_empty() {
-                relevant
-            } else {
-                Vec::new()
-            },
-            unnamed,
-        }
+        answering(self.question, self.lang, self.docs)
     }
 
     /// The extractive report of this material, `sentences` long at most.
@@ -117,7 +150,7 @@ impl<'a> Material<'a> {
                 removed: 0,
                 writer: ReportWriter::Extractive,
             },
-            false => extractive::write(self, sentences),
+            false => extractive::write(self, &answering, sentences),
         };
         self.conclude(draft, &answering.docs)
     }
@@ -208,6 +241,7 @@ impl<'a> Material<'a> {
             self.conflicts,
             self.gaps,
             draft.removed,
+            &self.answering().elsewhere,
         );
         Report {
             markdown: md,
@@ -257,6 +291,7 @@ pub fn finish(
     conflicts: &[Conflict],
     gaps: &Gaps,
     removed: usize,
+    elsewhere: &(usize, Vec<String>),
 ) {
     if !citations.is_empty() {
         md.push_str("## Sources\n\n");
@@ -289,7 +324,7 @@ pub fn finish(
         }
         md.push('\n');
     }
-    let notes = notes(docs, gaps, citations.len(), removed);
+    let notes = notes(docs, gaps, citations.len(), removed, elsewhere);
     if !notes.is_empty() {
         md.push_str("## Notes\n\n");
         for n in notes {
@@ -298,13 +333,27 @@ pub fn finish(
     }
 }
 
-fn notes(docs: &[AnalysedDoc], gaps: &Gaps, cited: usize, removed: usize) -> Vec<String> {
+fn notes(
+    docs: &[AnalysedDoc],
+    gaps: &Gaps,
+    cited: usize,
+    removed: usize,
+    (elsewhere, names): &(usize, Vec<String>),
+) -> Vec<String> {
     let mut notes = Vec::new();
     let read = docs.len();
-    if read > cited {
+    let passed_over = read.saturating_sub(cited + elsewhere);
+    if passed_over > 0 {
         notes.push(format!(
-            "{} of {read} sources read were not cited (less relevant or repeating others).",
-            read - cited
+            "{passed_over} of {read} sources read were not cited (less relevant or repeating \
+             others)."
+        ));
+    }
+    if *elsewhere > 0 {
+        notes.push(format!(
+            "{elsewhere} of {read} sources read are on the topic but do not name {}, which the \
+             question asks about, and were left out.",
+            names.join(" or ")
         ));
     }
     if removed > 0 {
@@ -370,5 +419,93 @@ pub(crate) mod testing {
             bytes: 100,
             ..AnalysedDoc::new(source, points.join(" "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::doc;
+    use super::*;
+
+    fn material<'a>(
+        question: &'a str,
+        lang: Lang,
+        docs: &'a [AnalysedDoc],
+        gaps: &'a Gaps,
+    ) -> Material<'a> {
+        Material {
+            question,
+            sub_queries: &[],
+            data_points: &[],
+            docs,
+            conflicts: &[],
+            gaps,
+            unverified: Unverified::Drop,
+            shape: ReportType::Answer,
+            lang,
+        }
+    }
+
+    /// The sources `question` in `lang` may cite, by index.
+    fn answering(question: &str, lang: Lang, docs: &[AnalysedDoc]) -> (Vec<u32>, Vec<String>) {
+        let gaps = Gaps::default();
+        let a = material(question, lang, docs, &gaps).answering();
+        (a.docs.iter().map(|d| d.source.idx).collect(), a.unnamed)
+    }
+
+    #[test]
+    fn a_source_naming_none_of_the_question_s_names_is_not_cited() {
+        let (de, ru) = (Lang::from_tag("de").unwrap(), Lang::from_tag("ru").unwrap());
+        // Another town's page shares "Stadt" and "gegründet" with the question, and not the
+        // town: a writer given it quotes "Die Stadt Kosamel wurde 1513 gegründet".
+        let docs = [
+            doc(
+                0,
+                true,
+                &["Die Stadt Fikodren wurde im Jahr 1234 gegründet."],
+            ),
+            doc(
+                1,
+                true,
+                &["Die Stadt Kosamel wurde im Jahr 1513 gegründet."],
+            ),
+            doc(2, false, &["Ein Wochenende in Fikodren."]),
+        ];
+        let q = "Wann wurde die Stadt Fikodren gegründet?";
+        assert_eq!(answering(q, de, &docs), (vec![0], vec![]));
+        // The notes say why the other town's page is not cited.
+        let gaps = Gaps::default();
+        let report = material(q, de, &docs, &gaps).extractive(6);
+        assert_eq!(report.citations.len(), 1, "{}", report.markdown);
+        assert!(
+            report.markdown.contains(
+                "- 1 of 3 sources read were not cited (less relevant or repeating others).\n\
+                 - 1 of 3 sources read are on the topic but do not name Fikodren, which the \
+                 question asks about, and were left out."
+            ),
+            "{}",
+            report.markdown
+        );
+        // A name in another case is named by its stem.
+        let russian = [
+            doc(0, true, &["История города Фикодрена началась в 1234 году."]),
+            doc(1, true, &["Город Косамел был основан в 1513 году."]),
+        ];
+        let q = "Когда был основан город Фикодрен?";
+        assert_eq!(answering(q, ru, &russian), (vec![0], vec![]));
+        // Of two things compared, a source about one of them answers.
+        let en = [
+            doc(0, true, &["Nomad schedules batch jobs."]),
+            doc(1, true, &["Schedulers place jobs on nodes."]),
+            doc(2, true, &["Kubernetes schedules pods."]),
+        ];
+        let q = "How does Kubernetes compare with Nomad for batch jobs?";
+        assert_eq!(answering(q, Lang::EN, &en), (vec![0, 2], vec![]));
+        // A question naming nothing keeps every relevant source.
+        let q = "How do schedulers place batch jobs?";
+        assert_eq!(answering(q, Lang::EN, &en), (vec![0, 1, 2], vec![]));
+        // A name no source holds leaves none to cite, and is said as the question writes it.
+        let q = "Wann wurde die Stadt Grizu gegründet?";
+        assert_eq!(answering(q, de, &docs), (vec![], vec!["Grizu".into()]));
     }
 }
