@@ -443,6 +443,20 @@ pub fn coverage_in(query_terms: &[String], texts: &[&str]) -> f64 {
 /// [`coverage_in`] for texts in `lang`: words match by its stems ([`Lang::stem`]), so a
 /// Russian term is found in any of its cases.
 pub fn coverage_in_lang(query_terms: &[String], texts: &[&str], lang: Lang) -> f64 {
+    scan(query_terms, texts, lang).share()
+}
+
+/// Which of `query_terms` occur in `texts`, matched as [`coverage_in_lang`] matches them, in one
+/// pass over the texts that stops once all are found.
+pub fn found_in_lang(query_terms: &[String], texts: &[&str], lang: Lang) -> Vec<bool> {
+    scan(query_terms, texts, lang)
+        .missing
+        .iter()
+        .map(|m| !m)
+        .collect()
+}
+
+fn scan<'a>(query_terms: &'a [String], texts: &[&str], lang: Lang) -> Found<'a> {
     let mut found = Found::new(query_terms, lang);
     for text in texts {
         let mut all = false;
@@ -454,7 +468,7 @@ pub fn coverage_in_lang(query_terms: &[String], texts: &[&str], lang: Lang) -> f
             break;
         }
     }
-    found.share()
+    found
 }
 
 /// Which query terms a run of words has matched so far (by their stems in the language, each
@@ -826,6 +840,8 @@ mod tests {
         let page = ["Зорбий плавится при температуре 1284 градуса."];
         assert!(coverage_in_lang(&q, &page, ru) > coverage_in(&q, &page));
         assert!(coverage_in_lang(&q, &page, ru) >= 2.0 / 3.0);
+        // Each term, found or not, in one pass.
+        assert_eq!(found_in_lang(&q, &page, ru), [true, false, true]);
         // English is matched as it was.
         let en = terms("melting point of zorbium");
         let text = ["Zorbium melts at a high point."];

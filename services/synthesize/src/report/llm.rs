@@ -91,7 +91,8 @@ pub async fn write(
     let (max_tokens, answer_tokens, language) =
         (style.context_tokens, style.answer_tokens, style.language);
     let tokenizer = Tokenizer::for_model(llm.model_of("report"));
-    let relevant = material.answering().docs;
+    let answering = material.answering();
+    let relevant = &answering.docs;
     let sources: Vec<ContextSource> = relevant
         .iter()
         .map(|d| ContextSource {
@@ -177,7 +178,7 @@ pub async fn write(
     let citable: Vec<&AnalysedDoc> = (docs.iter())
         .filter(|d| known.contains(&d.source.idx))
         .collect();
-    let report = material.conclude(draft, &citable);
+    let report = material.conclude(draft, &citable, &answering.elsewhere);
     if report.citations.is_empty() {
         return Err(llm.reject(
             "report",
