@@ -1,10 +1,13 @@
 //! Citation validation for reports the LLM writes.
 //!
-//! The context labels each source `[S<idx>]`. In the model's text every `[S<idx>]` (also
-//! `[S1, S3]` and `[S1][S3]`) that names a source of the context becomes a numbered citation
-//! `[n]`, numbered in order of first use; anything else that looks like a citation (`[S99]`, a
-//! bare `[7]`) points to nothing the job read, so it is removed and counted. The sources list is
-//! then built from exactly the cited sources, numbered without gaps.
+//! The context labels each source with a number, `[`[`label`]`(idx)]`: the numbered-sources
+//! form that models are trained on and that OpenAI-compatible stand-ins parse (an `[S3]` label
+//! was read by neither small local models nor the research benchmark's mock as a source). In
+//! the model's text every `[label]` (also `[1, 3]` and `[1][3]`) that names a source of the
+//! context becomes a numbered citation `[n]`, numbered in order of first use; anything else that
+//! looks like a citation (`[99]`, `[S2]`) points to nothing the job read, so it is removed and
+//! counted. The sources list is then built from exactly the cited sources, numbered without
+//! gaps.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +18,12 @@ pub struct Checked {
     pub text: String,
     pub cited: Vec<u32>,
     pub removed: usize,
+}
+
+/// The number a source of index `idx` is labelled with in the writer's context: search's order,
+/// counted from one.
+pub fn label(idx: u32) -> u32 {
+    idx + 1
 }
 
 /// Rewrites `text`'s citations; `known` are the source indexes the context offered.
@@ -77,7 +86,8 @@ enum Ref {
     Bare,
 }
 
-/// `S3`, `S1, S4`, `7`, `1, 2`: a citation list; anything else is not one.
+/// `3`, `1, 4`, `S7`: a citation list (a label names source `label - 1`; an `S`-number, the
+/// old form, names nothing); anything else is not one.
 fn parse_refs(inner: &str) -> Option<Vec<Ref>> {
     let parts: Vec<&str> = inner.split([',', ';']).map(str::trim).collect();
     if parts.is_empty() || parts.iter().any(|p| p.is_empty()) {
@@ -87,8 +97,11 @@ fn parse_refs(inner: &str) -> Option<Vec<Ref>> {
         .into_iter()
         .map(
             |p| match p.strip_prefix('S').or_else(|| p.strip_prefix('s')) {
-                Some(n) => n.parse().ok().map(Ref::Source),
-                None => p.parse::<u32>().ok().map(|_| Ref::Bare),
+                Some(n) => n.parse::<u32>().ok().map(|_| Ref::Bare),
+                None => (p.parse::<u32>().ok()).map(|n| match n.checked_sub(1) {
+                    Some(idx) => Ref::Source(idx),
+                    None => Ref::Bare,
+                }),
             },
         )
         .collect()
@@ -112,20 +125,20 @@ mod tests {
     #[test]
     fn renumbers_in_order_of_first_use_and_removes_unknown() {
         let c = check(
-            "A [S4]. B [S2, S4]. Fake [S99] and bare [7]. Again [S2][S4].",
+            "A [5]. B [3, 5]. Fake [99], [0] and old [S3]. Again [3][5].",
             &[2, 4, 5],
         );
-        assert_eq!(c.text, "A [1]. B [2][1]. Fake and bare. Again [2][1].");
+        assert_eq!(c.text, "A [1]. B [2][1]. Fake, and old. Again [2][1].");
         assert_eq!(c.cited, vec![4, 2]);
-        assert_eq!(c.removed, 2);
+        assert_eq!(c.removed, 3);
     }
 
     #[test]
     fn leaves_other_brackets_alone() {
-        let c = check("See [the docs](http://x.test/) and [ ] and [S1].", &[1]);
+        let c = check("See [the docs](http://x.test/) and [ ] and [2].", &[1]);
         assert_eq!(c.text, "See [the docs](http://x.test/) and [ ] and [1].");
         assert_eq!((c.cited, c.removed), (vec![1], 0));
-        let c = check("unclosed [S1", &[1]);
-        assert_eq!(c.text, "unclosed [S1");
+        let c = check("unclosed [2", &[1]);
+        assert_eq!(c.text, "unclosed [2");
     }
 }

@@ -5,8 +5,9 @@
 //! [`FULL_SOURCES`] are given in full (their markdown, cut to [`FULL_MAX_CHARS`] characters at a
 //! paragraph or line boundary), the next [`KEY_POINT_SOURCES`] as key points (summary and key
 //! points, at most [`KEY_POINTS_MAX_CHARS`] characters), and the rest as references (title, URL,
-//! relevance). Every block starts with the line `[S<idx>] <title> — <url>`, which the report
-//! writer cites as `[S<idx>]`. Blocks are joined by a blank line.
+//! relevance). Every block starts with the line `[<label>] <title> — <url>`, which the report
+//! writer cites as `[<label>]` ([`crate::citations::label`]: the numbered-sources form models
+//! are trained on). Blocks are joined by a blank line.
 //!
 //! When the text would exceed the budget, sources are degraded a level at a time, never cut
 //! mid-source: the lowest-ranked full source becomes key points, then the lowest-ranked key
@@ -21,6 +22,7 @@ use std::borrow::Cow;
 
 use trawl_text::collapse_whitespace;
 
+use crate::citations::label;
 use crate::tokens::Tokenizer;
 
 /// How many of the best sources are given in full.
@@ -40,7 +42,7 @@ const CUT_MARKER: &str = "\n[…]";
 /// One analysed source, as the context builder needs it.
 #[derive(Clone, Debug, Default)]
 pub struct ContextSource {
-    /// The S-number the report writer cites (`[S<idx>]`).
+    /// The source's index; the report writer cites it as `[`[`label`]`(idx)]`.
     pub idx: u32,
     pub title: String,
     pub url: String,
@@ -195,8 +197,8 @@ fn render(source: &ContextSource, level: Level) -> String {
         title
     };
     let mut block = format!(
-        "[S{}] {} — {}",
-        source.idx,
+        "[{}] {} — {}",
+        label(source.idx),
         title,
         collapse_whitespace(&source.url)
     );
@@ -348,7 +350,7 @@ mod tests {
         // Blocks in rank order, each opening with its citation line.
         let mut from = 0;
         for s in &srcs {
-            let header = format!("[S{}] {} — {}\n", s.idx, s.title, s.url);
+            let header = format!("[{}] {} — {}\n", s.idx + 1, s.title, s.url);
             let at = c.text[from..].find(&header).expect("header") + from;
             assert!(at == 0 || c.text[..at].ends_with("\n\n"));
             from = at + header.len();
@@ -361,7 +363,7 @@ mod tests {
         assert!(!c.text.contains("Key point one of source 7"));
         assert!(c
             .text
-            .ends_with("[S10] Source number 10 — https://example.com/10\nRelevance: 0.90"));
+            .ends_with("[11] Source number 10 — https://example.com/10\nRelevance: 0.90"));
     }
 
     #[test]
@@ -390,7 +392,11 @@ mod tests {
                             c.levels[kept..].iter().all(|(_, l)| *l == Dropped),
                             "{case}"
                         );
-                        assert_eq!(c.text.matches("\n\n[S").count() + 1, kept.max(1), "{case}");
+                        assert_eq!(
+                            c.text.matches(" — https://example.com/").count(),
+                            kept,
+                            "{case}"
+                        );
                     }
                 }
             }
@@ -420,7 +426,7 @@ mod tests {
         assert!(!c.text.contains("Paragraph 1 of source 3"));
         assert!(c
             .text
-            .contains("[S3] Source number 3 — https://example.com/3\nSummary of source 3"));
+            .contains("[4] Source number 3 — https://example.com/3\nSummary of source 3"));
     }
 
     #[test]
@@ -543,10 +549,10 @@ mod tests {
         s.url = "https://example.com/x".into();
         assert_eq!(
             render(&s, Full),
-            "[S7] A title with a break — https://example.com/x\nBody"
+            "[8] A title with a break — https://example.com/x\nBody"
         );
         s.title = String::new();
-        assert!(render(&s, Reference).starts_with("[S7] (untitled) — https://example.com/x\n"));
+        assert!(render(&s, Reference).starts_with("[8] (untitled) — https://example.com/x\n"));
     }
 
     #[test]

@@ -100,7 +100,7 @@ async fn invented_citations_are_removed_and_counted() {
     assert_eq!(r.writer, trawl_messages::ReportWriter::Llm);
     assert_eq!(r.removed_citations, 2, "{}", r.markdown);
     assert!(
-        !r.markdown.contains("[S99]") && !r.markdown.contains("[7]"),
+        !r.markdown.contains("[99]") && !r.markdown.contains("[S2]"),
         "{}",
         r.markdown
     );

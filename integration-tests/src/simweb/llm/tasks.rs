@@ -280,10 +280,10 @@ pub fn select(prompt: &str) -> Value {
 }
 
 /// `report`: a short cited answer written from the context blocks. The prompt has
-/// `Question: <q>` and blocks starting `[S<n>] <title> — <url>`; for each part of the question,
+/// `Question: <q>` and blocks starting `[<n>] <title> — <url>`; for each part of the question,
 /// the prose sentence naming its subject that shares most words with that part is quoted with
-/// `[S<n>]` (from three sources at most).
-/// `simweb:fakecite` plants citations to sources that do not exist (`[S99]`, `[7]`).
+/// `[<n>]` (from three sources at most).
+/// `simweb:fakecite` plants citations to sources that do not exist (`[99]`, `[S2]`).
 pub fn report(prompt: &str) -> String {
     let question = field(prompt, "Question:").unwrap_or_default();
     let subjects = subject_words(question);
@@ -293,8 +293,10 @@ pub fn report(prompt: &str) -> String {
     let mut blocks: Vec<(String, Vec<&str>)> = Vec::new();
     for line in prompt.lines() {
         let t = line.trim();
-        if let Some(rest) = t.strip_prefix("[S") {
-            if let Some((n, _)) = rest.split_once(']') {
+        if let Some(rest) = t.strip_prefix('[') {
+            let header = (rest.split_once("] "))
+                .filter(|(n, title)| n.parse::<u32>().is_ok() && title.contains(" — "));
+            if let Some((n, _)) = header {
                 if let Some(b) = current.take() {
                     blocks.push(b);
                 }
@@ -353,7 +355,7 @@ pub fn report(prompt: &str) -> String {
             .max_by_key(|(i, (_, s))| (score(s), std::cmp::Reverse(*i)))
             .map(|(_, c)| *c);
         if let Some((n, sentence)) = best {
-            out.push_str(&format!("{} [S{n}]. ", sentence.trim_end_matches('.')));
+            out.push_str(&format!("{} [{n}]. ", sentence.trim_end_matches('.')));
             quoted.push(sentence);
             if !sources.contains(&n) {
                 sources.push(n);
@@ -365,7 +367,7 @@ pub fn report(prompt: &str) -> String {
         out.push_str("The sources do not answer this question.");
     }
     if prompt.contains("simweb:fakecite") {
-        out.push_str("It is also said to glow in the dark [S99], as reported elsewhere [7].");
+        out.push_str("It is also said to glow in the dark [99], as reported elsewhere [S2].");
     }
     out.push('\n');
     out
@@ -446,14 +448,14 @@ mod tests {
 
     #[test]
     fn report_cites_blocks_that_name_the_subject() {
-        let prompt = "Question: How long is the Brimomir Bridge?\nSources:\n[S0] A — http://a.test/\nThe Brimomir Bridge is 1,156 metres long. It is grey.\n\n[S4] B — http://b.test/\nTomatoes need sun.\n";
+        let prompt = "Question: How long is the Brimomir Bridge?\nSources:\n[1] A — http://a.test/\nThe Brimomir Bridge is 1,156 metres long. It is grey.\n[12] A footnote, not a source.\n\n[5] B — http://b.test/\nTomatoes need sun.\n";
         let r = report(prompt);
         assert!(
-            r.contains("The Brimomir Bridge is 1,156 metres long [S0]"),
+            r.contains("The Brimomir Bridge is 1,156 metres long [1]"),
             "{r}"
         );
-        assert!(!r.contains("[S4]"));
-        assert!(report(&format!("{prompt} simweb:fakecite")).contains("[S99]"));
+        assert!(!r.contains("[5]") && !r.contains("[12]"), "{r}");
+        assert!(report(&format!("{prompt} simweb:fakecite")).contains("[99]"));
     }
 
     #[test]

@@ -13,8 +13,9 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
+use trawl_text::entities::{entities_in, named_in};
 use trawl_text::points::markers;
-use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, Lang};
+use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, unlink, Lang};
 
 use super::{lookup, Answering, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
@@ -134,18 +135,16 @@ fn rank<'a>(
 /// its analysis found, as (doc, sentence): what the question asked for, whichever sentences
 /// rank best. Only the share of a source's text a writer is given is searched, which is the
 /// share attribution checks claims against.
-fn stated(
-    material: &Material<'_>,
-    answering: &Answering<'_>,
-    question_names: &[String],
-    titles: &[Vec<String>],
-) -> Vec<(usize, String)> {
-    // About the subject: the sentence and its source's title name all of it ("Crossing the
-    // Grimel River, the Velvelra Bridge is 3,339 metres long" states a length, not the Zornex
-    // Bridge's).
+fn stated(material: &Material<'_>, answering: &Answering<'_>) -> Vec<(usize, String)> {
+    // About the subject: the sentence or its source's title names one of the question's
+    // entities, all of its words ("Crossing the Grimel River, the Velvelra Bridge is 3,339
+    // metres long" states a length, not the Zornex Bridge's). A month or a second entity of the
+    // question the sentence leaves out does not make it about something else.
+    let entities = entities_in(material.question, material.lang);
     let about = |i: usize, sentence: &str| {
-        let words = stems(sentence, material.lang);
-        (question_names.iter()).all(|n| words.contains(n) || titles[i].contains(n))
+        let d = &material.docs[i];
+        let texts = [sentence, d.title.as_str(), d.source.title.as_str()];
+        entities.is_empty() || named_in(&entities, &texts, material.lang).contains(&true)
     };
     let mut out: Vec<(usize, String)> = Vec::new();
     for point in material.data_points {
@@ -210,7 +209,7 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     }
     let per_section = (max_sentences / sections.len()).max(2);
 
-    let stated_sentences = stated(material, answering, &question_names, &titles);
+    let stated_sentences = stated(material, answering);
     let stated: Vec<Candidate> = (stated_sentences.iter())
         .map(|(doc, sentence)| Candidate {
             sentence,
@@ -218,8 +217,13 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
             score: 1.0,
         })
         .collect();
+    // The best source's lookup, where the question's form asked for one, leads the answer; a
+    // sentence it already says is not said again below it.
+    let lead = (docs.iter().enumerate())
+        .filter(|(_, d)| answering.holds(d))
+        .find_map(|(i, d)| Some((i, lookup::answer_lead(d, 1)?)));
     let mut chosen: Vec<(usize, Vec<&Candidate>)> = Vec::new();
-    let mut used_sentences: Vec<&str> = Vec::new();
+    let mut used_sentences: Vec<&str> = lead.iter().map(|(_, l)| l.as_str()).collect();
     let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     let ranked: Vec<Vec<Candidate>> = sections
         .iter()
@@ -230,6 +234,9 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
         // The sentences stating the data points open the first section, on top of its share.
         if s == 0 {
             for c in &stated {
+                if used_sentences.iter().any(|o| near_duplicate(o, c.sentence)) {
+                    continue;
+                }
                 *per_doc.entry(c.doc).or_default() += 1;
                 used_sentences.push(c.sentence);
                 picked.push(c);
@@ -251,10 +258,6 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
         chosen.push((s, picked));
     }
 
-    // The best source's lookup, where the question's form asked for one, leads the answer.
-    let lead = (docs.iter().enumerate())
-        .filter(|(_, d)| answering.holds(d))
-        .find_map(|(i, d)| Some((i, lookup::answer_lead(d, 1)?)));
     let mut number: BTreeMap<usize, u32> = BTreeMap::new();
     let mut cited = Vec::new();
     if let Some((doc, _)) = &lead {
@@ -268,8 +271,9 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
         });
     }
     let mut body = String::new();
+    // Only sources are links: a link inside a quoted sentence is kept as its text.
     if let Some((_, lead)) = &lead {
-        body.push_str(&format!("## Answer\n\n{lead}\n\n"));
+        body.push_str(&format!("## Answer\n\n{}\n\n", unlink(lead)));
     }
     for (s, picked) in &chosen {
         if picked.is_empty() {
@@ -285,7 +289,7 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
         }
         let lines: Vec<String> = picked
             .iter()
-            .map(|c| format!("{} [{}]", c.sentence, number[&c.doc]))
+            .map(|c| format!("{} [{}]", unlink(c.sentence), number[&c.doc]))
             .collect();
         body.push_str(&lines.join(" "));
         body.push_str("\n\n");

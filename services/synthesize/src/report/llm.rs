@@ -1,5 +1,5 @@
 //! The LLM report: the model writes from the budgeted context only, citing sources by their
-//! `[S<idx>]` labels; the citations are then validated ([`crate::citations`]) so every `[n]`
+//! numbered labels (`[3]`); the citations are then validated ([`crate::citations`]) so every `[n]`
 //! in the report names a source the job fetched and analysed.
 
 use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
@@ -14,8 +14,8 @@ use crate::context::{self, ContextSource, Level};
 use crate::tokens::Tokenizer;
 
 const SYSTEM: &str = "You write research reports from the sources you are given, and from nothing \
-else. Cite every statement with the label of the source it comes from, exactly as given, for \
-example [S3] or [S1, S4]; never cite anything that is not in the sources. Where sources disagree, \
+else. Cite every statement with the number of the source it comes from, exactly as given, for \
+example [3] or [1][4]; never cite anything that is not in the sources. Where sources disagree, \
 say so and cite each side. Do not add a list of sources at the end; it is added for you. Write in \
 markdown, in the language of the question unless you are told otherwise.";
 

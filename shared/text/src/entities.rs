@@ -1,0 +1,246 @@
+//! The things a question names, and whether a text names them too, in the forms pages use.
+//!
+//! [`crate::names_in`] gives a question's names as single words; a page about the subject does
+//! not hold every one of them. Real pages write "ESA" for the European Space Agency, "Bolivia"
+//! where the question says "Bolivian", and leave the month of a date out. So a question's names
+//! are grouped into entities — a run of capitalised words, as "European Space Agency" — and an
+//! entity is named by a text that holds all its words (by the language's stems), its initials
+//! written as an acronym ("ESA"), or, for an acronym, words whose initials spell it. Months and
+//! weekdays are capitalised without naming anything.
+
+use crate::{found_in_lang, names, names_in, terms, Lang, MONTHS};
+
+/// Days of the week in English, lower-cased: capitalised, yet nothing a page must name.
+const WEEKDAYS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Something a question names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entity {
+    /// As the question writes it: "European Space Agency".
+    pub written: String,
+    /// Its content words, lower-cased: european, space, agency.
+    pub words: Vec<String>,
+    /// The acronym of a name of two or more words ("ESA"), or the name itself when the
+    /// question writes it as one ("NASA").
+    pub acronym: Option<String>,
+    /// Whether the question writes it as an acronym, so that words whose initials spell it
+    /// name it too.
+    pub is_acronym: bool,
+}
+
+/// The entities `question` (in `lang`) names: each run of capitalised words past the first
+/// word, a possessive or punctuation ending the run ("Scooter Braun's company" names Scooter
+/// Braun). German, whose capitals mark every noun, has one entity per name
+/// [`crate::names_in`] finds; scripts without case have none.
+pub fn entities_in(question: &str, lang: Lang) -> Vec<Entity> {
+    if !lang.capitals_mark_names() {
+        let written = |n: &str| {
+            let mut words = question.split(|c: char| !c.is_alphanumeric());
+            let found = words.find(|w| !w.is_empty() && w.to_lowercase() == n);
+            found.map_or(n.to_owned(), str::to_owned)
+        };
+        return (names_in(question, lang).into_iter())
+            .map(|w| Entity {
+                written: written(&w),
+                words: vec![w],
+                acronym: None,
+                is_acronym: false,
+            })
+            .collect();
+    }
+    // A question in title case names nothing by its capitals.
+    if names(question).is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<Entity> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut close = |run: &mut Vec<&str>| {
+        if let Some(e) = entity(run, lang).filter(|e| !out.contains(e)) {
+            out.push(e);
+        }
+        run.clear();
+    };
+    for token in question.split_whitespace().skip(1) {
+        let core = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let (core, possessive) = match core.strip_suffix("'s").or(core.strip_suffix("’s")) {
+            Some(c) => (c, true),
+            None => (core, false),
+        };
+        // "pro-Morales" names Morales.
+        let core = match capitalised(core) {
+            true => core,
+            false => core.rsplit('-').find(|p| capitalised(p)).unwrap_or(""),
+        };
+        if core.is_empty() || !capitalised(core) {
+            close(&mut run);
+            continue;
+        }
+        run.push(core);
+        let ends = token.ends_with(|c: char| matches!(c, ',' | ';' | ':' | '?' | '.' | ')' | '!'));
+        if possessive || ends {
+            close(&mut run);
+        }
+    }
+    close(&mut run);
+    out
+}
+
+fn capitalised(w: &str) -> bool {
+    w.chars().next().is_some_and(char::is_uppercase)
+}
+
+fn is_acronym(w: &str) -> bool {
+    let n = w.chars().count();
+    (2..=6).contains(&n) && w.chars().all(|c| c.is_uppercase() || c.is_ascii_digit())
+}
+
+/// The entity a run of capitalised words names, if any of them is a content word that is not
+/// a month or a weekday.
+fn entity(run: &[&str], lang: Lang) -> Option<Entity> {
+    let kept: Vec<&str> = (run.iter().copied())
+        .filter(|w| {
+            let lower = w.to_lowercase();
+            !MONTHS.contains(&lower.as_str()) && !WEEKDAYS.contains(&lower.as_str())
+        })
+        .collect();
+    let words = terms(&kept.join(" "))
+        .into_iter()
+        .filter(|w| !lang.is_stop_word(w))
+        .collect::<Vec<_>>();
+    if words.is_empty() {
+        return None;
+    }
+    let single_acronym = kept.len() == 1 && is_acronym(kept[0]);
+    let acronym = match (single_acronym, kept.len()) {
+        (true, _) => Some(kept[0].to_owned()),
+        (false, n) if n >= 2 => Some(
+            (kept.iter())
+                .filter_map(|w| w.chars().next())
+                .flat_map(char::to_uppercase)
+                .collect(),
+        ),
+        _ => None,
+    };
+    Some(Entity {
+        written: kept.join(" "),
+        words,
+        acronym,
+        is_acronym: single_acronym,
+    })
+}
+
+/// Which of `entities` `texts` name, in `lang`: all of an entity's words (by their stems), its
+/// acronym as a word written in capitals, or, for an acronym, capitalised words whose
+/// initials spell it ("European Space Agency" for "ESA").
+pub fn named_in(entities: &[Entity], texts: &[&str], lang: Lang) -> Vec<bool> {
+    let words: Vec<String> = entities.iter().flat_map(|e| e.words.clone()).collect();
+    let found = found_in_lang(&words, texts, lang);
+    let mut at = 0;
+    (entities.iter())
+        .map(|e| {
+            let all = found[at..at + e.words.len()].iter().all(|f| *f);
+            at += e.words.len();
+            all || (e.acronym.as_deref()).is_some_and(|a| {
+                texts
+                    .iter()
+                    .any(|t| holds_acronym(t, a) || (e.is_acronym && holds_expansion(t, a)))
+            })
+        })
+        .collect()
+}
+
+/// Whether `text` holds `acronym` as a word of its own ("ESA's" holds ESA, "MESA" does not).
+fn holds_acronym(text: &str, acronym: &str) -> bool {
+    text.match_indices(acronym).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + acronym.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// Whether `text` holds capitalised words whose initials spell `acronym`, "of", "for", "and"
+/// and "the" between them not counted ("National Aeronautics and Space Administration").
+fn holds_expansion(text: &str, acronym: &str) -> bool {
+    let letters: Vec<char> = acronym.chars().collect();
+    let words: Vec<&str> = (text.split(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    (0..words.len()).any(|start| {
+        let mut i = 0;
+        for w in &words[start..] {
+            if i == letters.len() {
+                break;
+            }
+            if i > 0 && matches!(*w, "of" | "for" | "and" | "the" | "on") {
+                continue;
+            }
+            if !capitalised(w) || w.chars().next() != Some(letters[i]) {
+                return false;
+            }
+            i += 1;
+        }
+        i == letters.len()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(question: &str) -> Vec<String> {
+        (entities_in(question, Lang::EN).into_iter())
+            .map(|e| e.written)
+            .collect()
+    }
+
+    #[test]
+    fn a_question_s_entities_are_its_runs_of_capitalised_words() {
+        assert_eq!(
+            written("Who heads the European Space Agency team studying hibernation?"),
+            ["European Space Agency"]
+        );
+        // A possessive ends a name; a month names nothing; "pro-Morales" names Morales.
+        assert_eq!(
+            written("How much did Scooter Braun's company pay for Big Machine in November 2019?"),
+            ["Scooter Braun", "Big Machine"]
+        );
+        assert_eq!(
+            written("How many died at the Bolivian plant where pro-Morales protesters marched?"),
+            ["Bolivian", "Morales"]
+        );
+        assert_eq!(
+            written("Who is the CEO of DH, the Spokane firm?"),
+            ["CEO", "DH", "Spokane"]
+        );
+        assert!(written("How Long Is The Bridge?").is_empty());
+    }
+
+    #[test]
+    fn an_entity_is_named_by_its_words_its_acronym_or_its_expansion() {
+        let named = |question: &str, text: &str| {
+            named_in(&entities_in(question, Lang::EN), &[text], Lang::EN)
+        };
+        let q = "Who heads the European Space Agency team studying hibernation?";
+        assert_eq!(named(q, "ESA's Topical Team on hibernation"), [true]);
+        assert_eq!(named(q, "The European Space Agency says"), [true]);
+        assert_eq!(named(q, "MESA and a space agency"), [false]);
+        let q = "How far did the NASA probe travel?";
+        assert_eq!(
+            named(q, "The National Aeronautics and Space Administration said"),
+            [true]
+        );
+        assert_eq!(named(q, "The National Space Agency said"), [false]);
+        // Every word, not one of them: another bridge's page does not name the Brimomir Bridge.
+        let q = "How long is the Brimomir Bridge?";
+        assert_eq!(named(q, "The Velvelra Bridge is 3 km long."), [false]);
+        assert_eq!(named(q, "Walk over the Brimomir bridge."), [true]);
+    }
+}
