@@ -463,9 +463,28 @@ fn list_item(line: &str) -> Option<(&str, &str)> {
 }
 
 /// The claims of a paragraph: its sentences, each with the citation markers that follow its
-/// full stop ("… 1931. [2] Next …" gives "[2]" to the first sentence).
+/// full stop ("… 1931. [2] Next …" gives "[2]" to the first sentence). A marker followed by a
+/// capital also ends a sentence: models leave the stop out ("… in 2017 [1] The company …").
 fn claim_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans = sentence_spans(text);
+    let mut spans: Vec<(usize, usize)> = (sentence_spans(text).into_iter())
+        .flat_map(|(start, end)| {
+            let mut cuts = vec![start];
+            let sentence = &text[start..end];
+            for (at, _) in sentence.match_indices('[') {
+                let Some(len) = marker_at(&sentence[at..]) else {
+                    continue;
+                };
+                let after = &sentence[at + len..];
+                let next = after.trim_start();
+                let starts_anew = next.chars().next().is_some_and(char::is_uppercase);
+                if starts_anew && next.len() < after.len() && leading_markers(after) == 0 {
+                    cuts.push(start + at + len);
+                }
+            }
+            cuts.push(end);
+            cuts.windows(2).map(|w| (w[0], w[1])).collect::<Vec<_>>()
+        })
+        .collect();
     for i in 0..spans.len().saturating_sub(1) {
         let next = spans[i + 1];
         let rest = &text[next.0..next.1];
@@ -687,5 +706,14 @@ mod tests {
         );
         assert_eq!(a.claims.len(), 3, "{:?}", a.claims);
         assert_eq!(a.claims[1].verdict, Verdict::Removed);
+        // A model that leaves out the stop before its citation: the marker ends the claim, so
+        // a supported claim is not lost with an unsupported one beside it.
+        let a = run(
+            "Reviews: 4 of 5 stars [1] The bridge opened in 1903 [1] It has 40 lanes [1]",
+            &[0],
+            Unverified::Drop,
+        );
+        assert_eq!(a.body, "The bridge opened in 1903 [1]");
+        assert_eq!(a.claims.len(), 3, "{:?}", a.claims);
     }
 }
