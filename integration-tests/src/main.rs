@@ -44,6 +44,10 @@ struct Args {
     /// provider over its limit for minutes does.
     #[arg(long, default_value_t = 0, value_name = "SECS")]
     llm_rate_limited_secs: u64,
+    /// Write each LLM answer at N tokens a second, as a small local model on a laptop's CPU
+    /// does (2–10).
+    #[arg(long, value_name = "N")]
+    llm_tokens_per_second: Option<f64>,
 }
 
 #[tokio::main]
@@ -72,6 +76,7 @@ async fn main() -> anyhow::Result<()> {
         llm_requests_per_minute: args.llm_requests_per_minute,
         llm_tokens_per_minute: args.llm_tokens_per_minute,
         llm_rate_limited_for: Duration::from_secs(args.llm_rate_limited_secs),
+        llm_tokens_per_second: args.llm_tokens_per_second,
     };
     let web = Simweb::start_with(corpus, args.addr, options)
         .await

@@ -149,6 +149,10 @@ pub struct Options {
     /// For this long after it starts, every LLM request gets the 429 of an organisation over
     /// its limit, with `Retry-After: 1`: a provider that refuses for minutes, shortened.
     pub llm_rate_limited_for: Duration,
+    /// A model's speed: each LLM answer arrives after its output tokens (as its `usage`
+    /// counts them) at this many a second, as a small local model on a laptop's CPU answers
+    /// (llama.cpp or Ollama: 2–10 tokens a second). `None`: at once.
+    pub llm_tokens_per_second: Option<f64>,
 }
 
 /// A running simweb; the server stops when this is dropped.
@@ -334,8 +338,27 @@ async fn llm_gate(State(state): State<Arc<AppState>>, req: Request, next: Next) 
     if !state.options.llm_latency.is_zero() {
         tokio::time::sleep(state.options.llm_latency).await;
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    let response = (next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))).await;
+    match state.options.llm_tokens_per_second {
+        Some(speed) if speed > 0.0 => at_speed(response, speed).await,
+        _ => response,
+    }
+}
+
+/// `response` once a model writing `speed` tokens a second would have written its answer.
+async fn at_speed(response: Response, speed: f64) -> Response {
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 << 20).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let usage = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    let tokens = (usage.as_ref())
+        .and_then(|v| {
+            (v["usage"]["completion_tokens"].as_u64()).or(v["usage"]["output_tokens"].as_u64())
+        })
+        .unwrap_or(0);
+    tokio::time::sleep(Duration::from_secs_f64(tokens as f64 / speed)).await;
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// The provider's 429 for a request over one of the organisation's per-minute limits (`None`:

@@ -26,3 +26,4 @@ mod markdown;
 mod mcp;
 mod ops;
 mod shared_nothing;
+mod slow_model;

@@ -792,6 +792,10 @@ pub struct LlmConfig {
     /// and `tokens_per_minute` (`[llm.limits."gpt-4o"]`); what an entry leaves out is the
     /// limit above.
     pub limits: BTreeMap<String, RateLimit>,
+    /// Share of `broker.message_timeout_secs` a stage's LLM calls may take in one message
+    /// (0 to 1). Past it the remaining steps take their non-LLM paths, so a slow model never
+    /// holds a handler until its message is abandoned and retried, every answer asked again.
+    pub message_time_share: f64,
 }
 
 impl Default for LlmConfig {
@@ -818,6 +822,7 @@ impl Default for LlmConfig {
             requests_per_minute: None,
             tokens_per_minute: None,
             limits: BTreeMap::new(),
+            message_time_share: 0.8,
         }
     }
 }
@@ -893,6 +898,12 @@ impl LlmConfig {
 
     /// Problems with this section, for [`Config::validate`].
     fn problems(&self, problems: &mut Vec<String>) {
+        if !(self.message_time_share > 0.0 && self.message_time_share <= 1.0) {
+            problems.push(format!(
+                "llm.message_time_share: must be above 0 and at most 1, not {}",
+                self.message_time_share
+            ));
+        }
         let mut limits = vec![(
             "llm".to_string(),
             RateLimit {

@@ -57,6 +57,10 @@ pub enum LlmError {
     /// The batch's budget has no room for the call (or its reservation could not be made).
     #[error("the batch's LLM budget has no room for this call: {0}")]
     Budget(String),
+    /// The message's time for LLM calls (`llm.message_time_share` of
+    /// `broker.message_timeout_secs`) ran out before or during the call.
+    #[error("the stage's LLM time for this message (llm.message_time_share of broker.message_timeout_secs) ran out")]
+    OutOfTime,
 }
 
 impl LlmError {
@@ -71,6 +75,7 @@ impl LlmError {
             LlmError::Malformed(_) => "malformed",
             LlmError::InvalidJson(_) => "invalid_json",
             LlmError::Budget(_) => "budget",
+            LlmError::OutOfTime => "out_of_time",
         }
     }
 
@@ -343,7 +348,10 @@ impl Llm {
                     self.store_cached(&key, &response).await;
                     Ok(response)
                 }
-                Err(e) => Err(e),
+                Err(e) => {
+                    self.store_refused(&key, request, &response).await;
+                    Err(e)
+                }
             },
             Err(e) => Err(e),
         };
@@ -375,6 +383,17 @@ impl Llm {
         if let Some(cached) = self.cached(&key).await {
             return Ok((cached, key));
         }
+        // At temperature 0 the same request gets the same answer: one its step refused before
+        // (a retried message asking again) is refused again without paying for it.
+        if let Some(refused) = self.refused(&key, request).await {
+            return Ok((refused, key));
+        }
+        // A call that cannot start within the message's LLM time is not made; one still
+        // running when that time ends is cut, and its step takes its non-LLM path.
+        let left = outside::llm_time_left();
+        if left.is_some_and(|l| l < MIN_CALL_TIME) {
+            return Err(LlmError::OutOfTime);
+        }
         let options = wire::Options {
             answer,
             reasoning_effort: &cfg.reasoning_effort,
@@ -388,8 +407,13 @@ impl Llm {
         };
         // The model's answer, its retries and the fleet's pacing are all waits on the outside:
         // the worker's core is free for other messages meanwhile.
-        let result =
-            outside::waiting(self.attempts(endpoint, request, &options, &guard.sending)).await;
+        let attempts = outside::waiting(self.attempts(endpoint, request, &options, &guard.sending));
+        let result = match left {
+            Some(left) => {
+                (tokio::time::timeout(left, attempts).await).unwrap_or(Err(LlmError::OutOfTime))
+            }
+            None => attempts.await,
+        };
         let cost = result.as_ref().map_or(0, |(_, cost)| *cost);
         guard.reserved = 0;
         self.settle(reserved, cost).await;
@@ -617,6 +641,7 @@ impl Llm {
                 Some(Err(e)) => e.to_string(),
                 None => "no JSON object found".to_owned(),
             };
+            self.store_refused(&key, &request, &response).await;
             if turn == 1 {
                 return Err(LlmError::InvalidJson(problem));
             }
@@ -724,6 +749,50 @@ impl Llm {
         Some(response)
     }
 
+    /// The answer to the request of `key` that its step refused, when the request is
+    /// deterministic (temperature 0) and the refusal is remembered.
+    async fn refused(&self, key: &str, request: &ChatRequest) -> Option<ChatResponse> {
+        if request.temperature != 0.0 {
+            return None;
+        }
+        let store = self
+            .store
+            .as_ref()
+            .filter(|_| self.inner.config.cache_ttl_secs > 0)?;
+        let bytes = store
+            .cache_get(Cache::Llm, &refused_key(key))
+            .await
+            .ok()??;
+        let mut response: ChatResponse = serde_json::from_slice(&bytes).ok()?;
+        response.cached = true;
+        Some(response)
+    }
+
+    /// Remembers that the answer to the request of `key` was refused by its step, for
+    /// [`REFUSED_TTL`] at most: long enough for a retried message, short enough for a model that
+    /// answered garbage for a while to be asked again.
+    async fn store_refused(&self, key: &str, request: &ChatRequest, response: &ChatResponse) {
+        if request.temperature != 0.0 || response.cached {
+            return;
+        }
+        let Some(store) = self
+            .store
+            .as_ref()
+            .filter(|_| self.inner.config.cache_ttl_secs > 0)
+        else {
+            return;
+        };
+        if let Ok(bytes) = serde_json::to_vec(response) {
+            let ttl = Duration::from_secs(self.inner.config.cache_ttl_secs).min(REFUSED_TTL);
+            if let Err(e) = store
+                .cache_put(Cache::Llm, &refused_key(key), &bytes, ttl)
+                .await
+            {
+                warn!(error = %e, "LLM cache unavailable");
+            }
+        }
+    }
+
     async fn store_cached(&self, key: &str, response: &ChatResponse) {
         let Some(store) = self
             .store
@@ -740,6 +809,18 @@ impl Llm {
         }
     }
 }
+
+/// Where the refused answer to the request of `key` is kept, beside the accepted ones.
+fn refused_key(key: &str) -> String {
+    format!("{key}:refused")
+}
+
+/// How long a refused answer is remembered at most.
+const REFUSED_TTL: Duration = Duration::from_secs(3600);
+
+/// The least time left in a message worth starting an LLM call in: less, and its answer could
+/// not arrive before the message must end.
+const MIN_CALL_TIME: Duration = Duration::from_secs(2);
 
 /// The JSON Schema of `T` as the LLM APIs take it: draft 7, every subschema inline (no
 /// `$ref`), without `$schema` and `title`.

@@ -169,10 +169,11 @@ async fn identical_requests_are_answered_from_the_cache() {
     assert_eq!(first.text, second.text);
 }
 
-/// An answer that could not be used is not cached: once the model is well again, the same
-/// request reaches it instead of replaying the garbage.
+/// An answer that could not be used is not cached as an answer, and at temperature 0 the same
+/// request is not paid for again (a retried message would only get the same garbage); a
+/// request that may be answered otherwise reaches the model once it is well again.
 #[tokio::test]
-async fn answers_that_fail_their_check_are_not_cached() {
+async fn answers_that_fail_their_check_are_not_cached_nor_asked_again() {
     use trawl_integration_tests::simweb::llm::script::{set_trouble, Trouble};
     let web = simweb().await;
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
@@ -202,11 +203,74 @@ async fn answers_that_fail_their_check_are_not_cached() {
     );
 
     set_trouble("cache-garbage-test", None);
-    let (a, _) = client.json::<Analysis>(&request, valid).await.unwrap();
+    let asked = || {
+        web.stats()
+            .count(|_, path| path.ends_with("/chat/completions"))
+    };
+    let before = asked();
+    let again = client.json::<Analysis>(&request, valid).await.unwrap_err();
+    assert!(matches!(again, LlmError::InvalidJson(_)), "{again}");
+    let again = client
+        .chat_checked(&request, |_| Err(LlmError::Malformed("not this".into())))
+        .await
+        .unwrap_err();
+    assert!(matches!(again, LlmError::Malformed(_)), "{again}");
+    assert_eq!(
+        asked(),
+        before,
+        "a refused answer was asked for again unchanged"
+    );
+    let mut warmer = request.clone();
+    warmer.temperature = 0.3;
+    let (a, _) = client.json::<Analysis>(&warmer, valid).await.unwrap();
     assert!(!a.sub_queries.is_empty());
-    let text = client.chat(&request).await.unwrap();
+    let text = client.chat(&warmer).await.unwrap();
     assert!(!text.cached, "the refused answer was cached");
-    assert!(client.chat(&request).await.unwrap().cached);
+    assert!(client.chat(&warmer).await.unwrap().cached);
+}
+
+/// A slow model (simweb writing 5 tokens a second) never holds a message past its LLM time:
+/// the call in flight is cut when that time ends and a call that could not finish in what is
+/// left is not made; each is its step's fallback, and nothing waits for the model's answer.
+#[tokio::test]
+async fn a_slow_model_is_cut_at_the_message_s_llm_time() {
+    let web = Simweb::start_with(
+        Arc::new(Corpus::generate()),
+        "127.0.0.1:0".parse().unwrap(),
+        Options {
+            llm_tokens_per_second: Some(5.0),
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let client = llm(&web, "openai", 60);
+    let request = analysis("What is a slow zorbium?");
+    // Unlimited, the answer arrives at the model's speed.
+    let started = Instant::now();
+    client.chat(&request).await.unwrap();
+    let whole = started.elapsed();
+    assert!(whole >= Duration::from_secs(5), "{whole:?}");
+    let message = trawl_store::outside::Waits::new().message();
+    message.limit_llm(Instant::now() + whole / 2);
+    let other = analysis("What is another slow zorbium?");
+    let started = Instant::now();
+    let cut = message.scope(client.chat(&other)).await.unwrap_err();
+    assert!(matches!(cut, LlmError::OutOfTime), "{cut}");
+    assert!(
+        started.elapsed() < whole,
+        "{:?} against {whole:?}",
+        started.elapsed()
+    );
+    let spent = message
+        .scope(client.chat(&analysis("A third?")))
+        .await
+        .unwrap_err();
+    assert!(matches!(spent, LlmError::OutOfTime), "{spent}");
+    assert_eq!(
+        client.spent().fallbacks,
+        [("analysis: out_of_time".to_owned(), 2)].into()
+    );
 }
 
 /// A handle bound to a batch charges the batch call by call: with a budget, each call holds a

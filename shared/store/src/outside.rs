@@ -5,10 +5,16 @@
 //! prefetch, and lets the ones that wait pile up within its byte cap, so a slow model no longer
 //! leaves its core idle; and a handler abandoned at its message timeout while it waited for a
 //! provider's limit is known to have failed for the provider, not its own fault.
+//!
+//! A message also carries the time its LLM calls may take ([`Message::limit_llm`]): a slow model
+//! (a laptop's, a few tokens a second) must not hold a handler past its message timeout, where
+//! it would be abandoned and retried from the start, every paid answer asked for again. Past the
+//! limit ([`llm_time_left`]) a step takes its non-LLM path.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
@@ -31,6 +37,8 @@ pub struct Message {
     /// Up while it sleeps on a rate limit; left up if it is dropped then.
     rate_limited: AtomicBool,
     waits: Arc<Waits>,
+    /// When its LLM calls must have ended; unset: no limit but each call's own timeout.
+    llm_until: OnceLock<Instant>,
 }
 
 impl Waits {
@@ -55,6 +63,7 @@ impl Waits {
             depth: AtomicU32::new(0),
             rate_limited: AtomicBool::new(false),
             waits: Arc::clone(self),
+            llm_until: OnceLock::new(),
         })
     }
 }
@@ -63,6 +72,11 @@ impl Message {
     /// Runs the message's handler, its outside calls marked on this message.
     pub async fn scope<F: Future>(self: &Arc<Self>, task: F) -> F::Output {
         MESSAGE.scope(Arc::clone(self), task).await
+    }
+
+    /// Its LLM calls must end by `until` (the first limit set holds).
+    pub fn limit_llm(&self, until: Instant) {
+        let _ = self.llm_until.set(until);
     }
 
     /// Whether it is sleeping on a rate limit, or was when it was dropped.
@@ -76,6 +90,13 @@ impl Message {
 pub async fn waiting<F: Future>(call: F) -> F::Output {
     let _marked = MESSAGE.try_with(Arc::clone).ok().map(Marked::enter);
     call.await
+}
+
+/// The time left for LLM calls of the message whose handler asks: `None` outside a message or
+/// without a limit, zero once it has passed.
+pub fn llm_time_left() -> Option<Duration> {
+    let until = MESSAGE.try_with(|m| m.llm_until.get().copied()).ok()??;
+    Some(until.saturating_duration_since(Instant::now()))
 }
 
 /// Runs `wait` as an outside wait that is a rate limit's (a model's or a search provider's
@@ -117,9 +138,28 @@ impl Drop for Marked {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
+
+    #[tokio::test]
+    async fn a_message_s_llm_time_is_what_its_limit_leaves() {
+        assert_eq!(llm_time_left(), None, "outside any message");
+        let message = Waits::new().message();
+        assert_eq!(message.scope(async { llm_time_left() }).await, None);
+        message.limit_llm(Instant::now() + Duration::from_secs(60));
+        // The first limit holds: a handler cannot lengthen it.
+        message.limit_llm(Instant::now() + Duration::from_secs(600));
+        let left = message.scope(async { llm_time_left() }).await.unwrap();
+        assert!(
+            left > Duration::from_secs(50) && left <= Duration::from_secs(60),
+            "{left:?}"
+        );
+        let spent = Waits::new().message();
+        spent.limit_llm(Instant::now());
+        assert_eq!(
+            spent.scope(async { llm_time_left() }).await,
+            Some(Duration::ZERO)
+        );
+    }
 
     #[tokio::test]
     async fn a_message_waits_while_any_of_its_calls_is_pending_and_counts_once() {
