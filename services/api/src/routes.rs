@@ -469,7 +469,7 @@ pub async fn submit(
     if let Some(done) = store.cache_get(Cache::Idempotency, &key).await? {
         return replay(&state, &done, &fingerprint).await;
     }
-    let Some(lock) = store.try_lock(&lock, Duration::from_secs(60)).await? else {
+    let Some(lock) = trawl_store::lock(store, &lock, Duration::from_secs(60)).await? else {
         let mut e = ApiError::new(
             StatusCode::CONFLICT,
             "in_progress",
@@ -478,31 +478,38 @@ pub async fn submit(
         e.retry_after = Some(1);
         return Err(e);
     };
-    // The first request may have finished between the lookup and the lock.
-    let result = match store.cache_get(Cache::Idempotency, &key).await {
-        Ok(Some(done)) => replay(&state, &done, &fingerprint).await,
-        Ok(None) => {
-            let submitted = submit_within_quota(&state, &caller, tasks, options).await;
-            match submitted {
-                Ok(manifest) => {
-                    let remembered = Remembered {
-                        fingerprint,
-                        batch_id: manifest.batch_id,
-                    };
-                    let ttl = Duration::from_secs(state.config.api.idempotency_ttl_secs);
-                    let bytes = serde_json::to_vec(&remembered).expect("serialisable");
-                    store
-                        .cache_put(Cache::Idempotency, &key, &bytes, ttl)
-                        .await?;
-                    Ok((StatusCode::CREATED, Json(created(&manifest))).into_response())
-                }
-                Err(e) => Err(e),
-            }
-        }
-        Err(e) => Err(e.into()),
-    };
-    let _ = store.unlock(&lock).await;
+    let result = submit_once(&state, &caller, &key, fingerprint, tasks, options).await;
+    // Let go on every path, errors included: a retry would otherwise be answered 409 until the
+    // lock expires (as it still is when the release itself fails).
+    let _ = lock.release().await;
     result
+}
+
+/// [`submit`] under the Idempotency-Key's lock: submits the batch and remembers it under `key`.
+async fn submit_once(
+    state: &AppState,
+    caller: &Caller,
+    key: &str,
+    fingerprint: String,
+    tasks: Vec<batch::Question>,
+    options: batch::BatchOptions,
+) -> Result<Response, ApiError> {
+    let store = &state.rt.store;
+    // The first request may have finished between the lookup and the lock.
+    if let Some(done) = store.cache_get(Cache::Idempotency, key).await? {
+        return replay(state, &done, &fingerprint).await;
+    }
+    let manifest = submit_within_quota(state, caller, tasks, options).await?;
+    let remembered = Remembered {
+        fingerprint,
+        batch_id: manifest.batch_id,
+    };
+    let ttl = Duration::from_secs(state.config.api.idempotency_ttl_secs);
+    let bytes = serde_json::to_vec(&remembered).expect("serialisable");
+    store
+        .cache_put(Cache::Idempotency, key, &bytes, ttl)
+        .await?;
+    Ok((StatusCode::CREATED, Json(created(&manifest))).into_response())
 }
 
 /// Submits the batch under the caller's quotas ([`crate::quotas`]); what a failed submission
@@ -1088,6 +1095,34 @@ mod tests {
 
         let small = read_body(Body::from("{}"), 10_000).await;
         assert_eq!(small.ok().as_deref(), Some(b"{}".as_slice()));
+    }
+
+    /// An error once the Idempotency-Key's lock is taken (here: the batch cannot be written)
+    /// lets the lock go, so the client's immediate retry is handled again instead of being
+    /// answered 409 until the lock expires.
+    #[tokio::test]
+    async fn a_failed_submission_lets_its_idempotency_key_go() {
+        let mut config = trawl_config::Config::default();
+        // Under a file, not a directory: every write of the batch fails.
+        config.output.url = "file:///dev/null/trawl".into();
+        let state = AppState {
+            rt: trawl_pipeline::Runtime::embedded(config.clone()).unwrap(),
+            config: Arc::new(config),
+        };
+        let (_, record) = crate::tokens::create(&*state.rt.store, "ci").await.unwrap();
+        let mut answers = Vec::new();
+        for _ in 0..2 {
+            let mut headers = HeaderMap::new();
+            let json = HeaderValue::from_static("application/json");
+            headers.insert(header::CONTENT_TYPE, json);
+            headers.insert("idempotency-key", HeaderValue::from_static("retry-me"));
+            let body = Body::from(r#"{"questions": [{"query": "q"}]}"#);
+            let answer = submit(State(state.clone()), Caller(record.clone()), headers, body).await;
+            let e = answer.expect_err("the batch cannot be written");
+            answers.push((e.status, e.code));
+        }
+        assert_ne!(answers[0].0, StatusCode::CONFLICT, "{answers:?}");
+        assert_eq!(answers[0], answers[1], "the retry was not handled again");
     }
 
     /// The pattern the served document gives at `pointer`, compiled as a client would.

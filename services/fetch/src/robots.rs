@@ -196,13 +196,26 @@ pub async fn rules_for(
         return Ok(Some(rules));
     }
     let lock = format!("robots:{origin}");
-    let Some(lock) = rt.store.try_lock(&lock, Duration::from_secs(30)).await? else {
+    let Some(lock) = trawl_store::lock(&rt.store, &lock, Duration::from_secs(30)).await? else {
         return Ok(None);
     };
-    // Another worker may have fetched them between the look above and the lock: it cached
-    // them, then let the lock go.
-    if let Some(rules) = cached(rt, fetcher, &origin).await? {
-        rt.store.unlock(&lock).await?;
+    let rules = fetch_rules(rt, fetcher, url, &origin).await;
+    // Let go on every path, errors included: the other workers' tasks on this origin would
+    // otherwise wait out the lock.
+    lock.release().await?;
+    rules
+}
+
+/// [`rules_for`] under the origin's lock: fetches and caches the rules.
+async fn fetch_rules(
+    rt: &Runtime,
+    fetcher: &Fetcher,
+    url: &Url,
+    origin: &str,
+) -> Result<Option<Rules>, StageError> {
+    // Another worker may have fetched them between the look before the lock and the lock: it
+    // cached them, then let the lock go.
+    if let Some(rules) = cached(rt, fetcher, origin).await? {
         return Ok(Some(rules));
     }
     let robots_url = Url::parse(&format!("{origin}/robots.txt"))
@@ -210,12 +223,8 @@ pub async fn rules_for(
     // robots.txt is a request to the host like any other: it keeps the host's interval.
     let host = host_of(url);
     let interval = host_interval(rt, &host, None).await?;
-    let contact = match Contact::enter(rt, &host, format!("robots:{origin}"), interval).await? {
-        Ok(contact) => contact,
-        Err(_) => {
-            rt.store.unlock(&lock).await?;
-            return Ok(None);
-        }
+    let Ok(contact) = Contact::enter(rt, &host, format!("robots:{origin}"), interval).await? else {
+        return Ok(None);
     };
     let fetched = trawl_store::outside::waiting(fetcher.get(&robots_url, 0)).await;
     let (rules, is_error) = rules_from(fetched);
@@ -230,10 +239,9 @@ pub async fn rules_for(
     });
     let bytes = serde_json::to_vec(&rules).map_err(|e| StageError::permanent(e.to_string()))?;
     rt.store
-        .cache_put(Cache::Robots, &origin, &bytes, ttl)
+        .cache_put(Cache::Robots, origin, &bytes, ttl)
         .await?;
-    fetcher.robots.put(&origin, &rules);
-    rt.store.unlock(&lock).await?;
+    fetcher.robots.put(origin, &rules);
     Ok(Some(rules))
 }
 
@@ -383,6 +391,20 @@ mod tests {
                 true
             )
         );
+    }
+
+    /// An error once the origin's lock is taken lets the lock go, so the origin's other tasks
+    /// need not wait out its 30 s. An opaque origin has no robots.txt URL: the error comes
+    /// after the lock.
+    #[tokio::test]
+    async fn an_error_under_the_lock_lets_it_go() {
+        let rt = Runtime::embedded(trawl_config::Config::default()).unwrap();
+        let fetcher = Fetcher::new(&rt.config.fetch).unwrap();
+        let page = url("file:///srv/page.html");
+        assert!(rules_for(&rt, &fetcher, &page).await.is_err());
+        let lock = format!("robots:{}", origin(&page));
+        let free = rt.store.try_lock(&lock, Duration::from_secs(30)).await;
+        assert!(free.unwrap().is_some(), "{lock} left locked");
     }
 
     /// While another worker fetches an origin's robots.txt, a task gets `None` at once (and

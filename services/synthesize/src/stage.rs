@@ -114,11 +114,12 @@ impl Stage for SynthesizeStage {
             }
         }
         let lease = format!("synth:{job}");
-        let Some(lease) = rt.store.try_lock(&lease, LEASE).await? else {
+        // A guard: a handler cut at its message timeout (or a panic) lets the lease go too.
+        let Some(lease) = trawl_store::lock(&rt.store, &lease, LEASE).await? else {
             return Ok(Handled::Later(Duration::from_secs(5)));
         };
         let result = synthesise(self, rt, &msg, &meta, &records, complete).await;
-        rt.store.unlock(&lease).await?;
+        lease.release().await?;
         result.map(|()| Handled::Done)
     }
 

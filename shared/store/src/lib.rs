@@ -8,6 +8,7 @@
 //! starts with the configured prefix (`trawl:`). Every key has a TTL but API tokens and the
 //! records of batches not yet ended (a batch's record expires `store.batch_ttl_secs` after its
 //! last job ends or it is cancelled). Both twins pass the contract suite in `tests/contract.rs`.
+//! Callers take a lock with [`lock()`]: its guard lets the lock go on every path.
 //!
 //! [`objects`] is the object store for results and work products (a local directory, S3, GCS,
 //! Azure Blob or memory), and [`shared`] the check that every worker of a fleet sees the same one.
@@ -49,6 +50,7 @@ pub mod budget {
     /// Reservations refused: once there is one, the budget is reached.
     pub const REFUSED: &str = "budget_refusals";
 }
+mod lock;
 mod metrics;
 pub mod objects;
 pub mod outside;
@@ -56,6 +58,7 @@ pub mod rate_wait;
 pub mod redis;
 pub mod shared;
 
+pub use lock::{lock, LockGuard};
 pub use memory::MemoryStore;
 pub use metrics::init as init_metrics;
 pub use objects::{ObjectError, Objects};
@@ -213,6 +216,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// Takes the lock `name` for `ttl` if nobody holds it. Used for single-flight fetches and
     /// for synthesis leases; an expired holder loses it, so a crashed worker never wedges a job.
+    /// Callers take it through [`lock()`], whose guard releases it on every path.
     async fn try_lock(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError>;
     /// Releases `lease` if it is still the holder's: a holder that outlived its `ttl` never
     /// releases the lock someone else has taken since.

@@ -19,9 +19,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::TryStreamExt;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::path::Path as StorePath;
 use object_store::{
-    BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+    BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
 };
 use trawl_config::{redact_url, OutputConfig};
 use trawl_telemetry::scrub;
@@ -96,10 +99,11 @@ impl Objects {
             }
             "memory" => Arc::new(object_store::memory::InMemory::new()),
             "s3" | "s3a" => {
-                let mut builder = object_store::aws::AmazonS3Builder::from_env()
-                    .with_bucket_name(bucket)
-                    .with_client_options(client_options(config))
-                    .with_retry(retry_config(config));
+                let mut builder = client_options(config, AmazonS3Builder::from_env(), |b, k, v| {
+                    b.with_config(AmazonS3ConfigKey::Client(k), v)
+                })
+                .with_bucket_name(bucket)
+                .with_retry(retry_config(config));
                 if let Some(endpoint) = &config.endpoint {
                     builder = builder.with_endpoint(endpoint);
                 }
@@ -119,20 +123,22 @@ impl Objects {
                 )
             }
             "gs" => Arc::new(
-                object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_bucket_name(bucket)
-                    .with_client_options(client_options(config))
-                    .with_retry(retry_config(config))
-                    .build()
-                    .map_err(|e| fail(scrub(&e.to_string()).into_owned()))?,
+                client_options(config, GoogleCloudStorageBuilder::from_env(), |b, k, v| {
+                    b.with_config(GoogleConfigKey::Client(k), v)
+                })
+                .with_bucket_name(bucket)
+                .with_retry(retry_config(config))
+                .build()
+                .map_err(|e| fail(scrub(&e.to_string()).into_owned()))?,
             ),
             "az" => Arc::new(
-                object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_container_name(bucket)
-                    .with_client_options(client_options(config))
-                    .with_retry(retry_config(config))
-                    .build()
-                    .map_err(|e| fail(scrub(&e.to_string()).into_owned()))?,
+                client_options(config, MicrosoftAzureBuilder::from_env(), |b, k, v| {
+                    b.with_config(AzureConfigKey::Client(k), v)
+                })
+                .with_container_name(bucket)
+                .with_retry(retry_config(config))
+                .build()
+                .map_err(|e| fail(scrub(&e.to_string()).into_owned()))?,
             ),
             other => return Err(fail(format!("unknown scheme {other:?}"))),
         };
@@ -308,10 +314,24 @@ fn key_ok(key: &str) -> bool {
         && !key.chars().any(|c| c.is_control() || c == '\\')
 }
 
-fn client_options(config: &OutputConfig) -> ClientOptions {
-    ClientOptions::new()
-        .with_timeout(Duration::from_secs(config.timeout_secs))
-        .with_connect_timeout(Duration::from_secs(config.timeout_secs.min(5)))
+/// Sets the HTTP client's options that `config` decides on `builder`, one key at a time through
+/// `set`: the others stay as the builder read them from the environment (`AWS_ALLOW_HTTP`,
+/// `AWS_PROXY_URL` …), where a whole `ClientOptions` would replace them all.
+fn client_options<B>(
+    config: &OutputConfig,
+    builder: B,
+    set: impl Fn(B, ClientConfigKey, String) -> B,
+) -> B {
+    let secs = |n: u64| format!("{n}s");
+    [
+        (ClientConfigKey::Timeout, secs(config.timeout_secs)),
+        (
+            ClientConfigKey::ConnectTimeout,
+            secs(config.timeout_secs.min(5)),
+        ),
+    ]
+    .into_iter()
+    .fold(builder, |builder, (key, value)| set(builder, key, value))
 }
 
 /// Bounded retries: a store that stays down surfaces within about `max_retries` backoffs
@@ -352,6 +372,24 @@ mod tests {
         ] {
             assert!(!key_ok(bad), "{bad:?}");
         }
+    }
+
+    /// The client options the environment sets (here `AWS_ALLOW_HTTP`) survive the config's;
+    /// where both set one (the timeout), the config's wins.
+    #[test]
+    fn client_options_keep_the_environments_unless_the_config_sets_them() {
+        let client = |key| AmazonS3ConfigKey::Client(key);
+        let from_env = AmazonS3Builder::new()
+            .with_config(client(ClientConfigKey::AllowHttp), "true")
+            .with_config(client(ClientConfigKey::Timeout), "1s");
+        let config = OutputConfig {
+            timeout_secs: 7,
+            ..OutputConfig::default()
+        };
+        let builder = client_options(&config, from_env, |b, k, v| b.with_config(client(k), v));
+        let value = |key| builder.get_config_value(&client(key));
+        assert_eq!(value(ClientConfigKey::AllowHttp).as_deref(), Some("true"));
+        assert_eq!(value(ClientConfigKey::Timeout).as_deref(), Some("7s"));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use trawl_store::{Cache, Entry, MemoryStore, RedisStore, Store, Turn};
+use trawl_store::{Cache, Entry, LockGuard, MemoryStore, RedisStore, Store, Turn};
 
 fn redis_url() -> String {
     std::env::var("TRAWL_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into())
@@ -147,6 +147,42 @@ async fn locks_are_exclusive_until_released(store: Arc<dyn Store>) {
         .unwrap()
         .is_some());
     store.delete_all().await.unwrap();
+}
+
+/// A lock guard lets its lock go however its holder stops: by releasing it, by dropping it
+/// (an early return), or by a panic unwinding.
+async fn lock_guards_release_on_every_path(store: Arc<dyn Store>) {
+    let name = "robots:b.test";
+    let ttl = Duration::from_secs(30);
+    let held = trawl_store::lock(&store, name, ttl).await.unwrap();
+    let held = held.expect("a free lock is taken");
+    assert!(trawl_store::lock(&store, name, ttl)
+        .await
+        .unwrap()
+        .is_none());
+    held.release().await.unwrap();
+    let held = trawl_store::lock(&store, name, ttl).await.unwrap();
+    drop(held.expect("a released lock is free"));
+    let held = retaken(&store, name).await;
+    let holder = tokio::spawn(async move {
+        let _held = held;
+        panic!("the holder fails");
+    });
+    assert!(holder.await.unwrap_err().is_panic());
+    retaken(&store, name).await.release().await.unwrap();
+    store.delete_all().await.unwrap();
+}
+
+/// The lock `name`, once a dropped guard's release (in the background) has freed it.
+async fn retaken(store: &Arc<dyn Store>, name: &str) -> LockGuard {
+    for _ in 0..200 {
+        let guard = trawl_store::lock(store, name, Duration::from_secs(30)).await;
+        if let Some(guard) = guard.unwrap() {
+            return guard;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("a dropped guard left {name} locked");
 }
 
 async fn rate_limiter_spaces_requests(store: Arc<dyn Store>) {
@@ -727,6 +763,7 @@ macro_rules! both {
 both! {
     cache_round_trip_and_expiry,
     locks_are_exclusive_until_released,
+    lock_guards_release_on_every_path,
     rate_limiter_spaces_requests,
     rate_reservations_book_successive_slots,
     rate_hold_pushes_the_next_slot_out,

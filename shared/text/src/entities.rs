@@ -84,7 +84,7 @@ pub fn entities_in(question: &str, lang: Lang) -> Vec<Entity> {
             continue;
         }
         run.push(core);
-        let ends = token.ends_with(|c: char| matches!(c, ',' | ';' | ':' | '?' | '.' | ')' | '!'));
+        let ends = token.ends_with([',', ';', ':', '?', '.', ')', '!']);
         if possessive || ends {
             close(&mut run);
         }
@@ -182,7 +182,7 @@ fn holds_expansion(text: &str, acronym: &str) -> bool {
             if i > 0 && matches!(*w, "of" | "for" | "and" | "the" | "on") {
                 continue;
             }
-            if !capitalised(w) || w.chars().next() != Some(letters[i]) {
+            if !capitalised(w) || !w.starts_with(letters[i]) {
                 return false;
             }
             i += 1;

@@ -186,7 +186,7 @@ fn bridges(named: &[&AnalysedDoc], entities: &[Entity], lang: Lang) -> Vec<Entit
         }
     }
     // Most frequent first; of equals, the first seen.
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     (counts.into_iter().take(MAX_BRIDGES))
         .map(|(e, _)| e)
         .collect()

@@ -1,0 +1,61 @@
+//! A store lock held by a guard, so that every way out of the work it guards lets the lock go:
+//! a lock left behind by an early return blocks everyone else until its TTL runs out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::{Lease, Store, StoreError};
+
+/// Takes the lock `name` for `ttl` ([`Store::try_lock`]); `None` when someone else holds it.
+pub async fn lock(
+    store: &Arc<dyn Store>,
+    name: &str,
+    ttl: Duration,
+) -> Result<Option<LockGuard>, StoreError> {
+    let lease = store.try_lock(name, ttl).await?;
+    Ok(lease.map(|lease| LockGuard {
+        store: Arc::clone(store),
+        lease: Some(lease),
+    }))
+}
+
+/// A lock taken with [`lock`]. [`LockGuard::release`] lets it go; a guard dropped without it
+/// (a `?` return, a panic unwinding, a cancelled future) lets it go in the background.
+#[must_use = "the lock is released when the guard is dropped"]
+pub struct LockGuard {
+    store: Arc<dyn Store>,
+    /// `None` once released.
+    lease: Option<Lease>,
+}
+
+impl LockGuard {
+    /// Releases the lock if it is still this holder's ([`Store::unlock`]).
+    pub async fn release(mut self) -> Result<(), StoreError> {
+        // The lease stays in the guard until the store answers: a release cancelled midway
+        // still falls to `drop`.
+        let released = match &self.lease {
+            Some(lease) => self.store.unlock(lease).await,
+            None => Ok(()),
+        };
+        self.lease = None;
+        released
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        // Outside a runtime nothing can run the unlock: the lock's TTL frees it.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let store = Arc::clone(&self.store);
+        runtime.spawn(async move {
+            if let Err(e) = store.unlock(&lease).await {
+                tracing::warn!(lock = %lease.name, error = %e, "lock release failed");
+            }
+        });
+    }
+}
