@@ -556,11 +556,25 @@ fn split_markers(raw: &str) -> (String, Vec<u32>) {
     (tidy_spaces(&text), numbers)
 }
 
-/// Spaces left where markers were removed: doubled, or before punctuation.
+/// Spaces left where markers were removed: doubled, or before punctuation that ends a clause.
+/// A stop that opens a word stays apart ("the Dow Jones Industrial Average .DJI fell": a
+/// ticker, as Reuters writes them), or the claim would no longer be the source's words.
 fn tidy_spaces(s: &str) -> String {
-    let mut out = trawl_text::collapse_whitespace(s);
-    for p in [" .", " ,", " ;", " :", " !", " ?"] {
-        out = out.replace(p, &p[1..]);
+    let flat = trawl_text::collapse_whitespace(s);
+    let mut out = String::with_capacity(flat.len());
+    let mut chars = flat.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ' ' {
+            let mut ahead = chars.clone();
+            let closes = ahead
+                .next()
+                .is_some_and(|p| matches!(p, '.' | ',' | ';' | ':' | '!' | '?'))
+                && ahead.next().is_none_or(|n| !n.is_alphanumeric());
+            if closes {
+                continue;
+            }
+        }
+        out.push(c);
     }
     out
 }
@@ -715,5 +729,11 @@ mod tests {
         );
         assert_eq!(a.body, "The bridge opened in 1903 [1]");
         assert_eq!(a.claims.len(), 3, "{:?}", a.claims);
+        // A ticker's stop is the source's word, not a space to close (Reuters: "Average
+        // .DJI fell 102.2 points").
+        assert_eq!(
+            tidy_spaces("the Average .DJI fell 102.2 points [1] ."),
+            "the Average .DJI fell 102.2 points [1]."
+        );
     }
 }

@@ -13,6 +13,7 @@ use std::collections::HashSet;
 
 use icu_segmenter::WordSegmenter;
 
+pub mod asked;
 pub mod entities;
 mod lang;
 pub mod points;

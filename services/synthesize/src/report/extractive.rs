@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
+use trawl_text::asked::{asked, Kind};
 use trawl_text::entities::{entities_in, named_in};
 use trawl_text::points::markers;
 use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, unlink, Lang};
@@ -61,22 +62,56 @@ fn near_duplicate(a: &str, b: &str) -> bool {
     !short.is_empty() && coverage_of(short, long) >= 0.8
 }
 
+/// The question as ranking reads it, each word by its stem: its names and the nouns
+/// introducing them ([`head_nouns`]), the words of its question phrase ("which hotel",
+/// [`asked`]) and the kind of value asked, and its words lower-cased (a name it already holds
+/// is no answer to "who").
+struct Asks {
+    names: Vec<String>,
+    heads: Vec<String>,
+    focus: Vec<String>,
+    kind: Option<Kind>,
+    words: Vec<String>,
+}
+
+impl Asks {
+    fn of(question: &str, lang: Lang) -> Asks {
+        let stemmed = |words: Vec<String>| -> Vec<String> {
+            words.iter().map(|w| lang.stem(w).into_owned()).collect()
+        };
+        let a = asked(question, lang);
+        Asks {
+            names: stemmed(names_in(question, lang)),
+            heads: stemmed(head_nouns(question, lang)),
+            focus: stemmed(a.focus),
+            kind: a.kind,
+            words: (question.split(|c: char| !c.is_alphanumeric()))
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect(),
+        }
+    }
+}
+
 /// Ranked candidates for one query over the pool.
 fn rank<'a>(
     query: &str,
     lang: Lang,
-    question_names: &[String],
-    heads: &[String],
+    asks: &Asks,
     docs: &[AnalysedDoc],
     titles: &[Vec<String>],
     pool: &[(usize, &'a str, Vec<String>)],
 ) -> Vec<Candidate<'a>> {
+    let (question_names, heads) = (&asks.names, &asks.heads);
     let q = stems(query, lang);
+    // The question's names, and the words of its question phrase ("which hotel"), count three
+    // times: the name tells the subject's sentences from others', the phrase the answer from
+    // what else is said of the subject.
     let weights: Vec<f64> = idf(&q, pool.iter().map(|(_, _, w)| w.as_slice()))
         .into_iter()
         .zip(&q)
         .map(|(w, t)| {
-            if question_names.contains(t) {
+            if question_names.contains(t) || asks.focus.contains(t) {
                 3.0 * w
             } else {
                 w
@@ -87,7 +122,7 @@ fn rank<'a>(
     // What is asked: each word of the query that is not a name nor the noun introducing one
     // ("pont" of "le pont de Tovmo"), with the words marking such a value ("rises" for "how
     // high").
-    let asks: Vec<String> = (q.iter())
+    let asking: Vec<String> = (q.iter())
         .filter(|t| !question_names.contains(t) && !heads.contains(t))
         .flat_map(|t| {
             let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
@@ -97,15 +132,20 @@ fn rank<'a>(
     let mut out: Vec<Candidate> = pool
         .iter()
         .filter_map(|(i, sentence, words)| {
+            // A name its source's title holds is the sentence's too: "He was convicted in
+            // 1998" on the page titled with Patrick Carlineo is about him, and ranks by what it
+            // says of him, not below every sentence repeating his name.
             let covered: f64 = q
                 .iter()
                 .zip(&weights)
-                .filter(|(t, _)| words.contains(t))
+                .filter(|(t, _)| {
+                    words.contains(t) || (question_names.contains(t) && titles[*i].contains(t))
+                })
                 .map(|(_, w)| w)
                 .sum();
             // A sentence that only names the subject says nothing about what was asked (as a
             // word of it, or one marking such a value: "rises" for "how high").
-            if !asks.is_empty() && !asks.iter().any(|t| words.contains(t)) {
+            if !asking.is_empty() && !asking.iter().any(|t| words.contains(t)) {
                 return None;
             }
             // Nor is one about something else, which neither it nor its source's title names
@@ -116,7 +156,11 @@ fn rank<'a>(
                 return None;
             }
             let share = if total > 0.0 { covered / total } else { 0.0 };
-            let score = share * (0.5 + 0.5 * docs[*i].relevance);
+            // A sentence without a value of the kind asked (a number for "how many", a name
+            // the question does not hold for "which hotel") does not answer, however much of
+            // the question it repeats.
+            let states = (asks.kind).is_none_or(|k| k.stated_in(sentence, &asks.words));
+            let score = share * (0.5 + 0.5 * docs[*i].relevance) * if states { 1.0 } else { 0.5 };
             (score > 0.0).then_some(Candidate {
                 sentence,
                 doc: *i,
@@ -188,12 +232,6 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
         .filter(|(_, d)| answering.holds(d))
         .flat_map(|(i, d)| (d.key_points.iter()).map(move |s| (i, s.as_str(), stems(s, lang))))
         .collect();
-    let question_names: Vec<String> = (names_in(question, lang).iter())
-        .map(|n| lang.stem(n).into_owned())
-        .collect();
-    let heads: Vec<String> = (head_nouns(question, lang).iter())
-        .map(|n| lang.stem(n).into_owned())
-        .collect();
     // Each source's title words, for telling a sentence about the subject from one that is not.
     let titles: Vec<Vec<String>> = (docs.iter())
         .map(|d| stems(&format!("{} {}", d.title, d.source.title), lang))
@@ -209,6 +247,7 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     }
     let per_section = (max_sentences / sections.len()).max(2);
 
+    let asks = Asks::of(question, lang);
     let stated_sentences = stated(material, answering);
     let stated: Vec<Candidate> = (stated_sentences.iter())
         .map(|(doc, sentence)| Candidate {
@@ -227,7 +266,7 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     let ranked: Vec<Vec<Candidate>> = sections
         .iter()
-        .map(|s| rank(s, lang, &question_names, &heads, docs, &titles, &pool))
+        .map(|s| rank(s, lang, &asks, docs, &titles, &pool))
         .collect();
     for (s, candidates) in ranked.iter().enumerate() {
         let mut picked: Vec<&Candidate> = Vec::new();
@@ -348,6 +387,42 @@ mod tests {
             shape,
             lang: Lang::EN,
         }
+    }
+
+    /// Real pages say much of a question's subject besides the answer: the sentence holding
+    /// what the question phrase asks for (a hotel's name, a year) answers, even where it names
+    /// the subject only by "he" on a page titled with it.
+    #[test]
+    fn the_sentence_stating_what_is_asked_answers_over_those_repeating_the_question() {
+        let answer = |question: &str, title: &str, points: &[&str]| {
+            let mut page = doc(0, true, points);
+            page.title = title.into();
+            let gaps = Gaps::default();
+            let docs = [page];
+            let m = material(question, &[], &docs, &[], &gaps, ReportType::Answer);
+            m.extractive(6).markdown
+        };
+        // As wfaa.com and ctvnews.ca tell it.
+        let r = answer(
+            "In which hotel was the kidnapped Fort Worth girl found?",
+            "Video shows rescue of kidnapped Fort Worth girl",
+            &[
+                "A video showing the moment a kidnapped 8-year-old Fort Worth girl was rescued by police was released Monday.",
+                "Police released video showing the rescue of an 8-year-old Fort Worth girl who was kidnapped in broad daylight.",
+                "Later that evening, he admitted that he took the child to Forest Hill's WoodSpring Suites hotel.",
+            ],
+        );
+        assert!(r.contains("WoodSpring Suites hotel"), "{r}");
+        let r = answer(
+            "In what year was Patrick Carlineo convicted of criminal mischief?",
+            "Patrick Carlineo pleads guilty to threatening a congresswoman",
+            &[
+                "Patrick Carlineo Jr., 55, could face up to 10 years in prison after pleading guilty.",
+                "Carlineo faces a maximum of 10 years in prison and a fine of $250,000.",
+                "He was convicted of criminal mischief in 1998 and was barred from possessing a firearm.",
+            ],
+        );
+        assert!(r.contains("in 1998"), "{r}");
     }
 
     #[test]

@@ -1,0 +1,249 @@
+//! What a question asks for: the words of its question phrase ("which hotel", "how many
+//! people", "what is the starting price of") and the kind of value an answer states. A sentence
+//! answering "In which hotel was the girl found?" names a hotel; one answering "How many people
+//! were injured?" holds a number. Real pages say much about a question's subject besides the
+//! answer ("a kidnapped 8-year-old Fort Worth girl was rescued" shares four words of that
+//! question and answers nothing): the question phrase is what tells the answer apart.
+//!
+//! English only for now: other languages' questions give no phrase, and ranking goes on as
+//! before.
+
+use crate::{terms_in, Lang, MONTHS};
+
+/// The kind of value a question asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// How many, how much, how long, what percentage, what year …
+    Number,
+    /// Who, which X (a name).
+    Name,
+    /// When.
+    Date,
+    /// Where.
+    Place,
+}
+
+/// What a question asks for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Asked {
+    /// The content words of the question phrase, lower-cased: "hotel" of "In which hotel was
+    /// …", "starting price" of "What is the starting price of …", "bond" of "How much bond …".
+    pub focus: Vec<String>,
+    pub kind: Option<Kind>,
+}
+
+/// Auxiliaries that end a question phrase ("how much *did* …", "which singer *did* …").
+const AUXILIARIES: &[&str] = &[
+    "is", "was", "are", "were", "do", "does", "did", "will", "would", "can", "could", "has",
+    "have", "had", "should", "may", "might",
+];
+
+/// Words after "how" that ask for a measure.
+const MEASURES: &[&str] = &[
+    "long", "old", "far", "big", "tall", "high", "large", "fast", "deep", "wide", "heavy", "often",
+];
+
+/// Nouns of a question phrase that ask for a number.
+const NUMBER_NOUNS: &[&str] = &[
+    "percentage",
+    "percent",
+    "year",
+    "number",
+    "amount",
+    "level",
+    "price",
+    "cost",
+    "rate",
+    "total",
+    "age",
+    "share",
+    "sum",
+    "figure",
+    "score",
+    "size",
+    "count",
+];
+
+/// Words that end a noun phrase in a question phrase.
+const ENDS_PHRASE: &[&str] = &[
+    "of", "in", "at", "on", "for", "to", "from", "by", "with", "about", "that", "which", "who",
+    "whose", "when", "where", "after", "before", "during",
+];
+
+/// What `question` (in `lang`) asks for.
+pub fn asked(question: &str, lang: Lang) -> Asked {
+    if !lang.is_english_or_und() {
+        return Asked::default();
+    }
+    let words: Vec<String> = (question.split_whitespace())
+        .map(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+            let w = w.strip_suffix("'s").or(w.strip_suffix("’s")).unwrap_or(w);
+            w.to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let Some(at) = (words.iter()).position(|w| {
+        matches!(
+            w.as_str(),
+            "how" | "what" | "which" | "who" | "whom" | "whose" | "when" | "where"
+        )
+    }) else {
+        return Asked::default();
+    };
+    let rest = &words[at + 1..];
+    // Two questions in one ("What is its melting point and who first isolated it?"): each has
+    // its phrase, and favouring the first's would leave the second's answer out.
+    let second = (rest.windows(2)).any(|w| {
+        w[0] == "and"
+            && matches!(
+                w[1].as_str(),
+                "how" | "what" | "which" | "who" | "whom" | "whose" | "when" | "where" | "in"
+            )
+    });
+    if second {
+        return Asked::default();
+    }
+    let phrase = |from: usize| -> Vec<String> {
+        // "the starting price of", "hotel was": content words up to an auxiliary or a word
+        // that ends the phrase.
+        let taken: Vec<&str> = (rest.iter().skip(from))
+            .skip_while(|w| matches!(w.as_str(), "the" | "a" | "an"))
+            .take_while(|w| {
+                !AUXILIARIES.contains(&w.as_str()) && !ENDS_PHRASE.contains(&w.as_str())
+            })
+            .map(String::as_str)
+            .collect();
+        terms_in(&taken.join(" "), lang)
+    };
+    let (kind, focus) = match words[at].as_str() {
+        "how" => match rest.first().map(String::as_str) {
+            Some("many" | "much") => (Some(Kind::Number), phrase(1)),
+            Some(m) if MEASURES.contains(&m) => (Some(Kind::Number), vec![m.to_owned()]),
+            _ => (None, Vec::new()),
+        },
+        "who" | "whom" | "whose" => (Some(Kind::Name), Vec::new()),
+        "when" => (Some(Kind::Date), Vec::new()),
+        "where" => (Some(Kind::Place), Vec::new()),
+        // "what is the starting price of …", "which singer did …", "what year …". "Which"
+        // picks one of named things; "what" may ask for anything ("what is the melting point",
+        // "what sentence"), so only its nouns of a number, a date or a place say the kind.
+        which => {
+            let aux = rest
+                .first()
+                .is_some_and(|w| AUXILIARIES.contains(&w.as_str()));
+            let focus = phrase(usize::from(aux));
+            let has = |words: &[&str]| focus.iter().any(|w| words.contains(&w.as_str()));
+            let kind = if has(NUMBER_NOUNS) {
+                Some(Kind::Number)
+            } else if has(&["date", "day", "month"]) {
+                Some(Kind::Date)
+            } else if has(&["city", "town", "country", "place"]) {
+                Some(Kind::Place)
+            } else if which == "which" {
+                Some(Kind::Name)
+            } else {
+                None
+            };
+            (kind.filter(|_| !focus.is_empty()), focus)
+        }
+    };
+    Asked { focus, kind }
+}
+
+impl Kind {
+    /// Whether `sentence` states a value of this kind: a number, a date, or a name it does not
+    /// share with the question (`question_words`, lower-cased) past its first word.
+    pub fn stated_in(self, sentence: &str, question_words: &[String]) -> bool {
+        let number = || {
+            sentence.chars().any(|c| c.is_ascii_digit())
+                || (sentence.split(|c: char| !c.is_alphanumeric()))
+                    .any(|w| NUMBER_WORDS.contains(&w.to_lowercase().as_str()))
+        };
+        match self {
+            Kind::Number => number(),
+            Kind::Date => {
+                number()
+                    || (sentence.split(|c: char| !c.is_alphanumeric()))
+                        .any(|w| MONTHS.contains(&w.to_lowercase().as_str()))
+            }
+            Kind::Name | Kind::Place => (sentence.split_whitespace().skip(1)).any(|w| {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                w.chars().next().is_some_and(char::is_uppercase)
+                    && !question_words.contains(&w.to_lowercase())
+            }),
+        }
+    }
+}
+
+/// Numbers written as words.
+const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    "hundred", "thousand", "million", "billion", "dozen", "half",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(question: &str) -> (Vec<String>, Option<Kind>) {
+        let a = asked(question, Lang::EN);
+        (a.focus, a.kind)
+    }
+
+    #[test]
+    fn a_question_phrase_gives_the_words_and_the_kind_asked() {
+        let s = |v: &[&str]| v.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            of("In which hotel was the kidnapped Fort Worth girl found?"),
+            (s(&["hotel"]), Some(Kind::Name))
+        );
+        assert_eq!(
+            of("How many people were injured in the clashes?"),
+            (s(&["people"]), Some(Kind::Number))
+        );
+        assert_eq!(
+            of("How much did WeWork pay to acquire Meetup?"),
+            (s(&[]), Some(Kind::Number))
+        );
+        assert_eq!(
+            of("What is the starting price of the Mustang Mach-E?"),
+            (s(&["starting", "price"]), Some(Kind::Number))
+        );
+        assert_eq!(
+            of("In what year was Patrick Carlineo convicted?").1,
+            Some(Kind::Number)
+        );
+        assert_eq!(
+            of("How long did the man take steroids?"),
+            (s(&["long"]), Some(Kind::Number))
+        );
+        assert_eq!(of("Who heads the team?").1, Some(Kind::Name));
+        // "What" may ask for a measure as well as a name.
+        assert_eq!(
+            of("What is the melting point of Zorblium?"),
+            (s(&["melting", "point"]), None)
+        );
+        assert_eq!(of("When was the transcript released?").1, Some(Kind::Date));
+        assert_eq!(of("Pourquoi?"), (s(&[]), None));
+        assert_eq!(
+            of("How long is the Brimomir Bridge and when did it open?"),
+            (s(&[]), None)
+        );
+    }
+
+    #[test]
+    fn a_sentence_states_a_value_of_the_kind() {
+        let q: Vec<String> = ["fort", "worth", "girl"].map(String::from).to_vec();
+        assert!(Kind::Name.stated_in(
+            "He took the child to Forest Hill's WoodSpring Suites hotel.",
+            &q
+        ));
+        assert!(!Kind::Name.stated_in("A kidnapped Fort Worth girl was rescued by police.", &q));
+        assert!(Kind::Number.stated_in("Thirty people were injured.", &q));
+        assert!(Kind::Number.stated_in("It cost $449,000.", &q));
+        assert!(!Kind::Number.stated_in("Many people were injured.", &q));
+        assert!(Kind::Date.stated_in("It was released on September 25.", &q));
+    }
+}
