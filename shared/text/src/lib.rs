@@ -578,6 +578,15 @@ pub fn unlink(s: &str) -> String {
     }
     let mut out = String::with_capacity(text.len());
     for word in text.split_inclusive(char::is_whitespace) {
+        // A URL glued to the word before it, as a tweet quoted in a page has it ("from
+        // 2014.https://t.co/…"): the word is kept, the URL goes.
+        let glued = (word.find("http://").or(word.find("https://")))
+            .filter(|at| word[..*at].chars().any(char::is_alphanumeric));
+        let (kept, word) = match glued {
+            Some(at) => word.split_at(at),
+            None => ("", word),
+        };
+        out.push_str(kept);
         let bare = word.trim_start_matches(['(', '<', '"', '\'']);
         let lower = bare.get(..8).unwrap_or(bare).to_ascii_lowercase();
         if lower.starts_with("http://")
@@ -920,6 +929,10 @@ mod tests {
             "Sources: and here"
         );
         assert_eq!(unlink("No links here."), "No links here.");
+        assert_eq!(
+            unlink("campaign from 2014.https://t.co/hFciHO5Qc7 pic.twitter.com/x — Cooper"),
+            "campaign from 2014. pic.twitter.com/x — Cooper"
+        );
     }
 
     #[test]
