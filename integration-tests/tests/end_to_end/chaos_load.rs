@@ -125,8 +125,11 @@ async fn hung_job() {
         ),
         ("TRAWL__LLM__BASE_URL", format!("{web}/v1")),
         ("TRAWL__LLM__MODEL", "gpt-4o-mini".into()),
-        // Only the message timeout may end a hang, not the model client's own.
+        // Only the message timeout may end a hang, not the model client's own, nor the share
+        // of the message's time its LLM calls may answer in (a whole share counts from the
+        // call's start, so the message timeout comes first): this case is a hung handler's.
         ("TRAWL__LLM__TIMEOUT_SECS", "3600".into()),
+        ("TRAWL__LLM__MESSAGE_TIME_SHARE", "1".into()),
         ("OPENAI_API_KEY", "sk-chaos".into()),
         // The LLM in search (query analysis) and synthesize (the report) only, and one round
         // of research, so a hung question hangs in those two handlers once each.

@@ -388,12 +388,6 @@ impl Llm {
         if let Some(refused) = self.refused(&key, request).await {
             return Ok((refused, key));
         }
-        // A call that cannot start within the message's LLM time is not made; one still
-        // running when that time ends is cut, and its step takes its non-LLM path.
-        let left = outside::llm_time_left();
-        if left.is_some_and(|l| l < MIN_CALL_TIME) {
-            return Err(LlmError::OutOfTime);
-        }
         let options = wire::Options {
             answer,
             reasoning_effort: &cfg.reasoning_effort,
@@ -407,13 +401,8 @@ impl Llm {
         };
         // The model's answer, its retries and the fleet's pacing are all waits on the outside:
         // the worker's core is free for other messages meanwhile.
-        let attempts = outside::waiting(self.attempts(endpoint, request, &options, &guard.sending));
-        let result = match left {
-            Some(left) => {
-                (tokio::time::timeout(left, attempts).await).unwrap_or(Err(LlmError::OutOfTime))
-            }
-            None => attempts.await,
-        };
+        let result =
+            outside::waiting(self.attempts(endpoint, request, &options, &guard.sending)).await;
         let cost = result.as_ref().map_or(0, |(_, cost)| *cost);
         guard.reserved = 0;
         self.settle(reserved, cost).await;
@@ -527,10 +516,30 @@ impl Llm {
         loop {
             self.pace(endpoint, request, options).await;
             let (url, body) = wire::chat_request(endpoint, request, options);
+            // The message's time for answers: a request that could not be answered in what is
+            // left is not sent, one still unanswered when it runs out is cut, and the step takes
+            // its non-LLM path. Waits for a rate limit do not count, nor do 429s: a storm is
+            // waited out as any rate limit is.
+            let left = outside::llm_time_left();
+            if left.is_some_and(|l| l < MIN_CALL_TIME) {
+                return Err(LlmError::OutOfTime);
+            }
             let started = Instant::now();
             sending.store(true, Ordering::Relaxed);
-            let result = self.send(endpoint, url, &body, request).await;
+            let sent = self.send(endpoint, url, &body, request);
+            let result = match left {
+                Some(left) => tokio::time::timeout(left, sent).await.ok(),
+                None => Some(sent.await),
+            };
             sending.store(false, Ordering::Relaxed);
+            let Some(result) = result else {
+                outside::spend_llm(started.elapsed());
+                return Err(LlmError::OutOfTime);
+            };
+            if !matches!(&result, Err(f) if matches!(f.error, LlmError::Status { status: 429, .. }))
+            {
+                outside::spend_llm(started.elapsed());
+            }
             let model = endpoint.model.as_str();
             METRICS
                 .latency
@@ -738,13 +747,7 @@ impl Llm {
     }
 
     async fn cached(&self, key: &str) -> Option<ChatResponse> {
-        let store = self
-            .store
-            .as_ref()
-            .filter(|_| self.inner.config.cache_ttl_secs > 0)?;
-        let bytes = store.cache_get(Cache::Llm, key).await.ok()??;
-        let mut response: ChatResponse = serde_json::from_slice(&bytes).ok()?;
-        response.cached = true;
+        let response = self.cache_read(key).await?;
         METRICS.cache_hits.inc();
         Some(response)
     }
@@ -755,17 +758,11 @@ impl Llm {
         if request.temperature != 0.0 {
             return None;
         }
-        let store = self
-            .store
-            .as_ref()
-            .filter(|_| self.inner.config.cache_ttl_secs > 0)?;
-        let bytes = store
-            .cache_get(Cache::Llm, &refused_key(key))
-            .await
-            .ok()??;
-        let mut response: ChatResponse = serde_json::from_slice(&bytes).ok()?;
-        response.cached = true;
-        Some(response)
+        self.cache_read(&refused_key(key)).await
+    }
+
+    async fn store_cached(&self, key: &str, response: &ChatResponse) {
+        self.cache_write(key, response, Duration::MAX).await;
     }
 
     /// Remembers that the answer to the request of `key` was refused by its step, for
@@ -775,25 +772,24 @@ impl Llm {
         if request.temperature != 0.0 || response.cached {
             return;
         }
-        let Some(store) = self
-            .store
-            .as_ref()
-            .filter(|_| self.inner.config.cache_ttl_secs > 0)
-        else {
-            return;
-        };
-        if let Ok(bytes) = serde_json::to_vec(response) {
-            let ttl = Duration::from_secs(self.inner.config.cache_ttl_secs).min(REFUSED_TTL);
-            if let Err(e) = store
-                .cache_put(Cache::Llm, &refused_key(key), &bytes, ttl)
-                .await
-            {
-                warn!(error = %e, "LLM cache unavailable");
-            }
-        }
+        self.cache_write(&refused_key(key), response, REFUSED_TTL)
+            .await;
     }
 
-    async fn store_cached(&self, key: &str, response: &ChatResponse) {
+    /// A response kept under `key`, marked as cached; none when answers are not cached.
+    async fn cache_read(&self, key: &str) -> Option<ChatResponse> {
+        let store = self
+            .store
+            .as_ref()
+            .filter(|_| self.inner.config.cache_ttl_secs > 0)?;
+        let bytes = store.cache_get(Cache::Llm, key).await.ok()??;
+        let mut response: ChatResponse = serde_json::from_slice(&bytes).ok()?;
+        response.cached = true;
+        Some(response)
+    }
+
+    /// Keeps `response` under `key` for `llm.cache_ttl_secs`, or `most` if that is shorter.
+    async fn cache_write(&self, key: &str, response: &ChatResponse, most: Duration) {
         let Some(store) = self
             .store
             .as_ref()
@@ -802,7 +798,7 @@ impl Llm {
             return;
         };
         if let Ok(bytes) = serde_json::to_vec(response) {
-            let ttl = Duration::from_secs(self.inner.config.cache_ttl_secs);
+            let ttl = Duration::from_secs(self.inner.config.cache_ttl_secs).min(most);
             if let Err(e) = store.cache_put(Cache::Llm, key, &bytes, ttl).await {
                 warn!(error = %e, "LLM cache unavailable");
             }

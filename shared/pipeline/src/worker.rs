@@ -412,9 +412,10 @@ async fn process<S: Stage>(
     let started = std::time::Instant::now();
     let limit = Duration::from_secs(rt.config.broker.message_timeout_secs);
     let message = waits.message();
-    // A stage's LLM calls end in time for the handler to finish on its non-LLM paths.
+    // A stage's LLM calls answer within a share of the message's time, so the handler ends on
+    // its non-LLM paths before its timeout.
     if let Some(llm) = &rt.config.llm {
-        message.limit_llm(started + limit.mul_f64(llm.message_time_share));
+        message.limit_llm(limit.mul_f64(llm.message_time_share));
     }
     let handler = message.scope(stage.handle(rt, env).instrument(span));
     let handled = match tokio::time::timeout(limit, handler).await {

@@ -6,15 +6,17 @@
 //! leaves its core idle; and a handler abandoned at its message timeout while it waited for a
 //! provider's limit is known to have failed for the provider, not its own fault.
 //!
-//! A message also carries the time its LLM calls may take ([`Message::limit_llm`]): a slow model
-//! (a laptop's, a few tokens a second) must not hold a handler past its message timeout, where
-//! it would be abandoned and retried from the start, every paid answer asked for again. Past the
-//! limit ([`llm_time_left`]) a step takes its non-LLM path.
+//! A message also carries the time its LLM calls may spend answering ([`Message::limit_llm`]): a
+//! slow model (a laptop's, a few tokens a second) must not hold a handler past its message
+//! timeout, where it would be abandoned and retried from the start, every paid answer asked for
+//! again. Past it ([`llm_time_left`]) a step takes its non-LLM path. Waits for a rate limit do
+//! not count: a handler cut off while it waits goes back without spending an attempt, and gets
+//! the model's answer once the provider recovers.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -37,8 +39,10 @@ pub struct Message {
     /// Up while it sleeps on a rate limit; left up if it is dropped then.
     rate_limited: AtomicBool,
     waits: Arc<Waits>,
-    /// When its LLM calls must have ended; unset: no limit but each call's own timeout.
-    llm_until: OnceLock<Instant>,
+    /// How long its LLM calls may spend answering; unset: no limit but each call's own timeout.
+    llm_budget: OnceLock<Duration>,
+    /// Microseconds its LLM calls have spent answering so far.
+    llm_spent: AtomicU64,
 }
 
 impl Waits {
@@ -63,7 +67,8 @@ impl Waits {
             depth: AtomicU32::new(0),
             rate_limited: AtomicBool::new(false),
             waits: Arc::clone(self),
-            llm_until: OnceLock::new(),
+            llm_budget: OnceLock::new(),
+            llm_spent: AtomicU64::new(0),
         })
     }
 }
@@ -74,9 +79,9 @@ impl Message {
         MESSAGE.scope(Arc::clone(self), task).await
     }
 
-    /// Its LLM calls must end by `until` (the first limit set holds).
-    pub fn limit_llm(&self, until: Instant) {
-        let _ = self.llm_until.set(until);
+    /// Its LLM calls may spend `budget` answering (the first limit set holds).
+    pub fn limit_llm(&self, budget: Duration) {
+        let _ = self.llm_budget.set(budget);
     }
 
     /// Whether it is sleeping on a rate limit, or was when it was dropped.
@@ -92,11 +97,24 @@ pub async fn waiting<F: Future>(call: F) -> F::Output {
     call.await
 }
 
-/// The time left for LLM calls of the message whose handler asks: `None` outside a message or
-/// without a limit, zero once it has passed.
+/// The time left for LLM calls of the message whose handler asks to spend answering: `None`
+/// outside a message or without a limit, zero once it is spent.
 pub fn llm_time_left() -> Option<Duration> {
-    let until = MESSAGE.try_with(|m| m.llm_until.get().copied()).ok()??;
-    Some(until.saturating_duration_since(Instant::now()))
+    MESSAGE
+        .try_with(|m| {
+            let budget = m.llm_budget.get()?;
+            let spent = Duration::from_micros(m.llm_spent.load(Ordering::Relaxed));
+            Some(budget.saturating_sub(spent))
+        })
+        .ok()?
+}
+
+/// Counts `took` as spent answering by an LLM call of the message whose handler made it.
+pub fn spend_llm(took: Duration) {
+    let _ = MESSAGE.try_with(|m| {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        m.llm_spent.fetch_add(micros, Ordering::Relaxed);
+    });
 }
 
 /// Runs `wait` as an outside wait that is a rate limit's (a model's or a search provider's
@@ -141,24 +159,28 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_message_s_llm_time_is_what_its_limit_leaves() {
+    async fn a_message_s_llm_time_is_its_budget_less_what_its_calls_spent() {
         assert_eq!(llm_time_left(), None, "outside any message");
+        spend_llm(Duration::from_secs(1));
         let message = Waits::new().message();
         assert_eq!(message.scope(async { llm_time_left() }).await, None);
-        message.limit_llm(Instant::now() + Duration::from_secs(60));
+        message.limit_llm(Duration::from_secs(60));
         // The first limit holds: a handler cannot lengthen it.
-        message.limit_llm(Instant::now() + Duration::from_secs(600));
-        let left = message.scope(async { llm_time_left() }).await.unwrap();
-        assert!(
-            left > Duration::from_secs(50) && left <= Duration::from_secs(60),
-            "{left:?}"
-        );
-        let spent = Waits::new().message();
-        spent.limit_llm(Instant::now());
-        assert_eq!(
-            spent.scope(async { llm_time_left() }).await,
-            Some(Duration::ZERO)
-        );
+        message.limit_llm(Duration::from_secs(600));
+        let left = message
+            .scope(async {
+                spend_llm(Duration::from_secs(45));
+                llm_time_left()
+            })
+            .await;
+        assert_eq!(left, Some(Duration::from_secs(15)));
+        let left = message
+            .scope(async {
+                spend_llm(Duration::from_secs(20));
+                llm_time_left()
+            })
+            .await;
+        assert_eq!(left, Some(Duration::ZERO));
     }
 
     #[tokio::test]
