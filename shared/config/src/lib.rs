@@ -792,9 +792,10 @@ pub struct LlmConfig {
     /// and `tokens_per_minute` (`[llm.limits."gpt-4o"]`); what an entry leaves out is the
     /// limit above.
     pub limits: BTreeMap<String, RateLimit>,
-    /// Share of `broker.message_timeout_secs` a stage's LLM calls may take in one message
-    /// (0 to 1). Past it the remaining steps take their non-LLM paths, so a slow model never
-    /// holds a handler until its message is abandoned and retried, every answer asked again.
+    /// Share of `broker.message_timeout_secs` a stage's LLM calls may spend answering in one
+    /// message (0 to 1; waits for a rate limit do not count). Past it the remaining steps take
+    /// their non-LLM paths, so a slow model never holds a handler until its message is
+    /// abandoned and retried, every answer asked again.
     pub message_time_share: f64,
 }
 
