@@ -69,4 +69,5 @@ async fn a_slow_model_never_costs_the_answer() {
         !stderr.contains("not handled within broker.message_timeout_secs"),
         "a handler ran into its message timeout: {stderr}"
     );
+    fleet.cleanup().await;
 }

@@ -8,7 +8,7 @@
 //! English only for now: other languages' questions give no phrase, and ranking goes on as
 //! before.
 
-use crate::{terms_in, Lang, MONTHS};
+use crate::{is_digit, terms_in, Lang, MONTHS};
 
 /// The kind of value a question asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +31,11 @@ pub struct Asked {
     pub focus: Vec<String>,
     pub kind: Option<Kind>,
 }
+
+/// The words that open a question phrase.
+const WH_WORDS: &[&str] = &[
+    "how", "what", "which", "who", "whom", "whose", "when", "where",
+];
 
 /// Auxiliaries that end a question phrase ("how much *did* …", "which singer *did* …").
 const AUXILIARIES: &[&str] = &[
@@ -83,24 +88,14 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
         })
         .filter(|w| !w.is_empty())
         .collect();
-    let Some(at) = (words.iter()).position(|w| {
-        matches!(
-            w.as_str(),
-            "how" | "what" | "which" | "who" | "whom" | "whose" | "when" | "where"
-        )
-    }) else {
+    let Some(at) = (words.iter()).position(|w| WH_WORDS.contains(&w.as_str())) else {
         return Asked::default();
     };
     let rest = &words[at + 1..];
     // Two questions in one ("What is its melting point and who first isolated it?"): each has
     // its phrase, and favouring the first's would leave the second's answer out.
-    let second = (rest.windows(2)).any(|w| {
-        w[0] == "and"
-            && matches!(
-                w[1].as_str(),
-                "how" | "what" | "which" | "who" | "whom" | "whose" | "when" | "where" | "in"
-            )
-    });
+    let second = (rest.windows(2))
+        .any(|w| w[0] == "and" && (WH_WORDS.contains(&w[1].as_str()) || w[1] == "in"));
     if second {
         return Asked::default();
     }
@@ -156,7 +151,7 @@ impl Kind {
     /// share with the question (`question_words`, lower-cased) past its first word.
     pub fn stated_in(self, sentence: &str, question_words: &[String]) -> bool {
         let number = || {
-            sentence.chars().any(|c| c.is_ascii_digit())
+            sentence.chars().any(is_digit)
                 || (sentence.split(|c: char| !c.is_alphanumeric()))
                     .any(|w| NUMBER_WORDS.contains(&w.to_lowercase().as_str()))
         };

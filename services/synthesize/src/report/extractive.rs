@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 use trawl_text::asked::{asked, Kind};
-use trawl_text::entities::{entities_in, named_in};
+use trawl_text::entities::named_in;
 use trawl_text::points::markers;
 use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, unlink, Lang};
 
@@ -184,11 +184,11 @@ fn stated(material: &Material<'_>, answering: &Answering<'_>) -> Vec<(usize, Str
     // entities, all of its words ("Crossing the Grimel River, the Velvelra Bridge is 3,339
     // metres long" states a length, not the Zornex Bridge's). A month or a second entity of the
     // question the sentence leaves out does not make it about something else.
-    let entities = entities_in(material.question, material.lang);
+    let entities = &answering.entities;
     let about = |i: usize, sentence: &str| {
         let d = &material.docs[i];
         let texts = [sentence, d.title.as_str(), d.source.title.as_str()];
-        entities.is_empty() || named_in(&entities, &texts, material.lang).contains(&true)
+        entities.is_empty() || named_in(entities, &texts, material.lang).contains(&true)
     };
     let mut out: Vec<(usize, String)> = Vec::new();
     for point in material.data_points {
@@ -423,6 +423,39 @@ mod tests {
             ],
         );
         assert!(r.contains("in 1998"), "{r}");
+    }
+
+    /// Only sources are links: Barron's writes its peer as a link to a quote page, which the
+    /// report keeps as text. A passage the lookup leads with is not said again below it.
+    #[test]
+    fn a_link_in_a_quoted_sentence_is_text_and_the_lead_is_said_once() {
+        let passage = "The results look OK, but the stock was down 5% in recent trading.";
+        let mut page = doc(
+            0,
+            true,
+            &[
+                passage,
+                "Still, the stock has slid, and peer [Lowe’s](https://www.barrons.com/quote/LOW) \
+                 stock is off too, down 1.8%.",
+            ],
+        );
+        page.title = "Home Depot stock is falling after earnings".into();
+        page.lookup = Some(trawl_messages::Lookup::Passage {
+            text: passage.into(),
+        });
+        let gaps = Gaps::default();
+        let docs = [page];
+        let question = "By what percentage was Home Depot stock down in trading?";
+        let r = material(question, &[], &docs, &[], &gaps, ReportType::Answer).extractive(6);
+        let body = r.markdown.split("## Sources").next().unwrap();
+        assert!(body.contains("peer Lowe’s stock"), "{}", r.markdown);
+        assert!(!body.contains("barrons.com"), "{}", r.markdown);
+        assert_eq!(
+            body.matches("down 5% in recent trading").count(),
+            1,
+            "{}",
+            r.markdown
+        );
     }
 
     #[test]

@@ -86,6 +86,8 @@ pub struct Answering<'a> {
     pub unnamed: Vec<String>,
     /// The relevant sources left out for naming none of the question's entities.
     pub elsewhere: Elsewhere,
+    /// The question's entities ([`entities_in`]), for the writers' own checks.
+    pub entities: Vec<Entity>,
 }
 
 /// How many relevant sources were left out for naming none of the question's entities, and
@@ -134,6 +136,7 @@ pub fn answering<'a>(question: &str, lang: Lang, docs: &'a [AnalysedDoc]) -> Ans
             docs: Vec::new(),
             unnamed,
             elsewhere: Elsewhere::default(),
+            entities,
         };
     }
     let (named, others): (Vec<_>, Vec<_>) =
@@ -157,8 +160,9 @@ pub fn answering<'a>(question: &str, lang: Lang, docs: &'a [AnalysedDoc]) -> Ans
         unnamed,
         elsewhere: Elsewhere {
             sources: others.len(),
-            names: entities.into_iter().map(|e| e.written).collect(),
+            names: entities.iter().map(|e| e.written.clone()).collect(),
         },
+        entities,
     }
 }
 
