@@ -569,61 +569,8 @@ fn from_sentence(
                     .then(|| t.core.to_owned())
             })
         }
-        Kind::Person => {
-            let words = phrasing(lang);
-            // The name in the words after `i`: "by (engineer) Hana Wirth", "por el ingeniero
-            // Luis Ortega".
-            let reach = if words.name_after_verb { 4 } else { 3 };
-            let name_after = |i: usize| {
-                (i + 1..(i + reach).min(toks.len()))
-                    .find_map(|j| name_at(&toks, name_start(&toks, j, lang)?))
-            };
-            // "designed by (engineer) Hana Wirth", the "by" nearest the verb first …
-            let mut by: Vec<usize> = (0..toks.len())
-                .filter(|&i| words.by.contains(&toks[i].lower.as_str()))
-                .collect();
-            if let Some(at) = at {
-                by.sort_by_key(|&i| i.abs_diff(at));
-            }
-            let by = by.into_iter().find_map(name_after);
-            // … or "entwarf der Architekt Karl Brenner", "спроектировал Иван Петров" …
-            let after_verb = || at.filter(|_| words.name_after_verb).and_then(name_after);
-            // … or "Hana Wirth designed", "was Hana Wirth".
-            by.or_else(after_verb).or_else(|| {
-                let at = at?;
-                let mut end = at;
-                while end > 0 && ADVERBS.contains(&toks[end - 1].lower.as_str()) {
-                    end -= 1;
-                }
-                if end > 0 {
-                    let start = (0..end).rev().take_while(|&j| capitalised(&toks[j])).last();
-                    if let Some(name) =
-                        start.and_then(|s| name_at(&toks, name_start(&toks, s, lang)?))
-                    {
-                        return Some(name);
-                    }
-                }
-                (at + 1..toks.len())
-                    .find(|&j| matches!(toks[j].lower.as_str(), "was" | "is"))
-                    .and_then(|j| name_at(&toks, j + 1))
-            })
-        }
-        Kind::Place => {
-            let words = phrasing(lang);
-            order.iter().find_map(|&i| {
-                if !words.at.contains(&toks[i].lower.as_str()) {
-                    return None;
-                }
-                let mut j = i + 1;
-                while toks
-                    .get(j)
-                    .is_some_and(|t| words.filler.contains(&t.lower.as_str()))
-                {
-                    j += 1;
-                }
-                name_at(&toks, j).filter(|n| !MONTHS.contains(&n.to_lowercase().as_str()))
-            })
-        }
+        Kind::Person => person(&toks, at, lang),
+        Kind::Place => place(&toks, &order, lang),
         Kind::Generic => {
             let at = at?;
             let after = at + 1..toks.len();
@@ -634,6 +581,65 @@ fn from_sentence(
                 .or_else(|| definition(&toks, at))
         }
     }
+}
+
+/// Who did what the marker at `at` names: a name after "by" (the "by" nearest the verb
+/// first), after the verb where the language puts it there, else before the verb or after its
+/// "was"/"is".
+fn person(toks: &[Tok], at: Option<usize>, lang: Lang) -> Option<String> {
+    let words = phrasing(lang);
+    // The name in the words after `i`: "by (engineer) Hana Wirth", "por el ingeniero
+    // Luis Ortega".
+    let reach = if words.name_after_verb { 4 } else { 3 };
+    let name_after = |i: usize| {
+        (i + 1..(i + reach).min(toks.len())).find_map(|j| name_at(toks, name_start(toks, j, lang)?))
+    };
+    // "designed by (engineer) Hana Wirth", the "by" nearest the verb first …
+    let mut by: Vec<usize> = (0..toks.len())
+        .filter(|&i| words.by.contains(&toks[i].lower.as_str()))
+        .collect();
+    if let Some(at) = at {
+        by.sort_by_key(|&i| i.abs_diff(at));
+    }
+    let by = by.into_iter().find_map(name_after);
+    // … or "entwarf der Architekt Karl Brenner", "спроектировал Иван Петров" …
+    let after_verb = || at.filter(|_| words.name_after_verb).and_then(name_after);
+    // … or "Hana Wirth designed", "was Hana Wirth".
+    by.or_else(after_verb).or_else(|| {
+        let at = at?;
+        let mut end = at;
+        while end > 0 && ADVERBS.contains(&toks[end - 1].lower.as_str()) {
+            end -= 1;
+        }
+        if end > 0 {
+            let start = (0..end).rev().take_while(|&j| capitalised(&toks[j])).last();
+            if let Some(name) = start.and_then(|s| name_at(toks, name_start(toks, s, lang)?)) {
+                return Some(name);
+            }
+        }
+        (at + 1..toks.len())
+            .find(|&j| matches!(toks[j].lower.as_str(), "was" | "is"))
+            .and_then(|j| name_at(toks, j + 1))
+    })
+}
+
+/// Where: the name after the language's "in"/"at" (and its filler words) nearest the marker
+/// in `order`, not a month.
+fn place(toks: &[Tok], order: &[usize], lang: Lang) -> Option<String> {
+    let words = phrasing(lang);
+    order.iter().find_map(|&i| {
+        if !words.at.contains(&toks[i].lower.as_str()) {
+            return None;
+        }
+        let mut j = i + 1;
+        while toks
+            .get(j)
+            .is_some_and(|t| words.filler.contains(&t.lower.as_str()))
+        {
+            j += 1;
+        }
+        name_at(toks, j).filter(|n| !MONTHS.contains(&n.to_lowercase().as_str()))
+    })
 }
 
 /// "NAME is VALUE": the words after the first is/was/are/were that follows the name, up to the

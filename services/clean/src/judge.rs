@@ -146,6 +146,11 @@ pub(crate) fn list_item(t: &str) -> Option<&str> {
 
 /// The heuristic cleanliness score of `markdown`, with what lowered it.
 pub fn heuristic(markdown: &str) -> Heuristic {
+    verdict(&classify(markdown))
+}
+
+/// What each line of content of `markdown` is (a code block counts as one clean line).
+fn classify(markdown: &str) -> Vec<Line> {
     let mut kinds: Vec<Line> = Vec::new();
     // The phrases in one pass over a line, not one pass each.
     static PHRASE_MATCHER: LazyLock<AhoCorasick> =
@@ -198,6 +203,12 @@ pub fn heuristic(markdown: &str) -> Heuristic {
     if let Some(start) = run {
         mark_nav(&mut kinds, start);
     }
+    kinds
+}
+
+/// The score of `kinds`: bad lines count whole and very short ones half; with a problem for
+/// each kind of bad line found.
+fn verdict(kinds: &[Line]) -> Heuristic {
     if kinds.is_empty() {
         return Heuristic {
             score: 1.0,

@@ -102,6 +102,32 @@ impl CleanStage {
         }
         Ok(processed)
     }
+
+    /// The page's title and its main content as markdown, cut to `max_chars`: extracted from
+    /// HTML, within the extraction budget and off the I/O threads; any other type as it is.
+    async fn text_of(
+        &self,
+        doc: &FetchedDoc,
+        body: String,
+        max_chars: usize,
+    ) -> Result<(String, String), StageError> {
+        if !is_html(&doc.content_type) {
+            return Ok((doc.source.title.clone(), cap(body, max_chars)));
+        }
+        let _turn = self
+            .extracting
+            .acquire_many(extraction_permits(body.len()))
+            .await
+            .expect("the semaphore is never closed");
+        // Parsing is CPU work: keep it off the threads that drive I/O.
+        let url = doc.final_url.clone();
+        tokio::task::spawn_blocking(move || {
+            let extracted = extract_owned(body, &url);
+            (extracted.title, cap(extracted.markdown, max_chars))
+        })
+        .await
+        .map_err(|e| StageError::permanent(format!("extraction panicked: {e}")))
+    }
 }
 
 /// Whether a page of `content_type` goes through extraction (no type at all counts as HTML).
@@ -205,6 +231,32 @@ async fn store_cached(rt: &Runtime, key: &str, processed: &Processed) {
     }
 }
 
+/// The document clean stores for `doc`: its source, title and what the steps made of it.
+fn analysed_doc(doc: &FetchedDoc, title: String, processed: Processed) -> AnalysedDoc {
+    let a = processed.analysis;
+    let language = trawl_text::Lang::detect(&processed.markdown).code().into();
+    AnalysedDoc {
+        source: doc.source.clone(),
+        final_url: doc.final_url.clone(),
+        title,
+        markdown: processed.markdown,
+        summary: a.summary,
+        key_points: a.key_points,
+        relevance: a.relevance,
+        is_relevant: a.is_relevant,
+        level: doc.level,
+        bytes: doc.bytes,
+        extracted_data: a.extracted_data,
+        tables: a.tables,
+        lookup: a.lookup,
+        cleanliness: Some(processed.cleanliness),
+        cleaning: Some(processed.cleaning),
+        analysed_by: processed.analysed_by,
+        notes: processed.notes,
+        language,
+    }
+}
+
 #[async_trait]
 impl Stage for CleanStage {
     type Input = FetchedDoc;
@@ -218,23 +270,7 @@ impl Stage for CleanStage {
         let body = std::mem::take(&mut msg.body.body);
         let doc = &msg.body;
         let max_chars = rt.config.clean.max_chars;
-        let (title, markdown) = if is_html(&doc.content_type) {
-            let _turn = self
-                .extracting
-                .acquire_many(extraction_permits(body.len()))
-                .await
-                .expect("the semaphore is never closed");
-            // Parsing is CPU work: keep it off the threads that drive I/O.
-            let url = doc.final_url.clone();
-            tokio::task::spawn_blocking(move || {
-                let extracted = extract_owned(body, &url);
-                (extracted.title, cap(extracted.markdown, max_chars))
-            })
-            .await
-            .map_err(|e| StageError::permanent(format!("extraction panicked: {e}")))?
-        } else {
-            (doc.source.title.clone(), cap(body, max_chars))
-        };
+        let (title, markdown) = self.text_of(doc, body, max_chars).await?;
         // The page is gone; what waits on the LLM steps is its text.
         trawl_pipeline::in_flight::hold(
             ANALYSIS_MEMORY_FACTOR * markdown.len() as u64 + trawl_pipeline::worker::BASE_FOOTPRINT,
@@ -258,28 +294,7 @@ impl Stage for CleanStage {
             };
             let processed = self.steps(&Job::new(rt, &msg), &title, markdown).await?;
             let key = paths::doc(msg.batch_id, msg.job_id, doc.source.idx);
-            let a = processed.analysis;
-            let language = trawl_text::Lang::detect(&processed.markdown).code().into();
-            let analysed = AnalysedDoc {
-                source: doc.source.clone(),
-                final_url: doc.final_url.clone(),
-                title,
-                markdown: processed.markdown,
-                summary: a.summary,
-                key_points: a.key_points,
-                relevance: a.relevance,
-                is_relevant: a.is_relevant,
-                level: doc.level,
-                bytes: doc.bytes,
-                extracted_data: a.extracted_data,
-                tables: a.tables,
-                lookup: a.lookup,
-                cleanliness: Some(processed.cleanliness),
-                cleaning: Some(processed.cleaning),
-                analysed_by: processed.analysed_by,
-                notes: processed.notes,
-                language,
-            };
+            let analysed = analysed_doc(doc, title, processed);
             // The document is on disk before its outcome counts, so synthesis can always read it.
             rt.put_json(&key, &analysed).await?;
             record.doc = Some(key);

@@ -228,6 +228,73 @@ const PROXY_SWITCHES: [&str; 6] = [
     "--host-resolver-rules",
 ];
 
+/// The WebDriver's URL, once the config is known to keep its browser behind the SSRF proxy: a
+/// plain HTTP WebDriver, no switch around the proxy, and a proxy address the browser can reach.
+fn checked_webdriver(config: &FetchConfig) -> Result<Url, String> {
+    let webdriver = Url::parse(&config.webdriver_url)
+        .map_err(|e| format!("fetch.webdriver_url {:?}: {e}", config.webdriver_url))?;
+    if webdriver.scheme() != "http" {
+        return Err(format!(
+            "fetch.webdriver_url must be http:// (chromedriver, Selenium), not {}",
+            webdriver.scheme()
+        ));
+    }
+    let bypass = |a: &&String| PROXY_SWITCHES.iter().any(|s| a.starts_with(s));
+    if let Some(arg) = config.browser_args.iter().find(bypass) {
+        return Err(format!(
+            "fetch.browser_args: {arg} would take the browser past the SSRF proxy"
+        ));
+    }
+    let local_webdriver = match webdriver.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    if !local_webdriver && config.browser_proxy_advertise.is_empty() {
+        return Err(format!(
+            "fetch.webdriver_url {webdriver} is not on this machine, so its browser cannot reach this worker's SSRF proxy at fetch.browser_proxy_listen ({}): listen where it can (such as 0.0.0.0:9470) and set fetch.browser_proxy_advertise to this worker's host:port as the browser sees it",
+            config.browser_proxy_listen
+        ));
+    }
+    Ok(webdriver)
+}
+
+/// Chromium's command line: headless, quiet, every connection through the proxy at
+/// `advertised`, then the configured `extra` switches.
+fn chromium_args(advertised: &str, extra: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--headless=new",
+        // Containers run as root without user namespaces; the pod is the sandbox.
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--disable-extensions",
+        "--disable-background-networking",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--no-first-run",
+        "--mute-audio",
+        "--window-size=1366,900",
+        // DevTools over a pipe from the WebDriver, not a port: when the WebDriver dies
+        // (SIGKILL, OOM), the pipe closes and Chromium quits instead of living on orphaned.
+        "--remote-debugging-pipe",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend([
+        format!("--proxy-server=http://{advertised}"),
+        // Chromium sends loopback around a proxy unless told not to.
+        "--proxy-bypass-list=<-loopback>".into(),
+        // WebRTC would otherwise open UDP to any address a page names.
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
+        // QUIC is UDP: it cannot go through the proxy.
+        "--disable-quic".into(),
+    ]);
+    args.extend(extra.iter().cloned());
+    args
+}
+
 impl BrowserPool {
     /// A pool whose browsers resolve names through the guard and the configured overrides.
     /// Starts the pool's proxy, so it must be called inside a tokio runtime.
@@ -242,32 +309,7 @@ impl BrowserPool {
         config: &FetchConfig,
         resolver: GuardedResolver,
     ) -> Result<BrowserPool, String> {
-        let webdriver = Url::parse(&config.webdriver_url)
-            .map_err(|e| format!("fetch.webdriver_url {:?}: {e}", config.webdriver_url))?;
-        if webdriver.scheme() != "http" {
-            return Err(format!(
-                "fetch.webdriver_url must be http:// (chromedriver, Selenium), not {}",
-                webdriver.scheme()
-            ));
-        }
-        let bypass = |a: &&String| PROXY_SWITCHES.iter().any(|s| a.starts_with(s));
-        if let Some(arg) = config.browser_args.iter().find(bypass) {
-            return Err(format!(
-                "fetch.browser_args: {arg} would take the browser past the SSRF proxy"
-            ));
-        }
-        let local_webdriver = match webdriver.host() {
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-            None => false,
-        };
-        if !local_webdriver && config.browser_proxy_advertise.is_empty() {
-            return Err(format!(
-                "fetch.webdriver_url {webdriver} is not on this machine, so its browser cannot reach this worker's SSRF proxy at fetch.browser_proxy_listen ({}): listen where it can (such as 0.0.0.0:9470) and set fetch.browser_proxy_advertise to this worker's host:port as the browser sees it",
-                config.browser_proxy_listen
-            ));
-        }
+        let webdriver = checked_webdriver(config)?;
         let guard = resolver.guard().clone();
         let listen = (config.browser_proxy_listen.parse())
             .map_err(|e| format!("fetch.browser_proxy_listen: {e}"))?;
@@ -280,35 +322,7 @@ impl BrowserPool {
             "" => proxy.addr().to_string(),
             configured => configured.to_owned(),
         };
-        let mut args: Vec<String> = [
-            "--headless=new",
-            // Containers run as root without user namespaces; the pod is the sandbox.
-            "--no-sandbox",
-            "--disable-dev-shm-usage",
-            "--disable-gpu",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--disable-sync",
-            "--disable-default-apps",
-            "--no-first-run",
-            "--mute-audio",
-            "--window-size=1366,900",
-            // DevTools over a pipe from the WebDriver, not a port: when the WebDriver dies
-            // (SIGKILL, OOM), the pipe closes and Chromium quits instead of living on orphaned.
-            "--remote-debugging-pipe",
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend([
-            format!("--proxy-server=http://{advertised}"),
-            // Chromium sends loopback around a proxy unless told not to.
-            "--proxy-bypass-list=<-loopback>".into(),
-            // WebRTC would otherwise open UDP to any address a page names.
-            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
-            // QUIC is UDP: it cannot go through the proxy.
-            "--disable-quic".into(),
-        ]);
-        args.extend(config.browser_args.iter().cloned());
+        let args = chromium_args(&advertised, &config.browser_args);
         METRICS
             .browser_sessions_max
             .set(config.browser_sessions as i64);

@@ -530,6 +530,40 @@ async fn forward(mut client: TcpStream, head: Head, shared: &Shared) {
         Err(Answer::Status(code, why)) => return answer(&mut client, code, why, limits).await,
         Err(Answer::Hangup) => return,
     };
+    let Some(headers) = forwarded_headers(&head) else {
+        return answer(&mut client, 400, "Bad Request", limits).await;
+    };
+    let request = shared.http.request(method, url).headers(headers);
+    let request = match body {
+        Some(body) => request.body(body),
+        None => request,
+    };
+    let mut response = match request.send().await {
+        Ok(response) => response,
+        Err(e) => {
+            return match refusal_in(&e) {
+                Some(refusal) => refuse(&mut client, &host, &refusal.to_string(), shared).await,
+                None if e.is_timeout() => answer(&mut client, 504, "Gateway Timeout", limits).await,
+                None => answer(&mut client, 502, "Bad Gateway", limits).await,
+            };
+        }
+    };
+    if !send(&mut client, &response_head(&response), limits).await {
+        return;
+    }
+    // reqwest's read timeout bounds the silence of the server; `send` that of the browser.
+    while let Ok(Some(chunk)) = response.chunk().await {
+        if !send(&mut client, &chunk, limits).await {
+            return;
+        }
+    }
+    let _ = client.shutdown().await;
+}
+
+/// The request's end-to-end headers, as the guarded client sends them on: hop-by-hop ones
+/// (and those `Connection` names) are the proxy's, `Host` and `Content-Length` the client's to
+/// set. `None`: a header that is not valid HTTP.
+fn forwarded_headers(head: &Head) -> Option<HeaderMap> {
     let mut headers = HeaderMap::new();
     let listed: Vec<String> = head
         .header("connection")
@@ -548,25 +582,15 @@ async fn forward(mut client: TcpStream, head: Head, shared: &Shared) {
             HeaderName::from_bytes(name.as_bytes()),
             HeaderValue::from_bytes(value),
         ) else {
-            return answer(&mut client, 400, "Bad Request", limits).await;
+            return None;
         };
         headers.append(name, value);
     }
-    let request = shared.http.request(method, url).headers(headers);
-    let request = match body {
-        Some(body) => request.body(body),
-        None => request,
-    };
-    let mut response = match request.send().await {
-        Ok(response) => response,
-        Err(e) => {
-            return match refusal_in(&e) {
-                Some(refusal) => refuse(&mut client, &host, &refusal.to_string(), shared).await,
-                None if e.is_timeout() => answer(&mut client, 504, "Gateway Timeout", limits).await,
-                None => answer(&mut client, 502, "Bad Gateway", limits).await,
-            };
-        }
-    };
+    Some(headers)
+}
+
+/// The status line and end-to-end headers of `response`, as the browser gets them.
+fn response_head(response: &reqwest::Response) -> Vec<u8> {
     let status = response.status();
     let mut out = format!(
         "HTTP/1.1 {} {}\r\n",
@@ -585,16 +609,7 @@ async fn forward(mut client: TcpStream, head: Head, shared: &Shared) {
     }
     // Without Transfer-Encoding the body ends where the connection does.
     out.extend_from_slice(b"Connection: close\r\n\r\n");
-    if !send(&mut client, &out, limits).await {
-        return;
-    }
-    // reqwest's read timeout bounds the silence of the server; `send` that of the browser.
-    while let Ok(Some(chunk)) = response.chunk().await {
-        if !send(&mut client, &chunk, limits).await {
-            return;
-        }
-    }
-    let _ = client.shutdown().await;
+    out
 }
 
 /// The request's body, when it declares one: what came with the head and the rest of

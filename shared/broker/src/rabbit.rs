@@ -286,6 +286,38 @@ fn other_arguments(e: &lapin::Error) -> bool {
         if matches!(amqp.kind(), AMQPErrorKind::Soft(AMQPSoftError::PRECONDITIONFAILED)))
 }
 
+/// A stage's queue is a quorum queue that dead-letters to `dead` after its delivery limit;
+/// the dead-letter queue keeps what it gets.
+fn queue_arguments(settings: &BrokerSettings, queue: Queue, dead: &str) -> FieldTable {
+    let quorum = ("x-queue-type", long("quorum"));
+    match queue {
+        Queue::Dead => args(std::slice::from_ref(&quorum)),
+        // Notifications, not the record of results: bounded, the oldest dropped first, so
+        // a queue nobody reads cannot fill the broker's memory.
+        Queue::Results => args(&[
+            quorum.clone(),
+            (
+                "x-max-length",
+                AMQPValue::LongLongInt(i64::from(settings.results_max_length)),
+            ),
+            ("x-overflow", long("drop-head")),
+            (
+                "x-message-ttl",
+                AMQPValue::LongLongInt(settings.results_ttl.as_millis() as i64),
+            ),
+        ]),
+        _ => args(&[
+            quorum.clone(),
+            (
+                "x-delivery-limit",
+                AMQPValue::LongInt(settings.delivery_limit as i32),
+            ),
+            ("x-dead-letter-exchange", long("")),
+            ("x-dead-letter-routing-key", long(dead)),
+        ]),
+    }
+}
+
 /// Declares every queue, delay tier and binding, on a channel of its own (a queue declared
 /// with other arguments closes the channel it was declared on: [`declare_queue`]).
 async fn declare_topology(
@@ -297,32 +329,7 @@ async fn declare_topology(
     let dead = settings.queue_name(Queue::Dead);
     for &queue in Queue::ALL {
         let name = settings.queue_name(queue);
-        let arguments = match queue {
-            Queue::Dead => args(std::slice::from_ref(&quorum)),
-            // Notifications, not the record of results: bounded, the oldest dropped first, so
-            // a queue nobody reads cannot fill the broker's memory.
-            Queue::Results => args(&[
-                quorum.clone(),
-                (
-                    "x-max-length",
-                    AMQPValue::LongLongInt(i64::from(settings.results_max_length)),
-                ),
-                ("x-overflow", long("drop-head")),
-                (
-                    "x-message-ttl",
-                    AMQPValue::LongLongInt(settings.results_ttl.as_millis() as i64),
-                ),
-            ]),
-            _ => args(&[
-                quorum.clone(),
-                (
-                    "x-delivery-limit",
-                    AMQPValue::LongInt(settings.delivery_limit as i32),
-                ),
-                ("x-dead-letter-exchange", long("")),
-                ("x-dead-letter-routing-key", long(&dead)),
-            ]),
-        };
+        let arguments = queue_arguments(settings, queue, &dead);
         channel = declare_queue(connection, channel, &name, arguments).await?;
     }
     for &tier in &settings.delay_tiers {

@@ -516,59 +516,13 @@ impl Llm {
         loop {
             self.pace(endpoint, request, options).await;
             let (url, body) = wire::chat_request(endpoint, request, options);
-            // The message's time for answers: a request that could not be answered in what is
-            // left is not sent, one still unanswered when it runs out is cut, and the step takes
-            // its non-LLM path. Waits for a rate limit do not count, nor do 429s: a storm is
-            // waited out as any rate limit is.
-            let left = outside::llm_time_left();
-            if left.is_some_and(|l| l < MIN_CALL_TIME) {
-                return Err(LlmError::OutOfTime);
-            }
-            let started = Instant::now();
-            sending.store(true, Ordering::Relaxed);
-            let sent = self.send(endpoint, url, &body, request);
-            let result = match left {
-                Some(left) => tokio::time::timeout(left, sent).await.ok(),
-                None => Some(sent.await),
-            };
-            sending.store(false, Ordering::Relaxed);
-            let Some(result) = result else {
-                outside::spend_llm(started.elapsed());
-                return Err(LlmError::OutOfTime);
-            };
-            if !matches!(&result, Err(f) if matches!(f.error, LlmError::Status { status: 429, .. }))
-            {
-                outside::spend_llm(started.elapsed());
-            }
+            let result = self
+                .send_timed(endpoint, url, &body, request, sending)
+                .await?;
             let model = endpoint.model.as_str();
-            METRICS
-                .latency
-                .get_or_create(&metrics::labels(&[("model", model)]))
-                .observe(started.elapsed().as_secs_f64());
-            let outcome = match &result {
-                Ok(_) => "ok",
-                Err(f) => f.error.label(),
-            };
-            METRICS
-                .requests
-                .get_or_create(&metrics::labels(&[
-                    ("model", model),
-                    ("task", request.task),
-                    ("outcome", outcome),
-                ]))
-                .inc();
             match result {
                 Ok(response) => {
-                    let cost = METRICS.record_usage(model, &response.usage, endpoint.price);
-                    {
-                        let mut spent = self.ledger.lock().expect("ledger lock");
-                        spent.input_tokens += response.usage.input_tokens;
-                        spent.output_tokens += response.usage.output_tokens;
-                        spent.cost_microdollars += cost;
-                        spent.requests += 1;
-                        spent.estimated_requests += u64::from(response.usage.estimated);
-                    }
-                    OK_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let cost = self.book(endpoint, &response.usage);
                     return Ok((response, cost));
                 }
                 Err(Failure {
@@ -609,6 +563,56 @@ impl Llm {
                 Err(f) => return Err(f.error),
             }
         }
+    }
+
+    /// Sends `request` once, within the message's time for answers: a request that could not
+    /// be answered in what is left is not sent, one still unanswered when it runs out is cut
+    /// (both [`LlmError::OutOfTime`]), and the step takes its non-LLM path. Waits for a rate
+    /// limit do not count, nor do 429s: a storm is waited out as any rate limit is.
+    async fn send_timed(
+        &self,
+        endpoint: &Endpoint,
+        url: String,
+        body: &Value,
+        request: &ChatRequest,
+        sending: &AtomicBool,
+    ) -> Result<Result<ChatResponse, Failure>, LlmError> {
+        let left = outside::llm_time_left();
+        if left.is_some_and(|l| l < MIN_CALL_TIME) {
+            return Err(LlmError::OutOfTime);
+        }
+        let started = Instant::now();
+        sending.store(true, Ordering::Relaxed);
+        let sent = self.send(endpoint, url, body, request);
+        let result = match left {
+            Some(left) => tokio::time::timeout(left, sent).await.ok(),
+            None => Some(sent.await),
+        };
+        sending.store(false, Ordering::Relaxed);
+        let Some(result) = result else {
+            outside::spend_llm(started.elapsed());
+            return Err(LlmError::OutOfTime);
+        };
+        if !matches!(&result, Err(f) if matches!(f.error, LlmError::Status { status: 429, .. })) {
+            outside::spend_llm(started.elapsed());
+        }
+        count_request(&endpoint.model, request.task, started, &result);
+        Ok(result)
+    }
+
+    /// Adds an answered call's usage to the metrics and this handle's ledger; what it cost.
+    fn book(&self, endpoint: &Endpoint, usage: &Usage) -> u64 {
+        let cost = METRICS.record_usage(&endpoint.model, usage, endpoint.price);
+        {
+            let mut spent = self.ledger.lock().expect("ledger lock");
+            spent.input_tokens += usage.input_tokens;
+            spent.output_tokens += usage.output_tokens;
+            spent.cost_microdollars += cost;
+            spent.requests += 1;
+            spent.estimated_requests += u64::from(usage.estimated);
+        }
+        OK_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        cost
     }
 
     /// A completion parsed as `T` and checked by `validate`; one repair turn on failure. The
@@ -881,6 +885,31 @@ pub fn process_fallbacks() -> (u64, BTreeMap<String, u64>) {
 }
 
 static OK_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A request's latency and outcome, by model and task.
+fn count_request(
+    model: &str,
+    task: &'static str,
+    started: Instant,
+    result: &Result<ChatResponse, Failure>,
+) {
+    METRICS
+        .latency
+        .get_or_create(&metrics::labels(&[("model", model)]))
+        .observe(started.elapsed().as_secs_f64());
+    let outcome = match result {
+        Ok(_) => "ok",
+        Err(f) => f.error.label(),
+    };
+    METRICS
+        .requests
+        .get_or_create(&metrics::labels(&[
+            ("model", model),
+            ("task", task),
+            ("outcome", outcome),
+        ]))
+        .inc();
+}
 
 /// A failed request: the error, the wait the endpoint asked for, the parameter it refused.
 struct Failure {

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tokio::sync::{mpsc, watch, Notify};
+use tokio::sync::{mpsc, oneshot, watch, Notify};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tracing::{info, warn, Instrument};
@@ -104,18 +104,10 @@ pub async fn run_worker<S: Stage>(
     let waited = METRICS.admission_wait.get_or_create(&stage_labels).clone();
     let waiting_gauge = METRICS.waiting.get_or_create(&stage_labels).clone();
     let limit = admission_limit(broker);
-    let mut subscription = rt.broker.consume(queue, prefetch).await?;
+    let mut window = Window::new(prefetch, broker.max_waiting);
+    let (mut deliveries, stop_taking) = subscribe(&rt, queue, &window, &readiness).await?;
     let waits = Waits::new();
     let running = Arc::new(Running::default());
-    let mut window = Window::new(prefetch, broker.max_waiting);
-    (METRICS.capacity.get_or_create(&stage_labels)).set(i64::from(window.most()));
-    subscription.follow(window.receiver());
-    readiness.set(true);
-    info!(queue = %queue, prefetch, max_waiting = broker.max_waiting, max_in_flight_bytes = cap, "worker consuming");
-    // The subscription runs in a task of its own that is stopped only at shutdown: a
-    // subscription future dropped half-way through re-opening its channel could leave a
-    // consumer behind that nothing reads. Deliveries are stamped as they arrive.
-    let (mut deliveries, stop_taking) = take(subscription);
     let mut tasks = JoinSet::new();
     let mut head: Option<(Instant, Delivery)> = None;
     tokio::pin!(shutdown);
@@ -168,6 +160,42 @@ pub async fn run_worker<S: Stage>(
         }
     }
     readiness.set(false);
+    drain(&rt, queue, (deliveries, stop_taking), tasks).await;
+    info!(queue = %queue, "worker stopped");
+    Ok(())
+}
+
+/// Starts consuming `queue` with the broker's window following `window`; the worker is ready
+/// from then on.
+async fn subscribe(
+    rt: &Runtime,
+    queue: Queue,
+    window: &Window,
+    readiness: &Readiness,
+) -> Result<(Deliveries, oneshot::Sender<()>), StageError> {
+    let broker = &rt.config.broker;
+    let mut subscription = rt.broker.consume(queue, broker.prefetch).await?;
+    METRICS
+        .capacity
+        .get_or_create(&labels(&[("stage", queue.label())]))
+        .set(i64::from(window.most()));
+    subscription.follow(window.receiver());
+    readiness.set(true);
+    info!(queue = %queue, prefetch = broker.prefetch, max_waiting = broker.max_waiting, max_in_flight_bytes = broker.max_in_flight_bytes, "worker consuming");
+    // The subscription runs in a task of its own that is stopped only at shutdown: a
+    // subscription future dropped half-way through re-opening its channel could leave a
+    // consumer behind that nothing reads. Deliveries are stamped as they arrive.
+    Ok(take(subscription))
+}
+
+/// Shutdown: stop taking deliveries, give back those not admitted, and let the running handlers
+/// finish within `broker.shutdown_grace_secs`; the rest are abandoned, their deliveries requeued.
+async fn drain(
+    rt: &Runtime,
+    queue: Queue,
+    (mut deliveries, stop_taking): (Deliveries, oneshot::Sender<()>),
+    mut tasks: JoinSet<()>,
+) {
     let _ = stop_taking.send(());
     // Deliveries not yet admitted go back to the queue as they are dropped.
     deliveries.close();
@@ -180,8 +208,6 @@ pub async fn run_worker<S: Stage>(
         warn!(queue = %queue, abandoned = tasks.len(), "grace period over; requeueing the rest");
         tasks.shutdown().await;
     }
-    info!(queue = %queue, "worker stopped");
-    Ok(())
 }
 
 /// The handlers running, busy or waiting; a slot for another busy one is free while fewer than
@@ -280,16 +306,16 @@ impl Window {
     }
 }
 
+/// Deliveries as they arrived, each stamped with when.
+type Deliveries = mpsc::UnboundedReceiver<(Instant, Delivery)>;
+
 /// Runs `subscription` in its own task until the returned sender fires (or is dropped), each
 /// delivery stamped with when it arrived.
 fn take(
     mut subscription: Box<dyn trawl_broker::Subscription>,
-) -> (
-    mpsc::UnboundedReceiver<(Instant, Delivery)>,
-    tokio::sync::oneshot::Sender<()>,
-) {
+) -> (Deliveries, oneshot::Sender<()>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop, mut stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {
         loop {
             tokio::select! {
@@ -383,14 +409,7 @@ async fn process<S: Stage>(
         }
     };
     let (job_id, batch_id, attempt) = (env.job_id, env.batch_id, env.attempt);
-    let age = (chrono::Utc::now() - env.created_at)
-        .num_milliseconds()
-        .max(0) as f64
-        / 1000.0;
-    METRICS
-        .queue_wait
-        .get_or_create(&labels(&[("stage", queue.label())]))
-        .observe(age);
+    observe_queue_wait(queue, env.created_at);
 
     match rt
         .store
@@ -408,54 +427,10 @@ async fn process<S: Stage>(
         }
     }
 
-    let span = tracing::info_span!("handle", stage = queue.label(), %job_id, %batch_id, attempt);
     let started = std::time::Instant::now();
-    let limit = Duration::from_secs(rt.config.broker.message_timeout_secs);
-    let message = waits.message();
-    // A stage's LLM calls answer within a share of the message's time, so the handler ends on
-    // its non-LLM paths before its timeout.
-    if let Some(llm) = &rt.config.llm {
-        message.limit_llm(limit.mul_f64(llm.message_time_share));
-    }
-    let handler = message.scope(stage.handle(rt, env).instrument(span));
-    let handled = match tokio::time::timeout(limit, handler).await {
-        Ok(handled) => handled,
-        // Cut off while it waited for a provider's rate limit (an LLM's or a search provider's:
-        // a 429 storm, or a fleet limit far below the load): not the message's fault. It comes
-        // back after the longest retry delay, spending no attempt, for as long as that lasts;
-        // the job's deadline still ends the job with what it has.
-        Err(_) if message.rate_limited() => Err(StageError {
-            class: ErrorClass::Unavailable,
-            message: format!(
-                "rate limit: still waiting for a provider's rate limit after broker.message_timeout_secs ({}s)",
-                limit.as_secs()
-            ),
-            origin: "rate_limit",
-        }),
-        // Dropping the handler's future cancels its work; the message is retried like any
-        // other failure instead of holding its delivery until the broker's consumer timeout.
-        Err(_) => Err(StageError::retryable(format!(
-            "timeout: not handled within broker.message_timeout_secs ({}s)",
-            limit.as_secs()
-        ))
-        .with_origin("timeout")),
-    };
+    let handled = run_handler(stage, rt, queue, env, waits).await;
     if matches!(handled, Ok(Handled::Done)) {
-        // Per-job stage timings for job.json; losing one to a store hiccup costs only a figure.
-        let fields = [
-            (
-                Counter::Ms.key(queue.label()),
-                started.elapsed().as_millis() as i64,
-            ),
-            (Counter::Messages.key(queue.label()), 1),
-        ];
-        if let Err(e) = rt
-            .store
-            .job_add(&job_id.to_string(), &fields, rt.job_ttl())
-            .await
-        {
-            warn!(error = %e, "could not record stage timing");
-        }
+        record_timing(rt, queue, &job_id.to_string(), started).await;
     }
     match handled {
         Ok(Handled::Done) => {
@@ -477,6 +452,72 @@ async fn process<S: Stage>(
             "later"
         }
         Err(e) => retry_or_dead(rt, queue, delivery, &body, attempt, e).await,
+    }
+}
+
+/// How long the message waited since it was first published, retries and delays included.
+fn observe_queue_wait(queue: Queue, created_at: chrono::DateTime<chrono::Utc>) {
+    let age = (chrono::Utc::now() - created_at).num_milliseconds().max(0) as f64 / 1000.0;
+    METRICS
+        .queue_wait
+        .get_or_create(&labels(&[("stage", queue.label())]))
+        .observe(age);
+}
+
+/// Runs the stage's handler on `env` in its span, within `broker.message_timeout_secs`; a
+/// handler cut off by the timeout is an error saying why.
+async fn run_handler<S: Stage>(
+    stage: &S,
+    rt: &Runtime,
+    queue: Queue,
+    env: Envelope<S::Input>,
+    waits: &Arc<Waits>,
+) -> Result<Handled, StageError> {
+    let (job_id, batch_id, attempt) = (env.job_id, env.batch_id, env.attempt);
+    let span = tracing::info_span!("handle", stage = queue.label(), %job_id, %batch_id, attempt);
+    let limit = Duration::from_secs(rt.config.broker.message_timeout_secs);
+    let message = waits.message();
+    // A stage's LLM calls answer within a share of the message's time, so the handler ends on
+    // its non-LLM paths before its timeout.
+    if let Some(llm) = &rt.config.llm {
+        message.limit_llm(limit.mul_f64(llm.message_time_share));
+    }
+    let handler = message.scope(stage.handle(rt, env).instrument(span));
+    match tokio::time::timeout(limit, handler).await {
+        Ok(handled) => handled,
+        // Cut off while it waited for a provider's rate limit (an LLM's or a search provider's:
+        // a 429 storm, or a fleet limit far below the load): not the message's fault. It comes
+        // back after the longest retry delay, spending no attempt, for as long as that lasts;
+        // the job's deadline still ends the job with what it has.
+        Err(_) if message.rate_limited() => Err(StageError {
+            class: ErrorClass::Unavailable,
+            message: format!(
+                "rate limit: still waiting for a provider's rate limit after broker.message_timeout_secs ({}s)",
+                limit.as_secs()
+            ),
+            origin: "rate_limit",
+        }),
+        // Dropping the handler's future cancels its work; the message is retried like any
+        // other failure instead of holding its delivery until the broker's consumer timeout.
+        Err(_) => Err(StageError::retryable(format!(
+            "timeout: not handled within broker.message_timeout_secs ({}s)",
+            limit.as_secs()
+        ))
+        .with_origin("timeout")),
+    }
+}
+
+/// Per-job stage timings for job.json; losing one to a store hiccup costs only a figure.
+async fn record_timing(rt: &Runtime, queue: Queue, job_id: &str, started: std::time::Instant) {
+    let fields = [
+        (
+            Counter::Ms.key(queue.label()),
+            started.elapsed().as_millis() as i64,
+        ),
+        (Counter::Messages.key(queue.label()), 1),
+    ];
+    if let Err(e) = rt.store.job_add(job_id, &fields, rt.job_ttl()).await {
+        warn!(error = %e, "could not record stage timing");
     }
 }
 

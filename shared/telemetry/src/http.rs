@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -192,6 +192,49 @@ impl AsyncWrite for Tracked {
     }
 }
 
+/// Serves one accepted connection until it closes, has been idle for `limits.idle_timeout`, or
+/// has answered its request once `stopped` turns true; `_slot` counts it until then.
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    app: Router,
+    (limits, mut stopped): (ConnLimits, tokio::sync::watch::Receiver<bool>),
+    _slot: Slot,
+) {
+    let service =
+        hyper_util::service::TowerToHyperService::new(Extension(ConnectInfo(peer)).layer(app));
+    let activity = Activity::new();
+    let io = TokioIo::new(Tracked {
+        inner: stream,
+        activity: activity.clone(),
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let conn = builder.serve_connection(io, service).with_upgrades();
+    tokio::pin!(conn);
+    let mut stopping = *stopped.borrow();
+    if stopping {
+        conn.as_mut().graceful_shutdown();
+    }
+    loop {
+        let idle_until = activity.last() + limits.idle_timeout;
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            _ = stopped.changed(), if !stopping => {
+                stopping = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            () = tokio::time::sleep_until(idle_until) => {
+                if activity.last() + limits.idle_timeout <= Instant::now() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
 /// Serves `app` on `listener` under `limits` until `shutdown` resolves, then stops accepting,
 /// lets each connection finish the request it is answering, and returns once all have closed.
 /// `server` names it in the refused-connections metric.
@@ -235,43 +278,13 @@ pub async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(
-            Extension(ConnectInfo(peer)).layer(app.clone()),
-        );
-        let (limits, mut stopped) = (limits.clone(), stopped.clone());
-        connections.spawn(async move {
-            let _slot = slot;
-            let activity = Activity::new();
-            let io = TokioIo::new(Tracked {
-                inner: stream,
-                activity: activity.clone(),
-            });
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_timeout);
-            let conn = builder.serve_connection(io, service).with_upgrades();
-            tokio::pin!(conn);
-            let mut stopping = *stopped.borrow();
-            if stopping {
-                conn.as_mut().graceful_shutdown();
-            }
-            loop {
-                let idle_until = activity.last() + limits.idle_timeout;
-                tokio::select! {
-                    _ = conn.as_mut() => break,
-                    _ = stopped.changed(), if !stopping => {
-                        stopping = true;
-                        conn.as_mut().graceful_shutdown();
-                    }
-                    () = tokio::time::sleep_until(idle_until) => {
-                        if activity.last() + limits.idle_timeout <= Instant::now() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+        connections.spawn(connection(
+            stream,
+            peer,
+            app.clone(),
+            (limits.clone(), stopped.clone()),
+            slot,
+        ));
     }
     drop(listener);
     let _ = stop.send(true);

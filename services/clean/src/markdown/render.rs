@@ -103,63 +103,71 @@ impl Cx<'_, '_> {
             }
             Tag::Pre => w.block(self.pre(e), false),
             Tag::Ul | Tag::Ol => w.block(self.list(e, depth), true),
-            Tag::Blockquote => {
-                let inner = finish(&self.sub(e, depth).finished_blocks());
-                let quoted = inner.lines().map(|l| {
-                    if l.is_empty() {
-                        ">".to_string()
-                    } else {
-                        format!("> {l}")
-                    }
-                });
-                w.block(quoted.collect::<Vec<_>>().join("\n"), false);
-            }
+            Tag::Blockquote => self.blockquote(e, w, depth),
             Tag::Table => self.table(e, w, depth),
-            Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt => {
-                let text = collapse_whitespace(&self.dom.text_of(e));
-                let ticks = "`".repeat(longest_run(&text, '`') + 1);
-                let pad = if text.starts_with('`') || text.ends_with('`') {
-                    " "
-                } else {
-                    ""
-                };
-                self.wrap_inline(
-                    w,
-                    Writer {
-                        inline: format!("{ticks}{pad}{text}{pad}{ticks}"),
-                        ..Default::default()
-                    },
-                    |s| s,
-                );
-            }
+            Tag::Code | Tag::Kbd | Tag::Samp | Tag::Tt => self.code(e, w),
             Tag::Em | Tag::I | Tag::Cite | Tag::Dfn => {
                 self.wrap_inline(w, self.sub(e, depth), |s| format!("*{s}*"))
             }
             Tag::Strong | Tag::B => self.wrap_inline(w, self.sub(e, depth), |s| format!("**{s}**")),
-            Tag::A => {
-                let raw = self.dom.attr(e, "href");
-                // A heading's permalink (`¶`, `#`, `§` …) is navigation, not content.
-                if raw.is_some_and(|h| h.starts_with('#'))
-                    && is_permalink_mark(&self.dom.text_of(e))
-                {
-                    return;
-                }
-                let href = raw
-                    .and_then(|h| self.link_target(h))
-                    .filter(|t| t.len() <= MAX_LINK_TARGET && *t != *self.last_link.borrow());
-                if let Some(t) = &href {
-                    self.last_link.replace(t.clone());
-                }
-                let sub = self.sub(e, depth);
-                match href {
-                    Some(url) => self.wrap_inline(w, sub, |s| {
-                        format!("[{}]({url})", s.replace('[', "\\[").replace(']', "\\]"))
-                    }),
-                    None => self.wrap_inline(w, sub, |s| s),
-                }
-            }
+            Tag::A => self.link(e, w, depth),
             _ if is_block(tag) => self.block_children(e, w, depth),
             _ => self.children(e, w, depth),
+        }
+    }
+
+    /// `e`'s blocks, each line behind `> `.
+    fn blockquote(&self, e: usize, w: &mut Writer, depth: usize) {
+        let inner = finish(&self.sub(e, depth).finished_blocks());
+        let quoted = inner.lines().map(|l| {
+            if l.is_empty() {
+                ">".to_string()
+            } else {
+                format!("> {l}")
+            }
+        });
+        w.block(quoted.collect::<Vec<_>>().join("\n"), false);
+    }
+
+    /// Inline code in enough backticks that none inside it ends it.
+    fn code(&self, e: usize, w: &mut Writer) {
+        let text = collapse_whitespace(&self.dom.text_of(e));
+        let ticks = "`".repeat(longest_run(&text, '`') + 1);
+        let pad = if text.starts_with('`') || text.ends_with('`') {
+            " "
+        } else {
+            ""
+        };
+        self.wrap_inline(
+            w,
+            Writer {
+                inline: format!("{ticks}{pad}{text}{pad}{ticks}"),
+                ..Default::default()
+            },
+            |s| s,
+        );
+    }
+
+    /// A link: its text in brackets and its absolute target, or its text alone where the target
+    /// is left out; a heading's permalink is left out entirely.
+    fn link(&self, e: usize, w: &mut Writer, depth: usize) {
+        let raw = self.dom.attr(e, "href");
+        // A heading's permalink (`¶`, `#`, `§` …) is navigation, not content.
+        if raw.is_some_and(|h| h.starts_with('#')) && is_permalink_mark(&self.dom.text_of(e)) {
+            return;
+        }
+        let href = raw
+            .and_then(|h| self.link_target(h))
+            .filter(|t| t.len() <= MAX_LINK_TARGET && *t != *self.last_link.borrow());
+        if let Some(t) = &href {
+            self.last_link.replace(t.clone());
+        }
+        let sub = self.sub(e, depth);
+        match href {
+            Some(url) => self.wrap_inline(w, sub, |s| {
+                format!("[{}]({url})", s.replace('[', "\\[").replace(']', "\\]"))
+            }),
+            None => self.wrap_inline(w, sub, |s| s),
         }
     }
 

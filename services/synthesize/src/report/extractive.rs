@@ -209,6 +209,9 @@ fn stated(material: &Material<'_>, answering: &Answering<'_>) -> Vec<(usize, Str
     out
 }
 
+/// The sentences chosen for one section: the section's index and its candidates in order.
+type Section<'c> = (usize, Vec<&'c Candidate<'c>>);
+
 /// The extractive draft of `material` from the sources it may cite, `max_sentences` long at most.
 pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: usize) -> Draft {
     let Material {
@@ -236,15 +239,7 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let titles: Vec<Vec<String>> = (docs.iter())
         .map(|d| stems(&format!("{} {}", d.title, d.source.title), lang))
         .collect();
-    // One section per distinct sub-query; the question itself when there are none.
-    let mut sections: Vec<&str> = sub_queries
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.trim().is_empty())
-        .collect();
-    if sections.is_empty() {
-        sections.push(question);
-    }
+    let sections = sections(question, sub_queries);
     let per_section = (max_sentences / sections.len()).max(2);
 
     let asks = Asks::of(question, lang);
@@ -261,18 +256,52 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let lead = (docs.iter().enumerate())
         .filter(|(_, d)| answering.holds(d))
         .find_map(|(i, d)| Some((i, lookup::answer_lead(d, 1)?)));
-    let mut chosen: Vec<(usize, Vec<&Candidate>)> = Vec::new();
-    let mut used_sentences: Vec<&str> = lead.iter().map(|(_, l)| l.as_str()).collect();
-    let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     let ranked: Vec<Vec<Candidate>> = sections
         .iter()
         .map(|s| rank(s, lang, &asks, docs, &titles, &pool))
         .collect();
+    let lead_sentence = lead.as_ref().map(|(_, l)| l.as_str());
+    let chosen = pick(&ranked, &stated, lead_sentence, per_section, per_source);
+    let (number, cited) = number_sources(docs, lead.as_ref().map(|(doc, _)| *doc), &chosen);
+    Draft {
+        body: body(lead_sentence, &chosen, &sections, &number),
+        cited,
+        removed: 0,
+        writer: ReportWriter::Extractive,
+    }
+}
+
+/// One section per distinct sub-query; the question itself when there are none.
+fn sections<'a>(question: &'a str, sub_queries: &'a [String]) -> Vec<&'a str> {
+    let mut sections: Vec<&str> = sub_queries
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    if sections.is_empty() {
+        sections.push(question);
+    }
+    sections
+}
+
+/// The sentences of each section, from its `ranked` candidates: up to `per_section` of them,
+/// at most `per_source` from one source over the whole report, none a near-duplicate of one
+/// already said (the `lead` included).
+fn pick<'c>(
+    ranked: &'c [Vec<Candidate<'c>>],
+    stated: &'c [Candidate<'c>],
+    lead: Option<&'c str>,
+    per_section: usize,
+    per_source: usize,
+) -> Vec<Section<'c>> {
+    let mut chosen: Vec<Section> = Vec::new();
+    let mut used_sentences: Vec<&str> = lead.into_iter().collect();
+    let mut per_doc: BTreeMap<usize, usize> = BTreeMap::new();
     for (s, candidates) in ranked.iter().enumerate() {
         let mut picked: Vec<&Candidate> = Vec::new();
         // The sentences stating the data points open the first section, on top of its share.
         if s == 0 {
-            for c in &stated {
+            for c in stated {
                 if used_sentences.iter().any(|o| near_duplicate(o, c.sentence)) {
                     continue;
                 }
@@ -296,12 +325,21 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
         }
         chosen.push((s, picked));
     }
+    chosen
+}
 
+/// Citation numbers by source, given in order of first use (the lead's source first), and the
+/// cited sources' indexes in that order.
+fn number_sources(
+    docs: &[AnalysedDoc],
+    lead: Option<usize>,
+    chosen: &[Section],
+) -> (BTreeMap<usize, u32>, Vec<u32>) {
     let mut number: BTreeMap<usize, u32> = BTreeMap::new();
     let mut cited = Vec::new();
-    if let Some((doc, _)) = &lead {
-        number.insert(*doc, 1);
-        cited.push(docs[*doc].source.idx);
+    if let Some(doc) = lead {
+        number.insert(doc, 1);
+        cited.push(docs[doc].source.idx);
     }
     for c in chosen.iter().flat_map(|(_, p)| p.iter()) {
         number.entry(c.doc).or_insert_with(|| {
@@ -309,12 +347,23 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
             cited.len() as u32
         });
     }
+    (number, cited)
+}
+
+/// The report's text: the lead under "Answer", then each section's sentences with their
+/// citation numbers.
+fn body(
+    lead: Option<&str>,
+    chosen: &[Section],
+    sections: &[&str],
+    number: &BTreeMap<usize, u32>,
+) -> String {
     let mut body = String::new();
     // Only sources are links: a link inside a quoted sentence is kept as its text.
-    if let Some((_, lead)) = &lead {
+    if let Some(lead) = lead {
         body.push_str(&format!("## Answer\n\n{}\n\n", unlink(lead)));
     }
-    for (s, picked) in &chosen {
+    for (s, picked) in chosen {
         if picked.is_empty() {
             continue;
         }
@@ -333,12 +382,7 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
         body.push_str(&lines.join(" "));
         body.push_str("\n\n");
     }
-    Draft {
-        body,
-        cited,
-        removed: 0,
-        writer: ReportWriter::Extractive,
-    }
+    body
 }
 
 #[cfg(test)]

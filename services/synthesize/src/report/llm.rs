@@ -74,6 +74,74 @@ pub struct Style<'a> {
     pub language: &'a str,
 }
 
+/// A source as the prompt gives it: its best title, and its texts with links as their anchor
+/// text (only sources are links).
+fn context_source(d: &AnalysedDoc) -> ContextSource {
+    ContextSource {
+        idx: d.source.idx,
+        title: if d.title.is_empty() {
+            d.source.title.clone()
+        } else {
+            d.title.clone()
+        },
+        url: d.final_url.clone(),
+        relevance: d.relevance,
+        summary: unlink(&d.summary),
+        key_points: d.key_points.iter().map(|k| unlink(k)).collect(),
+        markdown: unlink(&d.markdown),
+        data: (d.extracted_data.iter())
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .collect(),
+        lookup: super::lookup::context_line(d).map(|l| unlink(&l)),
+    }
+}
+
+/// The system prompt for a report of `shape` in `language` ("": the question's).
+fn system_prompt(shape: ReportType, language: &str) -> String {
+    let mut system = format!("{SYSTEM}{}", shape_instruction(shape));
+    if !language.trim().is_empty() {
+        system.push_str(&format!(" Write the report in {language}."));
+    }
+    system
+}
+
+/// What the user message says before the sources: the question, its aspects, the data points
+/// and where the sources disagree.
+fn prompt_head(
+    question: &str,
+    sub_queries: &[String],
+    data_points: &[String],
+    conflicts: &[Conflict],
+) -> String {
+    let mut head = format!("Question: {question}\n");
+    if sub_queries.len() > 1 {
+        head.push_str(&format!("Aspects to cover: {}\n", sub_queries.join("; ")));
+    }
+    if !data_points.is_empty() {
+        head.push_str(&format!(
+            "Data points to report: {}\n",
+            data_points.join(", ")
+        ));
+    }
+    if !conflicts.is_empty() {
+        head.push_str(&format!(
+            "The sources disagree on:\n{}\n",
+            render_conflicts(conflicts)
+        ));
+    }
+    head.push_str("Sources:\n");
+    head
+}
+
+/// The sources a report may cite: those whose text the model was given, not those it saw as
+/// a title and URL.
+fn citable_idxs(levels: &[(u32, Level)]) -> Vec<u32> {
+    (levels.iter())
+        .filter(|(_, l)| matches!(l, Level::Full | Level::KeyPoints))
+        .map(|(i, _)| *i)
+        .collect()
+}
+
 /// Writes the report from `material` with `llm`, within `style`'s budgets.
 pub async fn write(
     llm: &Llm,
@@ -92,59 +160,15 @@ pub async fn write(
         (style.context_tokens, style.answer_tokens, style.language);
     let tokenizer = Tokenizer::for_model(llm.model_of("report"));
     let answering = material.answering();
-    let relevant = &answering.docs;
-    let sources: Vec<ContextSource> = relevant
-        .iter()
-        .map(|d| ContextSource {
-            idx: d.source.idx,
-            title: if d.title.is_empty() {
-                d.source.title.clone()
-            } else {
-                d.title.clone()
-            },
-            url: d.final_url.clone(),
-            relevance: d.relevance,
-            // Only sources are links: a link in a source's text is its anchor text.
-            summary: unlink(&d.summary),
-            key_points: d.key_points.iter().map(|k| unlink(k)).collect(),
-            markdown: unlink(&d.markdown),
-            data: (d.extracted_data.iter())
-                .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
-                .collect(),
-            lookup: super::lookup::context_line(d).map(|l| unlink(&l)),
-        })
-        .collect();
-    let mut system = format!("{SYSTEM}{}", shape_instruction(material.shape));
-    if !language.trim().is_empty() {
-        system.push_str(&format!(" Write the report in {language}."));
-    }
-    let mut head = format!("Question: {question}\n");
-    if sub_queries.len() > 1 {
-        head.push_str(&format!("Aspects to cover: {}\n", sub_queries.join("; ")));
-    }
-    if !data_points.is_empty() {
-        head.push_str(&format!(
-            "Data points to report: {}\n",
-            data_points.join(", ")
-        ));
-    }
-    if !conflicts.is_empty() {
-        head.push_str(&format!(
-            "The sources disagree on:\n{}\n",
-            render_conflicts(conflicts)
-        ));
-    }
-    head.push_str("Sources:\n");
+    let sources: Vec<ContextSource> = answering.docs.iter().map(|d| context_source(d)).collect();
+    let system = system_prompt(material.shape, language);
+    let head = prompt_head(question, sub_queries, data_points, conflicts);
     let mut request = ChatRequest::new("report", &system, String::new());
     // Everything but the sources counts against the budget too.
     let overhead = tokenizer.count(&request.system) + tokenizer.count(&head) + 16;
     let budget = max_tokens.saturating_sub(overhead);
     let ctx = context::build(&sources, budget, &tokenizer);
-    // Citable: the sources whose text the model was given, not those it saw as a title and URL.
-    let known: Vec<u32> = (ctx.levels.iter())
-        .filter(|(_, l)| matches!(l, Level::Full | Level::KeyPoints))
-        .map(|(i, _)| *i)
-        .collect();
+    let known = citable_idxs(&ctx.levels);
     if known.is_empty() {
         // Titles and URLs alone: the model could only answer from its own memory.
         return Err(llm.reject(
