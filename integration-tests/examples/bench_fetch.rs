@@ -212,6 +212,7 @@ async fn measure(
                 level: 0,
                 max_level: 1,
                 depth: 0,
+                domains: Default::default(),
             })
             .encode()
         })

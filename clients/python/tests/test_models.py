@@ -19,8 +19,8 @@ DOCUMENT = Path(__file__).resolve().parents[3] / "services" / "api" / "openapi.j
 # Each model and the schema it mirrors, where the names differ or the model is not in
 # components.schemas by name.
 SCHEMA_OF = {models.Question: "QuestionIn"}
-# Schemas that are enumerations of strings: a `str` field stands for them.
-ENUMS = {"BatchEventKind", "ProviderName", "ReportType"}
+# Schemas that are strings (enumerations, or a pattern's): a `str` field stands for them.
+ENUMS = {"BatchEventKind", "ProviderName", "ReportType", "DomainName", "HttpUrl"}
 
 
 def load() -> dict:

@@ -257,8 +257,12 @@ class JobOptions(Model):
     """Per-question options; unset ones take the batch's, then the server's configuration."""
 
     deadline_secs: Optional[int] = None
+    exclude_domains: Optional[List[str]] = None
+    """Hosts of these domains (and their subdomains) are never fetched nor cited."""
     freshness: Optional[str] = None
     """any, day, week, month or year."""
+    include_domains: Optional[List[str]] = None
+    """Only hosts of these domains and their subdomains (`gov`: every .gov host)."""
     language: Optional[str] = None
     """The question's language as a tag (de, pt-BR, zh): the providers' and the report's."""
     max_level: Optional[int] = None
@@ -268,6 +272,10 @@ class JobOptions(Model):
     report_max_tokens: Optional[int] = None
     report_type: Optional[str] = None
     """answer, brief or detailed."""
+    search: Optional[bool] = None
+    """False: read only `urls`, search nothing."""
+    urls: Optional[List[str]] = None
+    """URLs read as sources, before what search finds."""
 
 
 @dataclasses.dataclass(frozen=True)

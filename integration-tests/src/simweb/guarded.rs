@@ -52,6 +52,12 @@ pub const PRIVATE_REDIRECTS: &[(&str, &str)] = &[
     ("/to-decimal-ip", "http://2130706433/"),
 ];
 
+/// A guarded.test path that redirects (302) to another site, [`ELSEWHERE_HOST`]: a job
+/// whose domains hold guarded.test alone must not follow it.
+pub const OFF_SITE_REDIRECT_PATH: &str = "/to-elsewhere";
+/// The site [`OFF_SITE_REDIRECT_PATH`] leads to (every path a 404).
+pub const ELSEWHERE_HOST: &str = "elsewhere.test";
+
 pub const NEEDS_HEADERS_MARKER: &str =
     "The Elder Creek survey counted 417 heron nests along the restored channels in its ninth season.";
 pub const JS_ONLY_MARKER: &str =
@@ -223,6 +229,10 @@ fn guarded(path: &str, query: Option<&str>, headers: &HeaderMap) -> Response {
             .into_response(),
         CHALLENGE_200_PATH => Html(CHALLENGE_HTML).into_response(),
         RATE_LIMITED_PATH => rate_limited(&query_param(query, "k").unwrap_or_default()),
+        OFF_SITE_REDIRECT_PATH => redirect(
+            StatusCode::FOUND,
+            &format!("http://{ELSEWHERE_HOST}/landing"),
+        ),
         _ => match PRIVATE_REDIRECTS.iter().find(|(p, _)| *p == path) {
             Some((_, target)) => redirect(StatusCode::FOUND, target),
             None => not_found(path),

@@ -137,6 +137,7 @@ impl Harness {
             level: 0,
             max_level,
             depth: 0,
+            domains: Default::default(),
         };
         let job = Envelope::new(
             Uuid::now_v7(),

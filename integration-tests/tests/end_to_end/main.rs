@@ -15,6 +15,7 @@ mod chaos_browser;
 mod chaos_input;
 mod chaos_load;
 mod chaos_ssrf;
+mod domains;
 mod embedded;
 mod fetch;
 mod files;

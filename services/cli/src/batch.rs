@@ -9,9 +9,10 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
-use trawl_messages::JobStatus;
+use trawl_messages::{JobOptions, JobStatus};
 use trawl_pipeline::batch::{
-    collect, manifest, parse_batch, submit as enqueue, BatchOptions, Collected,
+    check_task, collect, manifest, parse_batch, submit as enqueue, BatchOptions, Collected,
+    Question,
 };
 use trawl_pipeline::results::{job_result, JobResult};
 use trawl_pipeline::Runtime;
@@ -65,8 +66,44 @@ pub struct SubmitArgs {
     /// spent, the remaining jobs are written without the LLM.
     #[arg(long, value_name = "USD")]
     budget: Option<f64>,
+    /// Every question reads only pages of this domain and its subdomains (repeatable), unless
+    /// its line sets include_domains itself.
+    #[arg(long = "include-domain", value_name = "DOMAIN")]
+    include_domains: Vec<String>,
+    /// No question reads pages of this domain or its subdomains (repeatable), unless its line
+    /// sets exclude_domains itself.
+    #[arg(long = "exclude-domain", value_name = "DOMAIN")]
+    exclude_domains: Vec<String>,
     #[command(flatten)]
     server: ServerArgs,
+}
+
+impl SubmitArgs {
+    /// The batch-wide options the flags give, which each line's own options override.
+    fn defaults(&self) -> JobOptions {
+        let listed = |l: &[String]| (!l.is_empty()).then(|| l.to_vec());
+        JobOptions {
+            include_domains: listed(&self.include_domains),
+            exclude_domains: listed(&self.exclude_domains),
+            ..JobOptions::default()
+        }
+    }
+}
+
+/// `questions` with the batch-wide `defaults` where their lines are silent, checked again (a
+/// line's own `urls` must lie within the batch's domains): the first problem names the line's id.
+fn with_defaults(questions: Vec<Question>, defaults: &JobOptions) -> anyhow::Result<Vec<Question>> {
+    if *defaults == JobOptions::default() {
+        return Ok(questions);
+    }
+    (questions.into_iter())
+        .map(|mut q| {
+            let options = q.task.options.clone().or(defaults);
+            q.task = check_task(&q.task.query, options)
+                .map_err(|e| anyhow::anyhow!("question {:?}: {e}", q.id))?;
+            Ok(q)
+        })
+        .collect()
 }
 
 #[derive(clap::Args)]
@@ -125,6 +162,8 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     let what = format!("{} (broker.max_batch_bytes)", args.file.display());
     let bytes = trawl_cli::input::read_file(&args.file, config.broker.max_batch_bytes, &what)?;
     let questions = parse_batch(&bytes)
+        .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
+    let questions = with_defaults(questions, &args.defaults())
         .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
     if let Some(url) = &args.webhook {
         let parsed =
@@ -431,6 +470,32 @@ pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_batchs_domains_hold_where_a_line_is_silent() {
+        let questions = parse_batch(
+            br#"{"query": "a"}
+{"query": "b", "include_domains": ["example.org"]}"#,
+        )
+        .unwrap();
+        let defaults = JobOptions {
+            include_domains: Some(vec!["gov".into()]),
+            ..JobOptions::default()
+        };
+        let checked = with_defaults(questions, &defaults).unwrap();
+        assert!(checked[0].task.options.domains().allows("data.census.gov"));
+        assert!(!checked[1].task.options.domains().allows("data.census.gov"));
+        assert!(checked[1].task.options.domains().allows("www.example.org"));
+        // A line's own URL outside the batch's domains is named by the line's id.
+        let outside =
+            parse_batch(br#"{"query": "a", "id": "x-1", "urls": ["https://example.org/"]}"#)
+                .unwrap();
+        let err = with_defaults(outside, &defaults).unwrap_err().to_string();
+        assert!(
+            err.contains("question \"x-1\": urls: item 1: example.org is outside"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn status_wait_exits_3_when_jobs_failed() {

@@ -176,6 +176,15 @@ pub(crate) struct ResearchArgs {
     /// Recency window: any, day, week, month or year.
     #[serde(default)]
     pub freshness: Option<String>,
+    /// Read only pages of these domains and their subdomains (e.g. ["example.com", "gov"]).
+    #[serde(default)]
+    pub include_domains: Option<Vec<String>>,
+    /// Never read pages of these domains or their subdomains.
+    #[serde(default)]
+    pub exclude_domains: Option<Vec<String>>,
+    /// URLs to read as sources, before what search finds.
+    #[serde(default)]
+    pub urls: Option<Vec<String>>,
 }
 
 impl ResearchArgs {
@@ -185,6 +194,9 @@ impl ResearchArgs {
             max_level: self.max_level,
             providers: self.providers,
             freshness: self.freshness,
+            include_domains: self.include_domains,
+            exclude_domains: self.exclude_domains,
+            urls: self.urls,
             ..JobOptions::default()
         };
         (self.question, options)
@@ -238,6 +250,12 @@ pub(crate) struct SearchArgs {
     /// Recency window: any, day, week, month or year.
     #[serde(default)]
     pub freshness: Option<String>,
+    /// Only results from these domains and their subdomains.
+    #[serde(default)]
+    pub include_domains: Option<Vec<String>>,
+    /// No results from these domains or their subdomains.
+    #[serde(default)]
+    pub exclude_domains: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -432,6 +450,8 @@ impl TrawlMcp {
         let options = JobOptions {
             providers: args.providers,
             freshness: args.freshness,
+            include_domains: args.include_domains,
+            exclude_domains: args.exclude_domains,
             ..JobOptions::default()
         };
         let task = check_task(&args.query, options).map_err(|e| format!("bad query: {e}"))?;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use trawl_broker::Subscription;
 use trawl_config::Config;
 use trawl_messages::{
     paths, Envelope, JobOptions, JobStatus, Queue, ReportType, ResearchResult, SearchRecord,
@@ -44,6 +45,20 @@ pub struct RunArgs {
     /// report is written in it. Default: detected from the question.
     #[arg(long, value_name = "TAG")]
     language: Option<String>,
+    /// Read only pages of this domain and its subdomains (repeatable; `gov` takes every .gov
+    /// host): search asks for them, and nothing outside is fetched or cited.
+    #[arg(long = "include-domain", value_name = "DOMAIN")]
+    include_domains: Vec<String>,
+    /// Never read pages of this domain or its subdomains (repeatable); wins over
+    /// --include-domain.
+    #[arg(long = "exclude-domain", value_name = "DOMAIN")]
+    exclude_domains: Vec<String>,
+    /// A URL to read as a source, before what search finds (repeatable).
+    #[arg(long = "url", value_name = "URL")]
+    urls: Vec<String>,
+    /// Search nothing: read only the --url pages.
+    #[arg(long)]
+    no_search: bool,
     /// Seconds until the report is written with the sources read so far.
     #[arg(long, value_name = "SECS")]
     deadline: Option<u64>,
@@ -57,6 +72,11 @@ pub struct RunArgs {
     /// output.url, ./trawl-output.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+}
+
+/// A repeated flag's values as an option: absent when the flag is.
+fn listed(values: &[String]) -> Option<Vec<String>> {
+    (!values.is_empty()).then(|| values.to_vec())
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -84,9 +104,17 @@ impl RunArgs {
             report_max_tokens: None,
             report_type: self.report_type,
             language: self.language.clone(),
+            include_domains: listed(&self.include_domains),
+            exclude_domains: listed(&self.exclude_domains),
+            urls: listed(&self.urls),
+            search: self.no_search.then_some(false),
         };
         let flag = |key: &str| match key {
             "providers" => "--provider".to_owned(),
+            "include_domains" => "--include-domain".to_owned(),
+            "exclude_domains" => "--exclude-domain".to_owned(),
+            "urls" => "--url".to_owned(),
+            "search" => "--no-search".to_owned(),
             "deadline_secs" => "--deadline".to_owned(),
             other => format!("--{}", other.replace('_', "-")),
         };
@@ -151,13 +179,48 @@ pub async fn run(
         .map_err(|e| anyhow::anyhow!("failed to start: {e}"))?
         .keep(webdriver);
     let rt = embedded.rt.clone();
-    let mut results = rt.broker.consume(Queue::Results, 1).await?;
-    let mut dead = rt.broker.consume(Queue::Dead, 1).await?;
+    let results = rt.broker.consume(Queue::Results, 1).await?;
+    let dead = rt.broker.consume(Queue::Dead, 1).await?;
     let (batch, job) = trawl_cli::embedded::submit_one(&rt, task).await?;
 
     progress.stage("searching");
+    let outcome = wait_for(&rt, (results, dead), job, &progress).await?;
+    embedded.stop().await;
+    let result = outcome?;
+    progress.finish(&format!(
+        "{} in {:.1} s",
+        result.status.as_str(),
+        progress.started.elapsed().as_secs_f64()
+    ));
+
+    print_result(&rt, args.format, batch, job).await?;
+    if matches!(result.status, JobStatus::NoSources | JobStatus::NoAnswer) {
+        explain_search(&rt, batch, job).await;
+    }
+    if rt.config.llm.is_some() {
+        explain_fallbacks();
+    }
+    eprintln!(
+        "work products: {}",
+        rt.objects.where_is(&paths::job_dir(batch, job))
+    );
+    Ok(match result.status {
+        JobStatus::Done | JobStatus::Partial => ExitCode::SUCCESS,
+        _ => ExitCode::from(crate::UNANSWERED),
+    })
+}
+
+/// Waits for `job`'s result on the results queue, showing its progress, or for a stage to
+/// dead-letter one of its messages. The outer error (a delivery that cannot be acked) ends the
+/// run at once; the inner one is the job's.
+async fn wait_for(
+    rt: &Runtime,
+    (mut results, mut dead): (Box<dyn Subscription>, Box<dyn Subscription>),
+    job: uuid::Uuid,
+    progress: &Progress,
+) -> anyhow::Result<anyhow::Result<ResearchResult>> {
     let mut tick = tokio::time::interval(Duration::from_millis(250));
-    let outcome: anyhow::Result<ResearchResult> = loop {
+    Ok(loop {
         tokio::select! {
             Some(d) = results.next() => {
                 let env = Envelope::<ResearchResult>::decode(&d.message.body);
@@ -173,22 +236,23 @@ pub async fn run(
                 break Err(anyhow::anyhow!("the {queue} stage gave up: {reason}"));
             }
             _ = tick.tick() => {
-                if let Some(stage) = job_stage(&rt, &job.to_string()).await {
+                if let Some(stage) = job_stage(rt, &job.to_string()).await {
                     progress.stage(&stage);
                 }
                 progress.tick();
             }
         }
-    };
-    embedded.stop().await;
-    let result = outcome?;
-    progress.finish(&format!(
-        "{} in {:.1} s",
-        result.status.as_str(),
-        progress.started.elapsed().as_secs_f64()
-    ));
+    })
+}
 
-    match args.format {
+/// Prints what `--format` asks for: the report's markdown, or the job's record as JSON.
+async fn print_result(
+    rt: &Runtime,
+    format: Format,
+    batch: uuid::Uuid,
+    job: uuid::Uuid,
+) -> anyhow::Result<()> {
+    match format {
         Format::Md => {
             let report = rt
                 .objects
@@ -198,27 +262,14 @@ pub async fn run(
             println!("{}", String::from_utf8_lossy(&report));
         }
         Format::Json => {
-            let manifest = trawl_pipeline::batch::manifest(&rt, batch)
+            let manifest = trawl_pipeline::batch::manifest(rt, batch)
                 .await?
                 .context("the batch's manifest was not written")?;
-            let record = job_result(&rt, batch, &manifest.jobs[0], &BTreeMap::new(), false).await?;
+            let record = job_result(rt, batch, &manifest.jobs[0], &BTreeMap::new(), false).await?;
             println!("{}", serde_json::to_string_pretty(&record)?);
         }
     }
-    if matches!(result.status, JobStatus::NoSources | JobStatus::NoAnswer) {
-        explain_search(&rt, batch, job).await;
-    }
-    if rt.config.llm.is_some() {
-        explain_fallbacks();
-    }
-    eprintln!(
-        "work products: {}",
-        rt.objects.where_is(&paths::job_dir(batch, job))
-    );
-    Ok(match result.status {
-        JobStatus::Done | JobStatus::Partial => ExitCode::SUCCESS,
-        _ => ExitCode::from(crate::UNANSWERED),
-    })
+    Ok(())
 }
 
 /// What the run is doing, on stderr: a spinner when stderr is a terminal, otherwise one line

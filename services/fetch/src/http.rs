@@ -18,6 +18,7 @@ use reqwest::header::{
 };
 use reqwest::redirect::Policy;
 use trawl_config::FetchConfig;
+use trawl_messages::Domains;
 use url::Url;
 
 use crate::block::{self, Block};
@@ -54,6 +55,17 @@ pub enum Fetched {
     Refused(Refusal),
     TooLarge,
     Unsupported(String),
+}
+
+tokio::task_local! {
+    /// The domain filter of the task being fetched ([`Fetcher::get_within`]): the redirect
+    /// policy is built once per client, and reads the filter of the request it follows here.
+    static DOMAINS: Domains;
+}
+
+/// Why a redirect to `url` leaves the fetching task's domains, if it does.
+fn off_domain(url: &Url) -> Option<String> {
+    (DOMAINS.try_with(|d| d.refusal_of_url(url.as_str()))).unwrap_or(None)
 }
 
 pub struct Fetcher {
@@ -101,6 +113,8 @@ impl Fetcher {
                         attempt.error(format!("more than {max_redirects} redirects"))
                     } else if let Err(reason) = redirect_guard.check_url(attempt.url()) {
                         attempt.error(reason)
+                    } else if let Some(why) = off_domain(attempt.url()) {
+                        attempt.error(format!("redirect not followed: {why}"))
                     } else {
                         attempt.follow()
                     }
@@ -123,6 +137,15 @@ impl Fetcher {
     /// The honest client, also used for robots.txt.
     pub fn client(&self) -> &reqwest::Client {
         &self.levels[0]
+    }
+
+    /// [`get`](Self::get), following redirects only within `domains`: a hop outside them is
+    /// not requested, and the page fails with why.
+    pub async fn get_within(&self, url: &Url, level: u8, domains: &Domains) -> Fetched {
+        if domains.is_empty() {
+            return self.get(url, level).await;
+        }
+        DOMAINS.scope(domains.clone(), self.get(url, level)).await
     }
 
     pub async fn get(&self, url: &Url, level: u8) -> Fetched {

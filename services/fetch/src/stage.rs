@@ -14,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tracing::info;
 use trawl_config::Config;
-use trawl_messages::{Envelope, FetchTask, FetchedDoc, Outcome, Queue};
+use trawl_messages::{Domains, Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::OutcomeRecord;
 use trawl_pipeline::Job;
 use trawl_pipeline::{ErrorClass, Handled, Runtime, Stage, StageError};
@@ -123,9 +123,10 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
         task.source.clone(),
     );
     let (same_site, limit) = (cfg.crawl_same_domain, cfg.crawl_max_pages as usize);
+    let domains = task.domains.clone();
     let found = tokio::task::spawn_blocking(move || {
         let mut found = crawl::links(&html, &url, &parent, same_site, limit + known.len());
-        found.retain(|s| !known.contains(&s.url));
+        found.retain(|s| !known.contains(&s.url) && domains.allows_url(&s.url));
         found.truncate(limit);
         found
     })
@@ -142,6 +143,7 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
             level: 0,
             max_level: task.max_level,
             depth: task.depth + 1,
+            domains: task.domains.clone(),
         };
         job.send(Queue::Fetch, child).await?;
     }
@@ -162,9 +164,10 @@ enum Attempt {
 }
 
 impl FetchStage {
-    async fn attempt(&self, url: &Url, level: u8) -> Attempt {
+    async fn attempt(&self, url: &Url, level: u8, domains: &Domains) -> Attempt {
         if level < BROWSER_LEVEL {
-            return match trawl_store::outside::waiting(self.fetcher.get(url, level)).await {
+            let get = self.fetcher.get_within(url, level, domains);
+            return match trawl_store::outside::waiting(get).await {
                 Fetched::Page(page) => Attempt::Page(page),
                 Fetched::Blocked { block, retry_after } => Attempt::Blocked { block, retry_after },
                 Fetched::Transient(reason) => Attempt::Transient(reason),
@@ -193,6 +196,14 @@ impl FetchStage {
             rendered.as_ref().ok().map(|p| p.status.unwrap_or(200)),
         );
         match rendered {
+            // The browser follows redirects itself: a page it ended on outside the job's
+            // domains is not read.
+            Ok(page) if domains.refusal_of_url(&page.final_url).is_some() => {
+                let why = domains.refusal_of_url(&page.final_url).unwrap_or_default();
+                Attempt::Ended(Outcome::Failed {
+                    reason: format!("redirected outside the job's domains: {why}"),
+                })
+            }
             Ok(page) => {
                 let status = page.status.unwrap_or(200);
                 match block::detect(status, |_| None, &page.html, true) {
@@ -233,7 +244,7 @@ impl FetchStage {
         let task = &msg.body;
         let job = Job::new(rt, msg);
         let host = host_of(url);
-        let attempt = self.attempt(url, level).await;
+        let attempt = self.attempt(url, level, &task.domains).await;
         if let Attempt::Page(page) = &attempt {
             // What the worker holds now: the page, its copy in the message to clean and that
             // message encoded.
@@ -393,6 +404,10 @@ impl Stage for FetchStage {
         if let Err(refusal) = self.fetcher.guard().check_url(&url) {
             METRICS.ssrf_refusals.inc();
             let reason = refusal.to_string();
+            return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
+        }
+        // Search checked already; a task from before the filter, or crafted, is checked here.
+        if let Some(reason) = task.domains.refusal_of_url(url.as_str()) {
             return end(rt, &msg, task.level, Outcome::Failed { reason }).await;
         }
         let crawl_delay = match politeness::robots(rt, &self.fetcher, &url).await? {

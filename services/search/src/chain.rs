@@ -13,8 +13,31 @@ use tracing::warn;
 use trawl_store::{Cache, Store};
 
 use crate::metrics::{labels, METRICS};
-use crate::providers::{Freshness, Locale, PageRequest, Provider, ProviderError, ResultPage};
+use crate::providers::{Freshness, Hit, Locale, PageRequest, Provider, ProviderError, ResultPage};
 use trawl_messages::record::RawResult;
+use trawl_messages::Domains;
+
+/// Most domains written into a query as `site:` operators: past that the query would be mostly
+/// operators (engines cap a query's length), and the filter after the provider does the work.
+const MAX_SITE_OPERATORS: usize = 8;
+
+/// `query` with the filter's domains as the `site:` and `-site:` operators that Google, Bing,
+/// DuckDuckGo and Brave read (SearXNG hands them on to its engines).
+pub fn site_operators(query: &str, domains: &Domains) -> String {
+    let mut out = query.to_owned();
+    let include = &domains.include;
+    if !include.is_empty() && include.len() <= MAX_SITE_OPERATORS {
+        let sites: Vec<String> = include.iter().map(|d| format!("site:{d}")).collect();
+        match sites.len() {
+            1 => out.push_str(&format!(" {}", sites[0])),
+            _ => out.push_str(&format!(" ({})", sites.join(" OR "))),
+        }
+    }
+    for d in domains.exclude.iter().take(MAX_SITE_OPERATORS) {
+        out.push_str(&format!(" -site:{d}"));
+    }
+    out
+}
 
 /// Pages asked of one provider for one query at most.
 const MAX_PAGES: u32 = 10;
@@ -25,12 +48,54 @@ use trawl_messages::record::Attempt;
 #[derive(Debug, Default)]
 pub struct ChainResult {
     pub results: Vec<RawResult>,
+    /// Results the job's domain filter refused, with why: the providers' own filters are
+    /// hints, and what they let through is recorded, never fetched.
+    pub refused: Vec<(RawResult, String)>,
     /// Direct answers written by a provider (Tavily), by provider.
     pub answers: Vec<(String, String)>,
     pub attempts: Vec<Attempt>,
     /// True if at least one provider answered (even with nothing): an empty answer is an
     /// answer, a failure of every provider is an outage.
     pub answered: bool,
+}
+
+impl ChainResult {
+    /// A page's `hits` from provider `name` as results after `got`, numbered by their rank
+    /// there; those `domains` refuse go to `refused` instead.
+    fn sort(&mut self, hits: Vec<Hit>, name: &str, got: &mut Vec<RawResult>, domains: &Domains) {
+        for hit in hits {
+            let result = RawResult {
+                url: hit.url,
+                title: hit.title,
+                snippet: hit.snippet,
+                provider: name.to_owned(),
+                position: got.len() as u32 + 1,
+            };
+            match domains.refusal_of_url(&result.url) {
+                Some(why) => self.refused.push((result, why)),
+                None => got.push(result),
+            }
+        }
+    }
+}
+
+/// Where a page of results is cached: one entry per provider, vertical, freshness, locale,
+/// page and query, and filter (providers that filter by parameters answer differently per
+/// filter).
+fn cache_key(name: &str, request: &PageRequest<'_>) -> String {
+    let key = format!(
+        "{name}|{}|{:?}|{}-{}|{}|{}",
+        if request.news { "news" } else { "web" },
+        request.freshness,
+        request.locale.lang,
+        request.locale.region.as_deref().unwrap_or(""),
+        request.page,
+        request.query
+    );
+    match request.domains.is_empty() {
+        true => key,
+        false => format!("{key}|{:?}", request.domains),
+    }
 }
 
 pub struct Search<'a> {
@@ -40,6 +105,9 @@ pub struct Search<'a> {
     pub cache_ttl: Duration,
     /// Fleet-wide requests per second per provider (`search.requests_per_second`).
     pub requests_per_second: &'a BTreeMap<String, f64>,
+    /// The job's domain filter: asked of the providers that take one, then applied to every
+    /// result.
+    pub domains: &'a Domains,
 }
 
 impl Search<'_> {
@@ -65,14 +133,19 @@ impl Search<'_> {
                 continue;
             };
             let mut got: Vec<RawResult> = Vec::new();
+            let query = match provider.takes_site_operators() {
+                true => site_operators(query, self.domains),
+                false => query.to_owned(),
+            };
             for page in 1..=MAX_PAGES {
                 let request = PageRequest {
-                    query,
+                    query: &query,
                     page,
                     per_page: PER_PAGE,
                     freshness,
                     news,
                     locale,
+                    domains: self.domains,
                 };
                 let (answer, mut attempt) = self.page(provider.as_ref(), &request).await;
                 attempt.provider = name.clone();
@@ -94,16 +167,7 @@ impl Search<'_> {
                     out.answers.push((name.clone(), answer));
                 }
                 let done = page_result.hits.is_empty() || !page_result.more;
-                for hit in page_result.hits {
-                    let position = got.len() as u32 + 1;
-                    got.push(RawResult {
-                        url: hit.url,
-                        title: hit.title,
-                        snippet: hit.snippet,
-                        provider: name.clone(),
-                        position,
-                    });
-                }
+                out.sort(page_result.hits, name, &mut got, self.domains);
                 if done || got.len() >= target {
                     break;
                 }
@@ -124,15 +188,7 @@ impl Search<'_> {
         request: &PageRequest<'_>,
     ) -> (Result<ResultPage, crate::providers::ProviderError>, Attempt) {
         let name = provider.name();
-        let key = format!(
-            "{name}|{}|{:?}|{}-{}|{}|{}",
-            if request.news { "news" } else { "web" },
-            request.freshness,
-            request.locale.lang,
-            request.locale.region.as_deref().unwrap_or(""),
-            request.page,
-            request.query
-        );
+        let key = cache_key(name, request);
         let mut attempt = Attempt {
             provider: name.into(),
             query: request.query.to_owned(),
@@ -241,6 +297,7 @@ mod tests {
         store: MemoryStore,
         http: reqwest::Client,
         no_limits: BTreeMap<String, f64>,
+        no_domains: Domains,
     }
 
     impl Brave {
@@ -262,6 +319,7 @@ mod tests {
                 store: MemoryStore::new(),
                 http: reqwest::Client::new(),
                 no_limits: BTreeMap::new(),
+                no_domains: Domains::default(),
             }
         }
 
@@ -272,8 +330,66 @@ mod tests {
                 store: &self.store,
                 cache_ttl: Duration::from_secs(60),
                 requests_per_second: &self.no_limits,
+                domains: &self.no_domains,
             }
         }
+    }
+
+    #[test]
+    fn domains_become_site_operators_within_a_bound() {
+        let domains = |include: &[&str], exclude: &[&str]| {
+            let own = |l: &[&str]| l.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+            Domains::new(&own(include), &own(exclude))
+        };
+        assert_eq!(site_operators("q", &Domains::default()), "q");
+        assert_eq!(
+            site_operators("q", &domains(&["example.com"], &["ads.example.com"])),
+            "q site:example.com -site:ads.example.com"
+        );
+        assert_eq!(
+            site_operators("q", &domains(&["b.org", "a.org"], &[])),
+            "q (site:a.org OR site:b.org)"
+        );
+        let many: Vec<String> = (0..20).map(|i| format!("d{i}.org")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        // Too many to write: the filter after the provider alone holds them.
+        assert_eq!(site_operators("q", &domains(&many, &[])), "q");
+    }
+
+    /// Results outside the job's domains are kept apart with why, and the next provider is
+    /// asked when none of a provider's results may be read.
+    #[tokio::test]
+    async fn results_outside_the_jobs_domains_are_refused_and_recorded() {
+        let brave = Brave::start().await;
+        let only = Domains::new(&["nowhere.example".to_owned()], &[]);
+        let search = Search {
+            domains: &only,
+            ..brave.search()
+        };
+        let query = Corpus::generate().questions().remove(0).query;
+        let out = (search.chain(
+            &brave.cfg.providers,
+            &query,
+            10,
+            Freshness::Any,
+            false,
+            &Locale::default(),
+        ))
+        .await;
+        assert!(out.results.is_empty(), "{:?}", out.results);
+        assert!(!out.refused.is_empty());
+        let (result, why) = &out.refused[0];
+        assert!(
+            why.contains("outside the job's domains (nowhere.example)"),
+            "{why}"
+        );
+        assert!(!result.url.contains("nowhere.example"));
+        // The query Brave was sent asks for the domain itself.
+        assert!(
+            out.attempts[0].query.ends_with(" site:nowhere.example"),
+            "{:?}",
+            out.attempts
+        );
     }
 
     /// A page of results asked for in one language is not the answer for another: the cache

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use tracing::info;
-use trawl_config::{Config, Selection};
+use trawl_config::{Config, SearchConfig, Selection};
 use trawl_messages::record::{QueryAnalysis, RawResult, Scored, SearchRecord};
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, Round, SearchTask, Source, SourceKind,
@@ -79,6 +79,26 @@ fn merge(into: &mut HashMap<String, Scored>, results: Vec<RawResult>, terms: &[S
     }
 }
 
+/// The providers to ask, in order: the task's own, else the news chain for a news question,
+/// else the configured one.
+fn chain_of(cfg: &SearchConfig, task: &SearchTask, is_news: bool) -> Vec<String> {
+    match &task.options.providers {
+        Some(p) => p.clone(),
+        None if is_news => cfg.news_providers.clone(),
+        None => cfg.providers.clone(),
+    }
+}
+
+/// How recent results must be: the task's window, else the configured one.
+fn freshness_of(cfg: &SearchConfig, task: &SearchTask) -> Freshness {
+    task.options
+        .freshness
+        .as_deref()
+        .and_then(Freshness::parse)
+        .or_else(|| Freshness::parse(&cfg.freshness))
+        .unwrap_or_default()
+}
+
 /// What one search found: its work product (the analysis, every provider attempt and every
 /// scored result, those worth fetching marked `selected` and first), and whether any provider
 /// answered (an empty answer counts).
@@ -115,7 +135,10 @@ impl SearchStage {
     /// `trawl mcp`'s search tool share it.
     pub async fn find(&self, rt: &Runtime, task: &SearchTask, llm: &JobLlm) -> Found {
         let analysis = analyse_with(llm.ready(), &task.query, &locale_of(task)).await;
-        let max = task.options.max_urls.unwrap_or(rt.config.search.max_urls);
+        // A job's own URLs all count, so without a `max_urls` of its own the bound grows to
+        // hold them.
+        let listed = task.options.urls().len();
+        let max = (task.options.max_urls).unwrap_or(rt.config.search.max_urls.max(listed));
         self.find_for(rt, task, llm, analysis, &HashSet::new(), max)
             .await
     }
@@ -132,30 +155,29 @@ impl SearchStage {
         max: usize,
     ) -> Found {
         let cfg = &rt.config.search;
-        let chain = match &task.options.providers {
-            Some(p) => p.clone(),
-            None if analysis.is_news => cfg.news_providers.clone(),
-            None => cfg.providers.clone(),
-        };
-        let freshness = task
-            .options
-            .freshness
-            .as_deref()
-            .and_then(Freshness::parse)
-            .or_else(|| Freshness::parse(&cfg.freshness))
-            .unwrap_or_default();
+        let chain = chain_of(cfg, task, analysis.is_news);
+        let freshness = freshness_of(cfg, task);
         let locale = locale_of(task);
+        let domains = task.options.domains();
         let search = Search {
             providers: &self.providers,
             http: &self.http,
             store: rt.store.as_ref(),
             cache_ttl: Duration::from_secs(cfg.cache_ttl_secs),
             requests_per_second: &cfg.requests_per_second,
+            domains: &domains,
         };
 
         let mut best: HashMap<String, Scored> = HashMap::new();
-        let (mut attempts, mut answers, mut answered) = (Vec::new(), Vec::new(), false);
-        for sub in &analysis.sub_queries {
+        let (mut attempts, mut answers, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+        // A job that does not search asked no provider, which is no outage.
+        let mut answered = !task.options.searches();
+        let queries = if answered {
+            &[][..]
+        } else {
+            &analysis.sub_queries[..]
+        };
+        for sub in queries {
             let found = search
                 .chain(
                     &chain,
@@ -169,32 +191,29 @@ impl SearchStage {
             answered |= found.answered;
             attempts.extend(found.attempts);
             answers.extend(found.answers);
+            refused.extend(found.refused);
             merge(&mut best, found.results, &analysis.terms);
         }
 
-        let mut candidates: Vec<Scored> = (best.into_values())
-            .filter(|s| !tried.contains(&s.url))
+        let listed = listed(task, tried, &analysis.terms);
+        let candidates: Vec<Scored> = (best.into_values())
+            .filter(|s| !tried.contains(&s.url) && !listed.iter().any(|l| l.url == s.url))
             .collect();
-        by_score(&mut candidates);
-        let mut notes = Vec::new();
-        if let JobLlm::BudgetSpent = llm {
-            notes.push(
-                "the batch's LLM budget is spent: heuristic analysis and score selection".into(),
-            );
-        }
         let choice = Choice {
             rt,
             analysis: &analysis,
             question: &task.query,
             min: task.options.min_relevance.unwrap_or(cfg.min_relevance),
-            max,
+            max: max.saturating_sub(listed.len()),
         };
-        let results = match llm.ready() {
-            Some(llm) if !candidates.is_empty() => {
-                choice.with_llm(llm, candidates, &mut notes).await
-            }
-            _ => select(candidates, choice.min, choice.max),
-        };
+        let (chosen, notes) = choice.choose(llm, candidates).await;
+        let refused = (refused.into_iter()).filter_map(|(r, why)| {
+            let url = normalize(&r.url)?;
+            let mut s = score(r, url, &analysis.terms);
+            s.reason = why;
+            Some(s)
+        });
+        let results = listed.into_iter().chain(chosen).chain(refused).collect();
         let record = SearchRecord {
             query: task.query.clone(),
             analysis,
@@ -326,10 +345,37 @@ async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Hand
             level: 0,
             max_level,
             depth: 0,
+            domains: task.options.domains(),
         };
         job.send(Queue::Fetch, fetch).await?;
     }
     Ok(Handled::Done)
+}
+
+/// The job's own `urls` not `tried` yet, selected ahead of anything search finds: the user
+/// chose them.
+fn listed(task: &SearchTask, tried: &HashSet<String>, terms: &[String]) -> Vec<Scored> {
+    let mut out: Vec<Scored> = Vec::new();
+    for (i, url) in task.options.urls().iter().enumerate() {
+        let Some(normal) = normalize(url).filter(|n| !tried.contains(n)) else {
+            continue;
+        };
+        if out.iter().any(|s| s.url == normal) {
+            continue;
+        }
+        let result = RawResult {
+            url: url.clone(),
+            title: String::new(),
+            snippet: String::new(),
+            provider: "urls".into(),
+            position: i as u32 + 1,
+        };
+        let mut s = score(result, normal, terms);
+        s.selected = true;
+        s.reason = "listed by the job".into();
+        out.push(s);
+    }
+    out
 }
 
 /// A selected result as a source of the job (numbered when the job takes it).
@@ -378,6 +424,27 @@ struct Choice<'a> {
 }
 
 impl Choice<'_> {
+    /// The results selected from `candidates`, best first: by `llm` where it is ready, else
+    /// by score; with notes on how they were chosen.
+    async fn choose(
+        &self,
+        llm: &JobLlm,
+        mut candidates: Vec<Scored>,
+    ) -> (Vec<Scored>, Vec<String>) {
+        by_score(&mut candidates);
+        let mut notes = Vec::new();
+        if let JobLlm::BudgetSpent = llm {
+            notes.push(
+                "the batch's LLM budget is spent: heuristic analysis and score selection".into(),
+            );
+        }
+        let results = match llm.ready() {
+            Some(llm) if !candidates.is_empty() => self.with_llm(llm, candidates, &mut notes).await,
+            _ => select(candidates, self.min, self.max),
+        };
+        (results, notes)
+    }
+
     /// Selection with the optional LLM steps of `search.*`: rerank, relevance check, LLM pick.
     /// Each falls back to the formula when the LLM cannot answer, with a note saying so.
     async fn with_llm(

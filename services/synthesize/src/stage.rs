@@ -237,8 +237,10 @@ async fn follow_up(
         None => (meta.query.clone(), Default::default()),
     };
     let llm = job.llm(stage.llm.as_ref()).await?;
-    // A job's own `max_urls` bounds all its rounds together.
+    // A job's own `max_urls` bounds all its rounds together; a job that does not search reads
+    // only its own URLs.
     if options.max_urls.is_some_and(|m| meta.sources.len() >= m)
+        || !options.searches()
         || until(job.envelope().deadline) < Duration::from_secs(cfg.min_secs_left)
         || matches!(llm, JobLlm::BudgetSpent)
     {

@@ -66,6 +66,10 @@ impl Freshness {
 /// Most URLs one job may fetch (`max_urls`): already far more sources than a report can cite.
 pub const MAX_URLS: usize = 1000;
 
+/// Most domains one of `include_domains` and `exclude_domains` may list: each is matched
+/// against every result and link of the job.
+pub const MAX_DOMAINS: usize = 100;
+
 /// Longest deadline a job may ask for (`deadline_secs`), 30 days: a bound keeps the deadline's
 /// timestamp representable, and a batch still waiting after a month is better resubmitted.
 pub const MAX_DEADLINE_SECS: u64 = 30 * 24 * 3600;
@@ -171,6 +175,55 @@ pub struct JobOptions {
         )
     )]
     pub language: Option<String>,
+    /// Only hosts of these domains are searched, fetched, crawled and cited: a domain takes
+    /// itself and its subdomains (`example.com` takes `www.example.com`; `gov` every `.gov`
+    /// host).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::include_domains"
+    )]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            value_type = Option<Vec<crate::domains::DomainName>>,
+            min_items = 1,
+            max_items = 100
+        )
+    )]
+    pub include_domains: Option<Vec<String>>,
+    /// Hosts of these domains (and their subdomains) are never fetched nor cited; an excluded
+    /// domain wins over an included one.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::exclude_domains"
+    )]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<Vec<crate::domains::DomainName>>, max_items = 100)
+    )]
+    pub exclude_domains: Option<Vec<String>>,
+    /// URLs (http or https) read as sources of the job, before what search finds. They pass
+    /// robots.txt, politeness, the SSRF guard and the domain filters like any URL, and count
+    /// towards `max_urls` (which, when not given, grows to hold them).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::urls"
+    )]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<Vec<crate::domains::HttpUrl>>, max_items = 1000)
+    )]
+    pub urls: Option<Vec<String>>,
+    /// `false`: read only `urls`, search nothing.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::search"
+    )]
+    pub search: Option<bool>,
 }
 
 /// A report's shape (`report.type`, and a job's `report_type` option).
@@ -206,7 +259,27 @@ impl JobOptions {
             report_max_tokens: self.report_max_tokens.or(d.report_max_tokens),
             report_type: self.report_type.or(d.report_type),
             language: self.language.or(d.language),
+            include_domains: self.include_domains.or(d.include_domains),
+            exclude_domains: self.exclude_domains.or(d.exclude_domains),
+            urls: self.urls.or(d.urls),
+            search: self.search.or(d.search),
         }
+    }
+
+    /// The job's domain filter.
+    pub fn domains(&self) -> crate::Domains {
+        let list = |l: &Option<Vec<String>>| l.as_deref().unwrap_or_default().to_vec();
+        crate::Domains::new(&list(&self.include_domains), &list(&self.exclude_domains))
+    }
+
+    /// The URLs the job reads whatever search finds.
+    pub fn urls(&self) -> &[String] {
+        self.urls.as_deref().unwrap_or_default()
+    }
+
+    /// Whether the job searches (`search: false` reads only its `urls`).
+    pub fn searches(&self) -> bool {
+        self.search != Some(false)
     }
 }
 
@@ -318,6 +391,9 @@ pub struct FetchTask {
     /// Links followed to reach this URL: 0 for what search selected.
     #[serde(default)]
     pub depth: u8,
+    /// The job's domain filter, held on every redirect hop and crawled link.
+    #[serde(default, skip_serializing_if = "crate::Domains::is_empty")]
+    pub domains: crate::Domains,
 }
 
 /// `trawl.clean`: a fetched page or file, decoded to text.

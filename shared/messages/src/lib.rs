@@ -4,6 +4,7 @@
 //! - [`envelope`]: the versioned envelope every message travels in, and its decoding errors.
 //! - [`body`]: the bodies (`SearchTask`, `FetchTask`, `FetchedDoc`, `SynthesizeTask`,
 //!   `ResearchResult`) and the documents stages hand each other.
+//! - [`domains`]: a job's domain filter, what `include_domains` and `exclude_domains` allow.
 //! - [`outcome`]: the terminal outcome every selected URL ends in.
 //! - [`queue`]: queue names, one per stage, under a configurable namespace.
 //! - [`paths`]: where a job's results and work products live in the object store.
@@ -14,6 +15,7 @@
 //! Nothing here does I/O; every stage and both broker twins depend on it.
 
 pub mod body;
+pub mod domains;
 pub mod envelope;
 pub mod outcome;
 pub mod paths;
@@ -22,6 +24,7 @@ pub mod record;
 pub mod whole;
 
 pub use body::*;
+pub use domains::Domains;
 pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};
 pub use outcome::Outcome;
 pub use queue::{Queue, StageKind};

@@ -94,6 +94,41 @@ pub fn providers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>,
     )
 }
 
+/// `deserialize_with` for `include_domains`: a list of domains (checked by `check_task`).
+pub fn include_domains<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    optional(
+        d,
+        List(Text(
+            "include_domains to be a list of domains, such as [\"example.com\", \"gov\"]",
+        )),
+    )
+}
+
+/// `deserialize_with` for `exclude_domains`.
+pub fn exclude_domains<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    optional(
+        d,
+        List(Text(
+            "exclude_domains to be a list of domains, such as [\"pinterest.com\"]",
+        )),
+    )
+}
+
+/// `deserialize_with` for `urls`.
+pub fn urls<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    optional(
+        d,
+        List(Text(
+            "urls to be a list of http or https URLs, such as [\"https://example.com/report\"]",
+        )),
+    )
+}
+
+/// `deserialize_with` for `search`.
+pub fn search<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    optional(d, Bool("search to be true or false"))
+}
+
 /// `null` or absent, else what `visitor` takes; `visitor` says what the field takes.
 fn optional<'de, D: Deserializer<'de>, V: Visitor<'de>>(
     d: D,
@@ -202,6 +237,21 @@ impl<'de> DeserializeSeed<'de> for Text {
     }
 }
 
+/// `true` or `false`.
+struct Bool(&'static str);
+
+impl<'de> Visitor<'de> for Bool {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_bool<E: Error>(self, b: bool) -> Result<bool, E> {
+        Ok(b)
+    }
+}
+
 /// A list of strings; a wrong item gets the list's own error.
 struct List(Text);
 
@@ -257,6 +307,15 @@ mod tests {
         assert_eq!(o.min_relevance, Some(1.0));
         assert_eq!(o.freshness.as_deref(), Some("week"));
         assert_eq!(o.providers, Some(vec!["searxng".into(), "brave".into()]));
+        let o = parse(
+            r#"{"include_domains": ["example.com"], "exclude_domains": [], "search": false,
+                "urls": ["https://example.com/a"]}"#,
+        )
+        .unwrap();
+        assert_eq!(o.include_domains, Some(vec!["example.com".into()]));
+        assert_eq!(o.exclude_domains, Some(vec![]));
+        assert_eq!(o.urls(), ["https://example.com/a".to_string()]);
+        assert!(!o.searches());
     }
 
     #[test]
@@ -297,6 +356,12 @@ mod tests {
                 &["string \"searxng\"", "providers to be"],
             ),
             (r#"{"providers": [1]}"#, &["integer `1`", "providers to be"]),
+            (
+                r#"{"include_domains": "example.com"}"#,
+                &["string \"example.com\"", "include_domains to be a list"],
+            ),
+            (r#"{"urls": [null]}"#, &["urls to be a list of http"]),
+            (r#"{"search": "no"}"#, &["search to be true or false"]),
             ("null", &["options to be an object"]),
             ("7", &["options to be an object"]),
         ] {

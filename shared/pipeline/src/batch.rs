@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use trawl_broker::Queue;
 use trawl_messages::{
-    paths, Envelope, JobInput, JobOptions, JobState, Metadata, SearchTask, MAX_DEADLINE_SECS,
-    MAX_URLS, PROVIDERS,
+    domains, paths, Envelope, JobInput, JobOptions, JobState, Metadata, SearchTask,
+    MAX_DEADLINE_SECS, MAX_DOMAINS, MAX_URLS, PROVIDERS,
 };
 use uuid::Uuid;
 
@@ -225,6 +225,8 @@ pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
     if let Some(l) = options.max_level.filter(|l| *l > 3) {
         problems.push(("max_level", format!("must be 0 to 3, not {l}")));
     }
+    domain_problems(options, &mut problems);
+    url_problems(options, &mut problems);
     // The search stage skips names it does not know: a job naming only those (or none) would
     // search nothing and end without sources.
     if let Some(names) = &options.providers {
@@ -245,6 +247,71 @@ pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
         }
     }
     problems
+}
+
+/// `include_domains` and `exclude_domains`: domains, not URLs, and a bounded number of them.
+fn domain_problems(options: &JobOptions, problems: &mut Vec<(&'static str, String)>) {
+    for (field, list) in [
+        ("include_domains", &options.include_domains),
+        ("exclude_domains", &options.exclude_domains),
+    ] {
+        let list = list.as_deref().unwrap_or_default();
+        if list.len() > MAX_DOMAINS {
+            let n = list.len();
+            problems.push((field, format!("at most {MAX_DOMAINS} domains, not {n}")));
+        }
+        for e in list.iter().filter_map(|d| domains::domain(d).err()) {
+            problems.push((field, e.to_string()));
+        }
+    }
+    if options.include_domains.as_ref().is_some_and(Vec::is_empty) {
+        problems.push((
+            "include_domains",
+            "name at least one domain, or leave the option out: an empty list would allow none"
+                .into(),
+        ));
+    }
+}
+
+/// `urls` and `search`: absolute http(s) URLs the job's domains allow, within `max_urls`; a job
+/// that does not search must list some.
+fn url_problems(options: &JobOptions, problems: &mut Vec<(&'static str, String)>) {
+    let urls = options.urls();
+    let domains = options.domains();
+    for (i, u) in urls.iter().enumerate() {
+        match url::Url::parse(u) {
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => {
+                if let Some(why) = domains.refusal_of_url(u) {
+                    problems.push(("urls", format!("item {}: {why}", i + 1)));
+                }
+            }
+            _ => problems.push((
+                "urls",
+                format!("item {}: {u:?} is not an http or https URL", i + 1),
+            )),
+        }
+    }
+    let limit = options.max_urls.unwrap_or(MAX_URLS);
+    if urls.len() > limit {
+        let field = if options.max_urls.is_some() {
+            "max_urls"
+        } else {
+            "urls"
+        };
+        problems.push((
+            field,
+            format!(
+                "{} URLs listed, more than the {limit} the job may read",
+                urls.len()
+            ),
+        ));
+    }
+    if !options.searches() && urls.is_empty() {
+        problems.push((
+            "search",
+            "false reads only the job's urls: list some, or leave search out".into(),
+        ));
+    }
 }
 
 /// What a batch's search tasks weigh in the queues, in bytes (their bodies as sent).
@@ -324,6 +391,7 @@ fn parse_line(line: &str, number: usize) -> Result<Question, String> {
                 );
             }
             let (id, metadata) = (fields.remove("id"), fields.remove("metadata"));
+            lift_options(&mut fields)?;
             let parsed: JsonLine = serde_json::from_value(Value::Object(fields))
                 .map_err(|e| format!("invalid JSON line: {e}"))?;
             (parsed.query, parsed.options, id, metadata)
@@ -340,6 +408,31 @@ fn parse_line(line: &str, number: usize) -> Result<Question, String> {
     let task = check_task(&query, options)?;
     let (id, metadata) = check_user(id, metadata, || number.to_string())?;
     Ok(Question { task, id, metadata })
+}
+
+/// Options a JSONL line may give beside its query as well as in its `options`: a line's own
+/// sources and filters read naturally there (`{"query": "…", "urls": […], "search": false}`).
+const LINE_OPTIONS: &[&str] = &["urls", "search", "include_domains", "exclude_domains"];
+
+/// Moves a line's [`LINE_OPTIONS`] into its `options`; one given in both places is refused.
+fn lift_options(fields: &mut serde_json::Map<String, Value>) -> Result<(), String> {
+    for key in LINE_OPTIONS {
+        let Some(value) = fields.remove(*key) else {
+            continue;
+        };
+        let options =
+            (fields.entry("options")).or_insert_with(|| Value::Object(Default::default()));
+        // Options that are not an object are refused by the line's parse.
+        if let Value::Object(options) = options {
+            if options.contains_key(*key) {
+                return Err(format!(
+                    "{key}: given beside the query and in options; give it once"
+                ));
+            }
+            options.insert((*key).to_owned(), value);
+        }
+    }
+    Ok(())
 }
 
 /// The error for bytes that are UTF-8 up to `valid`: its line, and its column in characters.
@@ -767,6 +860,52 @@ mod tests {
         assert!(problems("xx")[0]
             .1
             .contains("is not a language trawl knows"));
+    }
+
+    #[test]
+    fn a_line_lists_its_own_urls_and_domains_and_bad_ones_are_named() {
+        let tasks = parse_batch(
+            br#"{"query": "q", "urls": ["https://www.example.com/a"], "search": false, "include_domains": ["example.com"]}"#,
+        )
+        .unwrap();
+        let options = &tasks[0].task.options;
+        assert_eq!(options.urls(), ["https://www.example.com/a".to_string()]);
+        assert!(!options.searches());
+        assert!(options.domains().allows("www.example.com"));
+        for (line, needle) in [
+            (
+                &br#"{"query": "q", "search": false}"#[..],
+                "search: false reads only the job's urls",
+            ),
+            (
+                br#"{"query": "q", "urls": ["ftp://example.com/x"]}"#,
+                "urls: item 1: \"ftp://example.com/x\" is not an http or https URL",
+            ),
+            (
+                br#"{"query": "q", "urls": ["https://other.org/"], "include_domains": ["example.com"]}"#,
+                "urls: item 1: other.org is outside the job's domains (example.com)",
+            ),
+            (
+                br#"{"query": "q", "exclude_domains": ["https://example.com/news"]}"#,
+                "exclude_domains: \"https://example.com/news\" is not a domain: write the host alone",
+            ),
+            (
+                br#"{"query": "q", "include_domains": []}"#,
+                "include_domains: name at least one domain",
+            ),
+            (
+                br#"{"query": "q", "urls": ["https://a.org/", "https://b.org/"], "options": {"max_urls": 1}}"#,
+                "max_urls: 2 URLs listed, more than the 1 the job may read",
+            ),
+            (
+                br#"{"query": "q", "search": true, "options": {"search": false}}"#,
+                "search: given beside the query and in options",
+            ),
+        ] {
+            let (n, reason) = line_error(line);
+            assert_eq!(n, 1);
+            assert!(reason.contains(needle), "{reason}");
+        }
     }
 
     #[test]

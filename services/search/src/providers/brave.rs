@@ -68,6 +68,10 @@ impl Provider for Brave {
         NAME
     }
 
+    fn takes_site_operators(&self) -> bool {
+        true
+    }
+
     fn request(
         &self,
         http: &reqwest::Client,

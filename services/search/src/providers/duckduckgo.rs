@@ -20,6 +20,10 @@ impl Provider for DuckDuckGo {
         NAME
     }
 
+    fn takes_site_operators(&self) -> bool {
+        true
+    }
+
     fn request(
         &self,
         http: &reqwest::Client,

@@ -47,6 +47,9 @@ pub struct PageRequest<'a> {
     pub news: bool,
     /// The language (and region) results should be in, where the provider takes them.
     pub locale: &'a Locale,
+    /// The job's domain filter, for providers that take it as parameters (Tavily, NewsAPI);
+    /// those that read `site:` operators find them in `query`.
+    pub domains: &'a trawl_messages::Domains,
 }
 
 /// The language parameters each provider takes, from a job's locale. Each provider spells
@@ -292,6 +295,10 @@ pub trait Provider: Send + Sync {
     ) -> Result<Option<reqwest::RequestBuilder>, ProviderError>;
     /// The page in a successful answer's body.
     fn read(&self, body: &[u8], request: &PageRequest<'_>) -> Result<ResultPage, ProviderError>;
+    /// Whether the provider's engine reads `site:` and `-site:` operators in the query.
+    fn takes_site_operators(&self) -> bool {
+        false
+    }
     /// Whether an error answer is the provider's way of saying the list has ended.
     fn ended(&self, _status: u16, _body: &[u8]) -> bool {
         false
@@ -527,8 +534,14 @@ pub(crate) mod testing {
             freshness: Freshness::Any,
             news: false,
             locale: &NO_LOCALE,
+            domains: &NO_DOMAINS,
         }
     }
+
+    pub static NO_DOMAINS: trawl_messages::Domains = trawl_messages::Domains {
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
 
     pub static NO_LOCALE: super::Locale = super::Locale {
         lang: trawl_text::Lang::UND,

@@ -1,6 +1,6 @@
 //! NewsAPI: `GET {base}/v2/everything?q=…&pageSize=N&page=N&sortBy=relevancy&language=L`
 //! (the question's language where NewsAPI has it, `en` when it is unknown)
-//! `[&from=YYYY-MM-DD]`, keyed by the `X-Api-Key` header. NewsAPI only has news, so general and
+//! `[&from=YYYY-MM-DD][&domains=…][&excludeDomains=…]`, keyed by the `X-Api-Key` header. NewsAPI only has news, so general and
 //! news requests are sent the same way.
 
 use serde::Deserialize;
@@ -87,6 +87,12 @@ impl Provider for NewsApi {
         }
         if let Some(days) = days_back(request.freshness) {
             query.push(("from", from_date(days)));
+        }
+        if !request.domains.include.is_empty() {
+            query.push(("domains", request.domains.include.join(",")));
+        }
+        if !request.domains.exclude.is_empty() {
+            query.push(("excludeDomains", request.domains.exclude.join(",")));
         }
         let mut builder = http
             .get(format!("{}/v2/everything", self.0.base_url))

@@ -29,6 +29,10 @@ impl Provider for Searxng {
         NAME
     }
 
+    fn takes_site_operators(&self) -> bool {
+        true
+    }
+
     fn request(
         &self,
         http: &reqwest::Client,

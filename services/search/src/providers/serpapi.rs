@@ -43,6 +43,10 @@ impl Provider for SerpApi {
         NAME
     }
 
+    fn takes_site_operators(&self) -> bool {
+        true
+    }
+
     fn request(
         &self,
         http: &reqwest::Client,

@@ -42,6 +42,10 @@ impl Provider for Serper {
         NAME
     }
 
+    fn takes_site_operators(&self) -> bool {
+        true
+    }
+
     fn request(
         &self,
         http: &reqwest::Client,

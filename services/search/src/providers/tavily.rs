@@ -1,5 +1,6 @@
 //! Tavily: `POST {base}/search` with `Authorization: Bearer <key>` and a JSON body
-//! `{"query", "max_results", "search_depth", "include_answer", "topic", "time_range"}`.
+//! `{"query", "max_results", "search_depth", "include_answer", "topic", "time_range",
+//! "include_domains", "exclude_domains"}`.
 //! Tavily has no pagination: page 1 is the whole answer (at most 20 results) and carries the
 //! `answer` Tavily writes itself; later pages are empty without asking.
 
@@ -55,6 +56,12 @@ impl Provider for Tavily {
         });
         if let Some(range) = window(request.freshness) {
             body["time_range"] = range.into();
+        }
+        if !request.domains.include.is_empty() {
+            body["include_domains"] = json!(request.domains.include);
+        }
+        if !request.domains.exclude.is_empty() {
+            body["exclude_domains"] = json!(request.domains.exclude);
         }
         let mut builder = http.post(format!("{}/search", self.0.base_url)).json(&body);
         if let Some(key) = &self.0.api_key {
