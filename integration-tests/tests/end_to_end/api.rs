@@ -15,7 +15,7 @@ use std::time::Duration;
 use common::Fleet;
 use serde_json::{json, Value};
 use trawl_broker::{Broker, Queue};
-use trawl_store::Store;
+use trawl_store::prelude::*;
 
 struct Api {
     base: String,

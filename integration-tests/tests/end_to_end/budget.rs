@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::Fleet;
 use trawl_config::{Config, LlmConfig};
 use trawl_store::budget::{BUDGET, REFUSED, RESERVED, SPENT};
-use trawl_store::Store;
+use trawl_store::prelude::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_workers_never_spend_past_the_budget() {
@@ -105,7 +105,7 @@ fn a_budget_without_prices_is_refused_with_the_setting_to_add() {
         }),
         ..Config::default()
     };
-    let err = trawl_pipeline::batch::check_budget(&config, Some(5.0)).unwrap_err();
+    let err = (trawl_pipeline::batch::check_budget(&config, Some(5.0)).unwrap_err()).to_string();
     assert!(
         err.contains("house-model-7b") && err.contains("llm.prices.\"house-model-7b\""),
         "{err}"

@@ -21,7 +21,7 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 use trawl_fetch::browser::webdriver_ready;
 use trawl_integration_tests::simweb::fleet;
-use trawl_store::{Cache, Store};
+use trawl_store::{prelude::*, Cache};
 
 /// Jobs in the batch; each fetches ten sources, all of them in a browser. Enough pages for
 /// ten kills with sessions open (twenty jobs and sixteen kills found nothing more, at twice the

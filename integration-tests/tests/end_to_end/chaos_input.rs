@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use trawl_broker::{Broker, Queue};
 use trawl_integration_tests::procfs;
 use trawl_integration_tests::simweb::{hostile, Question};
-use trawl_store::Store;
+use trawl_store::prelude::*;
 
 /// Peak RSS a fetch or clean worker must stay under. The target is 150 MB; clean
 /// peaks at 100–160 MB here, the spread being glibc's: its mmap threshold rises after each

@@ -32,7 +32,7 @@ use tokio::time::Instant;
 use trawl_broker::{Broker, Queue};
 use trawl_integration_tests::procfs;
 use trawl_integration_tests::simweb::{llm::script::hangs, soak};
-use trawl_store::Store;
+use trawl_store::prelude::*;
 
 /// Starts one worker per stage, each serving its metrics on a port of its own; returns the
 /// ports by stage.

@@ -493,7 +493,7 @@ async fn an_llm_in_trouble_leaves_cited_reports_and_names_the_steps_that_fell_ba
 async fn a_rate_limit_storm_longer_than_a_message_may_run_delays_jobs_and_loses_none() {
     use trawl_broker::Broker;
     use trawl_integration_tests::simweb::llm::script::{set_trouble, Trouble};
-    use trawl_store::Store;
+    use trawl_store::prelude::*;
     const STORM: std::time::Duration = std::time::Duration::from_secs(15);
     let mut fleet = Fleet::start().await;
     let model = "storm-test";

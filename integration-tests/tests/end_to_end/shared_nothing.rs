@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{Fleet, STAGES};
 use trawl_broker::{Broker, Queue};
-use trawl_store::Store;
+use trawl_store::prelude::*;
 
 const BATCH: usize = 200;
 

@@ -110,7 +110,7 @@ pub async fn revoke(store: &dyn Store, id: &str) -> Result<(), TokenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trawl_store::MemoryStore;
+    use trawl_store::{prelude::*, MemoryStore};
 
     #[tokio::test]
     async fn tokens_verify_until_revoked_and_are_stored_hashed() {

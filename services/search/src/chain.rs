@@ -285,7 +285,7 @@ mod tests {
     use std::sync::Arc;
 
     use trawl_integration_tests::simweb::{Corpus, Simweb};
-    use trawl_store::MemoryStore;
+    use trawl_store::{prelude::*, MemoryStore};
 
     use super::*;
 

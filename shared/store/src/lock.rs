@@ -1,12 +1,42 @@
-//! A store lock held by a guard, so that every way out of the work it guards lets the lock go:
-//! a lock left behind by an early return blocks everyone else until its TTL runs out.
+//! Locks with a TTL ([`Locks`]), and a lock held by a guard, so that every way out of the work
+//! it guards lets the lock go: a lock left behind by an early return blocks everyone else until
+//! its TTL runs out.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Lease, Store, StoreError};
+use async_trait::async_trait;
 
-/// Takes the lock `name` for `ttl` ([`Store::try_lock`]); `None` when someone else holds it.
+use crate::{Store, StoreError};
+
+/// A lock held ([`Locks::try_lock`]): its name and the holder's token, unique per taking.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub name: String,
+    pub(crate) token: String,
+}
+
+impl Lease {
+    pub(crate) fn new(name: &str) -> Lease {
+        Lease {
+            name: name.to_owned(),
+            token: uuid::Uuid::now_v7().simple().to_string(),
+        }
+    }
+}
+
+#[async_trait]
+pub trait Locks: Send + Sync {
+    /// Takes the lock `name` for `ttl` if nobody holds it. Used for single-flight fetches and
+    /// for synthesis leases; an expired holder loses it, so a crashed worker never wedges a job.
+    /// Callers take it through [`lock()`], whose guard releases it on every path.
+    async fn try_lock(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError>;
+    /// Releases `lease` if it is still the holder's: a holder that outlived its `ttl` never
+    /// releases the lock someone else has taken since.
+    async fn unlock(&self, lease: &Lease) -> Result<(), StoreError>;
+}
+
+/// Takes the lock `name` for `ttl` ([`Locks::try_lock`]); `None` when someone else holds it.
 pub async fn lock(
     store: &Arc<dyn Store>,
     name: &str,
@@ -29,7 +59,7 @@ pub struct LockGuard {
 }
 
 impl LockGuard {
-    /// Releases the lock if it is still this holder's ([`Store::unlock`]).
+    /// Releases the lock if it is still this holder's ([`Locks::unlock`]).
     pub async fn release(mut self) -> Result<(), StoreError> {
         // The lease stays in the guard until the store answers: a release cancelled midway
         // still falls to `drop`.

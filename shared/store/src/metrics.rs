@@ -49,7 +49,7 @@ pub fn init() {
 mod tests {
     use std::time::Duration;
 
-    use crate::{Cache, MemoryStore, Store};
+    use crate::{Cache, Caches, MemoryStore};
 
     #[tokio::test]
     async fn every_cache_lookup_is_counted_by_result() {

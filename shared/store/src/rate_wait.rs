@@ -13,10 +13,10 @@ pub async fn sleep(wait: Duration) {
 
 /// Waits for a turn at `slot`, one per `interval` across every worker, sleeping as a
 /// rate-limit wait; returns the time slept (not the store's round trips). A caller that cannot
-/// go at once takes a place in the slot's line ([`Store::rate_queue`]) and, when its place
-/// comes, the turn ([`Store::rate_acquire`]); if another took it first, it waits what it is
-/// told when that is within an interval, or takes a new place (after a 429's hold, which
-/// would otherwise wake every waiter at once when it ends).
+/// go at once takes a place in the slot's line ([`crate::Rates::rate_queue`]) and, when its
+/// place comes, the turn ([`crate::Rates::rate_acquire`]); if another took it first, it waits
+/// what it is told when that is within an interval, or takes a new place (after a 429's hold,
+/// which would otherwise wake every waiter at once when it ends).
 pub async fn take_turn(
     store: &dyn Store,
     slot: &str,

@@ -4,8 +4,8 @@
 //! - Crates: every workspace member (root `Cargo.toml`) is a row of the crate table by its
 //!   path, and a line of the crate graph by its folder's name with exactly the workspace crates
 //!   its `[dependencies]` name (dev-dependencies left out).
-//! - Redis keys: every key passes through `RedisStore::key` (`src/redis.rs`), so the
-//!   `self.key(&[…])` calls there are the one list of key families the code defines; each is
+//! - Redis keys: every key passes through `RedisStore::key` (`src/redis/`), so the
+//!   `self.key(&[…])` calls in its files are the one list of key families the code defines; each is
 //!   parsed from the source (a literal part stays, anything else becomes `<…>`) and must be a
 //!   key of the doc's Redis section. A new family in the store fails here until it is named.
 //!   Every `Cache` (its `ALL`) is named there too.
@@ -283,24 +283,38 @@ fn list(names: &BTreeSet<String>) -> String {
 // ---------------------------------------------------------------------------------------------
 // Redis keys and object paths
 
-/// The key families `RedisStore::key` is called with, as `job:<>:outcomes`.
-fn key_families() -> BTreeSet<String> {
-    let source = read("shared/store/src/redis.rs");
-    let mut families = BTreeSet::new();
-    for (at, call) in source.match_indices("self.key(&[") {
-        let rest = &source[at + call.len()..];
-        let args = &rest[..rest.find("])").expect("a key call ends with `])`")];
-        let parts: Vec<String> = args
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(|part| match part.split('"').nth(1) {
-                // A literal, or a `format!` literal whose arguments become `<>`.
-                Some(literal) => normalise(literal),
-                None => "<>".to_owned(),
-            })
-            .collect();
-        families.insert(parts.join(":"));
+/// The key families `RedisStore::key` is called with, as `job:<>:outcomes`, each with the
+/// first file of `shared/store/src/redis/` that calls it so.
+fn key_families() -> BTreeMap<String, String> {
+    let mut files = Vec::new();
+    rust_files(&root().join("shared/store/src/redis"), &mut files);
+    files.sort();
+    let mut families = BTreeMap::new();
+    for file in &files {
+        let source = fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        let file = file
+            .strip_prefix(root())
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        for (at, call) in source.match_indices("self.key(&[") {
+            let rest = &source[at + call.len()..];
+            let args = &rest[..rest.find("])").expect("a key call ends with `])`")];
+            let parts: Vec<String> = args
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|part| match part.split('"').nth(1) {
+                    // A literal, or a `format!` literal whose arguments become `<>`.
+                    Some(literal) => normalise(literal),
+                    None => "<>".to_owned(),
+                })
+                .collect();
+            families
+                .entry(parts.join(":"))
+                .or_insert_with(|| file.clone());
+        }
     }
     families
 }
@@ -318,12 +332,12 @@ fn every_redis_key_family_and_cache_is_named() {
         .collect();
     let families = key_families();
     assert!(
-        families.contains("job:<>:outcomes") && families.len() >= 10,
-        "the key families were not read from shared/store/src/redis.rs: {families:?}"
+        families.contains_key("job:<>:outcomes") && families.len() >= 10,
+        "the key families were not read from shared/store/src/redis/: {families:?}"
     );
     let mut problems: Vec<String> = (families.iter())
-        .filter(|f| !spans.contains(*f))
-        .map(|f| format!("Redis key family `{f}` (`RedisStore::key` in shared/store/src/redis.rs) is not a key of the Redis section"))
+        .filter(|(f, _)| !spans.contains(*f))
+        .map(|(f, file)| format!("Redis key family `{f}` (`RedisStore::key` in {file}) is not a key of the Redis section"))
         .collect();
     for cache in Cache::ALL {
         if !spans.contains(cache.as_str()) {

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
-use trawl_store::Store;
+use trawl_store::prelude::*;
 
 use super::ledger::Ledger;
 use crate::common::Fleet;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 use trawl_broker::{Broker, BrokerSettings, RabbitBroker};
 use trawl_integration_tests::simweb::{Corpus, Question, Simweb};
-use trawl_store::{RedisStore, Store};
+use trawl_store::{prelude::*, RedisStore};
 
 pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const REDIS: &str = "redis://127.0.0.1:6379/";
