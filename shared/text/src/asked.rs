@@ -147,21 +147,20 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
 }
 
 impl Kind {
-    /// Whether `sentence` states a value of this kind: a number, a date, or a name it does not
-    /// share with the question (`question_words`, lower-cased) past its first word.
+    /// Whether `sentence` states a value of this kind that the question (`question_words`, its
+    /// words lower-cased) does not already hold: a number, a date, or a name past the
+    /// sentence's first word. "On July 25 Trump called Zelensky" holds no answer to "When was
+    /// the transcript of the July 25 call released?".
     pub fn stated_in(self, sentence: &str, question_words: &[String]) -> bool {
+        let new = |w: &str| !question_words.iter().any(|q| q == w);
+        let words = || (sentence.split(|c: char| !c.is_alphanumeric())).map(str::to_lowercase);
         let number = || {
-            sentence.chars().any(is_digit)
-                || (sentence.split(|c: char| !c.is_alphanumeric()))
-                    .any(|w| NUMBER_WORDS.contains(&w.to_lowercase().as_str()))
+            words()
+                .any(|w| (w.chars().any(is_digit) || NUMBER_WORDS.contains(&w.as_str())) && new(&w))
         };
         match self {
             Kind::Number => number(),
-            Kind::Date => {
-                number()
-                    || (sentence.split(|c: char| !c.is_alphanumeric()))
-                        .any(|w| MONTHS.contains(&w.to_lowercase().as_str()))
-            }
+            Kind::Date => number() || words().any(|w| MONTHS.contains(&w.as_str()) && new(&w)),
             Kind::Name | Kind::Place => (sentence.split_whitespace().skip(1)).any(|w| {
                 let w = w.trim_matches(|c: char| !c.is_alphanumeric());
                 w.chars().next().is_some_and(char::is_uppercase)
@@ -240,5 +239,12 @@ mod tests {
         assert!(Kind::Number.stated_in("It cost $449,000.", &q));
         assert!(!Kind::Number.stated_in("Many people were injured.", &q));
         assert!(Kind::Date.stated_in("It was released on September 25.", &q));
+        // The question's own values are no answer.
+        let q: Vec<String> = ["transcript", "july", "25", "call"]
+            .map(String::from)
+            .to_vec();
+        assert!(!Kind::Date.stated_in("Trump's July 25 call with Zelensky was heard.", &q));
+        assert!(Kind::Date.stated_in("The transcript was released on September 25.", &q));
+        assert!(Kind::Number.stated_in("It closed at 27,934.", &["102".into(), "2".into()]));
     }
 }
