@@ -513,14 +513,20 @@ async fn the_browser_cannot_be_configured_around_its_proxy() {
             browser_args: vec![arg.into()],
             ..FetchConfig::default()
         };
-        let err = BrowserPool::new(&config).err().expect("refused");
+        let err = BrowserPool::new(&config)
+            .err()
+            .expect("refused")
+            .to_string();
         assert!(err.contains("past the SSRF proxy"), "{arg}: {err}");
     }
     let remote = FetchConfig {
         webdriver_url: "http://selenium:4444".into(),
         ..FetchConfig::default()
     };
-    let err = BrowserPool::new(&remote).err().expect("refused");
+    let err = BrowserPool::new(&remote)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(err.contains("fetch.browser_proxy_advertise"), "{err}");
     let advertised = FetchConfig {
         browser_proxy_advertise: "fetch-browser:9470".into(),

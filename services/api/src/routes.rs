@@ -255,28 +255,40 @@ async fn owned(state: &AppState, caller: &Caller, id: &str) -> Result<Manifest, 
     }
 }
 
+/// Where a batch's body has something else than the JSON object it must have.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+enum NotAnObject {
+    #[error("the body must be a JSON object")]
+    Body,
+    #[error("options: must be an object")]
+    Options,
+    /// The question at this index (from 0).
+    #[error("questions[{0}]: must be an object")]
+    Question(usize),
+    #[error("questions[{0}].options: must be an object")]
+    QuestionOptions(usize),
+}
+
 /// serde builds a struct from a JSON array as readily as from an object (`["q"]` would be a
 /// question, its fields by position). The document says object, so an array where an object
 /// belongs is refused; any other wrong type is serde's to refuse.
-fn arrays_are_not_objects(batch: &serde_json::Value) -> Result<(), String> {
+fn arrays_are_not_objects(batch: &serde_json::Value) -> Result<(), NotAnObject> {
     use serde_json::Value;
     let options_ok =
         |v: &serde_json::Map<String, Value>| !matches!(v.get("options"), Some(Value::Array(_)));
     let Value::Object(batch) = batch else {
-        return Err("the body must be a JSON object".into());
+        return Err(NotAnObject::Body);
     };
     if !options_ok(batch) {
-        return Err("options: must be an object".into());
+        return Err(NotAnObject::Options);
     }
     let Some(Value::Array(questions)) = batch.get("questions") else {
         return Ok(());
     };
     for (i, question) in questions.iter().enumerate() {
         match question {
-            Value::Array(_) => return Err(format!("questions[{i}]: must be an object")),
-            Value::Object(q) if !options_ok(q) => {
-                return Err(format!("questions[{i}].options: must be an object"))
-            }
+            Value::Array(_) => return Err(NotAnObject::Question(i)),
+            Value::Object(q) if !options_ok(q) => return Err(NotAnObject::QuestionOptions(i)),
             _ => {}
         }
     }
@@ -292,7 +304,7 @@ fn parse_batch_in(
     let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?;
-    arrays_are_not_objects(&value).map_err(ApiError::invalid)?;
+    arrays_are_not_objects(&value).map_err(|e| ApiError::invalid(e.to_string()))?;
     let input: BatchIn = serde_json::from_value(value)
         .map_err(|e| ApiError::invalid(format!("the body is not a batch: {e}")))?;
     if input.questions.is_empty() {
@@ -321,10 +333,11 @@ fn parse_batch_in(
     let mut tasks = Vec::with_capacity(input.questions.len());
     for (i, q) in input.questions.into_iter().enumerate() {
         let options = q.options.or(&input.options);
-        let invalid = |reason| ApiError::invalid(format!("questions[{i}]: {reason}"));
-        let task = batch::check_task(&q.query, options).map_err(invalid)?;
+        let invalid =
+            |reason: &dyn std::fmt::Display| ApiError::invalid(format!("questions[{i}]: {reason}"));
+        let task = batch::check_task(&q.query, options).map_err(|e| invalid(&e))?;
         let (id, metadata) =
-            batch::check_user(q.id, q.metadata, || (i + 1).to_string()).map_err(invalid)?;
+            batch::check_user(q.id, q.metadata, || (i + 1).to_string()).map_err(|e| invalid(&e))?;
         tasks.push(Question { task, id, metadata });
     }
     if let Some((i, first)) = batch::repeated_id(tasks.iter().map(|q| q.id.as_str())) {
@@ -440,9 +453,10 @@ pub async fn submit(
         ));
     }
     let (tasks, mut options) = parse_batch_in(&body, state.config.api.max_questions)?;
-    batch::check_budget(&state.config, options.budget_usd).map_err(ApiError::invalid)?;
+    batch::check_budget(&state.config, options.budget_usd)
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
     batch::check_queued_bytes(&tasks, state.config.broker.max_batch_bytes)
-        .map_err(|e| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e))?;
+        .map_err(|e| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()))?;
     options.owner = Some(caller.0.id.clone());
 
     let key = match headers.get("idempotency-key") {

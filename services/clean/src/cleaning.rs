@@ -146,7 +146,7 @@ pub async fn clean(
             },
             failed: false,
         },
-        Err(why) => Cleaned::kept(original, why, false),
+        Err(why) => Cleaned::kept(original, why.to_string(), false),
     }
 }
 

@@ -104,15 +104,30 @@ pub fn technical(markdown: &str) -> Technical {
     out
 }
 
-/// `Ok` when `cleaned` keeps the technical content of `original`; else every reason, joined.
-pub fn check(original: &str, cleaned: &str) -> Result<(), String> {
+/// One way a cleaned page lost content of the original.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Loss {
+    /// How many of a kind (`code block`, `shell command`, `table`, `table row`) went missing.
+    #[error("dropped {0} {1}{s}", s = if *.0 == 1 { "" } else { "s" })]
+    Dropped(usize, &'static str),
+    /// The cleaned text's length, in characters, under [`MIN_CLEANED_CHARS`].
+    #[error("cleaned text too short ({0} characters)")]
+    TooShort(usize),
+}
+
+/// Why a cleaned page was refused: every [`Loss`], in the order checked.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{}", .0.iter().map(Loss::to_string).collect::<Vec<_>>().join("; "))]
+pub struct LostContent(pub Vec<Loss>);
+
+/// `Ok` when `cleaned` keeps the technical content of `original`; else every reason.
+pub fn check(original: &str, cleaned: &str) -> Result<(), LostContent> {
     let before = technical(original);
     let after = technical(cleaned);
     let mut problems = Vec::new();
-    let mut dropped = |n: usize, what: &str| {
+    let mut dropped = |n: usize, what: &'static str| {
         if n > 0 {
-            let s = if n == 1 { "" } else { "s" };
-            problems.push(format!("dropped {n} {what}{s}"));
+            problems.push(Loss::Dropped(n, what));
         }
     };
 
@@ -142,12 +157,12 @@ pub fn check(original: &str, cleaned: &str) -> Result<(), String> {
     }
     let chars = cleaned.trim().chars().count();
     if chars < MIN_CLEANED_CHARS {
-        problems.push(format!("cleaned text too short ({chars} characters)"));
+        problems.push(Loss::TooShort(chars));
     }
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("; "))
+        Err(LostContent(problems))
     }
 }
 
@@ -195,26 +210,28 @@ mod tests {
     #[test]
     fn losing_code_commands_or_rows_fails_with_reasons() {
         let no_code = without(PAGE, &["```", "git clone", "make"]);
-        let why = check(PAGE, &no_code).unwrap_err();
+        let why = check(PAGE, &no_code).unwrap_err().to_string();
         assert!(why.contains("dropped 1 code block"), "{why}");
         assert!(why.contains("dropped 1 shell command"), "{why}");
 
         let no_pip = PAGE.replace("Install it with `pip install frell` or", "Install it");
-        assert_eq!(check(PAGE, &no_pip).unwrap_err(), "dropped 1 shell command");
+        let why = check(PAGE, &no_pip).unwrap_err();
+        assert_eq!(why.to_string(), "dropped 1 shell command");
         let no_row = without(PAGE, &["timeout"]);
-        assert_eq!(check(PAGE, &no_row).unwrap_err(), "dropped 1 table row");
+        let why = check(PAGE, &no_row).unwrap_err();
+        assert_eq!(why.to_string(), "dropped 1 table row");
         let no_table = without(PAGE, &["|"]);
         assert!(check(PAGE, &no_table)
             .unwrap_err()
+            .to_string()
             .contains("dropped 1 table"));
     }
 
     #[test]
     fn a_short_result_fails() {
         let prose = "Frell is a protocol. ".repeat(20);
-        assert_eq!(
-            check(&prose, "# Installing Frell\n\nIt installs."),
-            Err("cleaned text too short (32 characters)".into())
-        );
+        let why = check(&prose, "# Installing Frell\n\nIt installs.").unwrap_err();
+        assert_eq!(why, LostContent(vec![Loss::TooShort(32)]));
+        assert_eq!(why.to_string(), "cleaned text too short (32 characters)");
     }
 }

@@ -304,7 +304,7 @@ pub async fn llm(llm: &Llm, sample: &str, total_chars: usize) -> Result<Verdict,
             Ok(())
         }
     };
-    let (mut verdict, _) = llm.json::<Verdict>(&request, validate).await?;
+    let (mut verdict, _) = llm.json::<Verdict, _>(&request, validate).await?;
     for p in &mut verdict.problems {
         p.truncate(floor_char_boundary(p, 200));
     }

@@ -69,36 +69,56 @@ fn requested<'a>(points: &'a [String], key: &str) -> Option<&'a String> {
     })
 }
 
-fn plain(value: &Value) -> Result<Option<String>, String> {
+/// What is wrong with the LLM's answer; the text goes back to it in the repair turn.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+enum BadAnswer {
+    #[error("extracted_data values must be a string, a number or null")]
+    NotPlain,
+    #[error("summary must not be empty")]
+    EmptySummary,
+    #[error("summary must be at most {MAX_SUMMARY} characters")]
+    LongSummary,
+    /// Keys of `extracted_data` that are none of the data points asked for.
+    #[error(
+        "extracted_data keys must be among the data points asked for ({}); not asked for: {}",
+        .asked.join(", "),
+        .unknown.join(", ")
+    )]
+    NotAskedFor {
+        asked: Vec<String>,
+        unknown: Vec<String>,
+    },
+    #[error("key_points must be at most {MAX_KEY_POINTS} sentences of at most {MAX_KEY_POINT} characters")]
+    KeyPoints,
+}
+
+fn plain(value: &Value) -> Result<Option<String>, BadAnswer> {
     match value {
         Value::Null => Ok(None),
         Value::String(s) if s.trim().is_empty() => Ok(None),
         Value::String(s) => Ok(Some(s.trim().to_owned())),
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::Bool(b) => Ok(Some(b.to_string())),
-        _ => Err("extracted_data values must be a string, a number or null".into()),
+        _ => Err(BadAnswer::NotPlain),
     }
 }
 
-fn validate(points: &[String], a: &Answer) -> Result<(), String> {
+fn validate(points: &[String], a: &Answer) -> Result<(), BadAnswer> {
     if a.summary.trim().is_empty() {
-        return Err("summary must not be empty".into());
+        return Err(BadAnswer::EmptySummary);
     }
     if a.summary.chars().count() > MAX_SUMMARY {
-        return Err(format!("summary must be at most {MAX_SUMMARY} characters"));
+        return Err(BadAnswer::LongSummary);
     }
-    let unknown: Vec<&str> = a
-        .extracted_data
-        .keys()
+    let unknown: Vec<String> = (a.extracted_data.keys())
         .filter(|k| requested(points, k).is_none())
-        .map(String::as_str)
+        .cloned()
         .collect();
     if !unknown.is_empty() {
-        return Err(format!(
-            "extracted_data keys must be among the data points asked for ({}); not asked for: {}",
-            points.join(", "),
-            unknown.join(", ")
-        ));
+        return Err(BadAnswer::NotAskedFor {
+            asked: points.to_vec(),
+            unknown,
+        });
     }
     for v in a.extracted_data.values() {
         plain(v)?;
@@ -108,9 +128,7 @@ fn validate(points: &[String], a: &Answer) -> Result<(), String> {
             .iter()
             .any(|k| k.chars().count() > MAX_KEY_POINT)
     {
-        return Err(format!(
-            "key_points must be at most {MAX_KEY_POINTS} sentences of at most {MAX_KEY_POINT} characters"
-        ));
+        return Err(BadAnswer::KeyPoints);
     }
     Ok(())
 }
@@ -167,7 +185,7 @@ pub async fn analyse(
     request.max_tokens = 1_500;
     let points = &ctx.data_points;
     let (answer, _) = llm
-        .json::<Answer>(&request, |a| validate(points, a))
+        .json::<Answer, _>(&request, |a| validate(points, a))
         .await?;
     let mut extracted_data: BTreeMap<String, Option<String>> =
         points.iter().map(|p| (p.clone(), None)).collect();
@@ -204,6 +222,7 @@ mod tests {
         );
         assert!(validate(&points, &extra)
             .unwrap_err()
+            .to_string()
             .contains("not asked for: colour"));
         let nested = answer(
             r#"{"is_relevant": true, "summary": "s", "extracted_data": {"isolator": ["a", "b"]}}"#,

@@ -15,7 +15,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tracing::{info, warn};
 use trawl_config::Config;
-use trawl_llm::{fnv1a, Llm};
+use trawl_llm::{fnv1a, Llm, LlmError};
 use trawl_messages::{paths, AnalysedDoc, Envelope, FetchedDoc, Outcome};
 use trawl_pipeline::fanin::OutcomeRecord;
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
@@ -57,14 +57,14 @@ pub struct CleanStage {
 
 impl CleanStage {
     /// Builds the stage with the LLM key from the process environment.
-    pub fn new(config: &Config) -> Result<Self, String> {
+    pub fn new(config: &Config) -> Result<Self, LlmError> {
         Self::with_env(config, &std::env::vars().collect())
     }
 
     /// Builds the stage with the LLM key looked up in `env` (tests pass their own).
-    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
+    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, LlmError> {
         let llm = (config.llm.as_ref())
-            .map(|cfg| Llm::new(cfg, env).map_err(|e| e.to_string()))
+            .map(|cfg| Llm::new(cfg, env))
             .transpose()?;
         Ok(CleanStage {
             llm,

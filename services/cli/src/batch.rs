@@ -48,9 +48,7 @@ impl ServerArgs {
         let Some(token) = &self.token else {
             bail!("--server needs an API token: pass --token or set TRAWL_TOKEN");
         };
-        Remote::new(server.clone(), token.clone())
-            .map(Some)
-            .map_err(anyhow::Error::msg)
+        Remote::new(server.clone(), token.clone()).map(Some)
     }
 }
 
@@ -186,7 +184,7 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
             .context("failed to submit the batch")?;
         (created.jobs.len(), created.batch_id)
     } else {
-        trawl_pipeline::batch::check_budget(&config, args.budget).map_err(anyhow::Error::msg)?;
+        trawl_pipeline::batch::check_budget(&config, args.budget)?;
         let rt = fleet(config).await?;
         let progress = bar(questions.len() as u64, "enqueued");
         let options = BatchOptions {

@@ -15,6 +15,16 @@ use uuid::Uuid;
 
 use crate::stages;
 
+/// Why the in-process stages could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Build(#[from] stages::BuildError),
+    /// The object store of `output` could not be opened.
+    #[error(transparent)]
+    Objects(#[from] trawl_store::ObjectError),
+}
+
 pub struct Embedded {
     pub rt: Runtime,
     stop: watch::Sender<bool>,
@@ -36,7 +46,7 @@ pub async fn prepare_browser(config: &mut Config) -> Option<LocalWebDriver> {
         .filter(|u| matches!(u.host_str(), Some("127.0.0.1" | "localhost")))
         .and_then(|u| u.port());
     let started = match local {
-        Some(port) => LocalWebDriver::start(port).await,
+        Some(port) => LocalWebDriver::start(port).await.map_err(|e| e.to_string()),
         None => Err(format!("no WebDriver answers at {url}")),
     };
     match started {
@@ -60,12 +70,12 @@ pub async fn submit_one(rt: &Runtime, task: SearchTask) -> Result<(Uuid, Uuid), 
 impl Embedded {
     /// Starts every stage (the browser's only when `fetch.max_level` reaches it); secrets
     /// (API keys) are looked up in `env`.
-    pub fn start(config: Config, env: &BTreeMap<String, String>) -> Result<Embedded, String> {
+    pub fn start(config: Config, env: &BTreeMap<String, String>) -> Result<Embedded, StartError> {
         let built = (StageKind::ALL.iter().copied())
             .filter(|k| *k != StageKind::FetchBrowser || config.fetch.max_level >= 2)
             .map(|kind| Ok((kind, stages::build(kind, &config, env)?)))
-            .collect::<Result<Vec<_>, String>>()?;
-        let rt = Runtime::embedded(config).map_err(|e| e.to_string())?;
+            .collect::<Result<Vec<_>, stages::BuildError>>()?;
+        let rt = Runtime::embedded(config)?;
         let (stop, shutdown) = Shutdown::manual();
         let mut workers = JoinSet::new();
         for (kind, stage) in built {

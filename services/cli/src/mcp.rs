@@ -40,9 +40,9 @@ use trawl_config::Config;
 use trawl_fetch::http::Fetcher;
 use trawl_fetch::one::fetch_one;
 use trawl_messages::{paths, JobOptions, JobRecord};
-use trawl_pipeline::batch::check_task;
+use trawl_pipeline::batch::{check_task, TaskError};
 use trawl_pipeline::serve::{signals, Shutdown};
-use trawl_pipeline::Runtime;
+use trawl_pipeline::{Runtime, StageError};
 use trawl_search::SearchStage;
 use trawl_synthesize::tokens::Tokenizer;
 use uuid::Uuid;
@@ -53,7 +53,11 @@ use crate::extract::{of_fetched, render, Format};
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
     #[error("failed to start the stages: {0}")]
-    Stages(String),
+    Stages(#[from] crate::embedded::StartError),
+    #[error("failed to start the stages: {0}")]
+    Search(#[from] trawl_search::stage::BuildError),
+    #[error("failed to start the stages: HTTP client: {0}")]
+    Fetcher(reqwest::Error),
     #[error(transparent)]
     Connect(#[from] trawl_pipeline::runtime::ConnectError),
     #[error("cannot listen on {addr}: {source}")]
@@ -131,14 +135,11 @@ impl Backend {
             (rt, None)
         } else {
             let webdriver = prepare_browser(&mut config).await;
-            let embedded = Embedded::start(config, env)
-                .map_err(McpError::Stages)?
-                .keep(webdriver);
+            let embedded = Embedded::start(config, env)?.keep(webdriver);
             (embedded.rt.clone(), Some(embedded))
         };
-        let search = SearchStage::with_env(&rt.config, env).map_err(McpError::Stages)?;
-        let fetcher = Fetcher::new(&rt.config.fetch)
-            .map_err(|e| McpError::Stages(format!("HTTP client: {e}")))?;
+        let search = SearchStage::with_env(&rt.config, env)?;
+        let fetcher = Fetcher::new(&rt.config.fetch).map_err(McpError::Fetcher)?;
         Ok(Backend {
             rt,
             embedded: Mutex::new(embedded),
@@ -208,12 +209,55 @@ fn research_id(batch: Uuid, job: Uuid) -> String {
     format!("{batch}/{job}")
 }
 
-fn parse_research_id(id: &str) -> Result<(Uuid, Uuid), String> {
+/// Why a tool call failed; the text is what the agent reads.
+#[derive(Debug, thiserror::Error)]
+enum ToolError {
+    #[error("{0:?} is not a research_id: pass the one research_start returned")]
+    ResearchId(String),
+    #[error("bad query: {0}")]
+    BadQuery(TaskError),
+    #[error("bad question: {0}")]
+    BadQuestion(TaskError),
+    /// Every provider's failure, as the search stage lists them.
+    #[error("every search provider failed: {0}")]
+    SearchFailed(String),
+    #[error("could not enqueue the question: {0}")]
+    Enqueue(StageError),
+    #[error("cancelled; job {job} of batch {batch} was stopped")]
+    Cancelled { batch: Uuid, job: Uuid },
+    #[error("the store failed: {0}")]
+    Store(#[from] trawl_store::StoreError),
+    #[error("no report after {secs} s (mcp.research_timeout_secs); job {job} of batch {batch} is still running: `trawl status {batch}` follows it")]
+    TimedOut { secs: u64, batch: Uuid, job: Uuid },
+    #[error("no research {}: it never existed, or it ended long enough ago to be forgotten", research_id(*.batch, *.job))]
+    NoResearch { batch: Uuid, job: Uuid },
+    #[error("could not read the job's state: {0}")]
+    JobState(StageError),
+    #[error("could not read {key}: {source}")]
+    Read {
+        key: String,
+        source: trawl_store::ObjectError,
+    },
+    /// A job that ended, by its status, without writing a report.
+    #[error("job {job} ended ({status}) without a report")]
+    NoReport { job: Uuid, status: String },
+    #[error("invalid URL {url:?}: {source}")]
+    BadUrl {
+        url: String,
+        source: url::ParseError,
+    },
+    #[error("{url}: {source}")]
+    Fetch {
+        url: String,
+        source: trawl_fetch::one::OneError,
+    },
+}
+
+fn parse_research_id(id: &str) -> Result<(Uuid, Uuid), ToolError> {
     let parsed = id
         .split_once('/')
         .and_then(|(b, j)| Some((Uuid::parse_str(b).ok()?, Uuid::parse_str(j).ok()?)));
-    parsed
-        .ok_or_else(|| format!("{id:?} is not a research_id: pass the one research_start returned"))
+    parsed.ok_or_else(|| ToolError::ResearchId(id.to_owned()))
 }
 
 /// Where a job's work product `name` is, as a resource.
@@ -371,10 +415,10 @@ impl TrawlMcp {
 }
 
 /// A tool's text, or its failure as a tool error the agent reads.
-fn reply(result: Result<String, String>) -> CallToolResult {
+fn reply(result: Result<String, ToolError>) -> CallToolResult {
     match result {
         Ok(text) => CallToolResult::success(vec![Content::text(text)]),
-        Err(message) => CallToolResult::error(vec![Content::text(message)]),
+        Err(e) => CallToolResult::error(vec![Content::text(e.to_string())]),
     }
 }
 
@@ -446,7 +490,7 @@ impl ServerHandler for TrawlMcp {
 const POLL: Duration = Duration::from_millis(300);
 
 impl TrawlMcp {
-    async fn run_search(&self, args: SearchArgs) -> Result<String, String> {
+    async fn run_search(&self, args: SearchArgs) -> Result<String, ToolError> {
         let options = JobOptions {
             providers: args.providers,
             freshness: args.freshness,
@@ -454,13 +498,13 @@ impl TrawlMcp {
             exclude_domains: args.exclude_domains,
             ..JobOptions::default()
         };
-        let task = check_task(&args.query, options).map_err(|e| format!("bad query: {e}"))?;
+        let task = check_task(&args.query, options).map_err(ToolError::BadQuery)?;
         let rt = &self.backend.rt;
         let search = &self.backend.search;
         let llm = trawl_pipeline::JobLlm::unbudgeted(search.llm(), rt.store.clone());
         let found = search.find(rt, &task, &llm).await;
         if found.unanswered() {
-            return Err(format!("every search provider failed: {}", found.errors()));
+            return Err(ToolError::SearchFailed(found.errors()));
         }
         let found = found.record;
         let limit = args.max_results.unwrap_or(10).max(1);
@@ -503,19 +547,16 @@ impl TrawlMcp {
     async fn start(
         &self,
         (question, options): &(String, JobOptions),
-    ) -> Result<(Uuid, Uuid), String> {
-        let task =
-            check_task(question, options.clone()).map_err(|e| format!("bad question: {e}"))?;
-        submit_one(&self.backend.rt, task)
-            .await
-            .map_err(|e| format!("could not enqueue the question: {e}"))
+    ) -> Result<(Uuid, Uuid), ToolError> {
+        let task = check_task(question, options.clone()).map_err(ToolError::BadQuestion)?;
+        (submit_one(&self.backend.rt, task).await).map_err(ToolError::Enqueue)
     }
 
     async fn run_research(
         &self,
         asked: &(String, JobOptions),
         ctx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, ToolError> {
         let rt = &self.backend.rt;
         let (batch, job) = self.start(asked).await?;
         let progress_token = ctx.meta.get_progress_token();
@@ -525,21 +566,18 @@ impl TrawlMcp {
         loop {
             if ctx.ct.is_cancelled() {
                 let _ = trawl_pipeline::batch::cancel(rt, batch).await;
-                return Err(format!("cancelled; job {job} of batch {batch} was stopped"));
+                return Err(ToolError::Cancelled { batch, job });
             }
-            let progress = rt
-                .store
-                .batch_progress(&batch.to_string())
-                .await
-                .map_err(|e| format!("the store failed: {e}"))?;
+            let progress = rt.store.batch_progress(&batch.to_string()).await?;
             if progress.as_ref().is_some_and(|p| p.is_done()) {
                 break;
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(format!(
-                    "no report after {} s (mcp.research_timeout_secs); job {job} of batch {batch} is still running: `trawl status {batch}` follows it",
-                    rt.config.mcp.research_timeout_secs
-                ));
+                return Err(ToolError::TimedOut {
+                    secs: rt.config.mcp.research_timeout_secs,
+                    batch,
+                    job,
+                });
             }
             if let Some(token) = &progress_token {
                 let progress = trawl_pipeline::fanin::progress(rt, &job.to_string()).await;
@@ -565,22 +603,14 @@ impl TrawlMcp {
     }
 
     /// Where the job is, for `research_status` (and `research_result` before it has ended).
-    async fn status(&self, batch: Uuid, job: Uuid) -> Result<Value, String> {
+    async fn status(&self, batch: Uuid, job: Uuid) -> Result<Value, ToolError> {
         let rt = &self.backend.rt;
-        let store_failed = |e: trawl_store::StoreError| format!("the store failed: {e}");
-        let ended = (rt
-            .store
+        let ended = (rt.store)
             .batch_job_status(&batch.to_string(), &job.to_string())
-            .await)
-            .map_err(store_failed)?
-            .ok_or_else(|| {
-                format!(
-                    "no research {}: it never existed, or it ended long enough ago to be forgotten",
-                    research_id(batch, job)
-                )
-            })?;
+            .await?
+            .ok_or(ToolError::NoResearch { batch, job })?;
         let progress = (trawl_pipeline::fanin::progress(rt, &job.to_string()).await)
-            .map_err(|e| format!("could not read the job's state: {e}"))?;
+            .map_err(ToolError::JobState)?;
         let p = progress.unwrap_or_default();
         let finished = ended != trawl_store::PENDING;
         let status = match (finished, progress) {
@@ -602,13 +632,14 @@ impl TrawlMcp {
 
     /// The report and its work products within the token limit, the work products linked as
     /// resources, and the result's fields as structured content.
-    async fn research_result_of(&self, batch: Uuid, job: Uuid) -> Result<CallToolResult, String> {
+    async fn research_result_of(
+        &self,
+        batch: Uuid,
+        job: Uuid,
+    ) -> Result<CallToolResult, ToolError> {
         let rt = &self.backend.rt;
         let read = |key: String| async move {
-            rt.objects
-                .get(&key)
-                .await
-                .map_err(|e| format!("could not read {key}: {e}"))
+            (rt.objects.get(&key).await).map_err(|source| ToolError::Read { key, source })
         };
         let record: Option<JobRecord> = read(paths::job_record(batch, job))
             .await?
@@ -617,7 +648,10 @@ impl TrawlMcp {
         let report = read(paths::report(batch, job))
             .await?
             .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .ok_or_else(|| format!("job {job} ended ({status}) without a report"))?;
+            .ok_or_else(|| ToolError::NoReport {
+                job,
+                status: status.to_owned(),
+            })?;
         // Every file, `docs/N.json` included, each linked as a resource; the footer names only
         // what is directly under the job's folder (`docs` once), leaving the token budget to
         // the report.
@@ -658,11 +692,17 @@ impl TrawlMcp {
         Ok(result)
     }
 
-    async fn run_extract(&self, url: &str) -> Result<String, String> {
-        let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    async fn run_extract(&self, url: &str) -> Result<String, ToolError> {
+        let parsed = url::Url::parse(url).map_err(|source| ToolError::BadUrl {
+            url: url.to_owned(),
+            source,
+        })?;
         let page = fetch_one(&self.backend.rt, &self.backend.fetcher, &parsed)
             .await
-            .map_err(|e| format!("{url}: {e}"))?;
+            .map_err(|source| ToolError::Fetch {
+                url: url.to_owned(),
+                source,
+            })?;
         let extracted = of_fetched(page.body, &page.final_url, Some(&page.content_type));
         let text = render(&extracted, &page.final_url, Format::Markdown, true);
         let footer = format!("\n\n---\nsource: {}", page.final_url);

@@ -200,19 +200,19 @@ impl fmt::Debug for Remote {
 
 impl Remote {
     /// A client of the API at `base` (`http(s)://host[:port][/prefix]`).
-    pub fn new(base: Url, token: String) -> Result<Remote, String> {
+    pub fn new(base: Url, token: String) -> anyhow::Result<Remote> {
         if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
-            return Err(format!("--server must be an http(s) URL, not {base}"));
+            anyhow::bail!("--server must be an http(s) URL, not {base}");
         }
         if token.trim().is_empty() {
-            return Err("--token is empty".to_owned());
+            anyhow::bail!("--token is empty");
         }
         let http = trawl_http::builder()
             .user_agent(concat!("trawl/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(120))
             .build()
-            .map_err(|e| format!("cannot start an HTTP client: {}", root_cause(&e)))?;
+            .map_err(|e| anyhow::anyhow!("cannot start an HTTP client: {}", root_cause(&e)))?;
         Ok(Remote {
             base,
             token: token.trim().to_owned(),

@@ -86,9 +86,9 @@ enum Format {
 }
 
 /// `--report-type`, by the names the config file and the API use.
-fn report_type(name: &str) -> Result<ReportType, String> {
+fn report_type(name: &str) -> anyhow::Result<ReportType> {
     name.parse()
-        .map_err(|_| format!("{name:?} is not a report type: answer, brief or detailed"))
+        .map_err(|_| anyhow::anyhow!("{name:?} is not a report type: answer, brief or detailed"))
 }
 
 impl RunArgs {

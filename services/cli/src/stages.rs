@@ -20,26 +20,51 @@ pub enum Built {
     Synthesize(trawl_synthesize::SynthesizeStage),
 }
 
+/// Why a stage could not be built, by its kind.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the {kind} stage: {source}")]
+pub struct BuildError {
+    pub kind: StageKind,
+    pub source: StageBuildError,
+}
+
+/// What each stage's constructor refused.
+#[derive(Debug, thiserror::Error)]
+pub enum StageBuildError {
+    #[error(transparent)]
+    Search(#[from] trawl_search::stage::BuildError),
+    #[error(transparent)]
+    Fetch(#[from] trawl_fetch::stage::BuildError),
+    #[error(transparent)]
+    Clean(#[from] trawl_llm::LlmError),
+    #[error(transparent)]
+    Synthesize(#[from] trawl_synthesize::stage::BuildError),
+}
+
 /// Builds `kind`'s stage; secrets (API keys) are looked up in `env`.
 pub fn build(
     kind: StageKind,
     config: &Config,
     env: &BTreeMap<String, String>,
-) -> Result<Built, String> {
+) -> Result<Built, BuildError> {
     let built = match kind {
-        StageKind::Search => trawl_search::SearchStage::with_env(config, env).map(Built::Search),
+        StageKind::Search => (trawl_search::SearchStage::with_env(config, env))
+            .map(Built::Search)
+            .map_err(StageBuildError::from),
         StageKind::Fetch => (trawl_fetch::FetchStage::new(config))
             .map(Built::Fetch)
-            .map_err(|e| e.to_string()),
+            .map_err(StageBuildError::from),
         StageKind::FetchBrowser => (trawl_fetch::FetchStage::with_browser(config))
             .map(Built::Fetch)
-            .map_err(|e| e.to_string()),
-        StageKind::Clean => trawl_clean::CleanStage::with_env(config, env).map(Built::Clean),
-        StageKind::Synthesize => {
-            trawl_synthesize::SynthesizeStage::with_env(config, env).map(Built::Synthesize)
-        }
+            .map_err(StageBuildError::from),
+        StageKind::Clean => (trawl_clean::CleanStage::with_env(config, env))
+            .map(Built::Clean)
+            .map_err(StageBuildError::from),
+        StageKind::Synthesize => (trawl_synthesize::SynthesizeStage::with_env(config, env))
+            .map(Built::Synthesize)
+            .map_err(StageBuildError::from),
     };
-    built.map_err(|e| format!("cannot build the {kind} stage: {e}"))
+    built.map_err(|source| BuildError { kind, source })
 }
 
 /// `$body` with `$stage` bound to the stage `$built` holds, whichever kind it is: each kind's

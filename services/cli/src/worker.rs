@@ -13,16 +13,16 @@ pub struct WorkerArgs {
     stage: StageKind,
 }
 
-fn stage_kind(name: &str) -> Result<StageKind, String> {
+fn stage_kind(name: &str) -> anyhow::Result<StageKind> {
     StageKind::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = StageKind::ALL.iter().map(|k| k.name()).collect();
-        format!("no stage {name:?}: one of {}", names.join(", "))
+        anyhow::anyhow!("no stage {name:?}: one of {}", names.join(", "))
     })
 }
 
 pub async fn run(config: Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let env = std::env::vars().collect();
-    let stage = trawl_cli::stages::build(args.stage, &config, &env).map_err(anyhow::Error::msg)?;
+    let stage = trawl_cli::stages::build(args.stage, &config, &env)?;
     (stage.serve(config, args.stage, trawl_pipeline::serve::signals())).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -228,22 +228,45 @@ const PROXY_SWITCHES: [&str; 6] = [
     "--host-resolver-rules",
 ];
 
+/// Why a browser pool could not be built from its config.
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    #[error("fetch.webdriver_url {given:?}: {source}")]
+    WebDriverUrl {
+        given: String,
+        source: url::ParseError,
+    },
+    /// A WebDriver URL of another scheme than `http`, by its scheme.
+    #[error("fetch.webdriver_url must be http:// (chromedriver, Selenium), not {0}")]
+    NotHttp(String),
+    /// A `fetch.browser_args` switch of [`PROXY_SWITCHES`].
+    #[error("fetch.browser_args: {0} would take the browser past the SSRF proxy")]
+    ProxyBypass(String),
+    /// A WebDriver elsewhere, and no address of the proxy given that its browser could reach.
+    #[error(
+        "fetch.webdriver_url {webdriver} is not on this machine, so its browser cannot reach this worker's SSRF proxy at fetch.browser_proxy_listen ({listen}): listen where it can (such as 0.0.0.0:9470) and set fetch.browser_proxy_advertise to this worker's host:port as the browser sees it"
+    )]
+    ProxyUnreachable { webdriver: Url, listen: String },
+    #[error("fetch.browser_proxy_listen: {0}")]
+    Listen(std::net::AddrParseError),
+    #[error("browser proxy: {0}")]
+    Proxy(#[from] crate::browser_proxy::ProxyError),
+}
+
 /// The WebDriver's URL, once the config is known to keep its browser behind the SSRF proxy: a
 /// plain HTTP WebDriver, no switch around the proxy, and a proxy address the browser can reach.
-fn checked_webdriver(config: &FetchConfig) -> Result<Url, String> {
-    let webdriver = Url::parse(&config.webdriver_url)
-        .map_err(|e| format!("fetch.webdriver_url {:?}: {e}", config.webdriver_url))?;
+fn checked_webdriver(config: &FetchConfig) -> Result<Url, PoolError> {
+    let webdriver =
+        Url::parse(&config.webdriver_url).map_err(|source| PoolError::WebDriverUrl {
+            given: config.webdriver_url.clone(),
+            source,
+        })?;
     if webdriver.scheme() != "http" {
-        return Err(format!(
-            "fetch.webdriver_url must be http:// (chromedriver, Selenium), not {}",
-            webdriver.scheme()
-        ));
+        return Err(PoolError::NotHttp(webdriver.scheme().to_owned()));
     }
     let bypass = |a: &&String| PROXY_SWITCHES.iter().any(|s| a.starts_with(s));
     if let Some(arg) = config.browser_args.iter().find(bypass) {
-        return Err(format!(
-            "fetch.browser_args: {arg} would take the browser past the SSRF proxy"
-        ));
+        return Err(PoolError::ProxyBypass(arg.clone()));
     }
     let local_webdriver = match webdriver.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -252,10 +275,10 @@ fn checked_webdriver(config: &FetchConfig) -> Result<Url, String> {
         None => false,
     };
     if !local_webdriver && config.browser_proxy_advertise.is_empty() {
-        return Err(format!(
-            "fetch.webdriver_url {webdriver} is not on this machine, so its browser cannot reach this worker's SSRF proxy at fetch.browser_proxy_listen ({}): listen where it can (such as 0.0.0.0:9470) and set fetch.browser_proxy_advertise to this worker's host:port as the browser sees it",
-            config.browser_proxy_listen
-        ));
+        return Err(PoolError::ProxyUnreachable {
+            webdriver,
+            listen: config.browser_proxy_listen.clone(),
+        });
     }
     Ok(webdriver)
 }
@@ -298,7 +321,7 @@ fn chromium_args(advertised: &str, extra: &[String]) -> Vec<String> {
 impl BrowserPool {
     /// A pool whose browsers resolve names through the guard and the configured overrides.
     /// Starts the pool's proxy, so it must be called inside a tokio runtime.
-    pub fn new(config: &FetchConfig) -> Result<BrowserPool, String> {
+    pub fn new(config: &FetchConfig) -> Result<BrowserPool, PoolError> {
         let guard = Guard::new(&config.allow_networks);
         BrowserPool::with_resolver(config, GuardedResolver::new(guard, &config.resolve))
     }
@@ -308,13 +331,11 @@ impl BrowserPool {
     pub fn with_resolver(
         config: &FetchConfig,
         resolver: GuardedResolver,
-    ) -> Result<BrowserPool, String> {
+    ) -> Result<BrowserPool, PoolError> {
         let webdriver = checked_webdriver(config)?;
         let guard = resolver.guard().clone();
-        let listen = (config.browser_proxy_listen.parse())
-            .map_err(|e| format!("fetch.browser_proxy_listen: {e}"))?;
-        let proxy = BrowserProxy::start(listen, resolver.clone())
-            .map_err(|e| format!("browser proxy: {e}"))?;
+        let listen = (config.browser_proxy_listen.parse()).map_err(PoolError::Listen)?;
+        let proxy = BrowserProxy::start(listen, resolver.clone())?;
         let advertised = match config.browser_proxy_advertise.as_str() {
             "" if proxy.addr().ip().is_unspecified() => {
                 format!("127.0.0.1:{}", proxy.addr().port())
@@ -709,6 +730,18 @@ pub async fn webdriver_ready(url: &str) -> bool {
     }
 }
 
+/// Why [`LocalWebDriver::start`] has no chromedriver to give.
+#[derive(Debug, thiserror::Error)]
+pub enum ChromedriverError {
+    #[error("no free port for chromedriver: {0}")]
+    NoPort(std::io::Error),
+    #[error("cannot start chromedriver ({0}); install chromium and chromium-driver (scripts/services-up does)")]
+    Spawn(std::io::Error),
+    /// Started, but not answering on this port after ten seconds.
+    #[error("chromedriver did not come up on port {0}")]
+    NotUp(u16),
+}
+
 /// A chromedriver this process started, for `trawl run` on a workstation and for tests; shut
 /// down with every browser it launched when dropped.
 pub struct LocalWebDriver {
@@ -719,11 +752,11 @@ pub struct LocalWebDriver {
 impl LocalWebDriver {
     /// Starts `chromedriver` from `PATH` on `port` (0: any free port) and waits until it
     /// answers.
-    pub async fn start(port: u16) -> Result<LocalWebDriver, String> {
+    pub async fn start(port: u16) -> Result<LocalWebDriver, ChromedriverError> {
         let port = match port {
             0 => std::net::TcpListener::bind("127.0.0.1:0")
                 .and_then(|l| l.local_addr())
-                .map_err(|e| format!("no free port for chromedriver: {e}"))?
+                .map_err(ChromedriverError::NoPort)?
                 .port(),
             p => p,
         };
@@ -733,7 +766,7 @@ impl LocalWebDriver {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start chromedriver ({e}); install chromium and chromium-driver (scripts/services-up does)"))?;
+            .map_err(ChromedriverError::Spawn)?;
         let driver = LocalWebDriver { port, child };
         for _ in 0..100 {
             if webdriver_ready(&driver.url()).await {
@@ -741,7 +774,7 @@ impl LocalWebDriver {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Err(format!("chromedriver did not come up on port {port}"))
+        Err(ChromedriverError::NotUp(port))
     }
 
     pub fn url(&self) -> String {

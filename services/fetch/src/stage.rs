@@ -36,7 +36,7 @@ pub enum BuildError {
     #[error("HTTP client: {0}")]
     Http(#[from] reqwest::Error),
     #[error("browser pool: {0}")]
-    Browser(String),
+    Browser(#[from] crate::browser::PoolError),
 }
 
 pub struct FetchStage {
@@ -60,7 +60,7 @@ impl FetchStage {
         crate::metrics::init();
         Ok(FetchStage {
             fetcher: Fetcher::new(&config.fetch)?,
-            browser: Some(BrowserPool::new(&config.fetch).map_err(BuildError::Browser)?),
+            browser: Some(BrowserPool::new(&config.fetch)?),
         })
     }
 }

@@ -161,18 +161,26 @@ web search queries that together answer the question, the most direct first), \"
 \"target_data_points\" (the specific values the answer must contain, as short noun phrases), \
 \"search_strategy\" (one sentence). Write the sub_queries in the language of the question.";
 
-fn validate(a: &LlmAnalysis) -> Result<(), String> {
+/// What is wrong with the LLM's analysis; the text goes back to it in the repair turn.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+enum BadAnalysis {
+    #[error("sub_queries must hold 1 to 5 queries, not {0}")]
+    SubQueryCount(usize),
+    #[error("sub_queries must not be empty strings")]
+    EmptySubQuery,
+    #[error("info_type must not be empty")]
+    EmptyInfoType,
+}
+
+fn validate(a: &LlmAnalysis) -> Result<(), BadAnalysis> {
     if a.sub_queries.is_empty() || a.sub_queries.len() > 5 {
-        return Err(format!(
-            "sub_queries must hold 1 to 5 queries, not {}",
-            a.sub_queries.len()
-        ));
+        return Err(BadAnalysis::SubQueryCount(a.sub_queries.len()));
     }
     if a.sub_queries.iter().any(|q| q.trim().is_empty()) {
-        return Err("sub_queries must not be empty strings".into());
+        return Err(BadAnalysis::EmptySubQuery);
     }
     if a.info_type.trim().is_empty() {
-        return Err("info_type must not be empty".into());
+        return Err(BadAnalysis::EmptyInfoType);
     }
     Ok(())
 }
@@ -194,7 +202,7 @@ pub(crate) async fn analyse_with(
         SYSTEM,
         format!("Question: {}", provider_query(question)),
     );
-    match llm.json::<LlmAnalysis>(&request, validate).await {
+    match llm.json::<LlmAnalysis, _>(&request, validate).await {
         Ok((a, _)) => {
             let info_type = a.info_type.trim().to_lowercase();
             QueryAnalysis {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use tracing::warn;
-use trawl_llm::{ChatRequest, Llm};
+use trawl_llm::{ChatRequest, Llm, LlmError};
 use trawl_store::{Cache, Store};
 
 use trawl_messages::record::QueryAnalysis;
@@ -35,7 +35,7 @@ pub async fn relevance(
     analysis: &QueryAnalysis,
     question: &str,
     s: &Scored,
-) -> Result<Relevance, String> {
+) -> Result<Relevance, LlmError> {
     let key = format!("{:016x}|{}", trawl_llm::fnv1a(question.as_bytes()), s.url);
     match store.cache_get(Cache::Relevance, &key).await {
         Ok(Some(bytes)) => {
@@ -59,13 +59,10 @@ pub async fn relevance(
         if (0.0..=1.0).contains(&r.confidence) {
             Ok(())
         } else {
-            Err("confidence must be between 0 and 1".into())
+            Err("confidence must be between 0 and 1")
         }
     };
-    let (decision, _) = llm
-        .json::<Relevance>(&request, validate)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (decision, _) = llm.json::<Relevance, _>(&request, validate).await?;
     if let Ok(bytes) = serde_json::to_vec(&decision) {
         if let Err(e) = store
             .cache_put(Cache::Relevance, &key, &bytes, RELEVANCE_TTL)
@@ -92,21 +89,34 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
+/// Why candidates could not be reranked.
+#[derive(Debug, thiserror::Error)]
+pub enum RerankError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// The endpoint answered with another number of embeddings than texts sent.
+    #[error("{got} embeddings for {texts} texts")]
+    Count { got: usize, texts: usize },
+}
+
 /// Similarity of each candidate to the question, in candidate order.
-pub async fn rerank(llm: &Llm, question: &str, candidates: &[Scored]) -> Result<Vec<f64>, String> {
+pub async fn rerank(
+    llm: &Llm,
+    question: &str,
+    candidates: &[Scored],
+) -> Result<Vec<f64>, RerankError> {
     let mut texts = vec![question.to_owned()];
     texts.extend(
         candidates
             .iter()
             .map(|s| format!("{}. {}", s.result.title, s.result.snippet)),
     );
-    let vectors = llm.embed(&texts).await.map_err(|e| e.to_string())?;
+    let vectors = llm.embed(&texts).await?;
     if vectors.len() != texts.len() {
-        return Err(format!(
-            "{} embeddings for {} texts",
-            vectors.len(),
-            texts.len()
-        ));
+        return Err(RerankError::Count {
+            got: vectors.len(),
+            texts: texts.len(),
+        });
     }
     Ok(vectors[1..]
         .iter()
@@ -129,7 +139,7 @@ pub(crate) async fn llm_select(
     question: &str,
     candidates: &[Scored],
     n: usize,
-) -> Result<Vec<usize>, String> {
+) -> Result<Vec<usize>, LlmError> {
     let mut prompt = format!("Question: {question}\nPick at most {n} results.\n");
     for (i, s) in candidates.iter().enumerate() {
         prompt.push_str(&format!(
@@ -145,10 +155,8 @@ pub(crate) async fn llm_select(
         Some(bad) => Err(format!("result {bad} does not exist (1 to {count})")),
         None => Ok(()),
     };
-    let (picked, _) = llm
-        .json::<Picked>(&ChatRequest::new("select", SELECT_SYSTEM, prompt), validate)
-        .await
-        .map_err(|e| e.to_string())?;
+    let request = ChatRequest::new("select", SELECT_SYSTEM, prompt);
+    let (picked, _) = llm.json::<Picked, _>(&request, validate).await?;
     let mut out: Vec<usize> = Vec::new();
     for i in picked.selected {
         if !out.contains(&(i - 1)) && out.len() < n {

@@ -25,6 +25,17 @@ use trawl_llm::Llm;
 /// Candidates the LLM steps (rerank, relevance, selection) look at, at most.
 const LLM_CANDIDATES: usize = 30;
 
+/// Why the search stage could not be built from its config.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("search.proxy: {0}")]
+    Proxy(#[from] trawl_llm::proxy::ProxyError),
+    #[error("{0}")]
+    Http(#[from] reqwest::Error),
+    #[error("{0}")]
+    Llm(#[from] trawl_llm::LlmError),
+}
+
 pub struct SearchStage {
     providers: BTreeMap<String, Box<dyn Provider>>,
     http: reqwest::Client,
@@ -33,21 +44,18 @@ pub struct SearchStage {
 
 impl SearchStage {
     /// Builds the stage with API keys from the process environment.
-    pub fn new(config: &Config) -> Result<Self, String> {
+    pub fn new(config: &Config) -> Result<Self, BuildError> {
         Self::with_env(config, &std::env::vars().collect())
     }
 
     /// Builds the stage with API keys looked up in `env` (tests pass their own).
-    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
+    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, BuildError> {
         let builder = trawl_http::builder()
             .timeout(Duration::from_secs(config.search.timeout_secs))
             .user_agent(format!("{} (research; search)", config.fetch.user_agent));
-        let http = trawl_llm::proxy::apply(builder, &config.search.proxy, env)
-            .map_err(|e| format!("search.proxy: {e}"))?
-            .build()
-            .map_err(|e| e.to_string())?;
+        let http = trawl_llm::proxy::apply(builder, &config.search.proxy, env)?.build()?;
         let llm = match &config.llm {
-            Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
+            Some(cfg) => Some(Llm::new(cfg, env)?),
             None => None,
         };
         let providers = build_all(&config.search, env);

@@ -6,7 +6,7 @@
 //! starts the round, and the search stage runs it.
 
 use serde::Deserialize;
-use trawl_llm::{ChatRequest, Llm};
+use trawl_llm::{ChatRequest, Llm, LlmError};
 use trawl_messages::{AnalysedDoc, Round};
 use trawl_pipeline::fanin::JobMeta;
 use trawl_text::{coverage_of, terms, terms_in, Lang};
@@ -109,15 +109,15 @@ struct Plan {
 }
 
 /// Replaces `round`'s heuristic queries with the model's; they stand when it cannot answer.
-pub async fn plan(llm: &Llm, question: &str, round: &mut Round) -> Result<(), String> {
+pub async fn plan(llm: &Llm, question: &str, round: &mut Round) -> Result<(), LlmError> {
     let missing: Vec<String> = round.why.iter().map(|w| format!("- {w}")).collect();
     let prompt = format!("Question: {question}\nMissing:\n{}", missing.join("\n"));
     let validate = |p: &Plan| match p.queries.iter().any(|q| !q.trim().is_empty()) {
         true => Ok(()),
-        false => Err("no query".to_owned()),
+        false => Err("no query"),
     };
     let request = ChatRequest::new("follow_up", PLAN_SYSTEM, prompt);
-    let (plan, _) = (llm.json::<Plan>(&request, validate).await).map_err(|e| e.to_string())?;
+    let (plan, _) = llm.json::<Plan, _>(&request, validate).await?;
     round.queries = (plan.queries.into_iter())
         .map(|q| q.trim().to_owned())
         .filter(|q| !q.is_empty())

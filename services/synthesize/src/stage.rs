@@ -33,6 +33,15 @@ use crate::webhook::{Event, Webhooks};
 /// synthesis takes well under a second; a killed holder delays its job by at most this much.
 const LEASE: Duration = Duration::from_secs(20);
 
+/// Why the synthesize stage could not be built from its config.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Llm(#[from] trawl_llm::LlmError),
+    #[error(transparent)]
+    Webhooks(#[from] crate::webhook::WebhookSetupError),
+}
+
 pub struct SynthesizeStage {
     llm: Option<Llm>,
     webhooks: Webhooks,
@@ -40,13 +49,13 @@ pub struct SynthesizeStage {
 
 impl SynthesizeStage {
     /// Builds the stage with secrets (LLM key, webhook secret) from the process environment.
-    pub fn new(config: &Config) -> Result<Self, String> {
+    pub fn new(config: &Config) -> Result<Self, BuildError> {
         Self::with_env(config, &std::env::vars().collect())
     }
 
-    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, String> {
+    pub fn with_env(config: &Config, env: &BTreeMap<String, String>) -> Result<Self, BuildError> {
         let llm = match &config.llm {
-            Some(cfg) => Some(Llm::new(cfg, env).map_err(|e| e.to_string())?),
+            Some(cfg) => Some(Llm::new(cfg, env)?),
             None => None,
         };
         let secret = env

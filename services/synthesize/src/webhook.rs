@@ -151,6 +151,17 @@ impl fmt::Debug for Webhooks {
     }
 }
 
+/// Why [`Webhooks::new`] refused its settings.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookSetupError {
+    #[error("webhook attempts must be at least 1")]
+    NoAttempts,
+    #[error("webhook secret is set but empty")]
+    EmptySecret,
+    #[error("webhook client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
 /// How one attempt ended, when it did not succeed.
 enum Failure {
     Final(WebhookError),
@@ -172,12 +183,12 @@ impl Webhooks {
         fetch: &trawl_config::FetchConfig,
         attempts: u32,
         first_backoff: Duration,
-    ) -> Result<Webhooks, String> {
+    ) -> Result<Webhooks, WebhookSetupError> {
         if attempts == 0 {
-            return Err("webhook attempts must be at least 1".into());
+            return Err(WebhookSetupError::NoAttempts);
         }
         if secret.as_deref().is_some_and(str::is_empty) {
-            return Err("webhook secret is set but empty".into());
+            return Err(WebhookSetupError::EmptySecret);
         }
         let guard = Guard::new(&fetch.allow_networks);
         let client = trawl_http::builder()
@@ -186,8 +197,7 @@ impl Webhooks {
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(ATTEMPT_TIMEOUT)
-            .build()
-            .map_err(|e| format!("webhook client: {e}"))?;
+            .build()?;
         Ok(Webhooks {
             client,
             guard,

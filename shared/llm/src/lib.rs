@@ -618,19 +618,19 @@ impl Llm {
     /// A completion parsed as `T` and checked by `validate`; one repair turn on failure. The
     /// endpoint is given `T`'s JSON Schema ([`schema_of`]) where it takes one, plain JSON mode
     /// where it does not, and neither when `llm.json_mode` is off.
-    pub async fn json<T: DeserializeOwned + schemars::JsonSchema>(
+    pub async fn json<T: DeserializeOwned + schemars::JsonSchema, E: std::fmt::Display>(
         &self,
         request: &ChatRequest,
-        validate: impl Fn(&T) -> Result<(), String>,
+        validate: impl Fn(&T) -> Result<(), E>,
     ) -> Result<(T, Usage), LlmError> {
         let result = self.json_turns(request, validate).await;
         self.fell_back(request.task, result)
     }
 
-    async fn json_turns<T: DeserializeOwned + schemars::JsonSchema>(
+    async fn json_turns<T: DeserializeOwned + schemars::JsonSchema, E: std::fmt::Display>(
         &self,
         request: &ChatRequest,
-        validate: impl Fn(&T) -> Result<(), String>,
+        validate: impl Fn(&T) -> Result<(), E>,
     ) -> Result<(T, Usage), LlmError> {
         let schema = schema_of::<T>();
         let answer = match self.inner.config.json_mode {
@@ -649,7 +649,7 @@ impl Llm {
                         self.store_cached(&key, &response).await;
                         return Ok((value, usage));
                     }
-                    Err(why) => why,
+                    Err(why) => why.to_string(),
                 },
                 Some(Err(e)) => e.to_string(),
                 None => "no JSON object found".to_owned(),
@@ -732,7 +732,7 @@ impl Llm {
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| failure(LlmError::Malformed(e.to_string())))?;
         let (text, mut usage) = wire::chat_answer(endpoint.provider, &value)
-            .map_err(|e| failure(LlmError::Malformed(e)))?;
+            .map_err(|e| failure(LlmError::Malformed(e.to_string())))?;
         if usage.input_tokens == 0 && usage.output_tokens == 0 {
             let sent: usize =
                 request.system.len() + request.messages.iter().map(|(_, t)| t.len()).sum::<usize>();

@@ -10,13 +10,22 @@
 
 use std::collections::BTreeMap;
 
+/// A proxy URL reqwest refused, and where it came from (`the configured proxy` or the
+/// variable's name).
+#[derive(Debug, thiserror::Error)]
+#[error("{from} is not a proxy URL: {source}")]
+pub struct ProxyError {
+    pub from: &'static str,
+    pub source: reqwest::Error,
+}
+
 /// `builder` with the proxies `explicit` or `env` name, and no others (reqwest would otherwise
 /// read the process environment on its own).
 pub fn apply(
     builder: reqwest::ClientBuilder,
     explicit: &str,
     env: &BTreeMap<String, String>,
-) -> Result<reqwest::ClientBuilder, String> {
+) -> Result<reqwest::ClientBuilder, ProxyError> {
     let var = |names: &[&str]| {
         names
             .iter()
@@ -25,7 +34,7 @@ pub fn apply(
     };
     let no_proxy = var(&["NO_PROXY", "no_proxy"]).and_then(|v| reqwest::NoProxy::from_string(&v));
     let mut builder = builder.no_proxy();
-    let bad = |what: &str, e: reqwest::Error| format!("{what} is not a proxy URL: {e}");
+    let bad = |from, source| ProxyError { from, source };
     if !explicit.trim().is_empty() {
         let proxy =
             reqwest::Proxy::all(explicit.trim()).map_err(|e| bad("the configured proxy", e))?;

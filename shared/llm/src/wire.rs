@@ -295,8 +295,23 @@ pub(crate) fn authorise(
     }
 }
 
+/// What a chat reply lacks where its answer should be.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NoAnswer {
+    /// A reasoning model spent its allowance thinking.
+    #[error(
+        "the model used its whole token allowance before answering (raise llm.reasoning_tokens)"
+    )]
+    AllowanceSpent,
+    #[error("no choices[0].message.content")]
+    NoContent,
+}
+
 /// The reply's text and usage, or what is missing.
-pub(crate) fn chat_answer(provider: LlmProvider, value: &Value) -> Result<(String, Usage), String> {
+pub(crate) fn chat_answer(
+    provider: LlmProvider,
+    value: &Value,
+) -> Result<(String, Usage), NoAnswer> {
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     if provider == LlmProvider::Anthropic {
         let blocks = || value["content"].as_array().into_iter().flatten();
@@ -328,9 +343,9 @@ pub(crate) fn chat_answer(provider: LlmProvider, value: &Value) -> Result<(Strin
         Value::String(s) => s.clone(),
         // A reasoning model that spent its allowance thinking answers `null`.
         Value::Null if value["choices"][0]["finish_reason"] == "length" => {
-            return Err("the model used its whole token allowance before answering (raise llm.reasoning_tokens)".into())
+            return Err(NoAnswer::AllowanceSpent)
         }
-        _ => return Err("no choices[0].message.content".into()),
+        _ => return Err(NoAnswer::NoContent),
     };
     let u = &value["usage"];
     let usage = Usage {
@@ -566,6 +581,7 @@ mod tests {
             json!({"choices": [{"message": {"content": null}, "finish_reason": "length"}]});
         assert!(chat_answer(LlmProvider::Openai, &thinking)
             .unwrap_err()
+            .to_string()
             .contains("reasoning_tokens"));
         let gemini = br#"[{"error": {"code": 400, "message": "Invalid JSON payload received. Unknown name \"reasoning_effort\"", "status": "INVALID_ARGUMENT"}}]"#;
         assert_eq!(

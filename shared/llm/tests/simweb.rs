@@ -87,7 +87,7 @@ async fn json_answers_from_both_apis_and_wrappers() {
             "latest news on zorbium",
         ] {
             let (a, usage) = client
-                .json::<Analysis>(&analysis(question), valid)
+                .json::<Analysis, _>(&analysis(question), valid)
                 .await
                 .unwrap_or_else(|e| panic!("{provider} {question}: {e}"));
             assert!(!a.sub_queries.is_empty(), "{provider} {question}");
@@ -107,12 +107,12 @@ async fn invalid_json_is_repaired_once_then_reported() {
     let web = simweb().await;
     let client = llm(&web, "openai", 10);
     let (a, _) = client
-        .json::<Analysis>(&analysis("What is zorbium? simweb:badjson"), valid)
+        .json::<Analysis, _>(&analysis("What is zorbium? simweb:badjson"), valid)
         .await
         .unwrap();
     assert!(!a.sub_queries.is_empty());
     let err = client
-        .json::<Analysis>(&analysis("What is zorbium? simweb:badjson-always"), valid)
+        .json::<Analysis, _>(&analysis("What is zorbium? simweb:badjson-always"), valid)
         .await
         .unwrap_err();
     assert!(matches!(err, LlmError::InvalidJson(_)), "{err}");
@@ -124,7 +124,7 @@ async fn retries_rate_limits_and_reports_errors_without_the_key() {
     let client = llm(&web, "openai", 10);
     let started = Instant::now();
     client
-        .json::<Analysis>(&analysis("What is zorbium? simweb:llm-429"), valid)
+        .json::<Analysis, _>(&analysis("What is zorbium? simweb:llm-429"), valid)
         .await
         .unwrap();
     assert!(
@@ -152,7 +152,7 @@ async fn endpoints_without_json_mode_are_asked_again_without_it() {
     let web = simweb().await;
     let client = llm(&web, "openai", 10);
     let (a, _) = client
-        .json::<Analysis>(&analysis("What is zorbium? simweb:no-json-mode"), valid)
+        .json::<Analysis, _>(&analysis("What is zorbium? simweb:no-json-mode"), valid)
         .await
         .unwrap();
     assert!(!a.sub_queries.is_empty());
@@ -186,7 +186,10 @@ async fn answers_that_fail_their_check_are_not_cached_nor_asked_again() {
     let client = Llm::new(&config, &env()).unwrap().with_store(store);
     let request = analysis("What is cached garbage?");
     set_trouble("cache-garbage-test", Some(Trouble::Garbage));
-    let err = client.json::<Analysis>(&request, valid).await.unwrap_err();
+    let err = client
+        .json::<Analysis, _>(&request, valid)
+        .await
+        .unwrap_err();
     assert!(matches!(err, LlmError::InvalidJson(_)), "{err}");
     let refused = client
         .chat_checked(&request, |_| Err(LlmError::Malformed("not this".into())))
@@ -208,7 +211,10 @@ async fn answers_that_fail_their_check_are_not_cached_nor_asked_again() {
             .count(|_, path| path.ends_with("/chat/completions"))
     };
     let before = asked();
-    let again = client.json::<Analysis>(&request, valid).await.unwrap_err();
+    let again = client
+        .json::<Analysis, _>(&request, valid)
+        .await
+        .unwrap_err();
     assert!(matches!(again, LlmError::InvalidJson(_)), "{again}");
     let again = client
         .chat_checked(&request, |_| Err(LlmError::Malformed("not this".into())))
@@ -222,7 +228,7 @@ async fn answers_that_fail_their_check_are_not_cached_nor_asked_again() {
     );
     let mut warmer = request.clone();
     warmer.temperature = 0.3;
-    let (a, _) = client.json::<Analysis>(&warmer, valid).await.unwrap();
+    let (a, _) = client.json::<Analysis, _>(&warmer, valid).await.unwrap();
     assert!(!a.sub_queries.is_empty());
     let text = client.chat(&warmer).await.unwrap();
     assert!(!text.cached, "the refused answer was cached");
@@ -347,7 +353,7 @@ async fn missing_usage_is_estimated_and_marked() {
     };
     let client = Llm::new(&config, &env()).unwrap();
     let (_, usage) = client
-        .json::<Analysis>(&analysis("What is zorbium?"), valid)
+        .json::<Analysis, _>(&analysis("What is zorbium?"), valid)
         .await
         .unwrap();
     assert!(usage.input_tokens > 0 && usage.estimated);
@@ -370,7 +376,7 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
         let client = llm_of(&web, provider, MODEL, 10);
         let question = format!("What is zorbium? schema-{provider}");
         let (a, _) = client
-            .json::<Analysis>(&analysis(&question), valid)
+            .json::<Analysis, _>(&analysis(&question), valid)
             .await
             .unwrap();
         assert!(!a.sub_queries.is_empty());
@@ -388,7 +394,7 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
     }
     let client = llm_of(&web, "openai", MODEL, 10);
     let (a, _) = client
-        .json::<Analysis>(&analysis("What is zorbium? simweb:no-json-schema"), valid)
+        .json::<Analysis, _>(&analysis("What is zorbium? simweb:no-json-schema"), valid)
         .await
         .unwrap();
     assert!(!a.sub_queries.is_empty());
@@ -397,7 +403,7 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
         .collect();
     assert_eq!(refused.len(), 1, "{refused:?}");
     let (_, _) = client
-        .json::<Analysis>(
+        .json::<Analysis, _>(
             &analysis("What is zorbium? simweb:no-json-schema again"),
             valid,
         )

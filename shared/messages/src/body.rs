@@ -506,13 +506,18 @@ impl std::fmt::Display for JobState {
     }
 }
 
-impl std::str::FromStr for JobState {
-    type Err = String;
+/// A job state this build does not know, as it was spelt.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("unknown job state {0:?}")]
+pub struct UnknownJobState(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl std::str::FromStr for JobState {
+    type Err = UnknownJobState;
+
+    fn from_str(s: &str) -> Result<Self, UnknownJobState> {
         match s {
             "pending" => Ok(JobState::Pending),
-            _ => (s.parse().map(JobState::Ended)).map_err(|_| format!("unknown job state {s:?}")),
+            _ => (s.parse().map(JobState::Ended)).map_err(|_| UnknownJobState(s.to_owned())),
         }
     }
 }
@@ -524,9 +529,9 @@ impl From<JobState> for String {
 }
 
 impl TryFrom<String> for JobState {
-    type Error = String;
+    type Error = UnknownJobState;
 
-    fn try_from(s: String) -> Result<Self, String> {
+    fn try_from(s: String) -> Result<Self, UnknownJobState> {
         s.parse()
     }
 }

@@ -72,6 +72,19 @@ pub fn domain(given: &str) -> Result<String, DomainError> {
     Ok(d.to_ascii_lowercase())
 }
 
+/// A string schema of the API's document: what matches `pattern`, such as `example`.
+#[cfg(feature = "openapi")]
+fn string_schema(
+    pattern: &str,
+    example: &str,
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    (ObjectBuilder::new().schema_type(Type::String))
+        .pattern(Some(pattern))
+        .examples([example])
+        .into()
+}
+
 /// What the API's document says an `include_domains` or `exclude_domains` item is.
 #[cfg(feature = "openapi")]
 pub struct DomainName;
@@ -79,11 +92,7 @@ pub struct DomainName;
 #[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for DomainName {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ObjectBuilder, Type};
-        (ObjectBuilder::new().schema_type(Type::String))
-            .pattern(Some(DOMAIN_PATTERN))
-            .examples(["example.com"])
-            .into()
+        string_schema(DOMAIN_PATTERN, "example.com")
     }
 }
 
@@ -98,11 +107,10 @@ pub struct HttpUrl;
 #[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for HttpUrl {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ObjectBuilder, Type};
-        (ObjectBuilder::new().schema_type(Type::String))
-            .pattern(Some(r"^[Hh][Tt][Tt][Pp][Ss]?://\S+$"))
-            .examples(["https://example.com/report"])
-            .into()
+        string_schema(
+            r"^[Hh][Tt][Tt][Pp][Ss]?://\S+$",
+            "https://example.com/report",
+        )
     }
 }
 

@@ -28,4 +28,4 @@ pub use domains::Domains;
 pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};
 pub use outcome::Outcome;
 pub use queue::{Queue, StageKind};
-pub use record::{JobRecord, ReportWriter, RoundRecord, SearchRecord};
+pub use record::{JobRecord, ReportWriter, RoundRecord, SearchRecord, UnknownReportWriter};

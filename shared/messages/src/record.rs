@@ -200,10 +200,15 @@ impl fmt::Display for ReportWriter {
     }
 }
 
-impl FromStr for ReportWriter {
-    type Err = String;
+/// A report writer this build does not know, as it was spelt.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("unknown report writer {0:?}")]
+pub struct UnknownReportWriter(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for ReportWriter {
+    type Err = UnknownReportWriter;
+
+    fn from_str(s: &str) -> Result<Self, UnknownReportWriter> {
         Ok(match s {
             "llm" => ReportWriter::Llm,
             "extractive" => ReportWriter::Extractive,
@@ -214,7 +219,7 @@ impl FromStr for ReportWriter {
                 .and_then(|rest| rest.strip_suffix(LLM_FAILED.1))
             {
                 Some(why) => ReportWriter::LlmFailed(why.to_owned()),
-                None => return Err(format!("unknown report writer {s:?}")),
+                None => return Err(UnknownReportWriter(s.to_owned())),
             },
         })
     }
@@ -227,9 +232,9 @@ impl From<ReportWriter> for String {
 }
 
 impl TryFrom<String> for ReportWriter {
-    type Error = String;
+    type Error = UnknownReportWriter;
 
-    fn try_from(s: String) -> Result<Self, String> {
+    fn try_from(s: String) -> Result<Self, UnknownReportWriter> {
         s.parse()
     }
 }

@@ -37,6 +37,76 @@ pub enum BatchFileError {
     NoQuestions,
 }
 
+/// Why a line of a batch file was refused (the reason of [`BatchFileError::Line`]).
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    #[error("options: must be an object such as {{\"max_urls\": 5}}, not an array")]
+    OptionsArray,
+    /// An option given beside the query and in `options`.
+    #[error("{0}: given beside the query and in options; give it once")]
+    Twice(&'static str),
+    #[error("invalid JSON line: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A JSON value that is not an object, by its kind.
+    #[error("{0} where a question or a JSON object {{\"query\": \"…\"}} belongs")]
+    NotAQuestion(&'static str),
+    #[error(transparent)]
+    Task(#[from] TaskError),
+    #[error(transparent)]
+    User(#[from] UserError),
+}
+
+/// Why a question's `id` or `metadata` was refused; the text names the field.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum UserError {
+    #[error("id: must be 1 to {MAX_ID_CHARS} characters, not {0}")]
+    IdLength(usize),
+    /// An id that is not a string, by its JSON kind ("a number").
+    #[error("id: must be a string of 1 to {MAX_ID_CHARS} characters, not {0}")]
+    IdNotString(&'static str),
+    /// Metadata larger than [`MAX_METADATA_BYTES`], by its size.
+    #[error(
+        "metadata: {0} bytes as JSON, more than the {MAX_METADATA_BYTES} a question may carry"
+    )]
+    MetadataSize(usize),
+    #[error("metadata: must be a JSON object such as {{\"team\": \"search\"}}, not {0}")]
+    MetadataNotObject(&'static str),
+}
+
+/// Why a question was refused: its query, or every problem with its options at once.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TaskError {
+    #[error("query longer than {MAX_QUERY_CHARS} characters")]
+    QueryTooLong,
+    #[error("empty query")]
+    EmptyQuery,
+    /// The options' problems as [`option_problems`] lists them, each `option: problem`.
+    #[error("{}", .0.iter().map(|(k, p)| format!("{k}: {p}")).collect::<Vec<_>>().join("; "))]
+    Options(Vec<(&'static str, String)>),
+}
+
+/// A batch that would put more bytes into the queues than `broker.max_batch_bytes` allows.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "the batch would queue {:.1} MiB of tasks, more than broker.max_batch_bytes \
+     ({:.1} MiB): split it into smaller batches, or raise the limit",
+    *.bytes as f64 / 1048576.0,
+    *.max as f64 / 1048576.0
+)]
+pub struct TooManyBytes {
+    pub bytes: u64,
+    pub max: u64,
+}
+
+/// A budget for a batch whose models (at least one) have no known price.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "the batch has a budget, but no price is known for {}: set llm.prices.{:?} = {{ input = …, output = … }} (dollars per million tokens) for each, or submit without a budget",
+    .0.join(", "),
+    .0.first().map_or("", String::as_str)
+)]
+pub struct UnpricedModels(pub Vec<String>);
+
 /// One JSONL line: `{"query": "…", "options": {"max_urls": 5}}`, once `id` and `metadata`
 /// were taken out (they are checked on their own, to name the field in every refusal).
 #[derive(Deserialize)]
@@ -93,43 +163,29 @@ pub fn check_user(
     id: Option<Value>,
     metadata: Option<Value>,
     default_id: impl FnOnce() -> String,
-) -> Result<(String, Metadata), String> {
+) -> Result<(String, Metadata), UserError> {
     let id = match id {
         None => default_id(),
         Some(Value::String(id)) => {
             // Counted in characters, as the API's document counts `maxLength`.
             let n = id.chars().count();
             if n == 0 || n > MAX_ID_CHARS {
-                return Err(format!(
-                    "id: must be 1 to {MAX_ID_CHARS} characters, not {n}"
-                ));
+                return Err(UserError::IdLength(n));
             }
             id
         }
-        Some(other) => {
-            return Err(format!(
-                "id: must be a string of 1 to {MAX_ID_CHARS} characters, not {}",
-                json_kind(&other)
-            ))
-        }
+        Some(other) => return Err(UserError::IdNotString(json_kind(&other))),
     };
     let metadata = match metadata {
         None => Metadata::new(),
         Some(Value::Object(fields)) => {
             let size = serde_json::to_vec(&fields).map_or(usize::MAX, |b| b.len());
             if size > MAX_METADATA_BYTES {
-                return Err(format!(
-                    "metadata: {size} bytes as JSON, more than the {MAX_METADATA_BYTES} a question may carry"
-                ));
+                return Err(UserError::MetadataSize(size));
             }
             fields
         }
-        Some(other) => {
-            return Err(format!(
-                "metadata: must be a JSON object such as {{\"team\": \"search\"}}, not {}",
-                json_kind(&other)
-            ))
-        }
+        Some(other) => return Err(UserError::MetadataNotObject(json_kind(&other))),
     };
     Ok((id, metadata))
 }
@@ -148,21 +204,18 @@ pub fn repeated_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<(usize,
 
 /// Checks one question and its options; the reason names the problem. Every way a job is
 /// submitted (a batch file, the API, MCP) goes through here.
-pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, String> {
+pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, TaskError> {
     // Counted before trimming, as the API's document counts `maxLength`.
     if query.chars().count() > MAX_QUERY_CHARS {
-        return Err(format!("query longer than {MAX_QUERY_CHARS} characters"));
+        return Err(TaskError::QueryTooLong);
     }
     let query = query.trim().to_owned();
     if query.is_empty() {
-        return Err("empty query".into());
+        return Err(TaskError::EmptyQuery);
     }
     let problems = option_problems(&options);
     if !problems.is_empty() {
-        let listed: Vec<String> = (problems.iter())
-            .map(|(k, p)| format!("{k}: {p}"))
-            .collect();
-        return Err(listed.join("; "));
+        return Err(TaskError::Options(problems));
     }
     // Each provider once: the chain tries (and retries) every entry, so a repeated name would
     // multiply the requests one job makes. Known names only, so at most PROVIDERS.len().
@@ -324,15 +377,10 @@ pub(crate) fn queued_bytes(questions: &[Question]) -> u64 {
 /// Refuses a batch that would put more than `max` bytes into the queues at once, saying what
 /// to change: batch-wide options are copied into every question, so a body within its own
 /// limit can still weigh many times its size once enqueued.
-pub fn check_queued_bytes(questions: &[Question], max: u64) -> Result<(), String> {
+pub fn check_queued_bytes(questions: &[Question], max: u64) -> Result<(), TooManyBytes> {
     let bytes = queued_bytes(questions);
     if bytes > max {
-        return Err(format!(
-            "the batch would queue {:.1} MiB of tasks, more than broker.max_batch_bytes \
-             ({:.1} MiB): split it into smaller batches, or raise the limit",
-            bytes as f64 / 1048576.0,
-            max as f64 / 1048576.0
-        ));
+        return Err(TooManyBytes { bytes, max });
     }
     Ok(())
 }
@@ -359,8 +407,10 @@ pub fn parse_batch(bytes: &[u8]) -> Result<Vec<Question>, BatchFileError> {
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let question =
-            parse_line(trimmed, line).map_err(|reason| BatchFileError::Line { line, reason })?;
+        let question = parse_line(trimmed, line).map_err(|e| BatchFileError::Line {
+            line,
+            reason: e.to_string(),
+        })?;
         if let Some(first) = lines.insert(question.id.clone(), line) {
             return Err(BatchFileError::Line {
                 line,
@@ -381,28 +431,22 @@ pub fn parse_batch(bytes: &[u8]) -> Result<Vec<Question>, BatchFileError> {
 /// Line `number` (trimmed, not blank): a JSON object is a JSONL line; any other JSON value is
 /// refused, since taken as a question it would be one nobody meant (`["q"]`, `42`, `null`);
 /// anything else is a question, with the line number as its id.
-fn parse_line(line: &str, number: usize) -> Result<Question, String> {
+fn parse_line(line: &str, number: usize) -> Result<Question, LineError> {
     let (query, options, id, metadata) = match serde_json::from_str::<Value>(line) {
         Ok(Value::Object(mut fields)) => {
             // serde reads a struct from an array too, by position.
             if let Some(Value::Array(_)) = fields.get("options") {
-                return Err(
-                    "options: must be an object such as {\"max_urls\": 5}, not an array".into(),
-                );
+                return Err(LineError::OptionsArray);
             }
             let (id, metadata) = (fields.remove("id"), fields.remove("metadata"));
             lift_options(&mut fields)?;
-            let parsed: JsonLine = serde_json::from_value(Value::Object(fields))
-                .map_err(|e| format!("invalid JSON line: {e}"))?;
+            let parsed: JsonLine = serde_json::from_value(Value::Object(fields))?;
             (parsed.query, parsed.options, id, metadata)
         }
         Ok(other) => {
-            return Err(format!(
-                "{} where a question or a JSON object {{\"query\": \"…\"}} belongs",
-                json_kind(&other)
-            ));
+            return Err(LineError::NotAQuestion(json_kind(&other)));
         }
-        Err(e) if line.starts_with('{') => return Err(format!("invalid JSON line: {e}")),
+        Err(e) if line.starts_with('{') => return Err(e.into()),
         Err(_) => (line.to_owned(), JobOptions::default(), None, None),
     };
     let task = check_task(&query, options)?;
@@ -415,7 +459,7 @@ fn parse_line(line: &str, number: usize) -> Result<Question, String> {
 const LINE_OPTIONS: &[&str] = &["urls", "search", "include_domains", "exclude_domains"];
 
 /// Moves a line's [`LINE_OPTIONS`] into its `options`; one given in both places is refused.
-fn lift_options(fields: &mut serde_json::Map<String, Value>) -> Result<(), String> {
+fn lift_options(fields: &mut serde_json::Map<String, Value>) -> Result<(), LineError> {
     for key in LINE_OPTIONS {
         let Some(value) = fields.remove(*key) else {
             continue;
@@ -425,9 +469,7 @@ fn lift_options(fields: &mut serde_json::Map<String, Value>) -> Result<(), Strin
         // Options that are not an object are refused by the line's parse.
         if let Value::Object(options) = options {
             if options.contains_key(*key) {
-                return Err(format!(
-                    "{key}: given beside the query and in options; give it once"
-                ));
+                return Err(LineError::Twice(key));
             }
             options.insert((*key).to_owned(), value);
         }
@@ -496,17 +538,17 @@ pub struct ManifestJob {
 
 /// A budget needs every model in use to have a price: otherwise spend would read 0 and the
 /// budget never trip. The error names the models and the setting to add.
-pub fn check_budget(config: &trawl_config::Config, budget_usd: Option<f64>) -> Result<(), String> {
+pub fn check_budget(
+    config: &trawl_config::Config,
+    budget_usd: Option<f64>,
+) -> Result<(), UnpricedModels> {
     let (Some(_), Some(llm)) = (budget_usd, &config.llm) else {
         return Ok(());
     };
     let unpriced = trawl_llm::prices::unpriced(llm);
-    match unpriced.first() {
-        None => Ok(()),
-        Some(first) => Err(format!(
-            "the batch has a budget, but no price is known for {}: set llm.prices.{first:?} = {{ input = …, output = … }} (dollars per million tokens) for each, or submit without a budget",
-            unpriced.join(", ")
-        )),
+    match unpriced.is_empty() {
+        true => Ok(()),
+        false => Err(UnpricedModels(unpriced)),
     }
 }
 
@@ -719,9 +761,7 @@ async fn store_jobs(rt: &Runtime, batch: Uuid) -> Result<BTreeMap<String, JobSta
 }
 
 fn parse_state(state: &str) -> Result<JobState, StageError> {
-    state
-        .parse()
-        .map_err(|e: String| StageError::permanent(format!("batch record: {e}")))
+    (state.parse::<JobState>()).map_err(|e| StageError::permanent(format!("batch record: {e}")))
 }
 
 async fn saved(rt: &Runtime, batch: Uuid) -> Result<Option<Record>, StageError> {
@@ -948,7 +988,9 @@ mod tests {
         let bytes = queued_bytes(&questions);
         assert!(bytes > 100_000, "{bytes}");
         assert!(check_queued_bytes(&questions, bytes).is_ok());
-        let refused = check_queued_bytes(&questions, bytes - 1).unwrap_err();
+        let refused = check_queued_bytes(&questions, bytes - 1)
+            .unwrap_err()
+            .to_string();
         assert!(
             refused.contains("broker.max_batch_bytes") && refused.contains("split"),
             "{refused}"
@@ -1015,7 +1057,7 @@ mod tests {
             (&[][..], "at least one"),
             (&["searxng", "nope"], "unknown provider \"nope\""),
         ] {
-            let err = check_task("q", with(names)).unwrap_err();
+            let err = check_task("q", with(names)).unwrap_err().to_string();
             assert!(
                 err.starts_with("providers: ") && err.contains(needle),
                 "{err}"

@@ -390,6 +390,32 @@ fn endpoint(
     Ok((provider, Endpoint { base_url, api_key }))
 }
 
+/// Why a provider could not answer a search now; see [`probe`].
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("no HTTP client: {0}")]
+    NoClient(String),
+    #[error("not a provider trawl knows")]
+    Unknown,
+    /// No key for the provider in the environment, by the variable to set.
+    #[error("no API key: set {0}")]
+    MissingKey(String),
+    #[error("nothing answered at {url} within {} s", .within.as_secs_f32())]
+    Timeout { url: String, within: Duration },
+    /// Refused, or no such host: the innermost cause says which.
+    #[error("nothing answers at {url} ({})", innermost(.source))]
+    NoAnswer { url: String, source: reqwest::Error },
+}
+
+/// The last error of `e`'s chain of sources.
+fn innermost(e: &reqwest::Error) -> &dyn std::error::Error {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause
+}
+
 /// Whether `names`, tried in order as the chain tries them, has a provider that could answer a
 /// search now: the providers tried, each with the reason it could not (no key in the
 /// environment, or nothing answering at its address within `within`), up to the first that
@@ -401,7 +427,7 @@ pub async fn probe(
     config: &trawl_config::SearchConfig,
     env: &BTreeMap<String, String>,
     within: Duration,
-) -> Vec<(String, Result<(), String>)> {
+) -> Vec<(String, Result<(), ProbeError>)> {
     let http = trawl_http::builder()
         .timeout(within)
         .redirect(reqwest::redirect::Policy::none())
@@ -410,7 +436,7 @@ pub async fn probe(
     for name in names {
         let answer = match &http {
             Ok(http) => reachable(http, name, config, env, within).await,
-            Err(e) => Err(format!("no HTTP client: {e}")),
+            Err(e) => Err(ProbeError::NoClient(e.to_string())),
         };
         let answered = answer.is_ok();
         tried.push((name.clone(), answer));
@@ -428,26 +454,17 @@ async fn reachable(
     config: &trawl_config::SearchConfig,
     env: &BTreeMap<String, String>,
     within: Duration,
-) -> Result<(), String> {
+) -> Result<(), ProbeError> {
     let (_, endpoint) = match endpoint(name, config, env) {
         Ok(found) => found,
-        Err(Skipped::Unknown) => return Err("not a provider trawl knows".into()),
-        Err(Skipped::MissingKey(var)) => return Err(format!("no API key: set {var}")),
+        Err(Skipped::Unknown) => return Err(ProbeError::Unknown),
+        Err(Skipped::MissingKey(var)) => return Err(ProbeError::MissingKey(var)),
     };
     let url = endpoint.base_url;
     match http.get(&url).send().await {
         Ok(_) => Ok(()),
-        Err(e) if e.is_timeout() => Err(format!(
-            "nothing answered at {url} within {} s",
-            within.as_secs_f32()
-        )),
-        Err(e) => {
-            let mut cause: &dyn std::error::Error = &e;
-            while let Some(next) = cause.source() {
-                cause = next;
-            }
-            Err(format!("nothing answers at {url} ({cause})"))
-        }
+        Err(e) if e.is_timeout() => Err(ProbeError::Timeout { url, within }),
+        Err(source) => Err(ProbeError::NoAnswer { url, source }),
     }
 }
 
@@ -792,19 +809,18 @@ mod tests {
         let env = BTreeMap::from([("BRAVE_API_KEY".to_owned(), "k".to_owned())]);
         let tried = probe(&names, &config, &env, Duration::from_secs(2)).await;
         assert_eq!(tried.len(), 3, "{tried:?}");
+        assert_eq!(tried[0].0, "serper");
         assert_eq!(
-            tried[0],
-            (
-                "serper".to_owned(),
-                Err("no API key: set SERPER_API_KEY".to_owned())
-            )
+            tried[0].1.as_ref().unwrap_err().to_string(),
+            "no API key: set SERPER_API_KEY"
         );
-        let brave = tried[1].1.as_ref().unwrap_err();
+        let brave = tried[1].1.as_ref().unwrap_err().to_string();
         assert!(
             brave.starts_with(&format!("nothing answers at {closed_url} (")),
             "{brave}"
         );
-        assert_eq!(tried[2], ("searxng".to_owned(), Ok(())));
+        assert_eq!(tried[2].0, "searxng");
+        assert!(tried[2].1.is_ok());
     }
 
     #[tokio::test]
