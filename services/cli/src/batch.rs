@@ -11,8 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::{JobOptions, JobStatus};
 use trawl_pipeline::batch::{
-    check_task, collect, manifest, parse_batch, submit as enqueue, BatchOptions, Collected,
-    Question,
+    check_task, collect, manifest, option_problems, parse_batch, submit as enqueue, BatchOptions,
+    Collected, Question,
 };
 use trawl_pipeline::results::{job_result, JobResult};
 use trawl_pipeline::Runtime;
@@ -88,11 +88,17 @@ impl SubmitArgs {
     }
 }
 
-/// `questions` with the batch-wide `defaults` where their lines are silent, checked again (a
-/// line's own `urls` must lie within the batch's domains): the first problem names the line's id.
+/// `questions` with the batch-wide `defaults` (checked first, each problem named by its flag)
+/// where their lines are silent.
 fn with_defaults(questions: Vec<Question>, defaults: &JobOptions) -> anyhow::Result<Vec<Question>> {
     if *defaults == JobOptions::default() {
         return Ok(questions);
+    }
+    if let Some((key, problem)) = option_problems(defaults).into_iter().next() {
+        bail!(
+            "--{}: {problem}",
+            key.trim_end_matches('s').replace('_', "-")
+        );
     }
     (questions.into_iter())
         .map(|mut q| {
@@ -484,13 +490,14 @@ mod tests {
         assert!(checked[0].task.options.domains().allows("data.census.gov"));
         assert!(!checked[1].task.options.domains().allows("data.census.gov"));
         assert!(checked[1].task.options.domains().allows("www.example.org"));
-        // A line's own URL outside the batch's domains is named by the line's id.
-        let outside =
-            parse_batch(br#"{"query": "a", "id": "x-1", "urls": ["https://example.org/"]}"#)
-                .unwrap();
-        let err = with_defaults(outside, &defaults).unwrap_err().to_string();
+        // A wrong flag is named as the flag.
+        let bad = JobOptions {
+            exclude_domains: Some(vec!["https://example.org/".into()]),
+            ..JobOptions::default()
+        };
+        let err = with_defaults(checked, &bad).unwrap_err().to_string();
         assert!(
-            err.contains("question \"x-1\": urls: item 1: example.org is outside"),
+            err.starts_with("--exclude-domain: \"https://example.org/\" is not a domain"),
             "{err}"
         );
     }

@@ -57,7 +57,7 @@ pub struct RunArgs {
     #[arg(long = "url", value_name = "URL")]
     urls: Vec<String>,
     /// Search nothing: read only the --url pages.
-    #[arg(long)]
+    #[arg(long, requires = "urls")]
     no_search: bool,
     /// Seconds until the report is written with the sources read so far.
     #[arg(long, value_name = "SECS")]

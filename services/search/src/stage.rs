@@ -203,7 +203,7 @@ impl SearchStage {
             merge(&mut best, found.results, &analysis.terms);
         }
 
-        let listed = listed(task, tried, &analysis.terms);
+        let listed = listed(task, tried, &analysis.terms, max);
         let candidates: Vec<Scored> = (best.into_values())
             .filter(|s| !tried.contains(&s.url) && !listed.iter().any(|l| l.url == s.url))
             .collect();
@@ -212,7 +212,7 @@ impl SearchStage {
             analysis: &analysis,
             question: &task.query,
             min: task.options.min_relevance.unwrap_or(cfg.min_relevance),
-            max: max.saturating_sub(listed.len()),
+            max: max.saturating_sub(listed.iter().filter(|l| l.selected).count()),
         };
         let (chosen, notes) = choice.choose(llm, candidates).await;
         let refused = (refused.into_iter()).filter_map(|(r, why)| {
@@ -360,9 +360,11 @@ async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Hand
     Ok(Handled::Done)
 }
 
-/// The job's own `urls` not `tried` yet, selected ahead of anything search finds: the user
-/// chose them.
-fn listed(task: &SearchTask, tried: &HashSet<String>, terms: &[String]) -> Vec<Scored> {
+/// The job's own `urls` not `tried` yet, selected ahead of anything search finds (the user
+/// chose them), up to `max`; those outside the job's domains or past `max` are recorded, not
+/// selected, with why.
+fn listed(task: &SearchTask, tried: &HashSet<String>, terms: &[String], max: usize) -> Vec<Scored> {
+    let domains = task.options.domains();
     let mut out: Vec<Scored> = Vec::new();
     for (i, url) in task.options.urls().iter().enumerate() {
         let Some(normal) = normalize(url).filter(|n| !tried.contains(n)) else {
@@ -379,8 +381,12 @@ fn listed(task: &SearchTask, tried: &HashSet<String>, terms: &[String]) -> Vec<S
             position: i as u32 + 1,
         };
         let mut s = score(result, normal, terms);
-        s.selected = true;
-        s.reason = "listed by the job".into();
+        let taken = out.iter().filter(|s| s.selected).count();
+        (s.selected, s.reason) = match domains.refusal_of_url(url) {
+            Some(why) => (false, format!("listed by the job, but {why}")),
+            None if taken >= max => (false, format!("listed by the job, past its {max} URLs")),
+            None => (true, "listed by the job".into()),
+        };
         out.push(s);
     }
     out
