@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use scraper::{ElementRef, Html, Selector};
-use trawl_messages::{Source, SourceKind};
+use trawl_messages::{Domains, Source, SourceKind};
 use trawl_text::collapse_whitespace;
 use url::Url;
 
@@ -21,12 +21,14 @@ const ASSETS: [&str; 14] = [
 ];
 
 /// Up to `limit` links of `html` (at `page_url`) to follow, in document order, as sources
-/// derived from `parent` (numbered later, when the job grants them).
+/// derived from `parent` (numbered later, when the job grants them); only links the job's
+/// `domains` allow, so those it refuses take no place in the limit.
 pub fn links(
     html: &str,
     page_url: &str,
     parent: &Source,
     same_site: bool,
+    domains: &Domains,
     limit: usize,
 ) -> Vec<Source> {
     let Ok(base) = Url::parse(page_url) else {
@@ -61,6 +63,7 @@ pub fn links(
             && !site
                 .as_deref()
                 .is_some_and(|s| host == s || host.ends_with(&format!(".{s}")))
+            || !domains.allows(&host)
         {
             continue;
         }
@@ -115,6 +118,10 @@ mod tests {
         }
     }
 
+    fn all() -> Domains {
+        Domains::default()
+    }
+
     const PAGE: &str = r##"<html><body>
         <nav><a href="/about">About</a></nav>
         <header><a href="/login">Log in</a></header>
@@ -131,7 +138,14 @@ mod tests {
 
     #[test]
     fn follows_content_links_on_the_same_site_once() {
-        let found = links(PAGE, "https://example.org/guide/", &parent(), true, 10);
+        let found = links(
+            PAGE,
+            "https://example.org/guide/",
+            &parent(),
+            true,
+            &all(),
+            10,
+        );
         let urls: Vec<&str> = found.iter().map(|s| s.url.as_str()).collect();
         assert_eq!(
             urls,
@@ -148,12 +162,43 @@ mod tests {
 
     #[test]
     fn other_sites_when_asked_and_never_more_than_the_limit() {
-        let found = links(PAGE, "https://example.org/guide/", &parent(), false, 10);
+        let found = links(
+            PAGE,
+            "https://example.org/guide/",
+            &parent(),
+            false,
+            &all(),
+            10,
+        );
         assert!(found.iter().any(|s| s.url == "https://elsewhere.test/x"));
         assert_eq!(
-            links(PAGE, "https://example.org/guide/", &parent(), false, 2).len(),
+            links(
+                PAGE,
+                "https://example.org/guide/",
+                &parent(),
+                false,
+                &all(),
+                2
+            )
+            .len(),
             2
         );
-        assert!(links(PAGE, "not a url", &parent(), true, 10).is_empty());
+        assert!(links(PAGE, "not a url", &parent(), true, &all(), 10).is_empty());
+    }
+
+    /// Links the job's domains refuse take no place in the limit.
+    #[test]
+    fn only_links_within_the_jobs_domains() {
+        let only = Domains::new(&["elsewhere.test".to_owned()], &[]);
+        let found = links(
+            PAGE,
+            "https://example.org/guide/",
+            &parent(),
+            false,
+            &only,
+            1,
+        );
+        let urls: Vec<&str> = found.iter().map(|s| s.url.as_str()).collect();
+        assert_eq!(urls, ["https://elsewhere.test/x"]);
     }
 }

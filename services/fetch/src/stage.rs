@@ -125,8 +125,15 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
     let (same_site, limit) = (cfg.crawl_same_domain, cfg.crawl_max_pages as usize);
     let domains = task.domains.clone();
     let found = tokio::task::spawn_blocking(move || {
-        let mut found = crawl::links(&html, &url, &parent, same_site, limit + known.len());
-        found.retain(|s| !known.contains(&s.url) && domains.allows_url(&s.url));
+        let mut found = crawl::links(
+            &html,
+            &url,
+            &parent,
+            same_site,
+            &domains,
+            limit + known.len(),
+        );
+        found.retain(|s| !known.contains(&s.url));
         found.truncate(limit);
         found
     })
