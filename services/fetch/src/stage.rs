@@ -202,15 +202,17 @@ impl FetchStage {
             level,
             rendered.as_ref().ok().map(|p| p.status.unwrap_or(200)),
         );
+        // The browser follows redirects itself: a page it ended on outside the job's domains
+        // is not read.
+        let off_domain =
+            (rendered.as_ref().ok()).and_then(|p| domains.refusal_of_url(&p.final_url));
         match rendered {
-            // The browser follows redirects itself: a page it ended on outside the job's
-            // domains is not read.
-            Ok(page) if domains.refusal_of_url(&page.final_url).is_some() => {
-                let why = domains.refusal_of_url(&page.final_url).unwrap_or_default();
-                Attempt::Ended(Outcome::Failed {
-                    reason: format!("redirected outside the job's domains: {why}"),
-                })
-            }
+            Ok(_) if off_domain.is_some() => Attempt::Ended(Outcome::Failed {
+                reason: format!(
+                    "redirected outside the job's domains: {}",
+                    off_domain.unwrap_or_default()
+                ),
+            }),
             Ok(page) => {
                 let status = page.status.unwrap_or(200);
                 match block::detect(status, |_| None, &page.html, true) {

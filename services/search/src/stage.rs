@@ -342,6 +342,7 @@ impl Found {
 async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Handled, StageError> {
     let task = &job.envelope().body;
     let max_level = (task.options.max_level).unwrap_or(job.rt().config.fetch.max_level);
+    let domains = task.options.domains();
     for source in sources {
         if source.kind == SourceKind::Answer {
             record_answer(job, &task.query, source).await?;
@@ -353,7 +354,7 @@ async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Hand
             level: 0,
             max_level,
             depth: 0,
-            domains: task.options.domains(),
+            domains: domains.clone(),
         };
         job.send(Queue::Fetch, fetch).await?;
     }
@@ -365,12 +366,12 @@ async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Hand
 /// selected, with why.
 fn listed(task: &SearchTask, tried: &HashSet<String>, terms: &[String], max: usize) -> Vec<Scored> {
     let domains = task.options.domains();
-    let mut out: Vec<Scored> = Vec::new();
+    let (mut out, mut seen, mut taken) = (Vec::<Scored>::new(), HashSet::new(), 0);
     for (i, url) in task.options.urls().iter().enumerate() {
         let Some(normal) = normalize(url).filter(|n| !tried.contains(n)) else {
             continue;
         };
-        if out.iter().any(|s| s.url == normal) {
+        if !seen.insert(normal.clone()) {
             continue;
         }
         let result = RawResult {
@@ -381,12 +382,12 @@ fn listed(task: &SearchTask, tried: &HashSet<String>, terms: &[String], max: usi
             position: i as u32 + 1,
         };
         let mut s = score(result, normal, terms);
-        let taken = out.iter().filter(|s| s.selected).count();
         (s.selected, s.reason) = match domains.refusal_of_url(url) {
             Some(why) => (false, format!("listed by the job, but {why}")),
             None if taken >= max => (false, format!("listed by the job, past its {max} URLs")),
             None => (true, "listed by the job".into()),
         };
+        taken += usize::from(s.selected);
         out.push(s);
     }
     out
@@ -586,6 +587,49 @@ mod tests {
             provider: "p".into(),
             position,
         }
+    }
+
+    /// A job's own URLs come first, once each, up to its bound; one outside its domains or
+    /// past the bound is recorded with why, not selected.
+    #[test]
+    fn listed_urls_are_selected_within_the_jobs_domains_and_bound() {
+        let options = trawl_messages::JobOptions {
+            urls: Some(
+                [
+                    "https://a.example.org/1",
+                    "https://a.example.org/1#again",
+                    "https://other.net/x",
+                    "https://b.example.org/2",
+                    "https://c.example.org/3",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+            include_domains: Some(vec!["example.org".into()]),
+            ..Default::default()
+        };
+        let task = SearchTask::new("q".into(), options);
+        let tried = HashSet::from([normalize("https://c.example.org/3").unwrap()]);
+        let got = listed(&task, &tried, &[], 1);
+        let seen: Vec<(&str, bool, &str)> = (got.iter())
+            .map(|s| (s.result.url.as_str(), s.selected, s.reason.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("https://a.example.org/1", true, "listed by the job"),
+                (
+                    "https://other.net/x",
+                    false,
+                    "listed by the job, but other.net is outside the job's domains (example.org)"
+                ),
+                (
+                    "https://b.example.org/2",
+                    false,
+                    "listed by the job, past its 1 URLs"
+                ),
+            ]
+        );
     }
 
     #[test]

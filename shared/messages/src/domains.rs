@@ -145,23 +145,29 @@ impl Domains {
 
     /// Why `host` may not be read, or `None` when it may.
     pub fn refusal(&self, host: &str) -> Option<String> {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        if let Some(d) = self.exclude.iter().find(|d| within(host, d)) {
-            return Some(format!("{host} is in the job's excluded domain {d}"));
-        }
-        if !self.include.is_empty() && !self.include.iter().any(|d| within(host, d)) {
-            return Some(format!(
+        let host = bare(host);
+        match self.refused(&host)? {
+            Refused::Excluded(d) => Some(format!("{host} is in the job's excluded domain {d}")),
+            Refused::Outside => Some(format!(
                 "{host} is outside the job's domains ({})",
                 self.include.join(", ")
-            ));
+            )),
         }
-        None
     }
 
-    /// Whether `host` may be read.
+    /// Whether `host` may be read: what [`refusal`](Self::refusal) decides, without writing
+    /// why (every search result and crawled link is asked).
     pub fn allows(&self, host: &str) -> bool {
-        self.is_empty() || self.refusal(host).is_none()
+        self.is_empty() || self.refused(&bare(host)).is_none()
+    }
+
+    /// The rule `host` (lower-case, bare) breaks, if any.
+    fn refused(&self, host: &str) -> Option<Refused<'_>> {
+        if let Some(d) = self.exclude.iter().find(|d| within(host, d)) {
+            return Some(Refused::Excluded(d));
+        }
+        (!self.include.is_empty() && !self.include.iter().any(|d| within(host, d)))
+            .then_some(Refused::Outside)
     }
 
     /// Why `url` may not be read (a URL without a host may not be read by a filter), or `None`.
@@ -183,7 +189,29 @@ impl Domains {
 
     /// Whether `url` may be read.
     pub fn allows_url(&self, url: &str) -> bool {
-        self.refusal_of_url(url).is_none()
+        self.is_empty()
+            || (url::Url::parse(url).ok().as_ref())
+                .and_then(url::Url::host_str)
+                .is_some_and(|host| self.allows(host))
+    }
+}
+
+/// The rule a host breaks.
+enum Refused<'a> {
+    Excluded(&'a str),
+    Outside,
+}
+
+/// `host` as filter domains are written: lower-case, without a trailing dot or the brackets a
+/// URL puts around IPv6; borrowed when it already is (as hosts from a parsed URL are).
+fn bare(host: &str) -> std::borrow::Cow<'_, str> {
+    let host = host
+        .trim_end_matches('.')
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    match host.bytes().any(|b| b.is_ascii_uppercase()) {
+        true => host.to_ascii_lowercase().into(),
+        false => host.into(),
     }
 }
 

@@ -683,6 +683,42 @@ mod tests {
     use super::testing::*;
     use super::*;
 
+    /// Tavily and NewsAPI take the job's domains as parameters; the others read `site:`
+    /// operators, which the chain writes into their query.
+    #[test]
+    fn providers_that_filter_by_parameters_are_given_the_jobs_domains() {
+        let ep = || Endpoint {
+            base_url: "http://127.0.0.1:9".into(),
+            api_key: Some("k".into()),
+        };
+        let domains = trawl_messages::Domains::new(&["gov".into()], &["ads.gov".into()]);
+        let request = PageRequest {
+            domains: &domains,
+            ..request("zorbium", 1)
+        };
+        let built = |p: &dyn Provider| {
+            (p.request(&testing::http(), &request).unwrap().unwrap())
+                .build()
+                .unwrap()
+        };
+        let tavily = built(&tavily::Tavily(ep()));
+        let body: serde_json::Value =
+            serde_json::from_slice(tavily.body().unwrap().as_bytes().unwrap()).unwrap();
+        assert_eq!(body["include_domains"], serde_json::json!(["gov"]));
+        assert_eq!(body["exclude_domains"], serde_json::json!(["ads.gov"]));
+        let news = built(&newsapi::NewsApi(ep()));
+        let params: BTreeMap<String, String> = news.url().query_pairs().into_owned().collect();
+        assert_eq!(
+            (
+                params["domains"].as_str(),
+                params["excludeDomains"].as_str()
+            ),
+            ("gov", "ads.gov")
+        );
+        assert!(searxng::Searxng(ep()).takes_site_operators());
+        assert!(!tavily::Tavily(ep()).takes_site_operators());
+    }
+
     /// Each provider is asked for the job's language and region in its own spelling, and a
     /// language it does not take is left out.
     #[test]

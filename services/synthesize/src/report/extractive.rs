@@ -879,6 +879,22 @@ mod tests {
             "{first}"
         );
         assert!(!first.contains("Buffalo"), "{first}");
+        // A "who" answer names someone the question does not: on a page about the subject it
+        // answers, though no sentence picked from the page names the subject.
+        let mut d = doc(
+            0,
+            true,
+            &["Team head Jennifer Ngo-Anh says human hibernation is possible."],
+        );
+        d.title = "Snooze cruise: a study of hibernating astronauts".into();
+        d.markdown = format!("The European Space Agency's study. {}", d.key_points[0]);
+        let q = "Who heads the hibernation team at the European Space Agency?";
+        let r = answer_stating(q, &[d], &[]);
+        assert!(
+            r.markdown.contains("Team head Jennifer Ngo-Anh says"),
+            "{}",
+            r.markdown
+        );
         let first = answer(
             "When was the transcript of Trump's July 25 call with Zelensky released?",
             &[
