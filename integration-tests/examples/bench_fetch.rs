@@ -213,6 +213,7 @@ async fn measure(
                 max_level: 1,
                 depth: 0,
                 domains: Default::default(),
+                cache_max_age_secs: None,
             })
             .encode()
         })

@@ -256,6 +256,8 @@ class ErrorBody(Model):
 class JobOptions(Model):
     """Per-question options; unset ones take the batch's, then the server's configuration."""
 
+    cache_max_age_secs: Optional[int] = None
+    """Oldest copy of a page from the fleet's page cache to read instead of fetching; 0 fetches."""
     deadline_secs: Optional[int] = None
     exclude_domains: Optional[List[str]] = None
     """Hosts of these domains (and their subdomains) are never fetched nor cited."""

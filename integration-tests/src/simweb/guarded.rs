@@ -30,6 +30,10 @@ pub const ROBOTS_CROSS_HOST: &str = "robots-cross.test";
 pub const ROBOTS_HUGE_HOST: &str = "robots-huge.test";
 pub const CRAWL_DELAY_HOST: &str = "crawl-delay.test";
 pub const POLITE_HOST: &str = "polite.test";
+/// Pages like polite.test's, but the first request for each (in this process) stalls for
+/// [`STALL_SECONDS`] before it is answered: a fetch that a test can kill midway.
+pub const STALL_ONCE_HOST: &str = "stall-once.test";
+pub const STALL_SECONDS: u64 = 60;
 
 /// 403 unless the request looks like a browser's: needs level 1.
 pub const NEEDS_HEADERS_PATH: &str = "/needs-headers";
@@ -179,8 +183,14 @@ pub async fn handle(host: &str, uri: &Uri, headers: &HeaderMap) -> Option<Respon
         ),
         ROBOTS_HUGE_HOST if path == "/robots.txt" => robots(huge_robots()),
         CRAWL_DELAY_HOST if path == "/robots.txt" => robots("User-agent: *\nCrawl-delay: 2\n"),
+        STALL_ONCE_HOST if path != "/robots.txt" && first_request(path) => {
+            tokio::time::sleep(Duration::from_secs(STALL_SECONDS)).await;
+            small_site(host, path)
+        }
         ROBOTS_SLOW_HOST | ROBOTS_REDIRECT_HOST | ROBOTS_LOOP_HOST | ROBOTS_CROSS_HOST
-        | ROBOTS_HUGE_HOST | CRAWL_DELAY_HOST | POLITE_HOST => small_site(host, path),
+        | ROBOTS_HUGE_HOST | CRAWL_DELAY_HOST | POLITE_HOST | STALL_ONCE_HOST => {
+            small_site(host, path)
+        }
         ssrf::HOST | ssrf::BROWSER_HOST | ssrf::REBIND_HOST => ssrf::page(host, path, uri.query()),
         _ if path.starts_with(ssrf::SEARCH_PREFIX) => ssrf::search(path, uri.query()),
         _ => return None,
@@ -370,9 +380,17 @@ fn small_site(host: &str, path: &str) -> Response {
     }
 }
 
+/// Whether this is the first request for `path` of [`STALL_ONCE_HOST`] in this process.
+fn first_request(path: &str) -> bool {
+    static SEEN: LazyLock<Mutex<std::collections::HashSet<String>>> =
+        LazyLock::new(Default::default);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    seen.insert(path.to_owned())
+}
+
 fn small_pages(host: &str) -> Vec<String> {
     match host {
-        POLITE_HOST => (0..POLITE_PAGES).map(|i| format!("/p/{i}")).collect(),
+        POLITE_HOST | STALL_ONCE_HOST => (0..POLITE_PAGES).map(|i| format!("/p/{i}")).collect(),
         CRAWL_DELAY_HOST => CRAWL_DELAY_PATHS.iter().map(|p| p.to_string()).collect(),
         // Hosts whose robots.txt disallows /private/ hold a page there to refuse.
         ROBOTS_REDIRECT_HOST | ROBOTS_CROSS_HOST | ROBOTS_HUGE_HOST => {

@@ -53,5 +53,5 @@ mod words;
 pub use corpus::{Corpus, FollowUp, Host, LanguageQuestion, Page, PageKind, Question, Robots};
 pub use gzip_bomb::INFLATED_LEN as GZIP_BOMB_INFLATED_LEN;
 pub use render::Layout;
-pub use server::{serve, Options, Simweb, Stats};
+pub use server::{revised_sentence, serve, Options, Simweb, Stats};
 pub use topics::Topic;

@@ -31,12 +31,39 @@ pub struct Stats {
     llm_rate_limited: std::sync::atomic::AtomicU64,
     /// (arrival, counted tokens) of every LLM request answered, in arrival order.
     llm_answered: Mutex<Vec<(Instant, u64)>>,
+    /// Pages changed since the corpus made them ("host path" → revision): each revision adds
+    /// a paragraph and changes the page's ETag.
+    revisions: Mutex<std::collections::HashMap<String, u32>>,
+    /// Conditional requests answered 304 Not Modified.
+    not_modified: std::sync::atomic::AtomicU64,
 }
 
 impl Stats {
     fn entries(&self) -> std::sync::MutexGuard<'_, Vec<(String, String, Instant)>> {
         // A panic elsewhere must not hide the log from the test that wants it.
         self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes the corpus page at `host` `path`: its next response carries a new paragraph
+    /// (the sentence [`revised_sentence`] gives) and a new ETag.
+    pub fn revise(&self, host: &str, path: &str) -> u32 {
+        let mut revisions = self.revisions.lock().unwrap_or_else(|e| e.into_inner());
+        let revision = revisions.entry(format!("{host} {path}")).or_default();
+        *revision += 1;
+        *revision
+    }
+
+    fn revision(&self, host: &str, path: &str) -> u32 {
+        let revisions = self.revisions.lock().unwrap_or_else(|e| e.into_inner());
+        revisions
+            .get(&format!("{host} {path}"))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Conditional requests answered 304 Not Modified.
+    pub fn not_modified(&self) -> u64 {
+        self.not_modified.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn record(&self, host: &str, path: &str) {
@@ -506,9 +533,50 @@ async fn site(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) 
         return Html(simple_page(&title, &format!("<ul>\n{links}</ul>"))).into_response();
     }
     match state.corpus.page_at(&host, path) {
-        Some(page) => Html(page.html.clone()).into_response(),
+        Some(page) => corpus_page(&state.stats, &headers, &host, path, &page.html),
         None => not_found(path),
     }
+}
+
+/// The paragraph revision `n` of a page adds.
+pub fn revised_sentence(n: u32) -> String {
+    format!("Revision {n} of this page corrects an earlier account of the events.")
+}
+
+/// A corpus page with its validators, as a web server behind a CDN answers: an `ETag` that
+/// changes with the page and a fixed `Last-Modified`, and 304 to an `If-None-Match` that
+/// names the current ETag.
+fn corpus_page(stats: &Stats, headers: &HeaderMap, host: &str, path: &str, html: &str) -> Response {
+    let revision = stats.revision(host, path);
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(html, &mut hasher);
+    let etag = format!("\"{:016x}-{revision}\"", std::hash::Hasher::finish(&hasher));
+    let validators = [
+        (header::ETAG, etag.clone()),
+        (
+            header::LAST_MODIFIED,
+            "Mon, 02 Nov 2026 08:00:00 GMT".to_owned(),
+        ),
+    ];
+    let asked = (headers.get(header::IF_NONE_MATCH)).and_then(|v| v.to_str().ok());
+    if asked == Some(etag.as_str()) {
+        stats
+            .not_modified
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return (StatusCode::NOT_MODIFIED, validators).into_response();
+    }
+    let html = match revision {
+        0 => html.to_owned(),
+        n => {
+            // Inside the main content, wherever this layout keeps it.
+            let end = ["</article>", "</main>", "</body>"]
+                .into_iter()
+                .find(|tag| html.contains(tag))
+                .unwrap_or("</html>");
+            html.replacen(end, &format!("<p>{}</p>{end}", revised_sentence(n)), 1)
+        }
+    };
+    (validators, Html(html)).into_response()
 }
 
 #[cfg(test)]

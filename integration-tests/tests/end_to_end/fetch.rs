@@ -28,7 +28,7 @@ const PRIVATE_NAME: &str = "intranet.example";
 /// How a URL ended: passed on to clean, or a terminal outcome.
 #[derive(Debug)]
 enum Ended {
-    Doc(FetchedDoc),
+    Doc(Box<FetchedDoc>),
     Outcome(OutcomeRecord),
 }
 
@@ -138,6 +138,7 @@ impl Harness {
             max_level,
             depth: 0,
             domains: Default::default(),
+            cache_max_age_secs: None,
         };
         let job = Envelope::new(
             Uuid::now_v7(),
@@ -178,8 +179,10 @@ impl Harness {
             .map_or(urls.len(), |(n, _)| n as usize);
             if outcomes.len() + docs.len() >= expected {
                 clean.cancel().await;
-                let mut ended: BTreeMap<u32, Ended> =
-                    docs.into_iter().map(|(i, d)| (i, Ended::Doc(d))).collect();
+                let mut ended: BTreeMap<u32, Ended> = docs
+                    .into_iter()
+                    .map(|(i, d)| (i, Ended::Doc(Box::new(d))))
+                    .collect();
                 for (i, bytes) in outcomes {
                     ended.insert(i, Ended::Outcome(serde_json::from_slice(&bytes).unwrap()));
                 }

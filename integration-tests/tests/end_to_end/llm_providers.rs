@@ -323,20 +323,11 @@ async fn a_job_sets_its_report_length() {
     }
     fleet.spawn_all();
     let questions = fleet.corpus.questions();
-    let file = fleet.dir.path().join("lengths.jsonl");
     let lines = [
         serde_json::json!({"query": questions[0].query, "options": {"report_max_tokens": 3000}}),
         serde_json::json!({"query": questions[1].query}),
     ];
-    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    std::fs::write(&file, text.join("\n")).unwrap();
-    let out = fleet.trawl(&["submit", file.to_str().unwrap()]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let batch = fleet.submit_jsonl("lengths", &lines).await;
     fleet
         .wait_done(&batch, std::time::Duration::from_secs(120))
         .await;

@@ -13,14 +13,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 use trawl_config::Config;
 use trawl_llm::{fnv1a, Llm, LlmError};
-use trawl_messages::{paths, AnalysedDoc, Envelope, FetchedDoc, Outcome};
+use trawl_messages::{paths, AnalysedDoc, CachedCopy, Envelope, FetchedDoc, Outcome};
 use trawl_pipeline::fanin::OutcomeRecord;
 use trawl_pipeline::{Handled, Runtime, Stage, StageError};
 use trawl_pipeline::{Job, JobLlm};
-use trawl_store::Cache;
+use trawl_store::{page_lookup, Cache, PageLookup};
 
 use crate::analysis::Context;
 use crate::extract::extract_owned;
@@ -128,6 +129,67 @@ impl CleanStage {
         .await
         .map_err(|e| StageError::permanent(format!("extraction panicked: {e}")))
     }
+}
+
+/// Clean's text of a page in the fleet's page cache, kept beside it ([`paths::page_text`]):
+/// a job that reads the cached copy does not extract it again.
+#[derive(Serialize, Deserialize)]
+struct CachedText {
+    /// The body it was extracted from ([`CachedCopy::content_hash`]).
+    content_hash: String,
+    /// `clean.max_chars` when it was cut.
+    max_chars: usize,
+    title: String,
+    markdown: String,
+}
+
+impl CleanStage {
+    /// [`CleanStage::text_of`], read from the page cache when the page is cached and its text
+    /// was extracted before (from the same body, cut to the same length), and kept there
+    /// when it was not. A cache that cannot answer only costs the extraction.
+    async fn text(
+        &self,
+        rt: &Runtime,
+        doc: &FetchedDoc,
+        body: String,
+        max_chars: usize,
+    ) -> Result<(String, String), StageError> {
+        let Some(cached) = &doc.cached else {
+            return self.text_of(doc, body, max_chars).await;
+        };
+        let object = paths::page_text(&cached.key);
+        if let Some(text) = cached_text(rt, &object, cached, max_chars).await {
+            page_lookup("clean", PageLookup::Hit);
+            return Ok((text.title, text.markdown));
+        }
+        page_lookup("clean", PageLookup::Miss);
+        let (title, markdown) = self.text_of(doc, body, max_chars).await?;
+        let text = CachedText {
+            content_hash: cached.content_hash.clone(),
+            max_chars,
+            title,
+            markdown,
+        };
+        let bytes = serde_json::to_vec(&text).unwrap_or_default();
+        if let Err(e) = rt.objects.put(&object, &bytes).await {
+            warn!(error = %e, "page cache text not stored");
+        }
+        Ok((text.title, text.markdown))
+    }
+}
+
+/// The text at `object` if it was extracted from `cached`'s body and cut at `max_chars`.
+async fn cached_text(
+    rt: &Runtime,
+    object: &str,
+    cached: &CachedCopy,
+    max_chars: usize,
+) -> Option<CachedText> {
+    let bytes = (rt.objects.get(object).await)
+        .inspect_err(|e| warn!(error = %e, "page cache text unavailable"))
+        .ok()??;
+    let text: CachedText = serde_json::from_slice(&bytes).ok()?;
+    (text.content_hash == cached.content_hash && text.max_chars == max_chars).then_some(text)
 }
 
 /// Whether a page of `content_type` goes through extraction (no type at all counts as HTML).
@@ -254,6 +316,9 @@ fn analysed_doc(doc: &FetchedDoc, title: String, processed: Processed) -> Analys
         analysed_by: processed.analysed_by,
         notes: processed.notes,
         language,
+        cached_at: (doc.cached.as_ref())
+            .filter(|c| c.hit)
+            .map(|c| c.fetched_at),
     }
 }
 
@@ -270,7 +335,7 @@ impl Stage for CleanStage {
         let body = std::mem::take(&mut msg.body.body);
         let doc = &msg.body;
         let max_chars = rt.config.clean.max_chars;
-        let (title, markdown) = self.text_of(doc, body, max_chars).await?;
+        let (title, markdown) = self.text(rt, doc, body, max_chars).await?;
         // The page is gone; what waits on the LLM steps is its text.
         trawl_pipeline::in_flight::hold(
             ANALYSIS_MEMORY_FACTOR * markdown.len() as u64 + trawl_pipeline::worker::BASE_FOOTPRINT,

@@ -254,6 +254,7 @@ fn fetched(url: &str, body: &str, question: &str) -> FetchedDoc {
         level: 0,
         bytes: body.len() as u64,
         body: body.into(),
+        cached: None,
     }
 }
 

@@ -72,6 +72,11 @@ pub struct SubmitArgs {
     /// sets exclude_domains itself.
     #[arg(long = "exclude-domain", value_name = "DOMAIN")]
     exclude_domains: Vec<String>,
+    /// Read pages the fleet fetched within SECS seconds from its page cache instead of fetching
+    /// them; 0 fetches every page. Default: cache.max_age_secs. A line's cache_max_age_secs
+    /// wins.
+    #[arg(long = "cache-max-age", value_name = "SECS")]
+    cache_max_age_secs: Option<u64>,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -83,8 +88,18 @@ impl SubmitArgs {
         JobOptions {
             include_domains: listed(&self.include_domains),
             exclude_domains: listed(&self.exclude_domains),
+            cache_max_age_secs: self.cache_max_age_secs,
             ..JobOptions::default()
         }
+    }
+}
+
+/// The `trawl submit` flag that sets the batch-wide option `key`.
+fn flag(key: &str) -> String {
+    match key {
+        "cache_max_age_secs" => "--cache-max-age".to_owned(),
+        // include_domains → --include-domain, a flag given once per domain.
+        other => format!("--{}", other.trim_end_matches('s').replace('_', "-")),
     }
 }
 
@@ -95,10 +110,7 @@ fn with_defaults(questions: Vec<Question>, defaults: &JobOptions) -> anyhow::Res
         return Ok(questions);
     }
     if let Some((key, problem)) = option_problems(defaults).into_iter().next() {
-        bail!(
-            "--{}: {problem}",
-            key.trim_end_matches('s').replace('_', "-")
-        );
+        bail!("{}: {problem}", flag(key));
     }
     (questions.into_iter())
         .map(|mut q| {
@@ -498,6 +510,41 @@ mod tests {
         let err = with_defaults(checked, &bad).unwrap_err().to_string();
         assert!(
             err.starts_with("--exclude-domain: \"https://example.org/\" is not a domain"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_batchs_cache_max_age_holds_where_a_line_is_silent() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            submit: SubmitArgs,
+        }
+        let args =
+            <Cli as clap::Parser>::try_parse_from(["trawl", "b.jsonl", "--cache-max-age", "0"])
+                .unwrap()
+                .submit;
+        assert_eq!(args.defaults().cache_max_age_secs, Some(0));
+        let questions = parse_batch(
+            br#"{"query": "a"}
+{"query": "b", "options": {"cache_max_age_secs": 3600}}"#,
+        )
+        .unwrap();
+        let defaults = JobOptions {
+            cache_max_age_secs: Some(0),
+            ..JobOptions::default()
+        };
+        let checked = with_defaults(questions, &defaults).unwrap();
+        assert_eq!(checked[0].task.options.cache_max_age_secs, Some(0));
+        assert_eq!(checked[1].task.options.cache_max_age_secs, Some(3600));
+        let too_old = JobOptions {
+            cache_max_age_secs: Some(2_592_001),
+            ..JobOptions::default()
+        };
+        let err = with_defaults(checked, &too_old).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--cache-max-age: must be 0 to 2592000"),
             "{err}"
         );
     }

@@ -6,6 +6,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use trawl_cli::extract;
 
 mod batch;
+mod cache;
 mod remote;
 mod robots;
 mod run;
@@ -50,6 +51,8 @@ enum Command {
     Extract(extract::ExtractArgs),
     /// robots.txt tools.
     Robots(robots::RobotsArgs),
+    /// The fleet's page cache: what it holds, and emptying it.
+    Cache(cache::CacheArgs),
     /// Serve the HTTP API in front of the fleet (api.addr; documented at /openapi.json).
     Serve(serve::ServeArgs),
     /// Serve trawl's research, search and extract tools to agents over MCP (stdio, or
@@ -125,6 +128,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             Command::Drain(args) => worker::drain(config, args).await,
             Command::Extract(args) => extract::run(config, args).await,
             Command::Robots(args) => robots::run(config, args).await,
+            Command::Cache(args) => cache::run(config, args).await,
             Command::Serve(args) => serve::serve(config, args).await,
             Command::Mcp(args) => trawl_cli::mcp::run(config, args).await,
             Command::Token(args) => serve::token(config, args).await,

@@ -186,6 +186,11 @@ pub(crate) struct ResearchArgs {
     /// URLs to read as sources, before what search finds.
     #[serde(default)]
     pub urls: Option<Vec<String>>,
+    /// Read pages the fleet fetched within this many seconds from its page cache instead of
+    /// fetching them; 0 fetches every page (default: the server's cache.max_age_secs).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 2592000))]
+    pub cache_max_age_secs: Option<u64>,
 }
 
 impl ResearchArgs {
@@ -198,6 +203,7 @@ impl ResearchArgs {
             include_domains: self.include_domains,
             exclude_domains: self.exclude_domains,
             urls: self.urls,
+            cache_max_age_secs: self.cache_max_age_secs,
             ..JobOptions::default()
         };
         (self.question, options)

@@ -62,6 +62,10 @@ pub struct RunArgs {
     /// Seconds until the report is written with the sources read so far.
     #[arg(long, value_name = "SECS")]
     deadline: Option<u64>,
+    /// Read pages the fleet fetched within SECS seconds from its page cache instead of fetching
+    /// them; 0 fetches every page. Default: cache.max_age_secs.
+    #[arg(long = "cache-max-age", value_name = "SECS")]
+    cache_max_age: Option<u64>,
     /// Write the report without the LLM (extractive), even when one is configured.
     #[arg(long)]
     no_llm: bool,
@@ -101,6 +105,7 @@ impl RunArgs {
             providers: (!self.providers.is_empty()).then(|| self.providers.clone()),
             freshness: self.freshness.clone(),
             deadline_secs: self.deadline,
+            cache_max_age_secs: self.cache_max_age,
             report_max_tokens: None,
             report_type: self.report_type,
             language: self.language.clone(),
@@ -116,6 +121,7 @@ impl RunArgs {
             "urls" => "--url".to_owned(),
             "search" => "--no-search".to_owned(),
             "deadline_secs" => "--deadline".to_owned(),
+            "cache_max_age_secs" => "--cache-max-age".to_owned(),
             other => format!("--{}", other.replace('_', "-")),
         };
         let problems: Vec<String> = (option_problems(&options).into_iter())
@@ -428,9 +434,11 @@ mod tests {
             "0",
             "--language",
             "klingon",
+            "--cache-max-age",
+            "2592001",
         ]);
         let problems = args.options().unwrap_err();
-        assert_eq!(problems.len(), 6, "{problems:?}");
+        assert_eq!(problems.len(), 7, "{problems:?}");
         for expected in [
             "--max-urls: must be 1 to 1000, not 0",
             "--max-level: must be 0 to 3, not 7",
@@ -438,6 +446,7 @@ mod tests {
             "--freshness: must be any, day, week, month or year, not \"fortnight\"",
             "--deadline: must be 1 to",
             "--language: \"klingon\" is not a language trawl knows",
+            "--cache-max-age: must be 0 to 2592000, not 2592001",
         ] {
             assert!(
                 problems.iter().any(|p| p.starts_with(expected)),
@@ -483,5 +492,12 @@ mod tests {
         assert_eq!(options.report_type, Some(ReportType::Answer));
         assert_eq!(options.providers.unwrap(), ["serper", "brave"]);
         assert!(parse(&["q", "--language", "pt-BR"]).options().is_ok());
+        let cache = parse(&["q", "--cache-max-age", "0"]).options().unwrap();
+        assert_eq!(cache.cache_max_age_secs, Some(0));
+        assert_eq!(
+            parse(&["q"]).options().unwrap().cache_max_age_secs,
+            None,
+            "without the flag, cache.max_age_secs"
+        );
     }
 }

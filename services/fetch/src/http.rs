@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use reqwest::header::{
-    HeaderMap, HeaderValue, ACCEPT, ACCEPT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE,
+    HeaderMap, HeaderValue, ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE,
+    ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED,
 };
 use reqwest::redirect::Policy;
 use trawl_config::FetchConfig;
@@ -36,11 +37,59 @@ pub struct Page {
     pub content_type: String,
     pub body: String,
     pub bytes: u64,
+    /// What a later request for the same page may send to ask whether it changed.
+    pub validators: Validators,
+    /// The response may be kept for others (no `Cache-Control: no-store` or `private`).
+    pub storable: bool,
+}
+
+/// A response's validators, sent back in a conditional request (RFC 9110 §13).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+
+    fn of(headers: &HeaderMap) -> Validators {
+        let text = |name| {
+            (headers
+                .get(name)
+                .and_then(|v: &HeaderValue| v.to_str().ok()))
+            .map(str::to_owned)
+        };
+        Validators {
+            etag: text(ETAG),
+            last_modified: text(LAST_MODIFIED),
+        }
+    }
+}
+
+/// Whether a response with these headers may be kept and served to others: not when it says
+/// `no-store` or `private` (RFC 9111 §5.2.2), which a shared cache must honour.
+fn storable(headers: &HeaderMap) -> bool {
+    !(headers.get_all(CACHE_CONTROL).iter())
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|d| {
+            d.trim()
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase()
+        })
+        .any(|d| d == "no-store" || d == "private")
 }
 
 #[derive(Debug)]
 pub enum Fetched {
     Page(Page),
+    /// A conditional request's answer: the copy the request named is still the page (304).
+    NotModified,
     /// The site refused us, or answered with a stand-in for the page; `retry_after` from its
     /// header.
     Blocked {
@@ -139,32 +188,39 @@ impl Fetcher {
         &self.levels[0]
     }
 
-    /// [`get`](Self::get), following redirects only within `domains`: a hop outside them is
-    /// not requested, and the page fails with why.
-    pub async fn get_within(&self, url: &Url, level: u8, domains: &Domains) -> Fetched {
+    /// [`get_if`](Self::get_if), following redirects only within `domains`: a hop outside them
+    /// is not requested, and the page fails with why.
+    pub async fn get_within(
+        &self,
+        url: &Url,
+        level: u8,
+        domains: &Domains,
+        validators: &Validators,
+    ) -> Fetched {
         if domains.is_empty() {
-            return self.get(url, level).await;
+            return self.get_if(url, level, validators).await;
         }
-        DOMAINS.scope(domains.clone(), self.get(url, level)).await
+        (DOMAINS.scope(domains.clone(), self.get_if(url, level, validators))).await
     }
 
     pub async fn get(&self, url: &Url, level: u8) -> Fetched {
-        if let Err(refusal) = self.guard.check_url(url) {
-            return Fetched::Refused(refusal);
-        }
-        let client = &self.levels[usize::from(level.min(1))];
-        let response = match client.get(url.clone()).send().await {
-            Ok(r) => r,
-            Err(e) => {
-                crate::metrics::response(level, None);
-                return classify_error(&e);
-            }
+        self.get_if(url, level, &Validators::default()).await
+    }
+
+    /// The page at `url`, or [`Fetched::NotModified`] when `validators` (a cached copy's)
+    /// still hold.
+    pub async fn get_if(&self, url: &Url, level: u8, validators: &Validators) -> Fetched {
+        let response = match self.send(url, level, validators).await {
+            Ok(response) => response,
+            Err(ended) => return ended,
         };
         let status = response.status();
-        crate::metrics::response(level, Some(status.as_u16()));
         let headers = response.headers().clone();
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         let retry_after = header("retry-after").and_then(parse_retry_after);
+        if status == reqwest::StatusCode::NOT_MODIFIED && !validators.is_empty() {
+            return Fetched::NotModified;
+        }
         if let Some(block) = block::detect(status.as_u16(), header, "", false) {
             return Fetched::Blocked { block, retry_after };
         }
@@ -197,6 +253,8 @@ impl Fetcher {
                 content_type,
                 body,
                 bytes: size,
+                validators: Validators::of(&headers),
+                storable: storable(&headers),
             })
         };
         match kind {
@@ -224,6 +282,29 @@ impl Fetcher {
                 }
             }
         }
+    }
+
+    /// The request for `url` at `level` (conditional when `validators` are given), its
+    /// response counted.
+    async fn send(
+        &self,
+        url: &Url,
+        level: u8,
+        validators: &Validators,
+    ) -> Result<reqwest::Response, Fetched> {
+        self.guard.check_url(url).map_err(Fetched::Refused)?;
+        let client = &self.levels[usize::from(level.min(1))];
+        let mut request = client.get(url.clone());
+        if let Some(etag) = &validators.etag {
+            request = request.header(IF_NONE_MATCH, etag);
+        }
+        if let Some(date) = &validators.last_modified {
+            request = request.header(IF_MODIFIED_SINCE, date);
+        }
+        let response = request.send().await;
+        let status = response.as_ref().ok().map(|r| r.status().as_u16());
+        crate::metrics::response(level, status);
+        response.map_err(|e| classify_error(&e))
     }
 
     /// The body, at most `max_bytes` after decompression, with no gap longer than the idle
@@ -398,6 +479,22 @@ fn charset_param(content_type: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_store_and_private_responses_are_not_kept_for_others() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(CACHE_CONTROL, HeaderValue::from_str(value).unwrap());
+            storable(&headers)
+        };
+        assert!(storable(&HeaderMap::new()));
+        assert!(with("max-age=600, public"));
+        assert!(!with("no-store"));
+        assert!(!with("max-age=0, Private"));
+        assert!(!with("private=\"set-cookie\""));
+        // `no-cache` asks for revalidation, which the cache does past its max age anyway.
+        assert!(with("no-cache"));
+    }
 
     #[test]
     fn decodes_declared_and_sniffed_charsets() {

@@ -18,6 +18,8 @@
 //! - [`metrics`]: the stage's metrics.
 //! - [`politeness`]: what a fetch waits for, fleet-wide: robots.txt, the host's rate and its
 //!   requests in flight.
+//! - [`pages`]: the fleet's page cache: a fresh copy read instead of a fetch, a stale one
+//!   revalidated, one fetch for the jobs that want a page at once.
 //! - [`one`]: one page fetched for a tool (`trawl mcp`, `trawl extract`) with the same guard,
 //!   robots.txt and levels 0–1 as the stage.
 //! - [`stage`]: [`FetchStage`], the handler of both fetch queues: SSRF check, politeness, the
@@ -32,6 +34,7 @@ pub mod files;
 pub mod http;
 pub mod metrics;
 pub mod one;
+pub mod pages;
 pub mod politeness;
 pub mod robots;
 pub mod stage;

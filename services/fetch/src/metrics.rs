@@ -11,7 +11,7 @@ use trawl_telemetry::prometheus_client::metrics::histogram::{exponential_buckets
 use trawl_telemetry::{init_series, register, Labels};
 
 pub struct FetchMetrics {
-    /// Attempts by level and result (`page`, `blocked`, `retry`, `ended`).
+    /// Attempts by level and result (`page`, `not_modified`, `blocked`, `retry`, `ended`).
     pub attempts: Family<Labels, Counter>,
     /// Responses by level and status class (`2xx` … `5xx`; `none` when no response came).
     pub responses: Family<Labels, Counter>,
@@ -25,7 +25,8 @@ pub struct FetchMetrics {
     /// request of a browser page that the browser's proxy refused.
     pub ssrf_refusals: Counter,
     /// Tasks deferred because their host was busy, by `limit` (`rate`, `slot`, `retry_after`,
-    /// `robots`: another worker is fetching the host's robots.txt),
+    /// `robots`: another worker is fetching the host's robots.txt; `page`: another job is
+    /// fetching the page, for the page cache),
     /// and how long they were told to wait.
     pub deferrals: Family<Labels, Counter>,
     pub deferral_wait: Histogram,
@@ -132,7 +133,7 @@ pub fn init() {
         for kind in &kinds {
             init_series(&METRICS.blocks, &[("level", level), ("kind", kind)]);
         }
-        for result in ["page", "blocked", "retry", "ended"] {
+        for result in ["page", "not_modified", "blocked", "retry", "ended"] {
             init_series(&METRICS.attempts, &[("level", level), ("result", result)]);
         }
         for class in STATUS_CLASSES {
@@ -148,7 +149,7 @@ pub fn init() {
     for decision in ["allowed", "disallowed"] {
         init_series(&METRICS.robots, &[("decision", decision)]);
     }
-    for limit in ["rate", "slot", "retry_after", "robots"] {
+    for limit in ["rate", "slot", "retry_after", "robots", "page"] {
         init_series(&METRICS.deferrals, &[("limit", limit)]);
     }
     for state in ["busy", "idle"] {

@@ -77,6 +77,8 @@ pub async fn fetch_one(rt: &Runtime, fetcher: &Fetcher, url: &Url) -> Result<Pag
         Fetched::Refused(refusal) => Err(OneError::Refused(refusal.to_string())),
         Fetched::TooLarge => Err(OneError::TooLarge(rt.config.fetch.max_bytes)),
         Fetched::Unsupported(mime) => Err(OneError::Unsupported(mime)),
+        // Asked without validators: a server's mistake.
+        Fetched::NotModified => Err(OneError::Failed("http 304 to a plain request".into())),
     }
 }
 

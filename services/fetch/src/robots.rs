@@ -180,6 +180,8 @@ fn rules_from(fetched: Fetched) -> (Rules, bool) {
             Rules::Unreachable("larger than fetch.max_bytes".into()),
             true,
         ),
+        // Asked without validators, a 304 is a 3xx the file is not behind: as a 404.
+        Fetched::NotModified => (Rules::AllowAll, false),
     }
 }
 

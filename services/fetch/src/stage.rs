@@ -14,18 +14,19 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tracing::info;
 use trawl_config::Config;
-use trawl_messages::{Domains, Envelope, FetchTask, FetchedDoc, Outcome, Queue};
+use trawl_messages::{CachedCopy, Domains, Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::OutcomeRecord;
 use trawl_pipeline::Job;
 use trawl_pipeline::{ErrorClass, Handled, Runtime, Stage, StageError};
-use trawl_store::Cache;
+use trawl_store::{page_lookup, Cache, PageLookup};
 use url::Url;
 
 use crate::block::{self, Block};
 use crate::browser::{BrowserError, BrowserPool};
 use crate::crawl;
-use crate::http::{Fetched, Fetcher, Page};
+use crate::http::{Fetched, Fetcher, Page, Validators};
 use crate::metrics::{labels, METRICS};
+use crate::pages::{self, Look};
 use crate::politeness::{self, host_of, Contact, Known, Robots};
 
 /// Levels from here on need a browser.
@@ -151,6 +152,7 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
             max_level: task.max_level,
             depth: task.depth + 1,
             domains: task.domains.clone(),
+            cache_max_age_secs: task.cache_max_age_secs,
         };
         job.send(Queue::Fetch, child).await?;
     }
@@ -160,6 +162,8 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
 /// What one attempt at one level came to.
 enum Attempt {
     Page(Page),
+    /// The cached copy a conditional request named is still the page.
+    NotModified,
     Blocked {
         block: Block,
         retry_after: Option<Duration>,
@@ -171,11 +175,18 @@ enum Attempt {
 }
 
 impl FetchStage {
-    async fn attempt(&self, url: &Url, level: u8, domains: &Domains) -> Attempt {
+    async fn attempt(
+        &self,
+        url: &Url,
+        level: u8,
+        domains: &Domains,
+        validators: &Validators,
+    ) -> Attempt {
         if level < BROWSER_LEVEL {
-            let get = self.fetcher.get_within(url, level, domains);
+            let get = self.fetcher.get_within(url, level, domains, validators);
             return match trawl_store::outside::waiting(get).await {
                 Fetched::Page(page) => Attempt::Page(page),
+                Fetched::NotModified => Attempt::NotModified,
                 Fetched::Blocked { block, retry_after } => Attempt::Blocked { block, retry_after },
                 Fetched::Transient(reason) => Attempt::Transient(reason),
                 Fetched::Failed(reason) => Attempt::Ended(Outcome::Failed { reason }),
@@ -229,6 +240,9 @@ impl FetchStage {
                         content_type: "text/html".into(),
                         bytes: page.html.len() as u64,
                         body: page.html,
+                        // WebDriver shows no response headers: nothing to revalidate with.
+                        validators: Validators::default(),
+                        storable: true,
                     }),
                 }
             }
@@ -247,13 +261,14 @@ impl FetchStage {
         rt: &Runtime,
         msg: &Envelope<FetchTask>,
         url: &Url,
-        level: u8,
-        max_level: u8,
+        (level, max_level): (u8, u8),
+        cache: Option<&Stale>,
     ) -> Result<Handled, StageError> {
         let task = &msg.body;
         let job = Job::new(rt, msg);
         let host = host_of(url);
-        let attempt = self.attempt(url, level, &task.domains).await;
+        let validators = cache.map(|c| &c.validators).cloned().unwrap_or_default();
+        let attempt = self.attempt(url, level, &task.domains, &validators).await;
         if let Attempt::Page(page) = &attempt {
             // What the worker holds now: the page, its copy in the message to clean and that
             // message encoded.
@@ -266,7 +281,25 @@ impl FetchStage {
             next_after(&attempt, level, max_level, job.last_attempt()),
             attempt,
         ) {
-            (Next::Clean, Attempt::Page(page)) => to_clean(&job, &host, page, level).await,
+            (Next::Clean, Attempt::Page(page)) => {
+                let cached = match cache {
+                    Some(c) => pages::store(rt, &c.key, &page, level).await,
+                    None => None,
+                };
+                to_clean(&job, Some(&host), page, level, cached).await
+            }
+            (Next::Clean, Attempt::NotModified) => {
+                let key = cache.map(|c| c.key.as_str()).unwrap_or_default();
+                match pages::revalidated(rt, key).await {
+                    Some(copy) => {
+                        to_clean(&job, None, copy.page, copy.level, Some(copy.cached)).await
+                    }
+                    // Gone between the look and the answer: the next attempt fetches it.
+                    None => Err(StageError::retryable(
+                        "the cached copy went while its server confirmed it",
+                    )),
+                }
+            }
             (Next::HoldAndRetry(hold), Attempt::Blocked { block, .. }) => {
                 // The site said when: hold the host for every worker, try this level again.
                 politeness::hold(rt, &host, hold).await?;
@@ -302,6 +335,54 @@ impl FetchStage {
             ))),
         }
     }
+
+    /// The page cache's part before a fetch: a fresh copy goes to clean at once; otherwise
+    /// this task takes the page's fill lock (or comes back when another job holds it) and
+    /// fetches, revalidating a stale copy that has validators.
+    async fn consult_cache(
+        &self,
+        rt: &Runtime,
+        msg: &Envelope<FetchTask>,
+        max_age: u64,
+    ) -> Result<Cached, StageError> {
+        let key = pages::key_of(&msg.body.source.url);
+        let validators = match pages::look(rt, &key, max_age).await {
+            Look::Fresh(copy) => {
+                page_lookup("fetch", PageLookup::Hit);
+                let job = Job::new(rt, msg);
+                let handled = to_clean(&job, None, copy.page, copy.level, Some(copy.cached));
+                return Ok(Cached::Done(handled.await?));
+            }
+            Look::Stale(validators) => validators,
+            Look::Miss => Validators::default(),
+        };
+        let Some(fill) = pages::fill_lock(rt, &key).await? else {
+            crate::metrics::deferred("page", pages::LOOK_AGAIN);
+            return Ok(Cached::Done(Handled::Later(pages::LOOK_AGAIN)));
+        };
+        page_lookup("fetch", PageLookup::Miss);
+        Ok(Cached::Fetch(Stale {
+            key,
+            validators,
+            fill,
+        }))
+    }
+}
+
+/// What the page cache left a task to do.
+enum Cached {
+    /// Nothing: the copy went to clean, or the task comes back later.
+    Done(Handled),
+    /// Fetch the page and store it.
+    Fetch(Stale),
+}
+
+/// A page to fetch for the cache: its key, the validators of the copy past its age (empty when
+/// there is none) and the fill lock this task holds while it fetches.
+struct Stale {
+    key: String,
+    validators: Validators,
+    fill: trawl_store::LockGuard,
 }
 
 /// Counts an attempt at `level` by result, and a block by its kind.
@@ -309,6 +390,7 @@ fn count(attempt: &Attempt, level: u8) {
     let level = level.to_string();
     let result = match attempt {
         Attempt::Page(_) => "page",
+        Attempt::NotModified => "not_modified",
         Attempt::Blocked { block, .. } => {
             METRICS
                 .blocks
@@ -325,20 +407,21 @@ fn count(attempt: &Attempt, level: u8) {
         .inc();
 }
 
-/// The page goes to clean: its links first when the job crawls, and the level it took is
-/// remembered for its host, so the next task there starts at it.
+/// The page goes to clean: its links first when the job crawls, and, when it was fetched
+/// (`host`), the level it took is remembered for its host, so the next task there starts at it.
 async fn to_clean(
     job: &Job<'_, FetchTask>,
-    host: &str,
+    host: Option<&str>,
     page: Page,
     level: u8,
+    cached: Option<CachedCopy>,
 ) -> Result<Handled, StageError> {
     let (rt, msg) = (job.rt(), job.envelope());
     let (cfg, task) = (&rt.config.fetch, &msg.body);
     if task.depth < cfg.crawl_depth && page.content_type == "text/html" {
         crawl(rt, msg, &page).await?;
     }
-    if level > 0 {
+    if let Some(host) = host.filter(|_| level > 0) {
         let ttl = Duration::from_secs(cfg.level_memory_secs);
         let value = level.to_string();
         rt.store
@@ -354,6 +437,7 @@ async fn to_clean(
         level,
         bytes: page.bytes,
         body: page.body,
+        cached,
     };
     job.send(Queue::Clean, doc).await?;
     Ok(Handled::Done)
@@ -381,7 +465,7 @@ enum Next {
 /// retry becomes an end, so the job still completes.
 fn next_after(attempt: &Attempt, level: u8, max_level: u8, last_attempt: bool) -> Next {
     match attempt {
-        Attempt::Page(_) => Next::Clean,
+        Attempt::Page(_) | Attempt::NotModified => Next::Clean,
         Attempt::Blocked {
             retry_after: Some(hold),
             ..
@@ -424,6 +508,15 @@ impl Stage for FetchStage {
             Robots::Later(wait) => return Ok(Handled::Later(wait)),
             Robots::End(outcome) => return end(rt, &msg, task.level, outcome).await,
         };
+        // After robots.txt and the domain filter: a cached copy obeys today's rules.
+        let max_age = (task.cache_max_age_secs).unwrap_or(rt.config.cache.max_age_secs);
+        let cache = match max_age {
+            0 => None,
+            _ => match (self.consult_cache(rt, &msg, max_age)).await? {
+                Cached::Done(handled) => return Ok(handled),
+                Cached::Fetch(stale) => Some(stale),
+            },
+        };
 
         // Files are downloads: a browser would only show them in a viewer.
         let ceiling = if task.source.file_type.is_some() {
@@ -453,8 +546,12 @@ impl Stage for FetchStage {
         };
         // Counted once per request made, not per deferral.
         politeness::robots_decision("allowed");
-        let result = self.fetch_at(rt, &msg, &url, level, max_level).await;
+        let result = (self.fetch_at(rt, &msg, &url, (level, max_level), cache.as_ref())).await;
         contact.leave(rt).await;
+        if let Some(stale) = cache {
+            // Stored by now, or not to be: the jobs waiting for the page read it or fetch it.
+            stale.fill.release().await?;
+        }
         result
     }
 }
@@ -513,6 +610,12 @@ mod tests {
                 reason: "http 503".into()
             })
         );
+    }
+
+    #[test]
+    fn a_copy_its_server_confirmed_goes_to_clean_even_on_the_last_attempt() {
+        assert_eq!(next_after(&Attempt::NotModified, 1, 3, false), Next::Clean);
+        assert_eq!(next_after(&Attempt::NotModified, 0, 0, true), Next::Clean);
     }
 
     #[test]

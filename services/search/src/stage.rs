@@ -355,6 +355,7 @@ async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Hand
             max_level,
             depth: 0,
             domains: domains.clone(),
+            cache_max_age_secs: task.options.cache_max_age_secs,
         };
         job.send(Queue::Fetch, fetch).await?;
     }

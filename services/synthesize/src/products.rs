@@ -79,12 +79,19 @@ pub fn sources_md(question: &str, docs: &[AnalysedDoc], records: &[OutcomeRecord
         ));
     }
     for d in docs {
+        let fetched = match d.cached_at {
+            Some(at) => format!(
+                "From the cache, fetched at {} (level {})",
+                at.format("%Y-%m-%d %H:%M:%S UTC"),
+                d.level
+            ),
+            None => format!("Fetched at level {}", d.level),
+        };
         md.push_str(&format!(
-            "\n---\n\n## [S{}] {}\n\nURL: {}  \nFetched at level {}, {} bytes, {} characters of markdown, relevance {:.2} ({}).\n\n{}\n",
+            "\n---\n\n## [S{}] {}\n\nURL: {}  \n{fetched}, {} bytes, {} characters of markdown, relevance {:.2} ({}).\n\n{}\n",
             d.source.idx,
             d.title,
             d.final_url,
-            d.level,
             d.bytes,
             d.markdown.chars().count(),
             d.relevance,

@@ -86,6 +86,9 @@ struct SourceEntry<'a> {
     /// The source's own language as clean detected it (`und` when unknown).
     #[serde(skip_serializing_if = "Option::is_none")]
     language: Option<&'a str>,
+    /// When the page was fetched, if the job read it from the fleet's page cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cached_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[async_trait]
@@ -485,6 +488,7 @@ async fn save_products(
                 level: record.map(|r| r.level),
                 bytes: doc.map(|d| d.bytes),
                 language: doc.map(|d| d.language.as_str()).filter(|l| !l.is_empty()),
+                cached_at: doc.and_then(|d| d.cached_at),
             }
         })
         .collect();

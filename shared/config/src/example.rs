@@ -9,13 +9,14 @@ use crate::{Config, LlmConfig};
 
 /// The sections in the order a reader meets them: where the fleet runs, what a job does stage
 /// by stage, then the optional LLM and the servers.
-const SECTIONS: [&str; 14] = [
+const SECTIONS: [&str; 15] = [
     "broker",
     "store",
     "output",
     "job",
     "search",
     "fetch",
+    "cache",
     "clean",
     "synthesize",
     "report",

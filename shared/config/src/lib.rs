@@ -14,7 +14,7 @@
 //! two sections:
 //!
 //! - `broker`, `store`, `output`: where the fleet's messages, records and results live.
-//! - `job`, `search`, `fetch`, `clean`, `synthesize`, `report`, `research`: what a job does,
+//! - `job`, `search`, `fetch`, `cache`, `clean`, `synthesize`, `report`, `research`: what a job does,
 //!   stage by stage.
 //! - `llm`: the optional LLM: providers, endpoints per step, prices and rate limits.
 //! - `metrics`, `api`, `mcp`: the servers.
@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 mod api;
 mod broker;
+mod cache;
 mod check;
 mod clean;
 mod example;
@@ -47,6 +48,7 @@ mod synthesize;
 
 pub use api::ApiConfig;
 pub use broker::{BrokerConfig, MAX_WAITING, MIN_IN_FLIGHT_BYTES};
+pub use cache::CacheConfig;
 pub use clean::CleanConfig;
 pub use example::example;
 pub use fetch::{parse_cidr, FetchConfig};
@@ -85,6 +87,7 @@ pub struct Config {
     pub job: JobConfig,
     pub search: SearchConfig,
     pub fetch: FetchConfig,
+    pub cache: CacheConfig,
     pub clean: CleanConfig,
     pub synthesize: SynthesizeConfig,
     pub report: ReportConfig,
@@ -191,6 +194,7 @@ impl Config {
         self.output.problems(&mut problems);
         self.search.problems(&mut problems);
         self.fetch.problems(&mut problems);
+        self.cache.problems(&mut problems);
         self.clean.problems(&mut problems);
         self.report.problems(&mut problems);
         self.research.problems(&mut problems);
@@ -274,6 +278,7 @@ impl fmt::Debug for Config {
             .field("job", &self.job)
             .field("search", &self.search)
             .field("fetch", &self.fetch)
+            .field("cache", &self.cache)
             .field("clean", &self.clean)
             .field("synthesize", &self.synthesize)
             .field("research", &self.research)

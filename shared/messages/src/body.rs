@@ -74,6 +74,10 @@ pub const MAX_DOMAINS: usize = 100;
 /// timestamp representable, and a batch still waiting after a month is better resubmitted.
 pub const MAX_DEADLINE_SECS: u64 = 30 * 24 * 3600;
 
+/// Oldest copy from the fleet's page cache a job may accept (`cache_max_age_secs`), 30 days:
+/// older pages are better fetched again.
+pub const MAX_CACHE_MAX_AGE_SECS: u64 = 30 * 24 * 3600;
+
 /// Per-job options a user may set in a JSONL batch line or an API request; absent fields take
 /// the batch's, then the configured value.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -138,6 +142,16 @@ pub struct JobOptions {
     )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 2592000))]
     pub deadline_secs: Option<u64>,
+    /// How old a page from the fleet's page cache may be and still be read instead of fetched,
+    /// in seconds, at most 30 days ([`MAX_CACHE_MAX_AGE_SECS`]); 0 fetches every page. Default
+    /// `cache.max_age_secs`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::cache_max_age_secs"
+    )]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 2592000))]
+    pub cache_max_age_secs: Option<u64>,
     /// Most tokens the report may take, 100 to 16000 ([`REPORT_MAX_TOKENS`]); default
     /// `report.max_tokens`.
     #[serde(
@@ -256,6 +270,7 @@ impl JobOptions {
             providers: self.providers.or(d.providers),
             freshness: self.freshness.or(d.freshness),
             deadline_secs: self.deadline_secs.or(d.deadline_secs),
+            cache_max_age_secs: self.cache_max_age_secs.or(d.cache_max_age_secs),
             report_max_tokens: self.report_max_tokens.or(d.report_max_tokens),
             report_type: self.report_type.or(d.report_type),
             language: self.language.or(d.language),
@@ -394,6 +409,10 @@ pub struct FetchTask {
     /// The job's domain filter, held on every redirect hop and crawled link.
     #[serde(default, skip_serializing_if = "crate::Domains::is_empty")]
     pub domains: crate::Domains,
+    /// How old a copy from the fleet's page cache the job accepts (its `cache_max_age_secs`);
+    /// `None`: `cache.max_age_secs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_max_age_secs: Option<u64>,
 }
 
 /// `trawl.clean`: a fetched page or file, decoded to text.
@@ -408,6 +427,23 @@ pub struct FetchedDoc {
     /// Bytes received on the wire (after decompression).
     pub bytes: u64,
     pub body: String,
+    /// The page's copy in the fleet's page cache, when it has one: the one it was read from,
+    /// or the one just stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<CachedCopy>,
+}
+
+/// A page's copy in the fleet's page cache.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CachedCopy {
+    /// The cache's key for the page (a hash of its URL).
+    pub key: String,
+    /// When the copy was fetched, or last confirmed unchanged by its server.
+    pub fetched_at: chrono::DateTime<chrono::Utc>,
+    /// A hash of the page's body: clean's text of an older copy is not this one's.
+    pub content_hash: String,
+    /// The job read the copy instead of fetching the page.
+    pub hit: bool,
 }
 
 /// Why a synthesis was asked for.
@@ -587,6 +623,9 @@ pub struct AnalysedDoc {
     /// Why an LLM step was skipped or fell back, and what bounded its input.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// When the page was fetched, if it was read from the fleet's page cache instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A table of a source: the header cells and the body rows (each as many cells as it has).
@@ -662,6 +701,7 @@ impl AnalysedDoc {
             analysed_by: String::new(),
             notes: Vec::new(),
             language: String::new(),
+            cached_at: None,
             source,
         }
     }
@@ -703,6 +743,7 @@ mod tests {
         let defaults = JobOptions {
             max_urls: Some(4),
             freshness: Some("week".into()),
+            cache_max_age_secs: Some(0),
             ..Default::default()
         };
         let own = JobOptions {
@@ -715,5 +756,6 @@ mod tests {
         assert_eq!(merged.max_level, Some(1));
         assert_eq!(merged.freshness.as_deref(), Some("week"));
         assert_eq!(merged.deadline_secs, None);
+        assert_eq!(merged.cache_max_age_secs, Some(0));
     }
 }

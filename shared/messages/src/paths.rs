@@ -90,3 +90,18 @@ pub fn batch_options(batch: Uuid) -> String {
 pub fn job_index(job: Uuid) -> String {
     format!("jobs/{job}")
 }
+
+/// A page in the fleet's page cache (its key: a hash of its URL), written by fetch.
+pub fn page(key: &str) -> String {
+    format!("pages/{key}.json")
+}
+
+/// The text clean extracted from the cached page `key` ([`page`]), beside it.
+pub fn page_text(key: &str) -> String {
+    format!("pages/{key}.text.json")
+}
+
+/// The page cache key of the object [`page`] named.
+pub fn page_key(object: &str) -> Option<&str> {
+    object.strip_prefix("pages/")?.strip_suffix(".json")
+}

@@ -41,6 +41,17 @@ pub fn deadline_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
     )
 }
 
+/// `deserialize_with` for `cache_max_age_secs`.
+pub fn cache_max_age_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    optional(
+        d,
+        Whole(
+            "cache_max_age_secs to be a whole number of seconds from 0 to 2592000",
+            PhantomData,
+        ),
+    )
+}
+
 /// `deserialize_with` for `report_max_tokens`.
 pub fn report_max_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     optional(
@@ -294,6 +305,37 @@ mod tests {
         assert_eq!((o.max_level, o.deadline_secs), (Some(3), Some(600)));
         let o = parse(r#"{"deadline_secs": 18446744073709551615}"#).unwrap();
         assert_eq!(o.deadline_secs, Some(u64::MAX));
+    }
+
+    #[test]
+    fn cache_max_age_secs_is_whole_seconds_and_0_is_one() {
+        for (json, secs) in [
+            (r#"{"cache_max_age_secs": 0}"#, 0),
+            (r#"{"cache_max_age_secs": 600}"#, 600),
+            (r#"{"cache_max_age_secs": 6e2}"#, 600),
+        ] {
+            assert_eq!(
+                parse(json).unwrap().cache_max_age_secs,
+                Some(secs),
+                "{json}"
+            );
+        }
+        let o = parse(r#"{"cache_max_age_secs": null}"#).unwrap();
+        assert_eq!(o.cache_max_age_secs, None);
+        for (json, what) in [
+            (r#"{"cache_max_age_secs": -1}"#, "integer `-1`"),
+            (r#"{"cache_max_age_secs": 1.5}"#, "floating point `1.5`"),
+            (r#"{"cache_max_age_secs": "x"}"#, "string \"x\""),
+        ] {
+            let err = parse(json).unwrap_err();
+            assert!(
+                err.contains(what)
+                    && err.contains(
+                        "cache_max_age_secs to be a whole number of seconds from 0 to 2592000"
+                    ),
+                "{json}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::Value;
 use trawl_broker::Queue;
 use trawl_messages::{
     domains, paths, Envelope, JobInput, JobOptions, JobState, Metadata, SearchTask,
-    MAX_DEADLINE_SECS, MAX_DOMAINS, MAX_URLS, PROVIDERS,
+    MAX_CACHE_MAX_AGE_SECS, MAX_DEADLINE_SECS, MAX_DOMAINS, MAX_URLS, PROVIDERS,
 };
 use uuid::Uuid;
 
@@ -248,6 +248,13 @@ pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
         problems.push((
             "deadline_secs",
             format!("must be 1 to {MAX_DEADLINE_SECS}, not {s}"),
+        ));
+    }
+    // 0 is an age too: the job fetches every page.
+    if let Some(s) = (options.cache_max_age_secs).filter(|s| *s > MAX_CACHE_MAX_AGE_SECS) {
+        problems.push((
+            "cache_max_age_secs",
+            format!("must be 0 to {MAX_CACHE_MAX_AGE_SECS}, not {s}"),
         ));
     }
     if let Some(f) =
@@ -881,6 +888,35 @@ mod tests {
         assert!(problems("xx")[0]
             .1
             .contains("is not a language trawl knows"));
+    }
+
+    #[test]
+    fn the_cache_max_age_is_0_to_30_days() {
+        let problems = |secs: u64| {
+            option_problems(&JobOptions {
+                cache_max_age_secs: Some(secs),
+                ..Default::default()
+            })
+        };
+        assert!(problems(0).is_empty());
+        assert!(problems(MAX_CACHE_MAX_AGE_SECS).is_empty());
+        assert_eq!(
+            problems(MAX_CACHE_MAX_AGE_SECS + 1),
+            [(
+                "cache_max_age_secs",
+                "must be 0 to 2592000, not 2592001".to_owned()
+            )]
+        );
+        let tasks =
+            parse_batch(br#"{"query": "q", "options": {"cache_max_age_secs": 0}}"#).unwrap();
+        assert_eq!(tasks[0].task.options.cache_max_age_secs, Some(0));
+        let (line, reason) =
+            line_error(br#"{"query": "q", "options": {"cache_max_age_secs": 2592001}}"#);
+        assert_eq!(line, 1);
+        assert!(
+            reason.starts_with("cache_max_age_secs: must be 0 to"),
+            "{reason}"
+        );
     }
 
     #[test]

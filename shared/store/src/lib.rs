@@ -9,7 +9,8 @@
 //! whose guard lets it go on every path), [`Rates`] (per-host and fleet-wide rate limits,
 //! concurrent slots, fixed windows), [`Jobs`] (each job's fan-in record and counters),
 //! [`Batches`] (batch progress, counters and each API token's batches), [`Budgets`] (a batch's
-//! LLM budget; [`budget`] names its counters) and [`Tokens`] (API tokens). [`Store`] is all of
+//! LLM budget; [`budget`] names its counters), [`Tokens`] (API tokens) and [`Pages`] (the index
+//! of the fleet's page cache). [`Store`] is all of
 //! them: what workers hold, as `Arc<dyn Store>`, calling any concern's methods on it; on a
 //! concrete store the traits come in with [`prelude`].
 //!
@@ -20,7 +21,7 @@
 //!
 //! [`objects`] is the object store for results and work products (a local directory, S3, GCS,
 //! Azure Blob or memory), and [`shared`] the check that every worker of a fleet sees the same one.
-//! `metrics` declares the store's metrics, once.
+//! `metrics` declares the store's metrics, once, the page cache's among them ([`page_lookup`]).
 
 use async_trait::async_trait;
 
@@ -33,6 +34,7 @@ pub mod memory;
 mod metrics;
 pub mod objects;
 pub mod outside;
+mod page;
 mod rate;
 pub mod rate_wait;
 pub mod redis;
@@ -45,8 +47,9 @@ pub use cache::{Cache, Caches};
 pub use job::{Extension, FanIn, Jobs};
 pub use lock::{lock, Lease, LockGuard, Locks};
 pub use memory::MemoryStore;
-pub use metrics::init as init_metrics;
+pub use metrics::{init as init_metrics, page_lookup, PageLookup};
 pub use objects::{ObjectError, Objects};
+pub use page::{PageEntry, PageStats, Pages};
 pub use rate::{Entry, Rates, Turn};
 pub use redis::RedisStore;
 pub use token::Tokens;
@@ -54,7 +57,7 @@ pub use token::Tokens;
 /// Every concern's trait, to call their methods on a concrete store (`RedisStore`,
 /// `MemoryStore`); on `dyn Store` they need no import.
 pub mod prelude {
-    pub use crate::{Batches, Budgets, Caches, Jobs, Locks, Rates, Store, Tokens};
+    pub use crate::{Batches, Budgets, Caches, Jobs, Locks, Pages, Rates, Store, Tokens};
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +72,7 @@ pub enum StoreError {
 /// added here with its two implementations and its part of the contract suite.
 #[async_trait]
 pub trait Store:
-    Caches + Locks + Rates + Jobs + Batches + Budgets + Tokens + Send + Sync + 'static
+    Caches + Locks + Rates + Jobs + Batches + Budgets + Tokens + Pages + Send + Sync + 'static
 {
     /// Deletes every key under this store's prefix (tests).
     async fn delete_all(&self) -> Result<(), StoreError>;

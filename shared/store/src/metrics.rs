@@ -1,4 +1,5 @@
-//! The store's metrics, declared once: cache lookups by cache and result.
+//! The store's metrics, declared once: cache lookups by cache and result, and the page cache's
+//! hits, misses and revalidations by stage.
 
 use std::sync::LazyLock;
 
@@ -17,6 +18,54 @@ static LOOKUPS: LazyLock<Family<Labels, Counter>> = LazyLock::new(|| {
 });
 
 const RESULTS: [&str; 3] = ["hit", "miss", "error"];
+
+/// What a stage found in the fleet's page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageLookup {
+    /// A fresh copy, read instead of fetching.
+    Hit,
+    /// No copy, or one that had to be fetched again.
+    Miss,
+    /// A copy past its age that its server confirmed unchanged.
+    Revalidated,
+}
+
+struct PageCounters {
+    hits: Family<Labels, Counter>,
+    misses: Family<Labels, Counter>,
+    revalidated: Family<Labels, Counter>,
+}
+
+static PAGES: LazyLock<PageCounters> = LazyLock::new(|| PageCounters {
+    hits: register(
+        "cache_hits",
+        "Pages read from the fleet's page cache instead of fetched, by stage",
+        Family::default(),
+    ),
+    misses: register(
+        "cache_misses",
+        "Pages the fleet's page cache did not have fresh, by stage",
+        Family::default(),
+    ),
+    revalidated: register(
+        "cache_revalidated",
+        "Cached pages past their age that their server confirmed unchanged, by stage",
+        Family::default(),
+    ),
+});
+
+/// The stages that read the page cache: fetch for pages, clean for their extracted text.
+const PAGE_STAGES: [&str; 2] = ["fetch", "clean"];
+
+/// Counts one page cache lookup of `stage` (`fetch` or `clean`).
+pub fn page_lookup(stage: &'static str, found: PageLookup) {
+    let family = match found {
+        PageLookup::Hit => &PAGES.hits,
+        PageLookup::Miss => &PAGES.misses,
+        PageLookup::Revalidated => &PAGES.revalidated,
+    };
+    family.get_or_create(&labels(&[("stage", stage)])).inc();
+}
 
 pub(crate) fn lookup(cache: Cache, found: &Result<Option<Vec<u8>>, StoreError>) {
     lookups(&[cache], found.as_ref().map(std::slice::from_ref));
@@ -41,6 +90,11 @@ pub fn init() {
     for cache in Cache::ALL {
         for result in RESULTS {
             init_series(&LOOKUPS, &[("cache", cache.as_str()), ("result", result)]);
+        }
+    }
+    for stage in PAGE_STAGES {
+        for family in [&PAGES.hits, &PAGES.misses, &PAGES.revalidated] {
+            init_series(family, &[("stage", stage)]);
         }
     }
 }

@@ -495,6 +495,19 @@ impl Fleet {
     /// Like [`Fleet::submit`], with `args` (such as `--webhook URL`) after the file.
     pub async fn submit_with(&self, questions: &[String], args: &[&str]) -> String {
         let file = self.batch_file(questions);
+        self.submit_file(&file, args).await
+    }
+
+    /// Writes `lines` as a JSONL batch file named `name` and submits it; returns the batch id.
+    pub async fn submit_jsonl(&self, name: &str, lines: &[serde_json::Value]) -> String {
+        let file = self.dir.path().join(format!("{name}.jsonl"));
+        let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        std::fs::write(&file, text.join("\n")).unwrap();
+        self.submit_file(&file, &[]).await
+    }
+
+    /// Submits the batch file `file` with `args`; returns the batch id.
+    async fn submit_file(&self, file: &Path, args: &[&str]) -> String {
         let out = self
             .trawl(&[&["submit", file.to_str().unwrap()][..], args].concat())
             .await;

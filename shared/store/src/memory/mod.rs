@@ -15,6 +15,7 @@ mod budget;
 mod cache;
 mod job;
 mod lock;
+mod page;
 mod rate;
 mod token;
 
@@ -30,6 +31,7 @@ struct State {
     rates: rate::State,
     jobs: job::State,
     batches: batch::State,
+    pages: page::State,
     tokens: BTreeMap<String, Vec<u8>>,
 }
 

@@ -20,6 +20,7 @@
 //! | `p:batches:open` | set of batches with jobs not yet ended | submit adds; the last finish or cancel removes |
 //! | `p:owner:<token>:batches` | sorted set of an API token's newest batches (score 0, by id); no TTL | submit |
 //! | `p:tokens` | hash SHA-256 of an API token → its record; no TTL | `trawl token` |
+//! | `p:pages:entries`, `p:pages:sizes`, `p:pages:used`, `p:pages:bytes` | the page cache's index: hash key → entry JSON, hash key → bytes, sorted set by last use (µs), the bytes' sum; TTL `cache.keep_secs` | fetch |
 //!
 //! Every change that reads before it writes is a Lua script, so two workers can never both
 //! "win" (record the same outcome, finish the same job, take the same rate-limit slot). The
@@ -38,6 +39,7 @@ mod budget;
 mod cache;
 mod job;
 mod lock;
+mod page;
 mod rate;
 mod token;
 

@@ -25,6 +25,7 @@ mod budget;
 mod cache;
 mod job;
 mod lock;
+mod page;
 mod rate;
 mod token;
 

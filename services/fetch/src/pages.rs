@@ -1,0 +1,226 @@
+//! The fleet's page cache, as fetch reads and fills it.
+//!
+//! A page fetched for one job is stored once in the object store (`pages/<key>.json`, the key a
+//! hash of its URL) with an entry in the store's [`Pages`] index: when it was fetched and its
+//! validators. A job that wants the URL within its max age reads the copy instead of fetching;
+//! past it, a copy with validators is revalidated (a 304 refreshes it) and one without is
+//! fetched again. Jobs that want one URL at once wait for a single fetch: the first takes the
+//! page's fill lock, the others come back shortly and read what it stored, and a lock whose
+//! holder died frees itself after `cache.wait_secs`, after which they fetch it themselves.
+//!
+//! Robots.txt and the job's domain filter are checked before the cache is read, so a hit obeys
+//! today's rules. What is not stored: blocks, errors and 429s (they never become a page), and
+//! responses that say `Cache-Control: no-store` or `private`.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tracing::warn;
+use trawl_config::CacheConfig;
+use trawl_messages::{paths, CachedCopy};
+use trawl_pipeline::{Runtime, StageError};
+use trawl_store::{lock, page_lookup, LockGuard, Objects, PageEntry, PageLookup};
+
+use crate::http::{Page, Validators};
+
+/// How soon a job that found its page being fetched by another looks again.
+pub(crate) const LOOK_AGAIN: Duration = Duration::from_secs(1);
+
+/// A page as the cache keeps it: what clean needs of a fetch.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    final_url: String,
+    status: u16,
+    content_type: String,
+    bytes: u64,
+    body: String,
+}
+
+/// What the cache holds for a URL.
+pub(crate) enum Look {
+    /// A copy within the job's max age: read it.
+    Fresh(Copy),
+    /// A copy past it: ask its server with these validators (empty: fetch it again).
+    Stale(Validators),
+    Miss,
+}
+
+/// A cached copy, read.
+pub(crate) struct Copy {
+    pub page: Page,
+    pub level: u8,
+    pub cached: CachedCopy,
+}
+
+/// The cache key of `url` (as search normalised it): the hex of its SHA-256.
+pub fn key_of(url: &str) -> String {
+    let digest = Sha256::digest(url.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now_secs() -> u64 {
+    (SystemTime::now().duration_since(UNIX_EPOCH)).map_or(0, |d| d.as_secs())
+}
+
+fn time_of(secs: u64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(secs as i64, 0).unwrap_or_default()
+}
+
+/// What the cache holds for `key`, for a job that accepts copies up to `max_age_secs` old. A
+/// store or object store that cannot answer is a miss: the page is fetched as before.
+pub(crate) async fn look(rt: &Runtime, key: &str, max_age_secs: u64) -> Look {
+    let entry = match rt.store.page_get(key).await {
+        Ok(Some(entry)) => entry,
+        Ok(None) => return Look::Miss,
+        Err(e) => {
+            warn!(error = %e, "page cache index unavailable");
+            return Look::Miss;
+        }
+    };
+    if now_secs().saturating_sub(entry.fetched_at) > max_age_secs {
+        return Look::Stale(Validators {
+            etag: entry.etag,
+            last_modified: entry.last_modified,
+        });
+    }
+    match read(rt, key, &entry, true).await {
+        Some(copy) => Look::Fresh(copy),
+        None => Look::Miss,
+    }
+}
+
+/// The copy `entry` describes; `None` (and the entry dropped) when its object is gone or
+/// unreadable, so the page is fetched again.
+async fn read(rt: &Runtime, key: &str, entry: &PageEntry, hit: bool) -> Option<Copy> {
+    let stored = match rt.objects.get(&entry.object).await {
+        Ok(Some(bytes)) => serde_json::from_slice::<Stored>(&bytes).ok(),
+        Ok(None) => None,
+        Err(e) => {
+            warn!(error = %e, "page cache object unavailable");
+            return None;
+        }
+    };
+    let Some(stored) = stored else {
+        // Deleted under the index (a lifecycle rule, an operator): forget it.
+        let _ = rt.store.page_remove(key).await;
+        return None;
+    };
+    Some(Copy {
+        page: Page {
+            final_url: stored.final_url,
+            status: stored.status,
+            content_type: stored.content_type,
+            body: stored.body,
+            bytes: stored.bytes,
+            validators: Validators {
+                etag: entry.etag.clone(),
+                last_modified: entry.last_modified.clone(),
+            },
+            storable: true,
+        },
+        level: entry.level,
+        cached: CachedCopy {
+            key: key.to_owned(),
+            fetched_at: time_of(entry.fetched_at),
+            content_hash: entry.content_hash.clone(),
+            hit,
+        },
+    })
+}
+
+/// The copy of `key` after its server answered 304: it counts as fetched now.
+pub(crate) async fn revalidated(rt: &Runtime, key: &str) -> Option<Copy> {
+    let now = now_secs();
+    match rt.store.page_refresh(key, now).await {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(e) => {
+            warn!(error = %e, "page cache index unavailable");
+            return None;
+        }
+    }
+    let entry = rt.store.page_get(key).await.ok().flatten()?;
+    let copy = read(rt, key, &entry, true).await?;
+    page_lookup("fetch", PageLookup::Revalidated);
+    Some(copy)
+}
+
+/// Takes the fill lock of `key`: `None` while another job is fetching the page. The lock
+/// lasts `cache.wait_secs`, the longest anyone waits for it.
+pub(crate) async fn fill_lock(rt: &Runtime, key: &str) -> Result<Option<LockGuard>, StageError> {
+    let ttl = Duration::from_secs(rt.config.cache.wait_secs);
+    Ok(lock(&rt.store, &format!("page:{key}"), ttl).await?)
+}
+
+/// Stores `page`, fetched at `level`, under `key`, dropping what the cache's bound pushes
+/// out; `None` (nothing stored) for a response that may not be kept. A store that fails
+/// costs the cache its copy, never the job its page.
+pub(crate) async fn store(rt: &Runtime, key: &str, page: &Page, level: u8) -> Option<CachedCopy> {
+    if !page.storable {
+        return None;
+    }
+    let cfg: &CacheConfig = &rt.config.cache;
+    let stored = Stored {
+        final_url: page.final_url.clone(),
+        status: page.status,
+        content_type: page.content_type.clone(),
+        bytes: page.bytes,
+        body: page.body.clone(),
+    };
+    let bytes = serde_json::to_vec(&stored).ok()?;
+    let entry = PageEntry {
+        object: paths::page(key),
+        fetched_at: now_secs(),
+        etag: page.validators.etag.clone(),
+        last_modified: page.validators.last_modified.clone(),
+        content_hash: key_of(&page.body),
+        level,
+        bytes: bytes.len() as u64,
+    };
+    if let Err(e) = rt.objects.put(&entry.object, &bytes).await {
+        warn!(error = %e, "page cache object not stored");
+        return None;
+    }
+    let keep = Duration::from_secs(cfg.keep_secs);
+    let dropped = match rt.store.page_put(key, &entry, cfg.max_bytes, keep).await {
+        Ok(dropped) => dropped,
+        Err(e) => {
+            warn!(error = %e, "page cache index unavailable");
+            return None;
+        }
+    };
+    for old in dropped {
+        forget(&rt.objects, &old).await;
+    }
+    Some(CachedCopy {
+        key: key.to_owned(),
+        fetched_at: time_of(entry.fetched_at),
+        content_hash: entry.content_hash,
+        hit: false,
+    })
+}
+
+/// Deletes a dropped entry's objects: the page and clean's text of it.
+pub async fn forget(objects: &Objects, entry: &PageEntry) {
+    let text = paths::page_key(&entry.object).map(paths::page_text);
+    for object in std::iter::once(entry.object.clone()).chain(text) {
+        if let Err(e) = objects.delete(&object).await {
+            warn!(error = %e, %object, "page cache object not deleted");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_stable_hashes_of_the_url() {
+        let key = key_of("https://example.org/a");
+        assert_eq!(key.len(), 64);
+        assert_eq!(key, key_of("https://example.org/a"));
+        assert_ne!(key, key_of("https://example.org/b"));
+        assert_eq!(paths::page_key(&paths::page(&key)), Some(key.as_str()));
+    }
+}
