@@ -68,6 +68,12 @@ fn markdown(results: &Results) -> String {
     if let Some(s) = &results.scaling {
         let _ = writeln!(md, "\n{}", s.text());
     }
+    if let Some(o) = &results.overlap {
+        let run = |label: &str| results.runs.iter().find(|r| r.label == label);
+        if let (Some(off), Some(on)) = (run(&o.cache_off), run(&o.cache_on)) {
+            let _ = writeln!(md, "\n```{}\n```", o.text(off, on));
+        }
+    }
     md.push_str("\n| target | measured | goal | |\n|---|--:|---|---|\n");
     for x in targets(results) {
         let _ = writeln!(

@@ -36,6 +36,34 @@ pub enum Output {
     S3,
 }
 
+/// The fleet's page cache in a run (`cache.max_age_secs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// As the config and the `TRAWL__*` variables passed through say.
+    AsConfigured,
+    /// Off: every page is fetched.
+    Off,
+    /// On at its default age, whatever the variables passed through say.
+    On,
+}
+
+const CACHE_MAX_AGE_VAR: &str = "TRAWL__CACHE__MAX_AGE_SECS";
+
+/// How a run's workers keep their work products and pages.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub output: Output,
+    pub cache: Cache,
+}
+
+impl Setup {
+    /// Work products in a directory of the run's own, the cache as configured.
+    pub const FILE: Setup = Setup {
+        output: Output::File,
+        cache: Cache::AsConfigured,
+    };
+}
+
 /// The fleet's settings: what makes this run what it is, on top of
 /// [`benchkit::simweb_fleet`]'s.
 fn settings(
@@ -43,14 +71,23 @@ fn settings(
     web: &Simweb,
     namespace: &str,
     objects: &Path,
-    output: Output,
+    setup: Setup,
 ) -> BTreeMap<String, String> {
     let addr = web.addr();
     let mut env = benchkit::simweb_fleet(AMQP, REDIS, namespace, addr, args.timeout_secs);
+    match setup.cache {
+        Cache::AsConfigured => {}
+        Cache::Off => {
+            env.insert(CACHE_MAX_AGE_VAR.to_owned(), "0".to_owned());
+        }
+        Cache::On => {
+            env.remove(CACHE_MAX_AGE_VAR);
+        }
+    }
     let mut set = |k: &str, v: String| {
         env.insert(k.to_owned(), v);
     };
-    match output {
+    match setup.output {
         Output::File => set(
             "TRAWL__OUTPUT__URL",
             format!("file://{}", objects.display()),
@@ -195,7 +232,7 @@ pub async fn run(
     label: &str,
     workers: &Workers,
     questions: &[String],
-    output: Output,
+    setup: Setup,
 ) -> anyhow::Result<Run> {
     let namespace = format!("bench-fleet-{}", uuid::Uuid::now_v7().simple());
     let logs = args.out.join("logs").join(label);
@@ -208,7 +245,7 @@ pub async fn run(
     } else {
         temp.path().to_owned()
     };
-    let env = settings(args, web, &namespace, &objects, output);
+    let env = settings(args, web, &namespace, &objects, setup);
     // The driver reads the same store: the S3 client takes its credentials from the process.
     for (k, v) in env.iter().filter(|(k, _)| k.starts_with("AWS_")) {
         std::env::set_var(k, v);

@@ -7,7 +7,9 @@
 //! the batch ends: messages ready in each stage's queue, and each worker's CPU time and memory
 //! from the kernel's own accounting (`/proc/PID/stat`, `/proc/PID/status`). The jobs'
 //! `job.json` give their latencies. A second run with one stage's workers doubled (by default
-//! the stage that bounded the first) shows what adding workers buys.
+//! the stage that bounded the first) shows what adding workers buys. `--overlap` instead runs
+//! a batch of questions that share their sources twice, the page cache off and then on, and
+//! compares the pages fetched and the CPU per job ([`report::Overlap`]).
 //!
 //! Modules: [`fleet`] starts and stops one run's workers; [`measure`] submits the batch and
 //! samples it to its end into a [`run::Run`]; `trawl_integration_tests::procfs` reads the kernel's accounting;
@@ -119,6 +121,12 @@ pub struct Args {
     /// Keep each run's work products (reports, job.json …) under OUT/objects-<run>.
     #[arg(long)]
     pub keep: bool,
+    /// The fleet's page cache: questions whose sources overlap (groups of questions that
+    /// select the same ten pages, 200 distinct pages in all), run with the cache off and then
+    /// on, each from an empty cache; prints the pages fetched against the distinct pages and
+    /// the CPU per job of both runs. No doubled run.
+    #[arg(long, conflicts_with = "compare_s3")]
+    pub overlap: bool,
 }
 
 /// Ctrl-C: the run stopped its workers and removed its queues and keys; not a failure to
@@ -152,7 +160,11 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     if args.workers == 0 {
         bail!("--workers must be at least 1");
     }
+    if args.overlap && !["auto", "none"].contains(&args.double.as_str()) {
+        bail!("--overlap runs no doubled run: leave out --double");
+    }
     let double = match args.double.as_str() {
+        _ if args.overlap => None,
         "none" => None,
         "auto" => Some(None),
         s => Some(Some(Stage::parse(s).with_context(|| {
@@ -184,11 +196,17 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     )
     .await
     .context("failed to start simweb")?;
-    let batch = questions::questions(args.questions);
+    let batch = if args.overlap {
+        questions::overlap_questions(args.questions)
+    } else {
+        questions::questions(args.questions)
+    };
+    let distinct = questions::distinct_sources(&batch).len() as u64;
     let machine = report::Machine::read();
     eprintln!("{}", machine.line());
     eprintln!(
-        "bench-fleet: {} questions × {} sources over {} hosts, {} worker(s) per stage, LLM {}",
+        "bench-fleet: {} questions × {} sources ({distinct} distinct pages) over {} hosts, \
+         {} worker(s) per stage, LLM {}",
         args.questions,
         questions::SOURCES,
         questions::HOSTS,
@@ -203,6 +221,9 @@ async fn bench(args: Args) -> anyhow::Result<()> {
     );
 
     let base: Workers = Stage::ALL.iter().map(|&s| (s, args.workers)).collect();
+    if args.overlap {
+        return overlap(&args, &bins, &web, &base, &batch, distinct, machine).await;
+    }
     let first = fleet::run(
         &args,
         &bins,
@@ -210,7 +231,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         "base",
         &base,
         &batch,
-        fleet::Output::File,
+        fleet::Setup::FILE,
     )
     .await?;
     println!("{}", report::run_text(&first));
@@ -223,7 +244,10 @@ async fn bench(args: Args) -> anyhow::Result<()> {
             "base-s3",
             &base,
             &batch,
-            fleet::Output::S3,
+            fleet::Setup {
+                output: fleet::Output::S3,
+                cache: fleet::Cache::AsConfigured,
+            },
         )
         .await?;
         println!("{}", report::run_text(&s3));
@@ -244,7 +268,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
             &label,
             &doubled,
             &batch,
-            fleet::Output::File,
+            fleet::Setup::FILE,
         )
         .await?;
         println!("{}", report::run_text(&second));
@@ -263,9 +287,67 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         llm_tokens_per_minute: args.llm_tokens_per_minute,
         runs,
         scaling,
+        overlap: None,
     };
-    println!("{}", report::targets_text(&results));
-    files::write(&args.out, &results)?;
+    finish(&args, &results)
+}
+
+/// `--overlap`: the batch with the page cache off, then on, each on a namespace and object
+/// store of its own (so each cache starts empty), and the two compared.
+async fn overlap(
+    args: &Args,
+    bins: &std::path::Path,
+    web: &Simweb,
+    workers: &Workers,
+    batch: &[String],
+    distinct: u64,
+    machine: report::Machine,
+) -> anyhow::Result<()> {
+    let mut runs = Vec::new();
+    for (label, cache) in [
+        ("cache-off", fleet::Cache::Off),
+        ("cache-on", fleet::Cache::On),
+    ] {
+        let run = fleet::run(
+            args,
+            bins,
+            web,
+            label,
+            workers,
+            batch,
+            fleet::Setup {
+                output: fleet::Output::File,
+                cache,
+            },
+        )
+        .await?;
+        println!("{}", report::run_text(&run));
+        runs.push(run);
+    }
+    let overlap = report::Overlap::of(
+        questions::OVERLAP_GROUPS.min(args.questions),
+        distinct,
+        &runs[0],
+        &runs[1],
+    );
+    println!("{}", overlap.text(&runs[0], &runs[1]));
+    let results = report::Results {
+        machine,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        questions: args.questions,
+        llm_latency_ms: (!args.no_llm).then_some(args.llm_latency_ms),
+        llm_tokens_per_minute: args.llm_tokens_per_minute,
+        runs,
+        scaling: None,
+        overlap: Some(overlap),
+    };
+    finish(args, &results)
+}
+
+/// The targets, and the output directory's files.
+fn finish(args: &Args, results: &report::Results) -> anyhow::Result<()> {
+    println!("{}", report::targets_text(results));
+    files::write(&args.out, results)?;
     eprintln!(
         "bench-fleet: wrote {}/results.json, results.md and queue-depth-*.svg",
         args.out.display()

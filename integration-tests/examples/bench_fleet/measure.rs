@@ -299,6 +299,9 @@ fn in_flight_figures(samples: &[Sample], mine: &[usize], secs: f64) -> StageStat
     let in_flight_secs = mean_in_flight.max(1.0) * mine.len() as f64 * secs.max(1e-9);
     StageStats {
         mean_in_flight,
+        cache_hits: grown(|g| g.cache_hits).round() as u64,
+        cache_misses: grown(|g| g.cache_misses).round() as u64,
+        cache_revalidated: grown(|g| g.cache_revalidated).round() as u64,
         in_flight_share: share(|g| g.in_flight, |g| g.capacity),
         bytes_share: share(|g| g.bytes, |g| g.bytes_capacity),
         rate_limit_share: (grown(|g| g.rate_wait_secs) / in_flight_secs).min(1.0),
@@ -327,6 +330,18 @@ fn bound(s: &StageStats) -> &'static str {
     } else {
         "work from earlier stages"
     }
+}
+
+/// Of simweb's (host, path, requests): the requests for the fleet questions' source pages
+/// (`/q/…` on a bench host; robots.txt is not a page) and the distinct pages they asked for.
+fn page_requests(snapshot: &[(String, String, u64)]) -> (u64, u64) {
+    let pages = || {
+        (snapshot.iter()).filter(|(host, path, _)| {
+            let bench_host = host.starts_with("bench-") && host.ends_with(".test");
+            bench_host && host != bench::STATS_HOST && path.starts_with("/q/")
+        })
+    };
+    (pages().map(|(_, _, n)| n).sum(), pages().count() as u64)
 }
 
 pub async fn measure(
@@ -415,6 +430,7 @@ pub async fn measure(
         .sum();
     let trawl_cpu: f64 = stages.values().map(|s| s.cpu_secs).sum();
     let llm_requests = web.stats().count(|_, path| path.starts_with("/v1/"));
+    let (page_requests, distinct_pages_requested) = page_requests(&web.stats().snapshot());
     let (llm_peak_tokens_per_minute, llm_largest_call_tokens) =
         web.stats().llm_peak_tokens_per_minute();
     let llm_failed = (samples.iter().rev())
@@ -438,6 +454,8 @@ pub async fn measure(
         outcomes: progress.outcomes.clone(),
         sources_per_job: figures.sources / latencies.len().max(1) as f64,
         pages,
+        page_requests,
+        distinct_pages_requested,
         llm_requests,
         llm_peak_tokens_per_minute,
         llm_largest_call_tokens,
@@ -514,6 +532,20 @@ mod tests {
         assert_eq!(bottleneck(&stages), Stage::Clean);
         let stages = BTreeMap::from([(Stage::Search, stage(0.9)), (Stage::Fetch, stage(0.5))]);
         assert_eq!(bottleneck(&stages), Stage::Search);
+    }
+
+    #[test]
+    fn page_requests_count_source_pages_on_bench_hosts_only() {
+        let row = |h: &str, p: &str, n| (h.to_owned(), p.to_owned(), n);
+        let snapshot = [
+            row("bench-3.test", "/q/0/1", 2),
+            row("bench-3.test", "/robots.txt", 1),
+            row("bench-7.test", "/q/5/0", 1),
+            row("bench-7.test", "/page/5", 4),
+            row("127.0.0.1", "/v1/chat/completions", 9),
+            row("daily-orbit.test", "/q/0/1", 3),
+        ];
+        assert_eq!(page_requests(&snapshot), (3, 2));
     }
 
     #[test]

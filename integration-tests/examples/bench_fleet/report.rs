@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::run::Run;
+use crate::run::{Run, StageStats};
 use crate::Stage;
 
 /// Targets on the 2-core machine, LLM latency and browser levels excluded (issue 10).
@@ -149,6 +149,160 @@ pub struct Results {
     pub llm_tokens_per_minute: Option<u64>,
     pub runs: Vec<Run>,
     pub scaling: Option<Scaling>,
+    /// `--overlap`: the page cache off against on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<Overlap>,
+}
+
+/// Pages fetched may exceed the distinct pages by this much with the cache on (issue 44).
+const FETCHED_PER_DISTINCT: f64 = 1.1;
+
+/// `--overlap`: one batch of questions whose sources overlap, with the fleet's page cache off
+/// and then on, each run from an empty cache.
+#[derive(Debug, Serialize)]
+pub struct Overlap {
+    /// Groups of questions that select the same sources.
+    pub groups: usize,
+    /// Distinct source pages the batch's questions select.
+    pub distinct_pages: u64,
+    /// Page requests simweb answered (robots.txt not counted), each run.
+    pub fetched_cache_off: u64,
+    pub fetched_cache_on: u64,
+    /// `fetched_cache_on` over `distinct_pages`; issue 44 asks for at most 1.1.
+    pub fetched_per_distinct: f64,
+    /// Every worker's CPU per job, each run.
+    pub cpu_ms_per_job_cache_off: f64,
+    pub cpu_ms_per_job_cache_on: f64,
+    /// Cache on over cache off.
+    pub cpu_on_over_off: f64,
+    pub cache_off: String,
+    pub cache_on: String,
+}
+
+impl Overlap {
+    pub fn of(groups: usize, distinct_pages: u64, off: &Run, on: &Run) -> Overlap {
+        Overlap {
+            groups,
+            distinct_pages,
+            fetched_cache_off: off.page_requests,
+            fetched_cache_on: on.page_requests,
+            fetched_per_distinct: ratio(on.page_requests as f64, distinct_pages as f64),
+            cpu_ms_per_job_cache_off: off.trawl_cpu_ms_per_job,
+            cpu_ms_per_job_cache_on: on.trawl_cpu_ms_per_job,
+            cpu_on_over_off: ratio(on.trawl_cpu_ms_per_job, off.trawl_cpu_ms_per_job),
+            cache_off: off.label.clone(),
+            cache_on: on.label.clone(),
+        }
+    }
+
+    pub fn fetched_met(&self) -> bool {
+        self.fetched_cache_on as f64 <= FETCHED_PER_DISTINCT * self.distinct_pages as f64
+    }
+
+    /// The two lines issue 44 asks for.
+    pub fn summary(&self) -> String {
+        format!(
+            "pages fetched {} for {} distinct ({:.2} × distinct with the cache on, goal ≤ {} ×: {}; \
+             {} with it off)\n\
+             CPU per job: cache on {:.1} ms, cache off {:.1} ms (on/off {:.2})",
+            self.fetched_cache_on,
+            self.distinct_pages,
+            self.fetched_per_distinct,
+            FETCHED_PER_DISTINCT,
+            verdict(Some(self.fetched_met())),
+            self.fetched_cache_off,
+            self.cpu_ms_per_job_cache_on,
+            self.cpu_ms_per_job_cache_off,
+            self.cpu_on_over_off
+        )
+    }
+
+    /// The runs side by side, then [`Overlap::summary`].
+    pub fn text(&self, off: &Run, on: &Run) -> String {
+        let mut t = format!(
+            "\npage cache: {} questions in {} groups sharing their sources, {} distinct pages; \
+             the same batch with the cache off and on, each from an empty cache\n",
+            on.jobs, self.groups, self.distinct_pages
+        );
+        let _ = writeln!(
+            t,
+            "  {:<30} {:>11} {:>11} {:>8}",
+            "", "cache off", "cache on", "on/off"
+        );
+        let mut row = |what: &str, a: f64, b: f64, unit: &str, digits: usize| {
+            let _ = writeln!(
+                t,
+                "  {what:<30} {:>11} {:>11} {:>8}",
+                format!("{a:.digits$}{unit}"),
+                format!("{b:.digits$}{unit}"),
+                if a > 0.0 {
+                    format!("{:.2}", b / a)
+                } else {
+                    "-".to_owned()
+                }
+            );
+        };
+        row(
+            "pages fetched",
+            off.page_requests as f64,
+            on.page_requests as f64,
+            "",
+            0,
+        );
+        row(
+            "distinct pages fetched",
+            off.distinct_pages_requested as f64,
+            on.distinct_pages_requested as f64,
+            "",
+            0,
+        );
+        for (what, f) in [
+            (
+                "fetch cache hits",
+                (|s: &StageStats| s.cache_hits) as fn(&StageStats) -> u64,
+            ),
+            ("fetch cache misses", |s| s.cache_misses),
+            ("fetch cache revalidated", |s| s.cache_revalidated),
+        ] {
+            let of = |r: &Run| r.stages.get(&Stage::Fetch).map_or(0, f) as f64;
+            row(what, of(off), of(on), "", 0);
+        }
+        row(
+            "trawl CPU per job",
+            off.trawl_cpu_ms_per_job,
+            on.trawl_cpu_ms_per_job,
+            " ms",
+            1,
+        );
+        for stage in Stage::ALL {
+            if let (Some(a), Some(b)) = (off.stages.get(&stage), on.stages.get(&stage)) {
+                row(
+                    &format!("{} CPU per job", stage.name()),
+                    a.cpu_ms_per_job,
+                    b.cpu_ms_per_job,
+                    " ms",
+                    1,
+                );
+            }
+        }
+        row("jobs per minute", off.jobs_per_min, on.jobs_per_min, "", 1);
+        row(
+            "latency p50",
+            off.latency_p50_secs,
+            on.latency_p50_secs,
+            " s",
+            1,
+        );
+        row(
+            "sources per job",
+            off.sources_per_job,
+            on.sources_per_job,
+            "",
+            1,
+        );
+        t.push_str(&self.summary());
+        t
+    }
 }
 
 pub fn workers_text(run: &Run) -> String {
@@ -273,6 +427,19 @@ pub fn run_text(run: &Run) -> String {
         run.pages,
         run.llm_requests as f64 / run.jobs.max(1) as f64,
         run.dead_letters
+    );
+    let cache = |stage: Stage, f: fn(&StageStats) -> u64| run.stages.get(&stage).map_or(0, f);
+    let _ = writeln!(
+        t,
+        "source pages fetched from simweb: {} requests for {} distinct pages; page cache: fetch \
+         {} hits, {} misses, {} revalidated; clean {} hits, {} misses",
+        run.page_requests,
+        run.distinct_pages_requested,
+        cache(Stage::Fetch, |s| s.cache_hits),
+        cache(Stage::Fetch, |s| s.cache_misses),
+        cache(Stage::Fetch, |s| s.cache_revalidated),
+        cache(Stage::Clean, |s| s.cache_hits),
+        cache(Stage::Clean, |s| s.cache_misses),
     );
     let _ = writeln!(
         t,
@@ -476,6 +643,26 @@ pub fn targets(results: &Results) -> Vec<Target> {
             });
         }
     }
+    if let Some(o) = &results.overlap {
+        out.push(Target {
+            what: "pages fetched, cache on (--overlap)".into(),
+            measured: format!("{} for {}", o.fetched_cache_on, o.distinct_pages),
+            goal: format!(
+                "<= {:.0}",
+                (FETCHED_PER_DISTINCT * o.distinct_pages as f64).floor()
+            ),
+            met: Some(o.fetched_met()),
+        });
+        out.push(Target {
+            what: "trawl CPU per job, cache on / off".into(),
+            measured: format!(
+                "{:.1} / {:.1} ms",
+                o.cpu_ms_per_job_cache_on, o.cpu_ms_per_job_cache_off
+            ),
+            goal: "on < off".into(),
+            met: Some(o.cpu_ms_per_job_cache_on < o.cpu_ms_per_job_cache_off),
+        });
+    }
     if let Some(s) = &results.scaling {
         out.push(Target {
             what: format!("{} workers {} → {}", s.stage.name(), s.from, s.to),
@@ -498,8 +685,13 @@ pub fn verdict(met: Option<bool>) -> &'static str {
 }
 
 pub fn targets_text(results: &Results) -> String {
-    let mut t = String::from(
-        "\ntargets of issues 10 and 24 (LLM latency and browser levels excluded; broker overhead: scripts/bench-broker)\n",
+    let issues = if results.overlap.is_some() {
+        "10, 24 and 44"
+    } else {
+        "10 and 24"
+    };
+    let mut t = format!(
+        "\ntargets of issues {issues} (LLM latency and browser levels excluded; broker overhead: scripts/bench-broker)\n",
     );
     for x in targets(results) {
         let _ = writeln!(

@@ -61,6 +61,12 @@ pub struct StageStats {
     pub politeness_share: f64,
     /// What bounded the stage: see `measure::bound`.
     pub bound: String,
+    /// The fleet's page cache as the stage's workers counted it over the run
+    /// (`trawl_cache_hits_total`, `trawl_cache_misses_total`, `trawl_cache_revalidated_total`):
+    /// fetch for pages, clean for their extracted text.
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub cache_revalidated: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -84,6 +90,11 @@ pub struct Run {
     pub sources_per_job: f64,
     /// Sources fetched and cleaned (analysed or found irrelevant).
     pub pages: u64,
+    /// Requests for source pages (`/q/…` on the bench hosts, robots.txt not counted) as
+    /// simweb saw them: the pages the fleet fetched, from the web rather than its cache.
+    pub page_requests: u64,
+    /// The distinct pages among them.
+    pub distinct_pages_requested: u64,
     pub llm_requests: u64,
     /// The most tokens of LLM requests answered within any minute, as the provider counts them
     /// for its limit (prompt characters / 4 + the answer allowance), and the largest one call.

@@ -20,6 +20,11 @@ pub struct Gauges {
     pub politeness_wait_secs: f64,
     /// LLM calls that failed for good (the step took its non-LLM path).
     pub llm_failed: f64,
+    /// Page cache lookups: read from the cache, not found fresh there, and found stale but
+    /// confirmed unchanged by the page's server.
+    pub cache_hits: f64,
+    pub cache_misses: f64,
+    pub cache_revalidated: f64,
 }
 
 /// The figures of the worker serving `/metrics` on `addr`; none if it did not answer.
@@ -55,6 +60,9 @@ pub fn parse(text: &str) -> Gauges {
                 &mut g.politeness_wait_secs
             }
             "trawl_llm_fallbacks_total" => &mut g.llm_failed,
+            "trawl_cache_hits_total" => &mut g.cache_hits,
+            "trawl_cache_misses_total" => &mut g.cache_misses,
+            "trawl_cache_revalidated_total" => &mut g.cache_revalidated,
             _ => continue,
         };
         *slot += value;
@@ -77,7 +85,11 @@ mod tests {
             trawl_llm_rate_limit_wait_seconds_total{model=\"b\"} 0.5\n\
             trawl_fetch_host_wait_seconds_sum 2\n\
             trawl_fetch_host_wait_seconds_count 4\n\
-            trawl_llm_fallbacks_total{step=\"judge\",reason=\"timeout\"} 1\n";
+            trawl_llm_fallbacks_total{step=\"judge\",reason=\"timeout\"} 1\n\
+            trawl_cache_hits_total{stage=\"fetch\"} 40\n\
+            trawl_cache_misses_total{stage=\"fetch\"} 10\n\
+            trawl_cache_revalidated_total{stage=\"fetch\"} 0\n\
+            trawl_cache_lookups_total{cache=\"idempotency\",result=\"hit\"} 7\n";
         assert_eq!(
             parse(text),
             Gauges {
@@ -88,6 +100,9 @@ mod tests {
                 rate_wait_secs: 2.0,
                 politeness_wait_secs: 2.0,
                 llm_failed: 1.0,
+                cache_hits: 40.0,
+                cache_misses: 10.0,
+                cache_revalidated: 0.0,
             }
         );
     }

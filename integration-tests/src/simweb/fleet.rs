@@ -11,6 +11,15 @@
 //! the batch. Pages are 10–40 KB articles in the bench hosts' frame, about the question's
 //! subject and place, so the clean stage finds them relevant; like every bench page they are
 //! rendered per request, a pure function of `(k, i)`.
+//!
+//! The overlap set ([`overlap_question`], `scripts/bench-fleet --overlap`) is for the fleet's
+//! page cache: question `k` of it is question `k % `[`OVERLAP_GROUPS`]` asked by a reader of
+//! its own ("What did the <Place> survey <g> find about <subject>, as asked by reader <k>?"),
+//! so the questions are distinct but [`parse`] reads each as its group's, search answers each
+//! with its group's results, and every question of a group selects the same ten sources: a
+//! thousand questions want 200 distinct pages.
+
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -62,6 +71,37 @@ pub fn question(k: usize) -> String {
 pub fn questions(n: usize) -> Vec<String> {
     assert!(n <= MAX_QUESTIONS);
     (0..n).map(question).collect()
+}
+
+/// Groups of the overlap set: its questions select the sources of fleet questions
+/// `0..OVERLAP_GROUPS`, [`SOURCES`] each.
+pub const OVERLAP_GROUPS: usize = 20;
+
+/// Question `k` of the overlap set: fleet question `k % OVERLAP_GROUPS` (its place, survey and
+/// subject, so [`parse`] reads it as that one and its search finds that one's sources) asked by
+/// reader `k`, so no two questions of the set are the same text.
+pub fn overlap_question(k: usize) -> String {
+    let g = k % OVERLAP_GROUPS;
+    let s = survey(g);
+    format!(
+        "What did the {} survey {g} find about {}, as asked by reader {k}?",
+        s.place, s.subject
+    )
+}
+
+/// Overlap questions `0..n`.
+pub fn overlap_questions(n: usize) -> Vec<String> {
+    assert!(n <= MAX_QUESTIONS);
+    (0..n).map(overlap_question).collect()
+}
+
+/// The distinct source URLs the fleet questions among `questions` select (the strong results
+/// of each, as a job fetches them): the pages a batch of them needs.
+pub fn distinct_sources<S: AsRef<str>>(questions: &[S]) -> BTreeSet<String> {
+    (questions.iter())
+        .filter_map(|q| parse(q.as_ref()))
+        .flat_map(|k| (0..SOURCES).map(move |i| source_url(k, i)))
+        .collect()
 }
 
 /// The question number in `query`: a query holding "survey <k>" and question `k`'s place, so
@@ -181,8 +221,6 @@ pub fn page(n: usize, k: usize, i: usize) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
     use crate::simweb::Corpus;
 
@@ -235,6 +273,27 @@ mod tests {
         assert!(page((host_of(7, 0) + 1) % HOSTS, 7, 0).is_none());
         assert!(page(host_of(7, 0), 7, RESULTS).is_none());
         assert_eq!(page(host_of(7, 3), 7, 3), page(host_of(7, 3), 7, 3));
+    }
+
+    #[test]
+    fn overlap_questions_are_distinct_and_share_their_groups_sources() {
+        let n = 1000;
+        let qs = overlap_questions(n);
+        assert_eq!(qs.iter().collect::<BTreeSet<_>>().len(), n);
+        let plain: BTreeSet<String> = questions(n).into_iter().collect();
+        for (k, q) in qs.iter().enumerate() {
+            assert_eq!(parse(q), Some(k % OVERLAP_GROUPS), "{q}");
+            assert!(!plain.contains(q), "{q}");
+        }
+        // Search answers each with its group's results: the same pages for the whole group.
+        let a = searxng_json(&overlap_question(3), 1).expect("a fleet question");
+        let b = searxng_json(&overlap_question(3 + OVERLAP_GROUPS), 1).expect("a fleet question");
+        assert_eq!(a["results"], b["results"]);
+        assert_eq!(a["results"][0]["url"], source_url(3, 0));
+        let distinct = distinct_sources(&qs);
+        assert_eq!(distinct.len(), OVERLAP_GROUPS * SOURCES);
+        assert_eq!(distinct_sources(&qs[..5]).len(), 5 * SOURCES);
+        assert_eq!(distinct_sources(&questions(30)).len(), 30 * SOURCES);
     }
 
     #[test]
