@@ -158,7 +158,12 @@ impl CleanStage {
             return self.text_of(doc, body, max_chars).await;
         };
         let object = paths::page_text(&cached.key);
-        if let Some(text) = cached_text(rt, &object, cached, max_chars).await {
+        // A page just fetched has no text yet: only a copy read from the cache may.
+        let found = match cached.hit {
+            true => cached_text(rt, &object, cached, max_chars).await,
+            false => None,
+        };
+        if let Some(text) = found {
             page_lookup("clean", PageLookup::Hit);
             return Ok((text.title, text.markdown));
         }

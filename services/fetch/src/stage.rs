@@ -262,7 +262,7 @@ impl FetchStage {
         msg: &Envelope<FetchTask>,
         url: &Url,
         (level, max_level): (u8, u8),
-        cache: Option<&Stale>,
+        cache: Option<&Fill>,
     ) -> Result<Handled, StageError> {
         let task = &msg.body;
         let job = Job::new(rt, msg);
@@ -349,9 +349,7 @@ impl FetchStage {
         let validators = match pages::look(rt, &key, max_age).await {
             Look::Fresh(copy) => {
                 page_lookup("fetch", PageLookup::Hit);
-                let job = Job::new(rt, msg);
-                let handled = to_clean(&job, None, copy.page, copy.level, Some(copy.cached));
-                return Ok(Cached::Done(handled.await?));
+                return Ok(Cached::Done(from_copy(rt, msg, copy).await?));
             }
             Look::Stale(validators) => validators,
             Look::Miss => Validators::default(),
@@ -361,12 +359,27 @@ impl FetchStage {
             return Ok(Cached::Done(Handled::Later(pages::LOOK_AGAIN)));
         };
         page_lookup("fetch", PageLookup::Miss);
-        Ok(Cached::Fetch(Stale {
+        Ok(Cached::Fetch(Fill {
             key,
             validators,
-            fill,
+            lock: fill,
         }))
     }
+}
+
+/// A cached copy goes to clean, unless it ended up (through a redirect another job followed)
+/// outside this job's domains.
+async fn from_copy(
+    rt: &Runtime,
+    msg: &Envelope<FetchTask>,
+    copy: pages::Copy,
+) -> Result<Handled, StageError> {
+    if let Some(why) = msg.body.domains.refusal_of_url(&copy.page.final_url) {
+        let reason = format!("redirected outside the job's domains: {why}");
+        return end(rt, msg, copy.level, Outcome::Failed { reason }).await;
+    }
+    let job = Job::new(rt, msg);
+    to_clean(&job, None, copy.page, copy.level, Some(copy.cached)).await
 }
 
 /// What the page cache left a task to do.
@@ -374,15 +387,15 @@ enum Cached {
     /// Nothing: the copy went to clean, or the task comes back later.
     Done(Handled),
     /// Fetch the page and store it.
-    Fetch(Stale),
+    Fetch(Fill),
 }
 
 /// A page to fetch for the cache: its key, the validators of the copy past its age (empty when
 /// there is none) and the fill lock this task holds while it fetches.
-struct Stale {
+struct Fill {
     key: String,
     validators: Validators,
-    fill: trawl_store::LockGuard,
+    lock: trawl_store::LockGuard,
 }
 
 /// Counts an attempt at `level` by result, and a block by its kind.
@@ -514,7 +527,7 @@ impl Stage for FetchStage {
             0 => None,
             _ => match (self.consult_cache(rt, &msg, max_age)).await? {
                 Cached::Done(handled) => return Ok(handled),
-                Cached::Fetch(stale) => Some(stale),
+                Cached::Fetch(fill) => Some(fill),
             },
         };
 
@@ -548,9 +561,9 @@ impl Stage for FetchStage {
         politeness::robots_decision("allowed");
         let result = (self.fetch_at(rt, &msg, &url, (level, max_level), cache.as_ref())).await;
         contact.leave(rt).await;
-        if let Some(stale) = cache {
+        if let Some(fill) = cache {
             // Stored by now, or not to be: the jobs waiting for the page read it or fetch it.
-            stale.fill.release().await?;
+            fill.lock.release().await?;
         }
         result
     }
