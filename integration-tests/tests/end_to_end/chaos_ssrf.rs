@@ -140,6 +140,9 @@ async fn ssrf() {
         ("TRAWL__FETCH__TIMEOUT_SECS", "10".into()),
         ("TRAWL__FETCH__BROWSER_TIMEOUT_SECS", "30".into()),
         ("TRAWL__FETCH__WEBDRIVER_URL", driver.url()),
+        // Every job renders its own browser pages, so each makes its sub-resource requests
+        // (and the guard refuses each): the page cache would hand later jobs the first render.
+        ("TRAWL__CACHE__MAX_AGE_SECS", "0".into()),
     ];
     for (k, v) in settings {
         fleet.env.push((k.into(), v));

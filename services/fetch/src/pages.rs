@@ -67,10 +67,13 @@ fn time_of(secs: u64) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::from_timestamp(secs as i64, 0).unwrap_or_default()
 }
 
-/// What the cache holds for `key`, for a job that accepts copies up to `max_age_secs` old. A
-/// store or object store that cannot answer is a miss: the page is fetched as before.
-pub(crate) async fn look(rt: &Runtime, key: &str, max_age_secs: u64) -> Look {
+/// What the cache holds for `key`, for a job that accepts copies up to `max_age_secs` old and
+/// fetched at `max_level` at most (a job that keeps to plain HTTP is not handed a browser's
+/// render). A store or object store that cannot answer is a miss: the page is fetched as
+/// before.
+pub(crate) async fn look(rt: &Runtime, key: &str, max_age_secs: u64, max_level: u8) -> Look {
     let entry = match rt.store.page_get(key).await {
+        Ok(Some(entry)) if entry.level > max_level => return Look::Miss,
         Ok(Some(entry)) => entry,
         Ok(None) => return Look::Miss,
         Err(e) => {

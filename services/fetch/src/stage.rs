@@ -291,9 +291,7 @@ impl FetchStage {
             (Next::Clean, Attempt::NotModified) => {
                 let key = cache.map(|c| c.key.as_str()).unwrap_or_default();
                 match pages::revalidated(rt, key).await {
-                    Some(copy) => {
-                        to_clean(&job, None, copy.page, copy.level, Some(copy.cached)).await
-                    }
+                    Some(copy) => from_copy(rt, msg, copy).await,
                     // Gone between the look and the answer: the next attempt fetches it.
                     None => Err(StageError::retryable(
                         "the cached copy went while its server confirmed it",
@@ -336,7 +334,8 @@ impl FetchStage {
         }
     }
 
-    /// The page cache's part before a fetch: a fresh copy goes to clean at once; otherwise
+    /// The page cache's part before a fetch: a fresh copy (got at a level this task may reach)
+    /// goes to clean at once; otherwise
     /// this task takes the page's fill lock (or comes back when another job holds it) and
     /// fetches, revalidating a stale copy that has validators.
     async fn consult_cache(
@@ -344,9 +343,10 @@ impl FetchStage {
         rt: &Runtime,
         msg: &Envelope<FetchTask>,
         max_age: u64,
+        max_level: u8,
     ) -> Result<Cached, StageError> {
         let key = pages::key_of(&msg.body.source.url);
-        let validators = match pages::look(rt, &key, max_age).await {
+        let validators = match pages::look(rt, &key, max_age, max_level).await {
             Look::Fresh(copy) => {
                 page_lookup("fetch", PageLookup::Hit);
                 return Ok(Cached::Done(from_copy(rt, msg, copy).await?));
@@ -521,16 +521,6 @@ impl Stage for FetchStage {
             Robots::Later(wait) => return Ok(Handled::Later(wait)),
             Robots::End(outcome) => return end(rt, &msg, task.level, outcome).await,
         };
-        // After robots.txt and the domain filter: a cached copy obeys today's rules.
-        let max_age = (task.cache_max_age_secs).unwrap_or(rt.config.cache.max_age_secs);
-        let cache = match max_age {
-            0 => None,
-            _ => match (self.consult_cache(rt, &msg, max_age)).await? {
-                Cached::Done(handled) => return Ok(handled),
-                Cached::Fetch(fill) => Some(fill),
-            },
-        };
-
         // Files are downloads: a browser would only show them in a viewer.
         let ceiling = if task.source.file_type.is_some() {
             BROWSER_LEVEL - 1
@@ -538,6 +528,15 @@ impl Stage for FetchStage {
             3
         };
         let max_level = task.max_level.min(rt.config.fetch.max_level).min(ceiling);
+        // After robots.txt and the domain filter: a cached copy obeys today's rules.
+        let max_age = (task.cache_max_age_secs).unwrap_or(rt.config.cache.max_age_secs);
+        let cache = match max_age {
+            0 => None,
+            _ => match (self.consult_cache(rt, &msg, max_age, max_level)).await? {
+                Cached::Done(handled) => return Ok(handled),
+                Cached::Fetch(fill) => Some(fill),
+            },
+        };
         let host = host_of(&url);
         // Start where this host last needed to be met; never above what this task may reach.
         let known = Known::read(rt, &host).await?;
