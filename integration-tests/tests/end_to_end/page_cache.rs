@@ -80,6 +80,16 @@ async fn batches_share_the_pages_they_read() {
     let first = run_batch(&fleet, "first", &lines).await;
     let fetched = pages_fetched(&fleet);
     assert!(fetched > 0);
+    // Each page read is kept with the text clean extracted from it.
+    for source in read_sources(&first[0]) {
+        let key = trawl_fetch::pages::key_of(source["url"].as_str().unwrap());
+        for object in [
+            format!("pages/{key}.json"),
+            format!("pages/{key}.text.json"),
+        ] {
+            assert!(fleet.out_dir().join(&object).is_file(), "{object} missing");
+        }
+    }
     let second = run_batch(&fleet, "second", &lines).await;
     assert_eq!(
         pages_fetched(&fleet),

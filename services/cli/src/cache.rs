@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{ensure, Context};
+use anyhow::{bail, Context};
 use trawl_config::Config;
 use trawl_store::{Objects, Pages, RedisStore};
 
@@ -23,18 +23,12 @@ enum CacheCommand {
 }
 
 pub async fn run(config: Config, args: CacheArgs) -> anyhow::Result<ExitCode> {
-    let url = config.store.url.as_deref();
-    ensure!(
-        url.is_some(),
-        "the page cache is the fleet's: set store.url (TRAWL__STORE__URL) to its Redis"
-    );
-    let store = RedisStore::connect(
-        url.unwrap_or_default(),
-        &config.store.prefix,
-        Duration::from_secs(10),
-    )
-    .await
-    .context("cannot reach the fleet's store")?;
+    let Some(url) = config.store.url.as_deref() else {
+        bail!("the page cache is the fleet's: set store.url (TRAWL__STORE__URL) to its Redis");
+    };
+    let wait = Duration::from_secs(10);
+    let store = (RedisStore::connect(url, &config.store.prefix, wait).await)
+        .context("cannot reach the fleet's store")?;
     match args.command {
         CacheCommand::Stats => {
             let stats = store.page_stats().await?;

@@ -12,6 +12,7 @@
 //! today's rules. What is not stored: blocks, errors and 429s (they never become a page), and
 //! responses that say `Cache-Control: no-store` or `private`.
 
+use std::borrow::Cow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -27,22 +28,24 @@ use crate::http::{Page, Validators};
 /// How soon a job that found its page being fetched by another looks again.
 pub(crate) const LOOK_AGAIN: Duration = Duration::from_secs(1);
 
-/// A page as the cache keeps it: what clean needs of a fetch.
+/// A page as the cache keeps it: what clean needs of a fetch. Borrowed when written, so the
+/// page's body is not copied to be stored.
 #[derive(Serialize, Deserialize)]
-struct Stored {
-    final_url: String,
+struct Stored<'a> {
+    final_url: Cow<'a, str>,
     status: u16,
-    content_type: String,
+    content_type: Cow<'a, str>,
     bytes: u64,
-    body: String,
+    body: Cow<'a, str>,
 }
 
 /// What the cache holds for a URL.
 pub(crate) enum Look {
     /// A copy within the job's max age: read it.
     Fresh(Copy),
-    /// A copy past it: ask its server with these validators (empty: fetch it again).
-    Stale(Validators),
+    /// A copy past it: ask its server with its validators ([`validators`]; none: fetch it
+    /// again).
+    Stale(PageEntry),
     Miss,
 }
 
@@ -82,28 +85,33 @@ pub(crate) async fn look(rt: &Runtime, key: &str, max_age_secs: u64, max_level: 
         }
     };
     if now_secs().saturating_sub(entry.fetched_at) > max_age_secs {
-        return Look::Stale(Validators {
-            etag: entry.etag,
-            last_modified: entry.last_modified,
-        });
+        return Look::Stale(entry);
     }
-    match read(rt, key, &entry, true).await {
+    match read(rt, key, &entry).await {
         Some(copy) => Look::Fresh(copy),
         None => Look::Miss,
     }
 }
 
+/// What a conditional request for the copy `entry` sends.
+pub(crate) fn validators(entry: &PageEntry) -> Validators {
+    Validators {
+        etag: entry.etag.clone(),
+        last_modified: entry.last_modified.clone(),
+    }
+}
+
 /// The copy `entry` describes; `None` (and the entry dropped) when its object is gone or
 /// unreadable, so the page is fetched again.
-async fn read(rt: &Runtime, key: &str, entry: &PageEntry, hit: bool) -> Option<Copy> {
-    let stored = match rt.objects.get(&entry.object).await {
-        Ok(Some(bytes)) => serde_json::from_slice::<Stored>(&bytes).ok(),
-        Ok(None) => None,
+async fn read(rt: &Runtime, key: &str, entry: &PageEntry) -> Option<Copy> {
+    let bytes = match rt.objects.get(&entry.object).await {
+        Ok(bytes) => bytes,
         Err(e) => {
             warn!(error = %e, "page cache object unavailable");
             return None;
         }
     };
+    let stored = bytes.and_then(|b| serde_json::from_slice::<Stored>(&b).ok());
     let Some(stored) = stored else {
         // Deleted under the index (a lifecycle rule, an operator): forget it.
         let _ = rt.store.page_remove(key).await;
@@ -111,15 +119,12 @@ async fn read(rt: &Runtime, key: &str, entry: &PageEntry, hit: bool) -> Option<C
     };
     Some(Copy {
         page: Page {
-            final_url: stored.final_url,
+            final_url: stored.final_url.into_owned(),
             status: stored.status,
-            content_type: stored.content_type,
-            body: stored.body,
+            content_type: stored.content_type.into_owned(),
+            body: stored.body.into_owned(),
             bytes: stored.bytes,
-            validators: Validators {
-                etag: entry.etag.clone(),
-                last_modified: entry.last_modified.clone(),
-            },
+            validators: validators(entry),
             storable: true,
         },
         level: entry.level,
@@ -127,13 +132,13 @@ async fn read(rt: &Runtime, key: &str, entry: &PageEntry, hit: bool) -> Option<C
             key: key.to_owned(),
             fetched_at: time_of(entry.fetched_at),
             content_hash: entry.content_hash.clone(),
-            hit,
+            hit: true,
         },
     })
 }
 
-/// The copy of `key` after its server answered 304: it counts as fetched now.
-pub(crate) async fn revalidated(rt: &Runtime, key: &str) -> Option<Copy> {
+/// The copy `stale` of `key` after its server answered 304: it counts as fetched now.
+pub(crate) async fn revalidated(rt: &Runtime, key: &str, stale: &PageEntry) -> Option<Copy> {
     let now = now_secs();
     match rt.store.page_refresh(key, now).await {
         Ok(true) => {}
@@ -143,8 +148,11 @@ pub(crate) async fn revalidated(rt: &Runtime, key: &str) -> Option<Copy> {
             return None;
         }
     }
-    let entry = rt.store.page_get(key).await.ok().flatten()?;
-    let copy = read(rt, key, &entry, true).await?;
+    let entry = PageEntry {
+        fetched_at: now,
+        ..stale.clone()
+    };
+    let copy = read(rt, key, &entry).await?;
     page_lookup("fetch", PageLookup::Revalidated);
     Some(copy)
 }
@@ -165,11 +173,11 @@ pub(crate) async fn store(rt: &Runtime, key: &str, page: &Page, level: u8) -> Op
     }
     let cfg: &CacheConfig = &rt.config.cache;
     let stored = Stored {
-        final_url: page.final_url.clone(),
+        final_url: Cow::Borrowed(&page.final_url),
         status: page.status,
-        content_type: page.content_type.clone(),
+        content_type: Cow::Borrowed(&page.content_type),
         bytes: page.bytes,
-        body: page.body.clone(),
+        body: Cow::Borrowed(&page.body),
     };
     let bytes = serde_json::to_vec(&stored).ok()?;
     let entry = PageEntry {

@@ -216,14 +216,11 @@ impl FetchStage {
         // The browser follows redirects itself: a page it ended on outside the job's domains
         // is not read.
         let off_domain =
-            (rendered.as_ref().ok()).and_then(|p| domains.refusal_of_url(&p.final_url));
+            (rendered.as_ref().ok()).and_then(|p| ended_outside(domains, &p.final_url));
+        if let Some(outcome) = off_domain {
+            return Attempt::Ended(outcome);
+        }
         match rendered {
-            Ok(_) if off_domain.is_some() => Attempt::Ended(Outcome::Failed {
-                reason: format!(
-                    "redirected outside the job's domains: {}",
-                    off_domain.unwrap_or_default()
-                ),
-            }),
             Ok(page) => {
                 let status = page.status.unwrap_or(200);
                 match block::detect(status, |_| None, &page.html, true) {
@@ -267,7 +264,9 @@ impl FetchStage {
         let task = &msg.body;
         let job = Job::new(rt, msg);
         let host = host_of(url);
-        let validators = cache.map(|c| &c.validators).cloned().unwrap_or_default();
+        let validators = (cache.and_then(|c| c.stale.as_ref()))
+            .map(pages::validators)
+            .unwrap_or_default();
         let attempt = self.attempt(url, level, &task.domains, &validators).await;
         if let Attempt::Page(page) = &attempt {
             // What the worker holds now: the page, its copy in the message to clean and that
@@ -288,16 +287,7 @@ impl FetchStage {
                 };
                 to_clean(&job, Some(&host), page, level, cached).await
             }
-            (Next::Clean, Attempt::NotModified) => {
-                let key = cache.map(|c| c.key.as_str()).unwrap_or_default();
-                match pages::revalidated(rt, key).await {
-                    Some(copy) => from_copy(rt, msg, copy).await,
-                    // Gone between the look and the answer: the next attempt fetches it.
-                    None => Err(StageError::retryable(
-                        "the cached copy went while its server confirmed it",
-                    )),
-                }
-            }
+            (Next::Clean, Attempt::NotModified) => confirmed(rt, msg, cache).await,
             (Next::HoldAndRetry(hold), Attempt::Blocked { block, .. }) => {
                 // The site said when: hold the host for every worker, try this level again.
                 politeness::hold(rt, &host, hold).await?;
@@ -333,38 +323,60 @@ impl FetchStage {
             ))),
         }
     }
+}
 
-    /// The page cache's part before a fetch: a fresh copy (got at a level this task may reach)
-    /// goes to clean at once; otherwise
-    /// this task takes the page's fill lock (or comes back when another job holds it) and
-    /// fetches, revalidating a stale copy that has validators.
-    async fn consult_cache(
-        &self,
-        rt: &Runtime,
-        msg: &Envelope<FetchTask>,
-        max_age: u64,
-        max_level: u8,
-    ) -> Result<Cached, StageError> {
-        let key = pages::key_of(&msg.body.source.url);
-        let validators = match pages::look(rt, &key, max_age, max_level).await {
-            Look::Fresh(copy) => {
-                page_lookup("fetch", PageLookup::Hit);
-                return Ok(Cached::Done(from_copy(rt, msg, copy).await?));
-            }
-            Look::Stale(validators) => validators,
-            Look::Miss => Validators::default(),
-        };
-        let Some(fill) = pages::fill_lock(rt, &key).await? else {
-            crate::metrics::deferred("page", pages::LOOK_AGAIN);
-            return Ok(Cached::Done(Handled::Later(pages::LOOK_AGAIN)));
-        };
-        page_lookup("fetch", PageLookup::Miss);
-        Ok(Cached::Fetch(Fill {
-            key,
-            validators,
-            lock: fill,
-        }))
+/// The page cache's part before a fetch: a fresh copy (got at a level this task may reach)
+/// goes to clean at once; otherwise this task takes the page's fill lock (or comes back when
+/// another job holds it) and fetches, revalidating a stale copy that has validators.
+async fn consult_cache(
+    rt: &Runtime,
+    msg: &Envelope<FetchTask>,
+    max_age: u64,
+    max_level: u8,
+) -> Result<Cached, StageError> {
+    let key = pages::key_of(&msg.body.source.url);
+    let stale = match pages::look(rt, &key, max_age, max_level).await {
+        Look::Fresh(copy) => {
+            page_lookup("fetch", PageLookup::Hit);
+            return Ok(Cached::Done(from_copy(rt, msg, copy).await?));
+        }
+        Look::Stale(entry) => Some(entry),
+        Look::Miss => None,
+    };
+    let Some(lock) = pages::fill_lock(rt, &key).await? else {
+        crate::metrics::deferred("page", pages::LOOK_AGAIN);
+        return Ok(Cached::Done(Handled::Later(pages::LOOK_AGAIN)));
+    };
+    page_lookup("fetch", PageLookup::Miss);
+    Ok(Cached::Fetch(Fill { key, stale, lock }))
+}
+
+/// The stale copy of `cache` after its server answered 304: it goes to clean as fetched now.
+async fn confirmed(
+    rt: &Runtime,
+    msg: &Envelope<FetchTask>,
+    cache: Option<&Fill>,
+) -> Result<Handled, StageError> {
+    // Only a conditional request (a fill with a stale copy) is answered 304.
+    let revalidated = match cache.and_then(|c| Some((&c.key, c.stale.as_ref()?))) {
+        Some((key, stale)) => pages::revalidated(rt, key, stale).await,
+        None => None,
+    };
+    match revalidated {
+        Some(copy) => from_copy(rt, msg, copy).await,
+        // Gone between the look and the answer: the next attempt fetches it.
+        None => Err(StageError::retryable(
+            "the cached copy went while its server confirmed it",
+        )),
     }
+}
+
+/// Why a page that ended up at `final_url` (through redirects) is not read: outside the job's
+/// domains.
+fn ended_outside(domains: &Domains, final_url: &str) -> Option<Outcome> {
+    let why = domains.refusal_of_url(final_url)?;
+    let reason = format!("redirected outside the job's domains: {why}");
+    Some(Outcome::Failed { reason })
 }
 
 /// A cached copy goes to clean, unless it ended up (through a redirect another job followed)
@@ -374,9 +386,8 @@ async fn from_copy(
     msg: &Envelope<FetchTask>,
     copy: pages::Copy,
 ) -> Result<Handled, StageError> {
-    if let Some(why) = msg.body.domains.refusal_of_url(&copy.page.final_url) {
-        let reason = format!("redirected outside the job's domains: {why}");
-        return end(rt, msg, copy.level, Outcome::Failed { reason }).await;
+    if let Some(outcome) = ended_outside(&msg.body.domains, &copy.page.final_url) {
+        return end(rt, msg, copy.level, outcome).await;
     }
     let job = Job::new(rt, msg);
     to_clean(&job, None, copy.page, copy.level, Some(copy.cached)).await
@@ -390,11 +401,11 @@ enum Cached {
     Fetch(Fill),
 }
 
-/// A page to fetch for the cache: its key, the validators of the copy past its age (empty when
-/// there is none) and the fill lock this task holds while it fetches.
+/// A page to fetch for the cache: its key, the copy past its age if there is one (its
+/// validators make the request conditional) and the fill lock this task holds while it fetches.
 struct Fill {
     key: String,
-    validators: Validators,
+    stale: Option<trawl_store::PageEntry>,
     lock: trawl_store::LockGuard,
 }
 
@@ -532,7 +543,7 @@ impl Stage for FetchStage {
         let max_age = (task.cache_max_age_secs).unwrap_or(rt.config.cache.max_age_secs);
         let cache = match max_age {
             0 => None,
-            _ => match (self.consult_cache(rt, &msg, max_age, max_level)).await? {
+            _ => match consult_cache(rt, &msg, max_age, max_level).await? {
                 Cached::Done(handled) => return Ok(handled),
                 Cached::Fetch(fill) => Some(fill),
             },
@@ -621,6 +632,24 @@ mod tests {
             Next::End(Outcome::Failed {
                 reason: "http 503".into()
             })
+        );
+    }
+
+    #[test]
+    fn a_page_that_ended_outside_the_jobs_domains_is_not_read() {
+        let domains = Domains::new(&["example.org".into()], &[]);
+        assert_eq!(ended_outside(&domains, "https://www.example.org/a"), None);
+        assert_eq!(
+            ended_outside(&Domains::default(), "https://other.net/"),
+            None
+        );
+        let Some(Outcome::Failed { reason }) = ended_outside(&domains, "https://other.net/a")
+        else {
+            panic!("a page on other.net was read");
+        };
+        assert!(
+            reason.starts_with("redirected outside the job's domains: "),
+            "{reason}"
         );
     }
 
