@@ -133,6 +133,13 @@ async fn batch_through_the_fleet_cites_answer_pages() {
             serde_json::from_slice(&std::fs::read(results_dir.join(job).join("job.json")).unwrap())
                 .unwrap();
         assert_eq!(record["status"], "done", "{record}");
+        assert_eq!(record["answerable"], true, "{record}");
+        assert!(
+            record["answer_reason"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty()),
+            "{record}"
+        );
         // Every claim of an extractive report quotes its source: none is unsupported.
         assert!(record["claims"].as_u64() > Some(0), "{record}");
         assert_eq!(record["unsupported_claims"], 0, "{record}");

@@ -217,6 +217,8 @@ async fn synthesise(
         .filter(|c| matches!(c.verdict, Verdict::Unverified | Verdict::Removed))
         .count();
     job_record.writer = report.writer.clone();
+    job_record.answerable = report.answerability.answerable;
+    job_record.answer_reason = report.answerability.reason.clone();
     job_record.rounds = gaps.rounds.clone();
     job_record.outcomes = outcomes.clone();
     let result = ResearchResult {

@@ -137,6 +137,40 @@ async fn sources_that_never_name_the_subject_are_not_given_to_the_model() {
 }
 
 #[tokio::test]
+async fn a_report_that_states_no_value_of_what_is_asked_gives_way() {
+    let (_web, llm) = client().await;
+    // The model's report quotes its sources: they give the bridge's length and its opening,
+    // not its cost, so no statement answers "how much did it cost".
+    let docs = vec![
+        doc(0, "The Brimomir Bridge is 1,156 metres long. "),
+        doc(
+            1,
+            "The Brimomir Bridge opened in 1903 after years of delays. ",
+        ),
+    ];
+    let question = "How much did the Brimomir Bridge cost?";
+    let err = llm::write(&llm, &material(question, &docs, &[]), &style(20_000))
+        .await
+        .err()
+        .expect("a report without an amount of money was accepted");
+    assert!(
+        err.to_string()
+            .contains("no statement of the report states an amount of money"),
+        "{err}"
+    );
+    // The extractive report, judged the same way, abstains and cites nothing.
+    let r = material(question, &docs, &[]).extractive(6);
+    assert!(
+        !r.answerability.answerable && r.citations.is_empty(),
+        "{}",
+        r.markdown
+    );
+    assert!(r
+        .markdown
+        .contains("no statement they support gives an amount of money"));
+}
+
+#[tokio::test]
 async fn the_prompt_never_exceeds_the_budget_and_conflicts_are_listed() {
     let (_web, llm) = client().await;
     let long = "The Brimomir Bridge is 1,156 metres long and carries two lanes of traffic over the river. ";

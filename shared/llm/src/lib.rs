@@ -54,6 +54,9 @@ pub enum LlmError {
     Malformed(String),
     #[error("LLM answer was not the JSON asked for: {0}")]
     InvalidJson(String),
+    /// The answer was read and checked, and does not answer what was asked.
+    #[error("LLM answer does not answer the question: {0}")]
+    Unanswered(String),
     /// The batch's budget has no room for the call (or its reservation could not be made).
     #[error("the batch's LLM budget has no room for this call: {0}")]
     Budget(String),
@@ -74,6 +77,7 @@ impl LlmError {
             LlmError::Status { .. } => "http_error",
             LlmError::Malformed(_) => "malformed",
             LlmError::InvalidJson(_) => "invalid_json",
+            LlmError::Unanswered(_) => "unanswered",
             LlmError::Budget(_) => "budget",
             LlmError::OutOfTime => "out_of_time",
         }

@@ -153,6 +153,11 @@ pub struct JobRecord {
     /// under "Unverified").
     pub claims: usize,
     pub unsupported_claims: usize,
+    /// Whether a statement of the report states a value of what the question asks; a job
+    /// whose report does not ends `no_answer`. `answer_reason` says which statement, or what
+    /// none stated.
+    pub answerable: bool,
+    pub answer_reason: String,
     pub context_tokens: usize,
     pub tokenizer: String,
     pub conflicts: usize,

@@ -44,12 +44,12 @@ const AUXILIARIES: &[&str] = &[
 ];
 
 /// Words after "how" that ask for a measure.
-const MEASURES: &[&str] = &[
+pub const MEASURES: &[&str] = &[
     "long", "old", "far", "big", "tall", "high", "large", "fast", "deep", "wide", "heavy", "often",
 ];
 
 /// Nouns of a question phrase that ask for a number.
-const NUMBER_NOUNS: &[&str] = &[
+pub const NUMBER_NOUNS: &[&str] = &[
     "percentage",
     "percent",
     "year",
@@ -67,6 +67,14 @@ const NUMBER_NOUNS: &[&str] = &[
     "score",
     "size",
     "count",
+    "attendance",
+    "speed",
+    "population",
+    "capacity",
+    "distance",
+    "weight",
+    "temperature",
+    "duration",
 ];
 
 /// Words that end a noun phrase in a question phrase.
@@ -214,6 +222,11 @@ mod tests {
             (s(&["long"]), Some(Kind::Number))
         );
         assert_eq!(of("Who heads the team?").1, Some(Kind::Name));
+        // A measure named by its noun is a number too.
+        assert_eq!(
+            of("What was the attendance at Staples Center when the Lakers beat the Thunder?"),
+            (s(&["attendance"]), Some(Kind::Number))
+        );
         // "What" may ask for a measure as well as a name.
         assert_eq!(
             of("What is the melting point of Zorblium?"),

@@ -18,6 +18,7 @@ use trawl_text::entities::{entities_in, named_in};
 use trawl_text::points::markers;
 use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, unlink, Lang};
 
+use super::answerable::{site_words, Wanted};
 use super::{lookup, Answering, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
 
@@ -64,14 +65,14 @@ fn near_duplicate(a: &str, b: &str) -> bool {
 
 /// The question as ranking reads it, each word by its stem: its names and the nouns
 /// introducing them ([`head_nouns`]), the words of its question phrase ("which hotel",
-/// [`asked`]) and the kind of value asked, and its words lower-cased (a name it already holds
-/// is no answer to "who").
+/// [`asked`]) and the kind of value asked, and the form of value that answers, as the report's
+/// answerability is judged ([`Wanted`]).
 struct Asks {
+    wanted: Option<Wanted>,
     names: Vec<String>,
     heads: Vec<String>,
     focus: Vec<String>,
     kind: Option<Kind>,
-    words: Vec<String>,
 }
 
 impl Asks {
@@ -81,14 +82,11 @@ impl Asks {
         };
         let a = asked(question, lang);
         Asks {
+            wanted: Wanted::of(question, lang),
             names: stemmed(names_in(question, lang)),
             heads: stemmed(head_nouns(question, lang)),
             focus: stemmed(a.focus),
             kind: a.kind,
-            words: (question.split(|c: char| !c.is_alphanumeric()))
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
-                .collect(),
         }
     }
 }
@@ -148,6 +146,7 @@ fn rank<'a>(
     pool: &[(usize, &'a str, Vec<String>)],
 ) -> Vec<Candidate<'a>> {
     let (question_names, heads) = (&asks.names, &asks.heads);
+    let sites: Vec<Vec<String>> = docs.iter().map(|d| site_words(Some(d))).collect();
     let q = stems(query, lang);
     let weights = weights(&q, asks, pool);
     let total: f64 = weights.iter().sum();
@@ -182,10 +181,11 @@ fn rank<'a>(
             }
             let about = about(asks, sentence, words, &titles[*i], lang)?;
             let share = if total > 0.0 { covered / total } else { 0.0 };
-            // A sentence without a value of the kind asked (a number for "how many", a name
-            // the question does not hold for "which hotel") does not answer, however much of
-            // the question it repeats.
-            let states = (asks.kind).is_none_or(|k| k.stated_in(sentence, &asks.words));
+            // A sentence without a value of the form asked (an amount of money for a price, a
+            // name the question does not hold for "which hotel") does not answer, however much
+            // of the question it repeats.
+            let states =
+                (asks.wanted.as_ref()).is_none_or(|w| w.stated_in(sentence, &sites[*i], lang));
             let score =
                 share * (0.5 + 0.5 * docs[*i].relevance) * if states { 1.0 } else { 0.5 } * about;
             (score > 0.0).then_some(Candidate {
@@ -1046,5 +1046,46 @@ mod tests {
         named.push(doc(2, true, &["Voquilix melts at 1,310 degrees Celsius."]));
         let r = write(q, &[], &named, &[], &Gaps::default(), 6);
         assert!(r.markdown.contains("1,310"), "{}", r.markdown);
+    }
+
+    #[test]
+    fn abstains_when_what_is_said_of_the_subject_is_not_what_is_asked() {
+        // The Europa pages give the mission's launch and flybys, not its cost: quoting them
+        // would answer "how much" with a year.
+        let docs = vec![doc(
+            0,
+            true,
+            &[
+                "NASA's Europa Clipper mission will look at the icy moon as soon as 2023.",
+                "Europa Clipper will make 45 flybys of the moon.",
+            ],
+        )];
+        let q = "How much is NASA's Europa Clipper mission expected to cost?";
+        let r = write(q, &[], &docs, &[], &Gaps::default(), 6);
+        assert!(!r.answerability.answerable, "{:?}", r.answerability);
+        assert!(r.citations.is_empty(), "{}", r.markdown);
+        assert!(
+            r.markdown.contains(
+                "None of the 1 sources this job read answers this question: no statement they \
+                 support gives an amount of money."
+            ) && r.markdown.contains("## What was read")
+                && !r.markdown.contains("2023"),
+            "{}",
+            r.markdown
+        );
+        // A page stating the cost answers, and is cited.
+        let mut stated = docs.clone();
+        stated.push(doc(
+            1,
+            true,
+            &["Europa Clipper is expected to cost $4.25 billion."],
+        ));
+        let r = write(q, &[], &stated, &[], &Gaps::default(), 6);
+        assert!(
+            r.answerability.answerable && r.markdown.contains("$4.25 billion"),
+            "{}",
+            r.markdown
+        );
+        assert!(r.citations.iter().any(|c| c.idx == 1), "{}", r.markdown);
     }
 }

@@ -203,14 +203,8 @@ pub async fn write(
         .filter(|d| known.contains(&d.source.idx))
         .collect();
     let report = material.conclude(draft, &citable, &answering.elsewhere);
-    if report.citations.is_empty() {
-        return Err(llm.reject(
-            "report",
-            LlmError::Malformed(format!(
-                "no statement of the report is supported by the {} sources it was given",
-                known.len()
-            )),
-        ));
+    if let Some(why) = refusal(&report, known.len()) {
+        return Err(llm.reject("report", why));
     }
     Ok(LlmReport {
         report,
@@ -219,4 +213,22 @@ pub async fn write(
         tokenizer: tokenizer.name(),
         levels: ctx.levels,
     })
+}
+
+/// Why the model's concluded `report` (from `given` sources) is not taken: none of its
+/// statements is supported by a source, or none states a value of what is asked. Either way the
+/// extractive report takes over, judged the same way: it answers when a sentence read does, and
+/// abstains otherwise.
+fn refusal(report: &Report, given: usize) -> Option<LlmError> {
+    let judged = &report.answerability;
+    match (judged.statements, judged.answerable) {
+        (0, _) => Some(LlmError::Malformed(format!(
+            "no statement of the report is supported by the {given} sources it was given"
+        ))),
+        (_, false) => Some(LlmError::Unanswered(format!(
+            "no statement of the report states {}",
+            judged.wanted
+        ))),
+        (_, true) => None,
+    }
 }

@@ -22,6 +22,7 @@ use crate::attribution::{attribute, Claim};
 use crate::conflicts::Conflict;
 use crate::context::FULL_MAX_CHARS;
 
+pub mod answerable;
 pub mod extractive;
 pub mod llm;
 pub mod lookup;
@@ -220,20 +221,24 @@ impl<'a> Material<'a> {
         self.conclude(draft, &answering.docs, &answering.elsewhere)
     }
 
-    /// Says first that nothing read answers the question, then what was read and why it does
-    /// not answer; nothing in it is presented as the answer.
-    fn no_answer(&self) -> String {
+    /// Says first that nothing read answers the question and what was missing, then what was
+    /// read and why it does not answer; nothing in it is presented as the answer.
+    fn no_answer(&self, answerability: &answerable::Answerability) -> String {
         let unnamed = self.answering().unnamed.join(", ");
-        let mut md = match unnamed.is_empty() {
-            true => format!(
-                "None of the {} sources this job read answers this question, so this report \
-                 gives no answer.",
-                self.docs.len()
+        let n = self.docs.len();
+        let mut md = match (unnamed.is_empty(), answerability.wanted.is_empty()) {
+            (false, _) => format!(
+                "None of the {n} sources this job read names {unnamed}, which the question asks \
+                 about, so this report gives no answer."
             ),
-            false => format!(
-                "None of the {} sources this job read names {unnamed}, which the question asks \
-                 about, so this report gives no answer.",
-                self.docs.len()
+            (true, true) => format!(
+                "None of the {n} sources this job read answers this question, so this report \
+                 gives no answer."
+            ),
+            (true, false) => format!(
+                "None of the {n} sources this job read answers this question: no statement \
+                 they support gives {}. This report gives no answer.",
+                answerability.wanted
             ),
         };
         md.push_str("\n\n## What was read\n\n");
@@ -289,16 +294,22 @@ impl<'a> Material<'a> {
                 }
             }
         }
+        let statements =
+            answerable::statements(&attributed.claims, &attributed.body, &attributed.cited);
+        let answerability = answerable::judge(self.question, self.lang, &statements, citable);
         let mut md = format!("# {}\n\n", self.question.trim());
-        if !citations.is_empty() {
-            md.push_str(&attributed.body);
-        } else if self.docs.is_empty() {
+        if self.docs.is_empty() {
             md.push_str(NOTHING_READ);
+        } else if !answerability.answerable {
+            // What the sources say near the answer is not the answer: no statement of it is
+            // presented as one, and nothing is cited.
+            citations.clear();
+            md.push_str(&self.no_answer(&answerability));
         } else {
-            md.push_str(&self.no_answer());
+            md.push_str(&attributed.body);
         }
         md.push_str("\n\n");
-        if !attributed.unverified.is_empty() {
+        if answerability.answerable && !attributed.unverified.is_empty() {
             md.push_str("## Unverified\n\nNo source this job read supports these statements:\n\n");
             for claim in &attributed.unverified {
                 md.push_str(&format!("- {claim}\n"));
@@ -320,6 +331,7 @@ impl<'a> Material<'a> {
             removed_citations: draft.removed,
             writer: draft.writer,
             claims: attributed.claims,
+            answerability,
         }
     }
 }
@@ -333,6 +345,9 @@ pub struct Report {
     pub writer: ReportWriter,
     /// Every claim of the body and what attribution made of it (`claims.json`).
     pub claims: Vec<Claim>,
+    /// Whether a statement of the body answers the question; when none does, the report
+    /// abstains and cites nothing.
+    pub answerability: answerable::Answerability,
 }
 
 /// The citation entry for `doc` numbered `n`.
