@@ -642,6 +642,7 @@ impl Llm {
             false => wire::Answer::Text,
         };
         let mut request = request.clone();
+        request.max_tokens = request.max_tokens.min(json::allowance(&schema));
         let mut usage = Usage::default();
         for turn in 0..2 {
             let (response, key) = self.chat_as(&request, answer).await?;

@@ -415,6 +415,50 @@ async fn json_steps_send_their_schema_and_fall_back_without_it() {
     assert_eq!(refused_again, 1, "the refusal was not remembered");
 }
 
+/// A JSON step's answer may take what its schema can hold, not the default allowance: a model
+/// that thinks aloud for 640 words before a 10-word verdict is cut where the verdict would have
+/// ended, and the step takes its non-LLM path instead of waiting minutes on a slow model.
+#[tokio::test]
+async fn a_json_answer_is_allowed_what_its_schema_holds() {
+    use trawl_integration_tests::simweb::llm::calls;
+    const MODEL: &str = "simweb-allowance";
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Verdict {
+        relevant: bool,
+        reasoning: String,
+        confidence: f64,
+    }
+    let web = simweb().await;
+    let client = llm_of(&web, "openai", MODEL, 10);
+    let request = |marker: &str| {
+        ChatRequest::new(
+            "relevance",
+            "Judge the result.",
+            format!(
+                "Question: What is Zorbium?{marker}\nTitle: Zorbium\nSnippet: Zorbium is a metal."
+            ),
+        )
+    };
+    let ok = |_: &Verdict| Ok::<(), String>(());
+    let (verdict, _) = client.json::<Verdict, _>(&request(""), ok).await.unwrap();
+    assert!(verdict.relevant);
+    let err = (client.json::<Verdict, _>(&request(" simweb:ramble"), ok))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LlmError::InvalidJson(_)), "{err}");
+    assert_eq!(
+        client.spent().fallbacks,
+        [("relevance: invalid_json".to_owned(), 1)].into()
+    );
+    let allowances: Vec<_> = (calls().into_iter())
+        .filter(|c| c.model == MODEL)
+        .map(|c| c.allowance)
+        .collect();
+    assert_eq!(allowances.len(), 3, "{allowances:?}");
+    assert!(allowances.iter().all(|a| *a == Some(130)), "{allowances:?}");
+}
+
 /// Three workers' clients, each with a connection of its own to one Redis (as three processes
 /// have), under `llm.requests_per_minute` and `llm.tokens_per_minute`: together they keep to
 /// the tighter of the two as the server sees the requests arrive, taking turns instead of

@@ -19,8 +19,11 @@
 //!   `simweb:llm-429` (first request per prompt, process-wide), `simweb:llm-500`,
 //!   `simweb:llm-slow` (30 s), `simweb:no-json-mode` (OpenAI 400 on `response_format`),
 //!   `simweb:no-json-schema` (OpenAI 400 on a `json_schema` response format only),
-//!   `simweb:llm-hang` (never answers) and `simweb:llm-hang-once` (the first request per
-//!   prompt never answers; [`script::hangs`] counts them).
+//!   `simweb:llm-hang` (never answers), `simweb:llm-hang-once` (the first request per
+//!   prompt never answers; [`script::hangs`] counts them) and `simweb:ramble` (640 words of
+//!   thinking aloud before a JSON answer).
+//! * A chat completion stops at the request's allowance (`max_completion_tokens` or
+//!   `max_tokens`), with `finish_reason: length`, as a model does.
 //! * [`script::set_trouble`] puts a model in trouble for every request to it, whatever the
 //!   prompt: garbage answers, or 500s.
 //! * Requests need a key: OpenAI `Authorization: Bearer <key>`, Anthropic `x-api-key` plus

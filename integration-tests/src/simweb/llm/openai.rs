@@ -73,11 +73,21 @@ pub fn parse(body: &Value) -> Result<(Chat, String), String> {
     Ok((chat, model.to_string()))
 }
 
-/// A `chat.completion` object carrying `reply`.
+/// A `chat.completion` object carrying `reply`, cut where the request's allowance ends (as a
+/// model stops there, `finish_reason: length`).
 pub fn completion(chat: &Chat, model: &str, reply: &str) -> Value {
     let prompt_tokens =
         tokens(&chat.system) + chat.messages.iter().map(|m| tokens(&m.text)).sum::<u64>();
     let reasoning_tokens = if reasoning_model(model) { 64 } else { 0 };
+    let room = (chat.allowance).map(|a| a.saturating_sub(reasoning_tokens));
+    let (reply, finish) = match room {
+        Some(room) if tokens(reply) > room => {
+            let words: Vec<&str> = reply.split_whitespace().take(room as usize).collect();
+            (words.join(" "), "length")
+        }
+        _ => (reply.to_owned(), "stop"),
+    };
+    let reply = reply.as_str();
     let completion_tokens = tokens(reply) + reasoning_tokens;
     let cached_tokens = match SYSTEMS_SEEN
         .lock()
@@ -98,7 +108,7 @@ pub fn completion(chat: &Chat, model: &str, reply: &str) -> Value {
             "index": 0,
             "message": {"role": "assistant", "content": reply},
             "logprobs": null,
-            "finish_reason": "stop",
+            "finish_reason": finish,
         }],
         "usage": {
             "prompt_tokens": prompt_tokens,

@@ -12,6 +12,9 @@ use super::{clean_tasks, tasks};
 pub const TASK_PREFIX: &str = "trawl task:";
 /// A later user message containing this asks the model to repair its previous answer.
 pub const REPAIR_PHRASE: &str = "not valid JSON";
+/// What a rambling model writes before its JSON (`simweb:ramble`), 16 words a time.
+const RAMBLE: &str =
+    "Let me think about this step by step, weighing what the result says against the question. ";
 /// The `simweb:badjson` answer.
 pub const PROSE: &str = "I think the answer is probably fine.";
 /// How long `simweb:llm-slow` waits before answering.
@@ -203,6 +206,10 @@ impl Chat {
         }
         if prompt.contains("simweb:think") {
             text = format!("<think>reasoning about {{\"not\": \"this\"}}</think>{text}");
+        }
+        if prompt.contains("simweb:ramble") {
+            // A small model thinking aloud before its answer: 640 words (simweb's tokens).
+            text = format!("{}{text}", RAMBLE.repeat(40));
         }
         text
     }
