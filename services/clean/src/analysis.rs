@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use trawl_messages::{Lookup, Table};
+use trawl_text::wanted::Wanted;
 use trawl_text::{coverage_in_lang, sentences, terms, terms_in, Lang};
 
 use crate::bm25::{rank, same_term, Query};
@@ -75,6 +76,31 @@ pub struct Analysis {
     pub extracted_data: BTreeMap<String, Option<String>>,
     pub tables: Vec<Table>,
     pub lookup: Option<Lookup>,
+}
+
+/// Key points that state a value of the form the question asks ([`Wanted`]) and rank below the
+/// first [`KEY_POINTS`]: on a real page the sentences repeating the question's words outrank
+/// the one with the answer ("The course of steroids continued ultimately for 12 months" for
+/// "How long did the man take steroids?").
+const STATING: usize = 2;
+
+/// The page's key points: its [`KEY_POINTS`] best sentences for the query, in `order`, and up to
+/// [`STATING`] more that state a value of what `question` asks.
+fn key_points(question: &str, lang: Lang, passages: &[String], order: &[usize]) -> Vec<String> {
+    let mut out: Vec<String> = (order.iter().take(KEY_POINTS))
+        .map(|&i| passages[i].clone())
+        .collect();
+    if let Some(wanted) = Wanted::of(question, lang) {
+        let states = |s: &&String| wanted.stated_in(s, &[], lang) && wanted.about(s, &[], lang);
+        out.extend(
+            (order.iter().skip(KEY_POINTS))
+                .map(|&i| &passages[i])
+                .filter(states)
+                .take(STATING)
+                .cloned(),
+        );
+    }
+    out
 }
 
 /// The extractive analysis for a bare question (no sub-queries or data points).
@@ -136,11 +162,7 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
     Analysis {
         relevance,
         is_relevant: relevance >= min_relevance,
-        key_points: order
-            .into_iter()
-            .take(KEY_POINTS)
-            .map(|i| passages[i].clone())
-            .collect(),
+        key_points: key_points(&ctx.question, lang, &passages, &order),
         summary,
         extracted_data,
         tables,
@@ -151,6 +173,28 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sentence_stating_what_is_asked_is_a_key_point_however_it_ranks() {
+        // A real page (the man with feather duvet lung): its sentences repeat the question's
+        // words; the one with the answer shares only "steroids".
+        let mut md: String = (0..10)
+            .map(|i| {
+                format!(
+                    "The man with feather duvet lung took steroids, doctors said of case {i}.\n\n"
+                )
+            })
+            .collect();
+        md.push_str("The course of steroids continued ultimately for 12 months.");
+        let q = "How long did the man with feather duvet lung take steroids?";
+        let a = analyse(q, "Feather duvet lung", &md, 0.1);
+        assert_eq!(a.key_points.len(), KEY_POINTS + 1, "{:?}", a.key_points);
+        assert!(
+            a.key_points.last().unwrap().contains("12 months"),
+            "{:?}",
+            a.key_points
+        );
+    }
 
     #[test]
     fn ranks_answering_sentences_first() {

@@ -240,11 +240,19 @@ fn lay_over(analysis: &mut Analysis, answer: llm_analysis::LlmAnalysis, markdown
         .into_iter()
         .filter(|k| !k.trim().is_empty() && source.contains(&collapse(k)))
         .collect();
-    for k in analysis.key_points.drain(..) {
+    // The extractive key points past the first KEY_POINTS state what is asked: they stay.
+    let mut heuristic = std::mem::take(&mut analysis.key_points);
+    let stating = heuristic.split_off(KEY_POINTS.min(heuristic.len()));
+    for k in heuristic {
         if !points.iter().any(|p| collapse(p) == collapse(&k)) {
             points.push(k);
         }
     }
     points.truncate(KEY_POINTS);
+    for k in stating {
+        if !points.iter().any(|p| collapse(p) == collapse(&k)) {
+            points.push(k);
+        }
+    }
     analysis.key_points = points;
 }

@@ -17,6 +17,7 @@ pub mod asked;
 pub mod entities;
 mod lang;
 pub mod points;
+pub mod wanted;
 
 pub use lang::{Lang, Locale, Numerals};
 

@@ -1,15 +1,11 @@
-//! Whether a report answers its question: some statement it cites states a value of the kind
-//! asked ([`asked`]) about the subject asked. Real pages around a question's story say much
-//! that is near the answer and is not it: a date for "how much will it cost", the other
-//! goalie's saves for "how many saves did Murray make", the page's own masthead for "in which
-//! mall". A report made of such statements answers nothing, and says so instead. Both writers
-//! are judged by their claims after attribution, so they abstain the same way.
+//! Whether a report answers its question: some statement it cites states a value of the form
+//! asked ([`Wanted`]) about the subject asked. A report made of statements near the answer
+//! (the story's other numbers, another person's) answers nothing, and says so instead. Both
+//! writers are judged by their claims after attribution, so they abstain the same way.
 
 use trawl_messages::AnalysedDoc;
-use trawl_text::asked::{asked, Kind, MEASURES, NUMBER_NOUNS};
-use trawl_text::entities::{entities_in, named_in, Entity};
-use trawl_text::points::markers;
-use trawl_text::{is_digit, terms_in, Lang, MONTHS};
+use trawl_text::wanted::{site_words, Wanted};
+use trawl_text::Lang;
 
 use crate::attribution::Claim;
 
@@ -26,317 +22,11 @@ pub struct Answerability {
     pub statements: usize,
 }
 
-/// The form a value takes in a sentence, where the question's words say it: an amount of
-/// money for a price, a share for a percentage. A sentence holding only another number (a
-/// date for "how much will it cost") states no such value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Form {
-    Any,
-    Money,
-    Share,
-    Year,
-    /// A time or a distance: "how long" asks for either.
-    Span,
-    /// A speed, in a unit per time.
-    Speed,
-}
-
-/// Words of a question phrase asking for an amount of money.
-const MONEY_WORDS: &[&str] = &[
-    "price",
-    "cost",
-    "costs",
-    "pay",
-    "paid",
-    "spend",
-    "spent",
-    "fine",
-    "fines",
-    "bond",
-    "money",
-    "compensation",
-    "fee",
-    "fees",
-    "salary",
-    "wage",
-    "budget",
-    "euros",
-    "dollars",
-    "pounds",
-    "worth",
-    "revenue",
-    "profit",
-];
-
-/// Words and signs that give an amount in a currency.
-const CURRENCIES: &[&str] = &[
-    "dollar", "dollars", "euro", "euros", "pound", "pounds", "yen", "yuan", "rupee", "rupees",
-    "rs", "usd", "eur", "gbp", "franc", "francs", "cents", "bn", "crore", "lakh",
-];
-
-/// Units of a time or a distance.
-const SPANS: &[&str] = &[
-    "second",
-    "seconds",
-    "minute",
-    "minutes",
-    "hour",
-    "hours",
-    "day",
-    "days",
-    "week",
-    "weeks",
-    "month",
-    "months",
-    "year",
-    "years",
-    "decade",
-    "decades",
-    "night",
-    "nights",
-    "km",
-    "miles",
-    "mile",
-    "metres",
-    "meters",
-    "metre",
-    "meter",
-    "feet",
-    "foot",
-    "ft",
-    "kilometres",
-    "kilometers",
-    "yards",
-    "inches",
-    "cm",
-    "mm",
-];
-
-/// Units of a speed.
-const SPEEDS: &[&str] = &["mph", "kph", "knots", "mbps", "kbps", "gbps", "mb", "gb"];
-
-/// What a question asks for, as the check reads it.
-pub(crate) struct Wanted {
-    kind: Kind,
-    form: Form,
-    /// For a count of something the question names ("how many saves", "what was the
-    /// attendance"), the stems of its words: a number in a sentence that does not say what
-    /// it counts ("2:55 into overtime") is a count of something else.
-    counted: Vec<String>,
-    /// What the question names: a number stated of someone else is not the answer.
-    entities: Vec<Entity>,
-    /// The question's words, lower-cased: its own values are no answer.
-    question_words: Vec<String>,
-    described: String,
-}
-
-impl Wanted {
-    pub(crate) fn of(question: &str, lang: Lang) -> Option<Wanted> {
-        let a = asked(question, lang);
-        let kind = a.kind?;
-        let question_words: Vec<String> = (question.split(|c: char| !c.is_alphanumeric()))
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        let has =
-            |words: &[&str], among: &[String]| among.iter().any(|w| words.contains(&w.as_str()));
-        // "How much is it expected to cost?" says what is asked after its phrase.
-        let how_much = question_words.windows(2).any(|w| w == ["how", "much"]);
-        let form = match kind {
-            Kind::Number if has(&["percentage", "percent"], &a.focus) => Form::Share,
-            Kind::Number if has(MONEY_WORDS, &a.focus) => Form::Money,
-            Kind::Number if a.focus.is_empty() && how_much && has(MONEY_WORDS, &question_words) => {
-                Form::Money
-            }
-            Kind::Number if a.focus == ["year"] => Form::Year,
-            Kind::Number if a.focus == ["long"] => Form::Span,
-            Kind::Number if has(&["speed", "fast"], &a.focus) => Form::Speed,
-            _ => Form::Any,
-        };
-        let generic = |w: &String| {
-            (NUMBER_NOUNS.iter().chain(MEASURES))
-                .filter(|n| !matches!(**n, "attendance" | "population" | "capacity"))
-                .any(|n| n == w)
-                || matches!(w.as_str(), "people" | "persons" | "times")
-        };
-        // "How many people were arrested": people are counted whatever a page calls them, so
-        // the count is of those the question's participle names.
-        let own: Vec<String> = (a.focus.iter()).filter(|w| !generic(w)).cloned().collect();
-        let counted: Vec<String> = match (kind, form) {
-            (Kind::Number, Form::Any) if own.is_empty() => participle(&question_words, &a.focus)
-                .into_iter()
-                .map(|w| lang.stem(&w).into_owned())
-                .collect(),
-            // "Frame rate", "interest rate": the noun qualifies a measure, given in its unit
-            // ("30fps").
-            (Kind::Number, Form::Any) if own.len() < a.focus.len() => Vec::new(),
-            (Kind::Number, Form::Any) => (own.iter())
-                .flat_map(|w| std::iter::once(w.clone()).chain(markers(w)))
-                .map(|w| lang.stem(&w).into_owned())
-                .collect(),
-            _ => Vec::new(),
-        };
-        let noun = match (kind, form) {
-            (_, Form::Money) => "an amount of money",
-            (_, Form::Share) => "a percentage",
-            (_, Form::Year) => "a year",
-            (_, Form::Speed) => "a speed",
-            (_, Form::Span) => "a duration or a length",
-            (Kind::Number, _) => "a number",
-            (Kind::Date, _) => "a date",
-            (Kind::Name, _) => "a name",
-            (Kind::Place, _) => "a place",
-        };
-        let described = match a.focus.is_empty() || a.focus == ["long"] {
-            true => noun.to_owned(),
-            false => format!("the {} ({noun})", a.focus.join(" ")),
-        };
-        Some(Wanted {
-            kind,
-            form,
-            counted,
-            entities: entities_in(question, lang),
-            question_words,
-            described,
-        })
-    }
-
-    /// Whether `statement` states a value of the form asked that the question does not hold.
-    pub(crate) fn stated_in(&self, statement: &str, site: &[String], lang: Lang) -> bool {
-        let words: Vec<String> = (statement.split(|c: char| !c.is_alphanumeric()))
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        let new = |w: &String| !self.question_words.contains(w);
-        let numbers = || words.iter().filter(|w| w.chars().any(is_digit) && new(w));
-        match (self.kind, self.form) {
-            // A name past the sentence's first word that the question does not hold, and
-            // not the page's own masthead ("News Nation tried to find out …").
-            (Kind::Name | Kind::Place, _) => (statement.split_whitespace().skip(1))
-                .filter_map(|w| {
-                    w.split(|c: char| !c.is_alphanumeric())
-                        .find(|p| !p.is_empty())
-                })
-                .filter(|w| w.starts_with(char::is_uppercase))
-                .map(str::to_lowercase)
-                // "Rs 299" names a currency, not a place.
-                .any(|w| new(&w) && !site.contains(&w) && !CURRENCIES.contains(&w.as_str())),
-            (Kind::Date, _) => {
-                numbers().any(|w| is_year(w))
-                    || words.iter().any(|w| MONTHS.contains(&w.as_str()) && new(w))
-                    || (words.iter().any(|w| {
-                        ["day", "days", "week", "weeks", "month", "months"].contains(&w.as_str())
-                    }) && numbers().next().is_some())
-            }
-            (_, Form::Money) => {
-                numbers().next().is_some()
-                    && (statement.contains(['$', '€', '£', '¥', '₹'])
-                        || words.iter().any(|w| CURRENCIES.contains(&w.as_str())))
-            }
-            (_, Form::Share) => {
-                numbers().next().is_some()
-                    && (statement.contains('%') || words.iter().any(|w| w == "percent"))
-            }
-            (_, Form::Year) => numbers().any(|w| is_year(w)),
-            (_, Form::Span) => {
-                self.kind.stated_in(statement, &self.question_words)
-                    && words.iter().any(|w| SPANS.contains(&w.as_str()))
-            }
-            (_, Form::Speed) => {
-                numbers().next().is_some()
-                    && (words.iter().any(|w| SPEEDS.contains(&w.as_str()))
-                        || statement.contains("km/h")
-                        || statement.contains("per hour"))
-            }
-            (_, Form::Any) => {
-                let says_what = self.counted.is_empty()
-                    || (terms_in(statement, lang).iter())
-                        .any(|t| self.counted.contains(&lang.stem(t).into_owned()));
-                says_what && self.kind.stated_in(statement, &self.question_words)
-            }
-        }
-    }
-}
-
-/// The participle after a counted noun of people ("arrested" of "how many people were
-/// arrested"), if the question has one.
-fn participle(question_words: &[String], focus: &[String]) -> Option<String> {
-    let at = question_words.iter().position(|w| focus.contains(w))?;
-    let rest = &question_words[at + 1..];
-    let auxiliaries = (rest.iter())
-        .take_while(|w| {
-            matches!(
-                w.as_str(),
-                "were" | "was" | "are" | "is" | "had" | "have" | "been" | "be"
-            )
-        })
-        .count();
-    let next = rest.get(auxiliaries)?;
-    (auxiliaries > 0 && (next.ends_with("ed") || next.ends_with("en"))).then(|| next.clone())
-}
-
-/// Whether `statement` speaks of someone else: it names a person or a place of two words or
-/// more that is not its page's masthead, nor any of the question's `entities`. "Tuukka Rask
-/// made 25 saves" in a round-up gives no count of Matt Murray's.
-fn of_someone_else(statement: &str, entities: &[Entity], site: &[String], lang: Lang) -> bool {
-    // Another's name shares no word with the question's ("Hong Kong Polytechnic" is the
-    // question's "Hong Kong Polytechnic University") and is not the page's masthead.
-    let asked: Vec<&String> = entities.iter().flat_map(|e| &e.words).collect();
-    let own = |words: &[String]| {
-        words.iter().all(|w| site.contains(w)) || words.iter().any(|w| asked.contains(&w))
-    };
-    // A sentence's first word is capitalised anyway, but two capitalised words opening it
-    // ("Tuukka Rask made 25 saves") are a name.
-    let opening: Vec<String> = (statement.split_whitespace())
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .take_while(|w| w.chars().next().is_some_and(char::is_uppercase))
-        .map(str::to_lowercase)
-        .collect();
-    let opens_with_name = opening.len() > 1 && !lang.is_stop_word(&opening[0]) && !own(&opening);
-    !entities.is_empty()
-        && !named_in(entities, &[statement], lang).contains(&true)
-        && (opens_with_name
-            || (entities_in(statement, lang).iter()).any(|e| e.words.len() > 1 && !own(&e.words)))
-}
-
-impl Wanted {
-    /// Whether `statement` may be about the question's subject: a name asked for is a new
-    /// name, but a number or a date stated of someone else is theirs.
-    pub(crate) fn about(&self, statement: &str, site: &[String], lang: Lang) -> bool {
-        matches!(self.kind, Kind::Name | Kind::Place)
-            || !of_someone_else(statement, &self.entities, site, lang)
-    }
-}
-
-fn is_year(w: &str) -> bool {
-    w.len() == 4 && w.parse::<u32>().is_ok_and(|y| (1000..=2199).contains(&y))
-}
-
-/// The words of a page's host name: a page's masthead is spelt with them ("newsnation" for
-/// News Nation), so its capitalised words are the site's, not an answer.
-pub(crate) fn site_words(doc: Option<&AnalysedDoc>) -> Vec<String> {
-    let Some(host) = doc.and_then(|d| {
-        url::Url::parse(&d.final_url)
-            .ok()?
-            .host_str()
-            .map(str::to_owned)
-    }) else {
-        return Vec::new();
-    };
-    let label = (host.split('.'))
-        .filter(|l| !matches!(*l, "www" | "com" | "org" | "net" | "co" | "uk" | "in"))
-        .max_by_key(|l| l.len())
-        .unwrap_or("")
-        .to_lowercase();
-    // Every word that is a piece of the label: "news" and "nation" of "newsnation".
-    let mut out = vec![label.clone()];
-    for i in 3..label.len().saturating_sub(2) {
-        if label.is_char_boundary(i) {
-            out.push(label[..i].to_owned());
-            out.push(label[i..].to_owned());
-        }
-    }
-    out
+/// The words of `doc`'s site, its masthead's ([`site_words`]).
+pub(crate) fn site_of(doc: Option<&AnalysedDoc>) -> Vec<String> {
+    (doc.and_then(|d| url::Url::parse(&d.final_url).ok()))
+        .and_then(|u| u.host_str().map(site_words))
+        .unwrap_or_default()
 }
 
 /// A statement of a report: its text and the source it cites first.
@@ -381,7 +71,7 @@ pub fn judge(
     docs: &[&AnalysedDoc],
 ) -> Answerability {
     let wanted = Wanted::of(question, lang);
-    let described = wanted.as_ref().map(|w| w.described.clone());
+    let described = wanted.as_ref().map(|w| w.described().to_owned());
     let verdict = |answerable: bool, reason: String| Answerability {
         answerable,
         reason,
@@ -404,20 +94,20 @@ pub fn judge(
         );
     };
     let answers = |(text, idx): &&Statement<'_>| {
-        let site = site_words(docs.iter().find(|d| d.source.idx == *idx).copied());
+        let site = site_of(docs.iter().find(|d| d.source.idx == *idx).copied());
         wanted.stated_in(text, &site, lang) && wanted.about(text, &site, lang)
     };
     match statements.iter().find(answers) {
         Some((text, _)) => verdict(
             true,
-            format!("\"{}\" states {}", text.trim(), wanted.described),
+            format!("\"{}\" states {}", text.trim(), wanted.described()),
         ),
         None => verdict(
             false,
             format!(
                 "none of the {} statement(s) the sources support states {}",
                 statements.len(),
-                wanted.described
+                wanted.described()
             ),
         ),
     }

@@ -18,7 +18,9 @@ use trawl_text::entities::{entities_in, named_in};
 use trawl_text::points::markers;
 use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, unlink, Lang};
 
-use super::answerable::{site_words, Wanted};
+use trawl_text::wanted::Wanted;
+
+use super::answerable::site_of;
 use super::{lookup, Answering, Draft, Material};
 use crate::context::FULL_MAX_CHARS;
 
@@ -146,7 +148,7 @@ fn rank<'a>(
     pool: &[(usize, &'a str, Vec<String>)],
 ) -> Vec<Candidate<'a>> {
     let (question_names, heads) = (&asks.names, &asks.heads);
-    let sites: Vec<Vec<String>> = docs.iter().map(|d| site_words(Some(d))).collect();
+    let sites: Vec<Vec<String>> = docs.iter().map(|d| site_of(Some(d))).collect();
     let q = stems(query, lang);
     let weights = weights(&q, asks, pool);
     let total: f64 = weights.iter().sum();
