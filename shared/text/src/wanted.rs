@@ -241,6 +241,18 @@ impl Wanted {
             }
         }
     }
+
+    /// Whether `statement` may be about the question's subject: a name asked for is a new
+    /// name, but a number or a date stated of someone else is theirs.
+    pub fn about(&self, statement: &str, site: &[String], lang: Lang) -> bool {
+        matches!(self.kind, Kind::Name | Kind::Place)
+            || !of_someone_else(statement, &self.entities, site, lang)
+    }
+
+    /// What is asked as a report says it is missing: "the starting price (an amount of money)".
+    pub fn described(&self) -> &str {
+        &self.described
+    }
 }
 
 /// The participle after a counted noun of people ("arrested" of "how many people were
@@ -282,22 +294,6 @@ fn of_someone_else(statement: &str, entities: &[Entity], site: &[String], lang: 
         && !named_in(entities, &[statement], lang).contains(&true)
         && (opens_with_name
             || (entities_in(statement, lang).iter()).any(|e| e.words.len() > 1 && !own(&e.words)))
-}
-
-impl Wanted {
-    /// Whether `statement` may be about the question's subject: a name asked for is a new
-    /// name, but a number or a date stated of someone else is theirs.
-    pub fn about(&self, statement: &str, site: &[String], lang: Lang) -> bool {
-        matches!(self.kind, Kind::Name | Kind::Place)
-            || !of_someone_else(statement, &self.entities, site, lang)
-    }
-}
-
-impl Wanted {
-    /// What is asked as a report says it is missing: "the starting price (an amount of money)".
-    pub fn described(&self) -> &str {
-        &self.described
-    }
 }
 
 fn is_year(w: &str) -> bool {
