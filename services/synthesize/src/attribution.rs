@@ -523,7 +523,7 @@ fn marker_at(s: &str) -> Option<usize> {
 }
 
 /// The text without its citation markers, and the numbers they held, in order.
-fn split_markers(raw: &str) -> (String, Vec<u32>) {
+pub(crate) fn split_markers(raw: &str) -> (String, Vec<u32>) {
     let mut text = String::with_capacity(raw.len());
     let mut numbers = Vec::new();
     let mut rest = raw;

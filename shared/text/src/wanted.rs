@@ -340,4 +340,19 @@ mod tests {
         assert!(w.stated_in("The bar is in Select Citywalk.", &site, Lang::EN));
         assert_eq!(w.described(), "the shopping mall (a name)");
     }
+
+    #[test]
+    fn a_year_a_span_and_a_speed_each_have_their_form() {
+        let states =
+            |q: &str, s: &str| Wanted::of(q, Lang::EN).unwrap().stated_in(s, &[], Lang::EN);
+        let q = "In what year was Patrick Carlineo convicted of criminal mischief?";
+        assert!(states(q, "He was convicted of criminal mischief in 1998."));
+        assert!(!states(q, "He faces up to 10 years in prison."));
+        let q = "How long did the man with feather duvet lung take steroids?";
+        assert!(states(q, "The course of steroids continued for 12 months."));
+        assert!(!states(q, "He took 40 mg of steroids."));
+        let q = "What minimum internet connection speed does Google recommend for Stadia in 4K?";
+        assert!(states(q, "Google recommends at least 35 Mbps for 4K."));
+        assert!(!states(q, "Stadia streams 4K at 60 frames per second."));
+    }
 }

@@ -7,7 +7,7 @@ use trawl_messages::AnalysedDoc;
 use trawl_text::wanted::{site_words, Wanted};
 use trawl_text::Lang;
 
-use crate::attribution::Claim;
+use crate::attribution::{split_markers, Claim};
 
 /// The verdict on a report, for `job.json` and the report's opening.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,35 +29,30 @@ pub(crate) fn site_of(doc: Option<&AnalysedDoc>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A statement of a report: its text and the source it cites first.
-pub type Statement<'a> = (&'a str, u32);
-
 /// The statements of a report that cite a source: its supported claims, and its heading lines
-/// that cite one or head a list whose items do (a writer that puts a sentence of its answer in
-/// a heading, "# … each post $100,000 bond [1]", still states it; so does a count above the
-/// items it counted). A heading is taken as the first cited source's.
-pub fn statements<'a>(claims: &'a [Claim], body: &'a str, cited: &[u32]) -> Vec<Statement<'a>> {
+/// that cite one or head a list whose first item does (a writer that puts a sentence of its
+/// answer in a heading, "# … each post $100,000 bond [1]", still states it; so does a count
+/// above the items it counted). A heading's `[n]` names the source `cited[n - 1]`.
+pub fn statements(claims: &[Claim], body: &str, cited: &[u32]) -> Vec<(String, u32)> {
     let lines: Vec<&str> = (body.lines()).filter(|l| !l.trim().is_empty()).collect();
-    let heads_cited = |i: usize| {
-        cites(lines[i])
-            || (lines.get(i + 1))
-                .is_some_and(|next| next.trim_start().starts_with("- ") && cites(next))
+    let source = |line: &str| {
+        let n = *split_markers(line).1.first()?;
+        cited.get((n as usize).checked_sub(1)?).copied()
     };
     let headings = (0..lines.len())
-        .filter(|&i| lines[i].trim_start().starts_with('#') && heads_cited(i))
-        .filter_map(|i| Some((lines[i].trim_start_matches(['#', ' ']), *cited.first()?)));
+        .filter(|&i| lines[i].trim_start().starts_with('#'))
+        .filter_map(|i| {
+            let item = (lines.get(i + 1)).filter(|next| next.trim_start().starts_with("- "));
+            let idx = source(lines[i]).or_else(|| source(item?))?;
+            Some((
+                split_markers(lines[i].trim_start_matches(['#', ' '])).0,
+                idx,
+            ))
+        });
     (claims.iter())
-        .filter_map(|c| Some((c.text.as_str(), *c.sources.first()?)))
+        .filter_map(|c| Some((c.text.clone(), *c.sources.first()?)))
         .chain(headings)
         .collect()
-}
-
-/// Whether `line` holds a citation marker, `[n]`.
-fn cites(line: &str) -> bool {
-    (line.split('[').skip(1)).any(|rest| {
-        rest.split_once(']')
-            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    })
 }
 
 /// Judges a report of `question` (in `lang`) by its `statements` from `docs`: answerable when
@@ -67,7 +62,7 @@ fn cites(line: &str) -> bool {
 pub fn judge(
     question: &str,
     lang: Lang,
-    statements: &[Statement<'_>],
+    statements: &[(String, u32)],
     docs: &[&AnalysedDoc],
 ) -> Answerability {
     let wanted = Wanted::of(question, lang);
@@ -93,7 +88,7 @@ pub fn judge(
             ),
         );
     };
-    let answers = |(text, idx): &&Statement<'_>| {
+    let answers = |(text, idx): &&(String, u32)| {
         let site = site_of(docs.iter().find(|d| d.source.idx == *idx).copied());
         wanted.stated_in(text, &site, lang) && wanted.about(text, &site, lang)
     };
@@ -126,7 +121,7 @@ mod tests {
 
     /// The verdict on `question` of statements each cited from source 0, a page of `url`.
     fn verdict(question: &str, said: &[&str], url: &str) -> Answerability {
-        let statements: Vec<Statement> = said.iter().map(|s| (*s, 0)).collect();
+        let statements: Vec<(String, u32)> = said.iter().map(|s| (s.to_string(), 0)).collect();
         judge(question, Lang::EN, &statements, &[&doc(0, url)])
     }
 
@@ -224,16 +219,17 @@ mod tests {
     #[test]
     fn a_cited_heading_or_a_count_over_cited_items_is_a_statement() {
         let body = "# Two officers charged 1] Each must post $100,000 bond within a week. [1]\n\n\
-                    ### 5 isotopes, counted\n\n- Zorbium-101 [1]\n\n## Answer\n\nText.";
-        let said = statements(&[], body, &[7]);
+                    ### 5 isotopes, counted\n\n- Zorbium-101 [2]\n\n## Answer\n\nText.";
+        let said = statements(&[], body, &[7, 9]);
+        let text = |s: &str| s.to_string();
         assert_eq!(
             said,
             vec![
                 (
-                    "Two officers charged 1] Each must post $100,000 bond within a week. [1]",
+                    text("Two officers charged 1] Each must post $100,000 bond within a week."),
                     7
                 ),
-                ("5 isotopes, counted", 7),
+                (text("5 isotopes, counted"), 9),
             ]
         );
         let q = "How much bond did each of the prison guards have to post?";
