@@ -19,6 +19,7 @@ mod chaos_ssrf;
 mod domains;
 mod embedded;
 mod fetch;
+mod fields;
 mod files;
 mod fleet;
 mod follow_up_corpus;

@@ -77,20 +77,28 @@ pub struct SubmitArgs {
     /// wins.
     #[arg(long = "cache-max-age", value_name = "SECS")]
     cache_max_age_secs: Option<u64>,
+    /// Every question fills these fields (a JSON Schema object whose properties are the
+    /// values wanted; docs/fields.md), unless its line gives its own `fields`. Each job then
+    /// writes answer.json, and `trawl results --format csv` has a column per field.
+    #[arg(long, value_name = "SCHEMA.json")]
+    fields: Option<PathBuf>,
     #[command(flatten)]
     server: ServerArgs,
 }
 
 impl SubmitArgs {
     /// The batch-wide options the flags give, which each line's own options override.
-    fn defaults(&self) -> JobOptions {
+    fn defaults(&self) -> anyhow::Result<JobOptions> {
         let listed = |l: &[String]| (!l.is_empty()).then(|| l.to_vec());
-        JobOptions {
+        Ok(JobOptions {
             include_domains: listed(&self.include_domains),
             exclude_domains: listed(&self.exclude_domains),
             cache_max_age_secs: self.cache_max_age_secs,
+            fields: (self.fields.as_deref())
+                .map(trawl_cli::input::read_fields)
+                .transpose()?,
             ..JobOptions::default()
-        }
+        })
     }
 }
 
@@ -140,8 +148,10 @@ pub struct ResultsArgs {
     out: PathBuf,
     /// md: DIR/<job>/report.md and every work product; json: DIR/results.json (one array);
     /// jsonl: DIR/results.jsonl (one job per line). Each JSON record holds the question's id
-    /// and metadata, its status, report and sources.
-    #[arg(long, value_parser = ["md", "json", "jsonl"], default_value = "md")]
+    /// and metadata, its status, report, sources and answer (its fields). csv:
+    /// DIR/results.csv, a row per question: id, query, status, metadata, and each field with
+    /// <field>_source.
+    #[arg(long, value_parser = ["md", "json", "jsonl", "csv"], default_value = "md")]
     format: String,
     #[command(flatten)]
     server: ServerArgs,
@@ -179,7 +189,7 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     let bytes = trawl_cli::input::read_file(&args.file, config.broker.max_batch_bytes, &what)?;
     let questions = parse_batch(&bytes)
         .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
-    let questions = with_defaults(questions, &args.defaults())
+    let questions = with_defaults(questions, &args.defaults()?)
         .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
     if let Some(url) = &args.webhook {
         let parsed =
@@ -332,12 +342,12 @@ pub async fn results(config: Config, args: ResultsArgs) -> anyhow::Result<ExitCo
         .await?
         .with_context(|| format!("no batch {} under {}", args.batch, rt.objects.location()))?;
     if args.format != "md" {
-        let mut records = Records::create(&args.out, &args.format)?;
+        let mut records = Export::create(&args.out, &args.format)?;
         let statuses = trawl_pipeline::batch::job_statuses(&rt, manifest.batch_id).await?;
         for job in &manifest.jobs {
             records.push(&job_result(&rt, manifest.batch_id, job, &statuses, false).await?)?;
         }
-        return records.finish();
+        return records.finish(&args.out);
     }
     wrote_reports(&args.out, &collect(&rt, &manifest, &args.out).await?);
     Ok(ExitCode::SUCCESS)
@@ -402,6 +412,43 @@ impl Records {
     }
 }
 
+/// A batch's results as JSON records, written as they come, or as a CSV table.
+enum Export {
+    Records(Records),
+    Table(trawl_cli::table::Table),
+}
+
+impl Export {
+    fn create(out: &Path, format: &str) -> anyhow::Result<Export> {
+        Ok(match format {
+            "csv" => Export::Table(Default::default()),
+            _ => Export::Records(Records::create(out, format)?),
+        })
+    }
+
+    fn push(&mut self, job: &JobResult) -> anyhow::Result<()> {
+        match self {
+            Export::Records(r) => r.push(job),
+            Export::Table(t) => {
+                t.push(job);
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(self, out: &Path) -> anyhow::Result<ExitCode> {
+        match self {
+            Export::Records(r) => r.finish(),
+            Export::Table(t) => {
+                let rows = t.len();
+                let path = t.write(out)?;
+                eprintln!("wrote {rows} jobs to {}", path.display());
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    }
+}
+
 fn wrote_reports(out: &Path, collected: &Collected) {
     let pending = match collected.jobs_without_report {
         0 => String::new(),
@@ -425,13 +472,13 @@ async fn results_remote(remote: &Remote, args: ResultsArgs) -> anyhow::Result<Ex
     let progress = bar(status.total, "jobs");
     let failed = || format!("failed to read the results of batch {batch}");
     if !md {
-        let mut records = Records::create(&args.out, &args.format)?;
+        let mut records = Export::create(&args.out, &args.format)?;
         while let Some(job) = export.next().await.with_context(failed)? {
             records.push(&job)?;
             progress.inc(1);
         }
         progress.finish_and_clear();
-        return records.finish();
+        return records.finish(&args.out);
     }
     let mut collected = Collected::default();
     while let Some(job) = export.next().await.with_context(failed)? {
@@ -525,7 +572,7 @@ mod tests {
             <Cli as clap::Parser>::try_parse_from(["trawl", "b.jsonl", "--cache-max-age", "0"])
                 .unwrap()
                 .submit;
-        assert_eq!(args.defaults().cache_max_age_secs, Some(0));
+        assert_eq!(args.defaults().unwrap().cache_max_age_secs, Some(0));
         let questions = parse_batch(
             br#"{"query": "a"}
 {"query": "b", "options": {"cache_max_age_secs": 3600}}"#,
@@ -586,6 +633,7 @@ mod tests {
             cost_usd: Some(0.25),
             report: Some("# r\n\n[1] x".into()),
             sources: serde_json::json!([{"idx": 0}]),
+            answer: None,
             work_products: None,
         }
     }

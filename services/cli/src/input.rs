@@ -47,6 +47,19 @@ fn human(bytes: u64) -> String {
     }
 }
 
+/// The fields schema of a `--fields` file (a JSON Schema object, [`trawl_messages::Fields`]);
+/// the error names the file and the place in it.
+pub fn read_fields(path: &Path) -> anyhow::Result<trawl_messages::Fields> {
+    let what = format!("--fields {}", path.display());
+    let bytes = read_file(
+        path,
+        trawl_messages::fields::MAX_SCHEMA_BYTES as u64 * 4,
+        &what,
+    )?;
+    let text = String::from_utf8(bytes).with_context(|| format!("{what}: not UTF-8 text"))?;
+    trawl_messages::fields::from_text(&text).map_err(|e| anyhow::anyhow!("{what}: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

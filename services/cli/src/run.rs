@@ -66,6 +66,11 @@ pub struct RunArgs {
     /// them; 0 fetches every page. Default: cache.max_age_secs.
     #[arg(long = "cache-max-age", value_name = "SECS")]
     cache_max_age: Option<u64>,
+    /// Fill these fields as data: a JSON Schema object whose properties are the values wanted
+    /// (docs/fields.md). The job writes answer.json, the report shows them first, and
+    /// `--format json` prints them under "answer".
+    #[arg(long, value_name = "SCHEMA.json")]
+    fields: Option<PathBuf>,
     /// Write the report without the LLM (extractive), even when one is configured.
     #[arg(long)]
     no_llm: bool,
@@ -113,6 +118,11 @@ impl RunArgs {
             exclude_domains: listed(&self.exclude_domains),
             urls: listed(&self.urls),
             search: self.no_search.then_some(false),
+            fields: match self.fields.as_deref().map(trawl_cli::input::read_fields) {
+                Some(Ok(fields)) => Some(fields),
+                Some(Err(e)) => return Err(vec![format!("{e:#}")]),
+                None => None,
+            },
         };
         let flag = |key: &str| match key {
             "providers" => "--provider".to_owned(),

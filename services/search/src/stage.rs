@@ -162,6 +162,17 @@ impl SearchStage {
         tried: &HashSet<String>,
         max: usize,
     ) -> Found {
+        let mut analysis = analysis;
+        // A job's fields are what its answer must contain: clean extracts each from every
+        // source, and a follow-up round looks for one no source gave.
+        if let Some(fields) = &task.options.fields {
+            let points = &mut analysis.target_data_points;
+            for point in fields.fields.iter().map(|f| f.point()).rev() {
+                if !points.contains(&point) {
+                    points.insert(0, point);
+                }
+            }
+        }
         let cfg = &rt.config.search;
         let chain = chain_of(cfg, task, analysis.is_news);
         let freshness = freshness_of(cfg, task);

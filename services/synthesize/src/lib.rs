@@ -10,10 +10,12 @@
 //! - [`citations`]: validation of the LLM's citations.
 //! - [`rounds`]: what a job still lacks after a round of research, and the next round's
 //!   searches for it.
+//! - [`answer`]: the job's fields (`answer.json`), typed and cited values from what it read.
 //! - [`attribution`]: every claim of a report checked against its sources' text (`claims.json`).
 //! - [`products`]: `search.md`, `sources.md`, `job.json`, and the batch summary.
 //! - [`webhook`]: signed `job.completed` and `batch.completed` deliveries.
 
+pub mod answer;
 pub mod attribution;
 pub mod citations;
 pub mod conflicts;

@@ -22,6 +22,7 @@ use trawl_pipeline::metrics::{labels, METRICS};
 use trawl_pipeline::results::add_counters;
 use trawl_pipeline::{ErrorClass, Handled, Job, JobLlm, Runtime, Stage, StageError};
 
+use crate::answer;
 use crate::attribution::Verdict;
 use crate::conflicts::detect_in;
 use crate::products::{search_md, sources_md, write_summary};
@@ -189,6 +190,16 @@ async fn synthesise(
             .and_then(|i| i.options.report_type)
             .unwrap_or(rt.config.report.kind),
         lang,
+        findings: None,
+    };
+    let fields = (input.as_ref()).and_then(|i| i.options.fields.as_ref());
+    let findings = match fields {
+        Some(fields) => Some(find_fields(stage, &ctx, &material, fields).await?),
+        None => None,
+    };
+    let material = Material {
+        findings: findings.as_ref(),
+        ..material
     };
     let mut job_record = JobRecord {
         conflicts: conflicts.len(),
@@ -463,6 +474,42 @@ async fn write_report(
     })
 }
 
+/// The job's fields from the sources its report may cite: the model's values where one is
+/// ready and each is stated by the source it names, the extractors' otherwise.
+async fn find_fields(
+    stage: &SynthesizeStage,
+    job: &Job<'_, SynthesizeTask>,
+    material: &Material<'_>,
+    fields: &trawl_messages::Fields,
+) -> Result<answer::Findings, StageError> {
+    let answering = material.answering();
+    let extracted = answer::extracted(fields, &answering.docs);
+    let llm = job.llm(stage.llm.as_ref()).await?;
+    let Some(model) = llm.ready().filter(|_| !answering.docs.is_empty()) else {
+        return Ok(extracted);
+    };
+    let asked = answer::ask::ask(model, material.question, fields, &answering.docs).await;
+    job.charge("synthesize", model).await?;
+    Ok(match asked {
+        Ok(given) => {
+            let label = |n: u32| n.checked_sub(1);
+            answer::ask::read(fields, &given, &answering.docs, label, extracted)
+        }
+        Err(e) => {
+            let note = (Fallback {
+                step: "fields",
+                instead: "the extractors' values",
+                error: &e,
+            })
+            .emit();
+            answer::Findings {
+                notes: vec![note],
+                ..extracted
+            }
+        }
+    })
+}
+
 /// Saves `sources.json`, `sources.md`, `search.md` and `report.md`; returns the job's search
 /// record (`search.json`; none if absent or unreadable) for its `job.json`.
 async fn save_products(
@@ -519,6 +566,9 @@ async fn save_products(
     }
     rt.put_json(&paths::claims(batch, job), &report.claims)
         .await?;
+    if let Some(answer) = &report.answer {
+        rt.put_json(&paths::answer(batch, job), answer).await?;
+    }
     rt.objects
         .put(&paths::report(batch, job), report.markdown.as_bytes())
         .await?;

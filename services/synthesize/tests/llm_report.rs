@@ -24,6 +24,7 @@ fn material<'a>(
     conflicts: &'a [Conflict],
 ) -> Material<'a> {
     Material {
+        findings: None,
         question,
         sub_queries: &[],
         data_points: &[],

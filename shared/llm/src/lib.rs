@@ -98,7 +98,7 @@ pub(crate) fn step_of(task: &str) -> &'static str {
         "select" => "selection",
         "clean" | "judge" => "clean",
         "analysis" | "analysis_news" => "analyse",
-        "report" => "report",
+        "report" | "fields" => "report",
         _ => "",
     }
 }
@@ -627,22 +627,34 @@ impl Llm {
         request: &ChatRequest,
         validate: impl Fn(&T) -> Result<(), E>,
     ) -> Result<(T, Usage), LlmError> {
-        let result = self.json_turns(request, validate).await;
+        let result = self.json_turns(request, &schema_of::<T>(), validate).await;
         self.fell_back(request.task, result)
     }
 
-    async fn json_turns<T: DeserializeOwned + schemars::JsonSchema, E: std::fmt::Display>(
+    /// [`Llm::json`] for an answer whose schema is known only at run time (a job's fields):
+    /// the JSON object is checked against nothing but `validate`.
+    pub async fn json_value<E: std::fmt::Display>(
         &self,
         request: &ChatRequest,
+        schema: &Value,
+        validate: impl Fn(&Value) -> Result<(), E>,
+    ) -> Result<(Value, Usage), LlmError> {
+        let result = self.json_turns(request, schema, validate).await;
+        self.fell_back(request.task, result)
+    }
+
+    async fn json_turns<T: DeserializeOwned, E: std::fmt::Display>(
+        &self,
+        request: &ChatRequest,
+        schema: &Value,
         validate: impl Fn(&T) -> Result<(), E>,
     ) -> Result<(T, Usage), LlmError> {
-        let schema = schema_of::<T>();
         let answer = match self.inner.config.json_mode {
-            true => wire::Answer::Schema(&schema),
+            true => wire::Answer::Schema(schema),
             false => wire::Answer::Text,
         };
         let mut request = request.clone();
-        request.max_tokens = request.max_tokens.min(json::allowance(&schema));
+        request.max_tokens = request.max_tokens.min(json::allowance(schema));
         let mut usage = Usage::default();
         for turn in 0..2 {
             let (response, key) = self.chat_as(&request, answer).await?;

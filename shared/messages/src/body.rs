@@ -238,6 +238,12 @@ pub struct JobOptions {
         deserialize_with = "crate::whole::search"
     )]
     pub search: Option<bool>,
+    /// The values wanted as data: a JSON Schema object whose properties are the fields
+    /// ([`Fields`](crate::Fields)). The job then writes `answer.json`, one typed and cited value
+    /// (or `not_found`, or `conflict`) per field, and its report shows them first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub fields: Option<crate::Fields>,
 }
 
 /// A report's shape (`report.type`, and a job's `report_type` option).
@@ -278,6 +284,7 @@ impl JobOptions {
             exclude_domains: self.exclude_domains.or(d.exclude_domains),
             urls: self.urls.or(d.urls),
             search: self.search.or(d.search),
+            fields: self.fields.or(d.fields),
         }
     }
 

@@ -5,6 +5,7 @@
 //! - [`body`]: the bodies (`SearchTask`, `FetchTask`, `FetchedDoc`, `SynthesizeTask`,
 //!   `ResearchResult`) and the documents stages hand each other.
 //! - [`domains`]: a job's domain filter, what `include_domains` and `exclude_domains` allow.
+//! - [`fields`]: the fields a job fills (a JSON Schema object) and its `answer.json`.
 //! - [`outcome`]: the terminal outcome every selected URL ends in.
 //! - [`queue`]: queue names, one per stage, under a configurable namespace.
 //! - [`paths`]: where a job's results and work products live in the object store.
@@ -17,6 +18,7 @@
 pub mod body;
 pub mod domains;
 pub mod envelope;
+pub mod fields;
 pub mod outcome;
 pub mod paths;
 pub mod queue;
@@ -26,6 +28,7 @@ pub mod whole;
 pub use body::*;
 pub use domains::Domains;
 pub use envelope::{DecodeError, Envelope, Kind, SCHEMA_VERSION};
+pub use fields::{Answer, FieldAnswer, FieldStatus, Fields, Ordered};
 pub use outcome::Outcome;
 pub use queue::{Queue, StageKind};
 pub use record::{JobRecord, ReportWriter, RoundRecord, SearchRecord, UnknownReportWriter};

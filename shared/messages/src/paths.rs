@@ -30,6 +30,11 @@ pub fn search_md(batch: Uuid, job: Uuid) -> String {
     format!("{}/search.md", job_dir(batch, job))
 }
 
+/// The job's fields, each with its typed and cited value (a job asked for fields only).
+pub fn answer(batch: Uuid, job: Uuid) -> String {
+    format!("{}/answer.json", job_dir(batch, job))
+}
+
 /// A work product of the job by its name under the job's folder, as listed there.
 pub fn job_file(batch: Uuid, job: Uuid, name: &str) -> String {
     format!("{}/{name}", job_dir(batch, job))

@@ -444,7 +444,13 @@ fn parse_line(line: &str, number: usize) -> Result<Question, LineError> {
 
 /// Options a JSONL line may give beside its query as well as in its `options`: a line's own
 /// sources and filters read naturally there (`{"query": "…", "urls": […], "search": false}`).
-const LINE_OPTIONS: &[&str] = &["urls", "search", "include_domains", "exclude_domains"];
+const LINE_OPTIONS: &[&str] = &[
+    "urls",
+    "search",
+    "include_domains",
+    "exclude_domains",
+    "fields",
+];
 
 /// Moves a line's [`LINE_OPTIONS`] into its `options`; one given in both places is refused.
 fn lift_options(fields: &mut serde_json::Map<String, Value>) -> Result<(), LineError> {

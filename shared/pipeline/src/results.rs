@@ -94,6 +94,11 @@ pub struct JobResult {
     /// The job's `sources.json` (every selected source and what became of it); null until the
     /// job has ended.
     pub sources: Value,
+    /// The job's fields, each with its value, status, sources and quote (`answer.json`), when
+    /// it asked for fields and has ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub answer: Option<trawl_messages::Answer>,
     /// Every work product of an ended job by name (`report.md`, `job.json`, `docs/1.json` …)
     /// as text; only when asked for (`work_products=true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +138,13 @@ pub async fn job_result(
             .map_err(|e| StageError::permanent(format!("corrupt sources.json of job {id}: {e}")))?,
         None => Value::Null,
     };
+    let answer =
+        match rt.objects.get(&paths::answer(batch, id)).await? {
+            Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+                StageError::permanent(format!("corrupt answer.json of job {id}: {e}"))
+            })?),
+            None => None,
+        };
     let products = match (&report, work_products) {
         (_, false) => None,
         (None, true) => Some(BTreeMap::new()),
@@ -151,6 +163,7 @@ pub async fn job_result(
             .map(|r| r.total_cost_microdollars as f64 / 1e6),
         report,
         sources,
+        answer,
         work_products: products,
     })
 }
@@ -228,6 +241,7 @@ mod tests {
             cost_usd: None,
             report: None,
             sources: Value::Null,
+            answer: None,
             work_products: None,
         };
         let json = serde_json::to_value(&result).unwrap();

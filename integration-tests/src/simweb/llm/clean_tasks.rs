@@ -201,11 +201,125 @@ pub fn analysis(prompt: &str, news: bool) -> Value {
     })
 }
 
+/// `fields`: the prompt lists the fields (`- <name> (<point>): <type>…` under `Fields:`) and
+/// the sources (`[n] <title> | <url>` then their lines). Each field takes, from the first source
+/// line naming its point (or, for a number asked in a unit, with a number followed by a word
+/// starting as the unit does: "1,156 metres" for `m`), a value of its type: a number (the
+/// first, commas dropped), a year for
+/// a whole number or a date asked of a date-like point, and for text the capitalised words
+/// after "by" (a name); the line is the quote. `simweb:fields-wrong` names a value no source
+/// states, which trawl must refuse.
+pub fn fields(prompt: &str) -> Value {
+    let listed = after_line(prompt, "Fields:");
+    let specs: Vec<(&str, &str, &str)> = (listed.lines())
+        .take_while(|l| l.starts_with("- "))
+        .filter_map(|l| {
+            let (name, rest) = l[2..].split_once(" (")?;
+            let (point, ty) = rest.split_once("): ")?;
+            Some((name, point, ty))
+        })
+        .collect();
+    let sources = after_line(prompt, "Sources:");
+    let mut lines: Vec<(u64, &str)> = Vec::new();
+    let mut current = 0;
+    for line in sources.lines() {
+        if let Some(n) = (line.strip_prefix('['))
+            .and_then(|l| l.split_once(']'))
+            .and_then(|(n, _)| n.parse().ok())
+        {
+            current = n;
+            continue;
+        }
+        for s in sentences(line) {
+            lines.push((current, s));
+        }
+    }
+    let mut out = Map::new();
+    for (name, point, ty) in specs {
+        let unit = ty
+            .split(", in ")
+            .nth(1)
+            .map(|u| u.split(',').next().unwrap_or(u));
+        let in_unit = |s: &str| {
+            let words: Vec<&str> = s.split_whitespace().collect();
+            unit.is_some_and(|u| {
+                words.windows(2).any(|w| {
+                    w[0].chars().any(|c| c.is_ascii_digit())
+                        && w[1].to_lowercase().starts_with(&u.to_lowercase()[..1])
+                })
+            })
+        };
+        let found = lines.iter().find_map(|(n, s)| {
+            // "designer" names a sentence saying "designed": words match by their stem.
+            let lower = s.to_lowercase();
+            let names = (point.split_whitespace())
+                .filter(|w| w.len() >= 3)
+                .any(|w| lower.contains(&w[..w.len().saturating_sub(2).max(3)]));
+            if !names && !in_unit(s) {
+                return None;
+            }
+            let value = if ty.starts_with("a number") || ty.starts_with("a whole number") {
+                let year_like = ["opened", "founded", "year", "built"]
+                    .iter()
+                    .any(|w| point.contains(w));
+                let digits = |w: &str| {
+                    w.trim_matches(|c: char| !c.is_ascii_digit())
+                        .replace(',', "")
+                };
+                let n = s
+                    .split_whitespace()
+                    .map(digits)
+                    .find(|w| !w.is_empty() && (!year_like || w.len() == 4))?;
+                json!(n.parse::<f64>().ok()?)
+            } else if ty.starts_with("a date") {
+                json!(s
+                    .split_whitespace()
+                    .map(|w| w.trim_matches(|c: char| !c.is_ascii_digit()))
+                    .find(|w| w.len() == 4)?)
+            } else {
+                let after = s.split(" by ").nth(1)?;
+                let words: Vec<&str> = (after.split_whitespace())
+                    .map(|w| w.trim_end_matches(['.', ',']))
+                    .skip_while(|w| !w.starts_with(char::is_uppercase))
+                    .take_while(|w| w.starts_with(char::is_uppercase))
+                    .collect();
+                if words.is_empty() {
+                    return None;
+                }
+                json!(words.join(" "))
+            };
+            Some(json!({"value": value, "source": n, "quote": s}))
+        });
+        let mut answer =
+            found.unwrap_or_else(|| json!({"value": null, "source": null, "quote": null}));
+        if prompt.contains("simweb:fields-wrong") {
+            answer["value"] = json!("Nobody Anywhere");
+        }
+        out.insert(name.to_owned(), answer);
+    }
+    Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const PAGE: &str = "# Frell\n\nWe use cookies. Accept all?\n\nThe Frell protocol uses port 4410. It was designed by Ada Quist.\n\n```\n$ frell --port 4410\n```\n\nSubscribe to our newsletter\n";
+
+    #[test]
+    fn fields_take_a_value_of_their_type_from_the_line_naming_them() {
+        let prompt = "Question: q\nFields:\n- length (length): a number, in m\n- opened (opened): a whole number\n- designer (designer): text\n- colour (colour): text\nSources:\n[2] T | https://a.example/\nThe bridge spans 1,156 metres. It opened in 1931. The bridge was designed by engineer Ilse Strand.\n";
+        let v = fields(prompt);
+        assert_eq!(v["length"]["value"], 1156.0);
+        assert_eq!(v["length"]["source"], 2);
+        assert_eq!(v["opened"]["value"], 1931.0);
+        assert_eq!(v["designer"]["value"], "Ilse Strand");
+        assert_eq!(
+            v["designer"]["quote"],
+            "The bridge was designed by engineer Ilse Strand."
+        );
+        assert_eq!(v["colour"]["value"], Value::Null);
+    }
 
     #[test]
     fn judge_scores_the_share_of_clean_lines() {

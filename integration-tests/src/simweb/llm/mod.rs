@@ -9,10 +9,11 @@
 //!   `system`/`developer` message; Anthropic: the top-level `system`). The prompt is the last
 //!   user message that does not contain `not valid JSON`.
 //! * `query_analysis`, `relevance` and `select` answer JSON ([`tasks`] documents the prompt
-//!   lines they read), as do the clean stage's `judge`, `analysis` and `analysis_news`;
-//!   `report` and `clean` answer prose and markdown ([`clean_tasks`] documents the clean
-//!   stage's tasks and their `simweb:dirty`, `simweb:drop-code`, `simweb:clean-short` and
-//!   `simweb:extra-key` markers); any other task, or none, answers
+//!   lines they read), as do the clean stage's `judge`, `analysis` and `analysis_news` and
+//!   synthesize's `fields`; `report` and `clean` answer prose and markdown ([`clean_tasks`]
+//!   documents the clean stage's tasks, `fields`, and their `simweb:dirty`,
+//!   `simweb:drop-code`, `simweb:clean-short`, `simweb:extra-key` and `simweb:fields-wrong`
+//!   markers); any other task, or none, answers
 //!   `SIMULATED: <first 100 chars>`.
 //! * Markers in the prompt: `simweb:badjson` (prose until a later user message contains
 //!   `not valid JSON`), `simweb:badjson-always`, `simweb:fenced`, `simweb:think`,

@@ -187,6 +187,7 @@ impl Chat {
             Some("judge") => clean_tasks::judge(prompt),
             Some("analysis") => clean_tasks::analysis(prompt, false),
             Some("analysis_news") => clean_tasks::analysis(prompt, true),
+            Some("fields") => clean_tasks::fields(prompt),
             // Prose, not JSON: the JSON markers do not apply.
             Some("report") => return tasks::report(prompt),
             Some("clean") => return clean_tasks::clean(prompt),

@@ -450,6 +450,7 @@ mod tests {
         shape: ReportType,
     ) -> Material<'a> {
         Material {
+            findings: None,
             question,
             sub_queries,
             data_points: &[],
@@ -660,6 +661,7 @@ mod tests {
         let question = "Какова температура плавления зорбия?";
         let report = |lang: Lang| {
             Material {
+                findings: None,
                 lang,
                 ..material(question, &[], &docs, &[], &gaps, ReportType::Answer)
             }
@@ -695,6 +697,7 @@ mod tests {
         ];
         let gaps = Gaps::default();
         let r = Material {
+            findings: None,
             lang: Lang::from_tag("fr").unwrap(),
             ..material(
                 "Quelle est la longueur du pont de Tovmo ?",
@@ -852,6 +855,7 @@ mod tests {
     fn answer_stating(question: &str, docs: &[AnalysedDoc], points: &[String]) -> Report {
         let gaps = Gaps::default();
         Material {
+            findings: None,
             data_points: points,
             ..material(question, &[], docs, &[], &gaps, ReportType::Answer)
         }

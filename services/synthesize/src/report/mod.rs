@@ -56,6 +56,8 @@ pub struct Material<'a> {
     /// The question's language: its stop words and stems rank the extractive report's
     /// sentences.
     pub lang: Lang,
+    /// The job's fields as found, when it asked for fields: the report shows them first.
+    pub findings: Option<&'a crate::answer::Findings>,
 }
 
 /// What a report says when no source could be read.
@@ -297,13 +299,30 @@ impl<'a> Material<'a> {
         let statements =
             answerable::statements(&attributed.claims, &attributed.body, &attributed.cited);
         let answerability = answerable::judge(self.question, self.lang, &statements, citable);
-        let mut md = format!("# {}\n\n", self.question.trim());
-        if self.docs.is_empty() {
-            md.push_str(NOTHING_READ);
-        } else if !answerability.answerable {
+        if !answerability.answerable {
             // What the sources say near the answer is not the answer: no statement of it is
             // presented as one, and nothing is cited.
             citations.clear();
+        }
+        let answer = self.findings.map(|f| {
+            // A field's sources are listed, cited by the body or not.
+            for idx in f.sources() {
+                if !citations.iter().any(|c| c.idx == idx) {
+                    if let Some(d) = self.docs.iter().find(|d| d.source.idx == idx) {
+                        citations.push(citation(d, citations.len() as u32 + 1));
+                    }
+                }
+            }
+            f.answer(&citations)
+        });
+        let mut md = format!("# {}\n\n", self.question.trim());
+        if let Some(f) = self.findings {
+            md.push_str(&f.table(&citations));
+            md.push('\n');
+        }
+        if self.docs.is_empty() {
+            md.push_str(NOTHING_READ);
+        } else if !answerability.answerable {
             md.push_str(&self.no_answer(&answerability));
         } else {
             md.push_str(&attributed.body);
@@ -332,6 +351,7 @@ impl<'a> Material<'a> {
             writer: draft.writer,
             claims: attributed.claims,
             answerability,
+            answer,
         }
     }
 }
@@ -348,6 +368,8 @@ pub struct Report {
     /// Whether a statement of the body answers the question; when none does, the report
     /// abstains and cites nothing.
     pub answerability: answerable::Answerability,
+    /// The job's fields (`answer.json`), when it asked for fields.
+    pub answer: Option<trawl_messages::Answer>,
 }
 
 /// The citation entry for `doc` numbered `n`.
@@ -521,6 +543,7 @@ mod tests {
         gaps: &'a Gaps,
     ) -> Material<'a> {
         Material {
+            findings: None,
             question,
             sub_queries: &[],
             data_points: &[],

@@ -1,0 +1,178 @@
+//! Answers as data: `trawl run --fields` fills a schema's fields from simweb's pages, with and
+//! without the LLM, each value typed, quoted from a page the job read, and `not_found` where no
+//! page states one.
+
+use crate::common;
+
+use std::process::Stdio;
+
+use common::Fleet;
+use serde_json::{json, Value};
+
+/// A bridge whose pages agree, and its length in metres, opening year and designer.
+fn bridge(fleet: &Fleet) -> (String, f64, i64, String) {
+    let topic = (fleet.corpus.topics().iter())
+        .find(|t| t.kind == "bridge" && !t.disagrees())
+        .expect("simweb has bridges");
+    let number = |s: &str| -> String {
+        (s.split_whitespace())
+            .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+            .map(|w| w.trim_end_matches('.').replace(',', ""))
+            .unwrap()
+    };
+    let length: f64 = number(&topic.facts[0]).parse().unwrap();
+    let opened: i64 = number(&topic.facts[1]).parse().unwrap();
+    let designer = (topic.facts[2].split("engineer ").nth(1).unwrap())
+        .trim_end_matches('.')
+        .to_owned();
+    (topic.question.clone(), length, opened, designer)
+}
+
+const SCHEMA: &str = r#"{
+  "type": "object",
+  "properties": {
+    "length": {"type": "number", "unit": "km", "description": "how long the bridge is"},
+    "opened": {"type": "integer", "minimum": 1000},
+    "designer": {"type": "string"},
+    "colour": {"type": "string", "enum": ["red", "grey"]}
+  },
+  "required": ["length"]
+}"#;
+
+async fn run_with_fields(fleet: &Fleet, question: &str, llm: bool) -> Value {
+    let schema = fleet.dir.path().join("schema.json");
+    std::fs::write(&schema, SCHEMA).unwrap();
+    let mut command = fleet.trawl_alone();
+    command
+        .args([
+            "run",
+            question,
+            "--format",
+            "json",
+            "--max-level",
+            "1",
+            "--fields",
+        ])
+        .arg(&schema);
+    if llm {
+        let web = fleet.simweb.base_url();
+        command
+            .env("TRAWL__LLM__PROVIDER", "openai")
+            .env("TRAWL__LLM__BASE_URL", format!("{web}/v1"))
+            .env("TRAWL__LLM__MODEL", "fields-model")
+            .env("OPENAI_API_KEY", "k");
+    } else {
+        command.arg("--no-llm");
+    }
+    let out = command.stdin(Stdio::null()).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every found value is quoted from a source the report lists, and that source says it.
+fn assert_quoted(record: &Value) {
+    let report = record["report"].as_str().unwrap();
+    for (name, field) in record["answer"]["fields"].as_object().unwrap() {
+        if field["status"] != "found" {
+            continue;
+        }
+        let quote = field["quote"].as_str().unwrap();
+        assert!(!quote.is_empty(), "{name}: {field}");
+        for n in field["sources"].as_array().unwrap() {
+            assert!(
+                report.contains(&format!("\n{n}. [")),
+                "{name}'s source [{n}] is listed: {report}"
+            );
+        }
+        let url = field["url"].as_str().unwrap();
+        assert!(report.contains(url), "{name}: {url} in {report}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trawl_run_fills_typed_cited_fields_with_and_without_the_llm() {
+    let fleet = Fleet::start().await;
+    let (question, metres, opened, designer) = bridge(&fleet);
+    for llm in [false, true] {
+        let record = run_with_fields(&fleet, &question, llm).await;
+        let answer = &record["answer"];
+        assert_eq!(
+            answer["by"],
+            if llm { "llm" } else { "extractive" },
+            "{answer}"
+        );
+        let fields = &answer["fields"];
+        // In the schema's order, converted to the field's unit.
+        let names: Vec<&String> = fields.as_object().unwrap().keys().collect();
+        assert_eq!(names.len(), 4);
+        assert_eq!(fields["length"]["status"], "found", "{answer}");
+        let km = fields["length"]["value"].as_f64().unwrap();
+        assert!(
+            (km - metres / 1000.0).abs() < 1e-6,
+            "{km} km for {metres} m: {answer}"
+        );
+        assert_eq!(fields["opened"]["value"], json!(opened), "{answer}");
+        // A name is found or not, never another one.
+        match fields["designer"]["status"].as_str() {
+            Some("found") => assert_eq!(fields["designer"]["value"], json!(designer), "{answer}"),
+            other => assert_eq!(other, Some("not_found"), "{answer}"),
+        }
+        assert_eq!(
+            fields["colour"]["status"], "not_found",
+            "no page states a colour: {answer}"
+        );
+        assert!(fields["colour"].get("value").is_none(), "{answer}");
+        assert_quoted(&record);
+        let report = record["report"].as_str().unwrap();
+        let table = report
+            .find("| Field | Value | Sources |")
+            .expect("the fields table");
+        assert!(
+            table < report.find("## Sources").unwrap(),
+            "the table comes first: {report}"
+        );
+    }
+    fleet.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_models_value_no_page_states_is_refused() {
+    let fleet = Fleet::start().await;
+    let (question, ..) = bridge(&fleet);
+    let record = run_with_fields(&fleet, &format!("{question} simweb:fields-wrong"), true).await;
+    let fields = &record["answer"]["fields"];
+    for name in ["designer", "colour"] {
+        assert_ne!(fields[name]["value"], "Nobody Anywhere", "{fields}");
+    }
+    let notes = record["answer"]["notes"].to_string();
+    assert!(notes.contains("not stated by the source"), "{notes}");
+    fleet.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_with_an_unsupported_keyword_is_named_and_nothing_runs() {
+    let fleet = Fleet::start().await;
+    let schema = fleet.dir.path().join("bad.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"ceo": {"type": "string", "pattern": "^[A-Z]"}}}"#,
+    )
+    .unwrap();
+    let out = (fleet
+        .trawl_alone()
+        .args(["run", "q", "--fields"])
+        .arg(&schema))
+    .stdin(Stdio::null())
+    .output()
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("properties.ceo.pattern: unsupported keyword"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("searching"), "nothing ran: {stderr}");
+    fleet.cleanup().await;
+}

@@ -1,0 +1,176 @@
+//! `trawl results --format csv`: one row per question, for a spreadsheet.
+//!
+//! Columns: `id`, `query`, `status`, each metadata key (in the order first seen), then each
+//! field the batch asked for with `<field>_source`, the URL of the source that states it.
+//! A field not found, or on which the sources disagree, is an empty cell; `answer.json` (in
+//! `--format jsonl`) says which and why.
+//!
+//! The header needs every job's metadata keys and fields, so the rows are gathered first
+//! (a row is a few short cells, not a report) and written when the last job is in.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde_json::Value;
+use trawl_messages::FieldStatus;
+use trawl_pipeline::results::JobResult;
+
+/// The rows of a results table, gathered job by job.
+#[derive(Default)]
+pub struct Table {
+    metadata: Vec<String>,
+    fields: Vec<String>,
+    rows: Vec<Row>,
+}
+
+struct Row {
+    id: String,
+    query: String,
+    status: String,
+    metadata: Vec<(String, String)>,
+    /// Field → (value, source URL).
+    fields: Vec<(String, (String, String))>,
+}
+
+/// A JSON value as one cell: strings as they are, lists joined by "; ", the rest as JSON.
+fn cell(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Array(items) => items.iter().map(cell).collect::<Vec<_>>().join("; "),
+        other => other.to_string(),
+    }
+}
+
+fn add(names: &mut Vec<String>, name: &str) {
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_owned());
+    }
+}
+
+impl Table {
+    pub fn push(&mut self, job: &JobResult) {
+        for key in job.metadata.keys() {
+            add(&mut self.metadata, key);
+        }
+        let mut fields = Vec::new();
+        for (name, answer) in job.answer.iter().flat_map(|a| a.fields.iter()) {
+            add(&mut self.fields, name);
+            let cells = match (answer.status, &answer.value) {
+                (FieldStatus::Found, Some(value)) => {
+                    (cell(value), answer.url.clone().unwrap_or_default())
+                }
+                _ => Default::default(),
+            };
+            fields.push((name.clone(), cells));
+        }
+        self.rows.push(Row {
+            id: job.id.clone(),
+            query: job.query.clone(),
+            status: job.status.to_string(),
+            metadata: (job.metadata.iter())
+                .map(|(k, v)| (k.clone(), cell(v)))
+                .collect(),
+            fields,
+        });
+    }
+
+    /// Writes DIR/results.csv (beside its place first, so a failed export leaves none).
+    pub fn write(self, out: &Path) -> anyhow::Result<PathBuf> {
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("failed to create {}", out.display()))?;
+        let path = out.join("results.csv");
+        let part = out.join("results.csv.part");
+        let file = std::fs::File::create(&part)
+            .with_context(|| format!("failed to create {}", part.display()))?;
+        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(file));
+        let mut header: Vec<String> = ["id", "query", "status"].map(String::from).to_vec();
+        // A metadata key named like a column of ours keeps its own column, prefixed.
+        let metadata: Vec<String> = (self.metadata.iter())
+            .map(|k| match ["id", "query", "status"].contains(&k.as_str()) {
+                true => format!("metadata.{k}"),
+                false => k.clone(),
+            })
+            .collect();
+        header.extend(metadata);
+        for f in &self.fields {
+            header.push(f.clone());
+            header.push(format!("{f}_source"));
+        }
+        csv.write_record(&header)
+            .context("failed to write the results")?;
+        for row in &self.rows {
+            let mut record = vec![row.id.clone(), row.query.clone(), row.status.clone()];
+            for key in &self.metadata {
+                let value = row.metadata.iter().find(|(k, _)| k == key);
+                record.push(value.map(|(_, v)| v.clone()).unwrap_or_default());
+            }
+            for f in &self.fields {
+                let (value, source) = (row.fields.iter())
+                    .find(|(name, _)| name == f)
+                    .map(|(_, cells)| cells.clone())
+                    .unwrap_or_default();
+                record.extend([value, source]);
+            }
+            csv.write_record(&record)
+                .context("failed to write the results")?;
+        }
+        let mut file = csv.into_inner().context("failed to write the results")?;
+        file.flush().context("failed to write the results")?;
+        std::fs::rename(&part, &path)
+            .with_context(|| format!("failed to write {}", path.display()))?;
+        Ok(path)
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_row_per_question_with_metadata_fields_and_their_sources() {
+        // The answer as text: its fields keep their order, as an export's lines do.
+        let job = |id: &str, metadata: Value, answer: &str| -> JobResult {
+            let mut job: JobResult = serde_json::from_value(json!({
+                "id": id, "metadata": metadata, "job_id": uuid::Uuid::nil(), "query": format!("q {id}"),
+                "status": "done", "writer": "extractive", "duration_ms": 1, "cost_usd": 0.0,
+                "report": "r", "sources": [],
+            }))
+            .unwrap();
+            job.answer = Some(serde_json::from_str(answer).unwrap());
+            job
+        };
+        let mut table = Table::default();
+        table.push(&job("a", json!({"company": "Acme, Inc."}), r#"{"by": "extractive", "fields": {
+            "hq": {"status": "found", "value": "Oslo", "sources": [1], "quote": "Acme is run from Oslo.", "url": "https://a.example/"},
+            "founded": {"status": "conflict", "values": []}
+        }}"#));
+        table.push(&job("b", json!({"company": "Bolt", "status": "x"}), r#"{"by": "extractive", "fields": {
+            "hq": {"status": "not_found"},
+            "founded": {"status": "found", "value": 1931, "sources": [2], "quote": "…", "url": "https://b.example/"}
+        }}"#));
+        let dir = tempfile::tempdir().unwrap();
+        let path = table.write(dir.path()).unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "id,query,status,company,metadata.status,hq,hq_source,founded,founded_source"
+        );
+        assert_eq!(
+            lines[1],
+            "a,q a,done,\"Acme, Inc.\",,Oslo,https://a.example/,,"
+        );
+        assert_eq!(lines[2], "b,q b,done,Bolt,x,,,1931,https://b.example/");
+    }
+}

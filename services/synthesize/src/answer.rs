@@ -1,0 +1,1037 @@
+//! A job's fields filled from what it read: each a typed value with the sentence that states it
+//! and the sources that do, `not_found` where none does, `conflict` where they disagree.
+//!
+//! Two paths give candidates and one check decides what is kept:
+//! - without an LLM, the values clean's data-point extractors found in each source (a field is
+//!   a data point named by the field, [`Field::point`]);
+//! - with one, a single structured call over the job's evidence ([`ask`]).
+//!
+//! Either way a value is kept only when a sentence of a source the report may cite states it
+//! ([`Candidate::checked`]) and it is valid against the field: never a value no source states.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use trawl_messages::fields::{Field, FieldAnswer, Stated, Type};
+use trawl_messages::{AnalysedDoc, Answer, Citation, Fields};
+use trawl_text::points::unit_of;
+use trawl_text::{collapse_whitespace, MONTHS};
+
+/// A value one source states for a field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub value: Value,
+    /// The source's index (search's order).
+    pub idx: u32,
+    /// The sentence of the source that states the value.
+    pub quote: String,
+}
+
+/// What the job found for one field: candidates grouped by value, most sources first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Finding {
+    pub groups: Vec<Group>,
+}
+
+/// One value and every source that states it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub value: Value,
+    pub idxs: Vec<u32>,
+    pub quote: String,
+    /// The newest date the quote gives, for an `as_of` field.
+    pub as_of: Option<String>,
+}
+
+/// Each field's finding in the schema's order, and how they were found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Findings {
+    pub fields: Vec<(Field, Finding)>,
+    pub by: &'static str,
+    pub notes: Vec<String>,
+}
+
+impl Findings {
+    /// The sources the report must list for these findings, in order of first use.
+    pub fn sources(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for (_, finding) in &self.fields {
+            for idx in finding.groups.iter().flat_map(|g| &g.idxs) {
+                if !out.contains(idx) {
+                    out.push(*idx);
+                }
+            }
+        }
+        out
+    }
+
+    /// `answer.json`, the sources numbered as the report's `citations` number them.
+    pub fn answer(&self, citations: &[Citation]) -> Answer {
+        let number = |idxs: &[u32]| -> Vec<u32> {
+            (idxs.iter())
+                .filter_map(|i| citations.iter().find(|c| c.idx == *i).map(|c| c.n))
+                .collect()
+        };
+        let url = |idxs: &[u32]| {
+            (idxs.first())
+                .and_then(|i| citations.iter().find(|c| c.idx == *i))
+                .map_or_else(String::new, |c| c.url.clone())
+        };
+        let stated = |g: &Group| Stated {
+            value: g.value.clone(),
+            sources: number(&g.idxs),
+            quote: g.quote.clone(),
+            url: url(&g.idxs),
+            as_of: g.as_of.clone(),
+        };
+        let fields = (self.fields.iter())
+            .map(|(field, finding)| {
+                let answer = match finding.decided(field) {
+                    Decided::None => FieldAnswer::not_found(),
+                    Decided::One(g) => FieldAnswer::found(stated(g)),
+                    Decided::Conflict => {
+                        FieldAnswer::conflict(finding.groups.iter().map(stated).collect())
+                    }
+                };
+                (field.name.clone(), answer)
+            })
+            .collect();
+        Answer {
+            fields: trawl_messages::fields::Ordered(fields),
+            by: self.by.to_owned(),
+            notes: self.notes.clone(),
+        }
+    }
+
+    /// The fields as a markdown table: name, value and citations.
+    pub fn table(&self, citations: &[Citation]) -> String {
+        let answer = self.answer(citations);
+        let mut md = String::from("| Field | Value | Sources |\n|---|---|---|\n");
+        for (field, _) in &self.fields {
+            let Some(a) = answer.fields.get(&field.name) else {
+                continue;
+            };
+            let cite = |ns: &[u32]| ns.iter().map(|n| format!("[{n}]")).collect::<String>();
+            let (value, sources) = match a.status {
+                trawl_messages::FieldStatus::Found => (
+                    shown(a.value.as_ref(), field, a.as_of.as_deref()),
+                    cite(&a.sources),
+                ),
+                trawl_messages::FieldStatus::NotFound => ("not found".to_owned(), String::new()),
+                trawl_messages::FieldStatus::Conflict => {
+                    let each: Vec<String> = (a.values.iter())
+                        .map(|s| {
+                            format!(
+                                "{} {}",
+                                shown(Some(&s.value), field, None),
+                                cite(&s.sources)
+                            )
+                        })
+                        .collect();
+                    (
+                        format!("sources disagree: {}", each.join("; ")),
+                        String::new(),
+                    )
+                }
+            };
+            md.push_str(&format!(
+                "| {} | {} | {} |\n",
+                cell(&field.name),
+                cell(&value),
+                sources
+            ));
+        }
+        md
+    }
+}
+
+/// A table cell's text: one line, pipes escaped.
+fn cell(text: &str) -> String {
+    collapse_whitespace(text).replace('|', "\\|")
+}
+
+/// A value as the report shows it, with the field's unit and the date it holds at.
+fn shown(value: Option<&Value>, field: &Field, as_of: Option<&str>) -> String {
+    let mut out = match value {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => (items.iter())
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    if let Some(unit) = &field.unit {
+        out = format!("{out} {unit}");
+    }
+    if let Some(date) = as_of {
+        out = format!("{out} (as of {date})");
+    }
+    out
+}
+
+/// What a finding comes to.
+enum Decided<'a> {
+    None,
+    One(&'a Group),
+    Conflict,
+}
+
+impl Finding {
+    fn decided(&self, field: &Field) -> Decided<'_> {
+        match &self.groups[..] {
+            [] => Decided::None,
+            [one] => Decided::One(one),
+            // A value that changes over time: the newest dated statement is the value now.
+            groups if field.as_of => {
+                let newest = (groups.iter())
+                    .filter(|g| g.as_of.is_some())
+                    .max_by(|a, b| a.as_of.cmp(&b.as_of));
+                newest.map_or(Decided::Conflict, Decided::One)
+            }
+            _ => Decided::Conflict,
+        }
+    }
+}
+
+/// Groups `candidates` (best source first) by value: a value stated by several sources is
+/// one group, and sources that disagree are several.
+pub fn gather(field: &Field, candidates: Vec<Candidate>) -> Finding {
+    let mut groups: Vec<Group> = Vec::new();
+    for c in candidates {
+        match groups.iter_mut().find(|g| same(&g.value, &c.value)) {
+            Some(g) => {
+                if !g.idxs.contains(&c.idx) {
+                    g.idxs.push(c.idx);
+                }
+            }
+            None => groups.push(Group {
+                as_of: field.as_of.then(|| newest_date(&c.quote)).flatten(),
+                value: c.value,
+                idxs: vec![c.idx],
+                quote: c.quote,
+            }),
+        }
+    }
+    // Stable: of equal support, the best source's value first.
+    groups.sort_by_key(|g| std::cmp::Reverse(g.idxs.len()));
+    Finding { groups }
+}
+
+/// Two values are the same when equal, numbers within a rounding's difference (0.5 %), and
+/// strings without regard to case.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            x == y || (x - y).abs() <= 0.005 * x.abs().max(y.abs())
+        }
+        (Value::String(x), Value::String(y)) => x.to_lowercase() == y.to_lowercase(),
+        _ => a == b,
+    }
+}
+
+/// The fields filled from the values clean's extractors found in `docs` (the sources the
+/// report may cite, best first).
+pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc]) -> Findings {
+    let found = (fields.fields.iter())
+        .map(|field| {
+            let point = field.point();
+            let candidates = (docs.iter())
+                .filter_map(|d| {
+                    let raw = d.extracted_data.get(&point)?.as_deref()?;
+                    Candidate::read(field, raw, d)
+                })
+                .collect();
+            (field.clone(), gather(field, candidates))
+        })
+        .collect();
+    Findings {
+        fields: found,
+        by: "extractive",
+        notes: Vec::new(),
+    }
+}
+
+impl Candidate {
+    /// The value `raw` (as a page states it) gives `field` in `doc`, with the sentence stating
+    /// it; none where it is not of the field's type and unit, or no sentence of `doc` holds it.
+    pub fn read(field: &Field, raw: &str, doc: &AnalysedDoc) -> Option<Candidate> {
+        let quote = sentence_with(doc, raw)?;
+        let value = typed(field, raw)?;
+        Some(Candidate {
+            value,
+            idx: doc.source.idx,
+            quote,
+        })
+    }
+
+    /// This candidate when `quote` is a sentence of its source (as the source writes it, or
+    /// within it) and states `value`: an LLM's answer is taken only so.
+    pub fn checked(
+        field: &Field,
+        value: Value,
+        quote: &str,
+        doc: &AnalysedDoc,
+    ) -> Option<Candidate> {
+        let quote = sentence_with(doc, quote)?;
+        let value = whole(field, value);
+        if field.refuses(&value).is_some() || !states(field, &value, &quote) {
+            return None;
+        }
+        Some(Candidate {
+            value,
+            idx: doc.source.idx,
+            quote,
+        })
+    }
+}
+
+/// `value` with an integer field's numbers written as whole numbers (`1934`, not `1934.0`, as
+/// a model may write them).
+fn whole(field: &Field, value: Value) -> Value {
+    let whole = |v: Value| match v.as_f64() {
+        Some(n) if field.shape.ty == Type::Integer && n.fract() == 0.0 && n.abs() < 9e15 => {
+            json!(n as i64)
+        }
+        _ => v,
+    };
+    match value {
+        Value::Array(items) => Value::Array(items.into_iter().map(whole).collect()),
+        v => whole(v),
+    }
+}
+
+/// Whether `quote` states `value`: a number it gives (converted to the field's unit) is the
+/// value; a date's year, a name's or a choice's words are in it.
+fn states(field: &Field, value: &Value, quote: &str) -> bool {
+    let values: Vec<&Value> = match value {
+        Value::Array(items) => items.iter().collect(),
+        v => vec![v],
+    };
+    let lower = quote.to_lowercase();
+    values.iter().all(|v| match v {
+        Value::Number(n) => {
+            let n = n.as_f64().unwrap_or(f64::NAN);
+            numbers_in(quote)
+                .into_iter()
+                .filter_map(|q| in_unit(&q, field.unit.as_deref()))
+                .any(|q| same(&json!(q), &json!(n)))
+        }
+        Value::String(s) if field.shape.date => lower.contains(&s[..4.min(s.len())]),
+        Value::String(s) => lower.contains(&s.to_lowercase()),
+        Value::Bool(_) => true,
+        _ => false,
+    })
+}
+
+/// The sentence of `doc` that holds `text` (compared without regard to case and spacing), or
+/// that `text` is a sentence of.
+fn sentence_with(doc: &AnalysedDoc, text: &str) -> Option<String> {
+    let wanted = collapse_whitespace(text).to_lowercase();
+    if wanted.is_empty() {
+        return None;
+    }
+    // Every sentence, short ones too ("Acme is a retail chain.").
+    let spans = trawl_text::sentence_spans(&doc.markdown);
+    let text = spans.iter().map(|&(a, b)| &doc.markdown[a..b]);
+    let mut within = None;
+    for s in doc.key_points.iter().map(String::as_str).chain(text) {
+        let lower = collapse_whitespace(s).to_lowercase();
+        if lower.contains(&wanted) {
+            return Some(collapse_whitespace(&trawl_text::unlink(s)));
+        }
+        if within.is_none() && lower.len() > 20 && wanted.contains(&lower) {
+            within = Some(collapse_whitespace(&trawl_text::unlink(s)));
+        }
+    }
+    within
+}
+
+/// A number as a page states it: its value, and the unit after it as (base unit, factor,
+/// offset) or a currency.
+#[derive(Clone, Debug, PartialEq)]
+struct Quantity {
+    n: f64,
+    unit: Option<(&'static str, f64, f64)>,
+    currency: Option<&'static str>,
+}
+
+const CURRENCIES: &[(&str, &str)] = &[
+    ("$", "USD"),
+    ("us$", "USD"),
+    ("usd", "USD"),
+    ("dollars", "USD"),
+    ("€", "EUR"),
+    ("eur", "EUR"),
+    ("euros", "EUR"),
+    ("£", "GBP"),
+    ("gbp", "GBP"),
+    ("pounds sterling", "GBP"),
+    ("¥", "JPY"),
+    ("jpy", "JPY"),
+    ("yen", "JPY"),
+    ("rs", "INR"),
+    ("₹", "INR"),
+    ("inr", "INR"),
+    ("rupees", "INR"),
+];
+
+/// Every number of `text`, each with the scale word and unit after it and a currency around it.
+fn numbers_in(text: &str) -> Vec<Quantity> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let lower = word.to_lowercase();
+        let start = lower.find(|c: char| c.is_ascii_digit());
+        let Some(start) = start else { continue };
+        let prefix = &lower[..start];
+        let digits: String = (lower[start..].chars())
+            .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
+            .collect();
+        let digits = digits.trim_end_matches(['.', ',']);
+        let Ok(mut n) = digits.replace(',', "").parse::<f64>() else {
+            continue;
+        };
+        let rest = &lower[start + digits.len()..];
+        let mut next = i + 1;
+        let scale_word = match rest.trim_matches(|c: char| !c.is_alphanumeric()) {
+            "" => words.get(next).map(|w| w.to_lowercase()),
+            inline => Some(inline.to_owned()),
+        };
+        let scale = match scale_word
+            .as_deref()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        {
+            Some("thousand" | "k") => 1e3,
+            Some("million" | "m" | "mn") => 1e6,
+            Some("billion" | "bn" | "b") => 1e9,
+            Some("trillion" | "tn") => 1e12,
+            _ => 1.0,
+        };
+        if scale != 1.0 {
+            n *= scale;
+            if rest.trim_matches(|c: char| !c.is_alphanumeric()).is_empty() {
+                next += 1;
+            }
+        }
+        let after: Vec<&str> = match rest.trim_matches(|c: char| !c.is_alphanumeric() && c != '°')
+        {
+            "" => words[next.min(words.len())..].to_vec(),
+            inline => vec![inline],
+        };
+        let before = i
+            .checked_sub(1)
+            .map(|b| words[b].to_lowercase())
+            .unwrap_or_default();
+        let currency = (CURRENCIES.iter())
+            .find(|(sign, _)| {
+                prefix.trim_end_matches('.') == *sign
+                    || before.trim_matches(|c: char| !c.is_alphanumeric() && !"$€£¥₹".contains(c))
+                        == *sign
+                    || after
+                        .first()
+                        .is_some_and(|a| a.trim_matches(|c: char| !c.is_alphanumeric()) == *sign)
+            })
+            .map(|(_, code)| *code);
+        out.push(Quantity {
+            n,
+            unit: if currency.is_some() {
+                None
+            } else {
+                unit_of(&after)
+            },
+            currency,
+        });
+    }
+    out
+}
+
+/// `q` in `unit` (the field's; `None`: as stated): converted from another unit of the same
+/// quantity, none from another quantity or currency.
+fn in_unit(q: &Quantity, unit: Option<&str>) -> Option<f64> {
+    let Some(unit) = unit else {
+        return Some(q.n);
+    };
+    if let Some(code) = currency_code(unit) {
+        return match q.currency {
+            Some(c) if c == code => Some(q.n),
+            None if q.unit.is_none() => Some(q.n),
+            _ => None,
+        };
+    }
+    if matches!(unit, "%" | "percent") {
+        return q.unit.is_none().then_some(q.n);
+    }
+    let (base, factor, offset) = unit_of(&[unit])?;
+    match q.unit {
+        // A number without a unit is taken as given in the field's.
+        None if q.currency.is_none() => Some(q.n),
+        Some((b, f, o)) if b == base => Some((q.n * f + o - offset) / factor),
+        _ => None,
+    }
+}
+
+fn currency_code(unit: &str) -> Option<&'static str> {
+    let lower = unit.to_lowercase();
+    (CURRENCIES.iter())
+        .find(|(sign, code)| *sign == lower || code.eq_ignore_ascii_case(&lower))
+        .map(|(_, code)| *code)
+}
+
+/// The value `raw` gives `field`, as its type wants it, valid against the field.
+fn typed(field: &Field, raw: &str) -> Option<Value> {
+    let value = match (field.array, field.shape.ty) {
+        (true, _) => {
+            let items: Vec<Value> = (raw.split([',', ';']))
+                .flat_map(|p| p.split(" and "))
+                .filter_map(|p| one(field, p.trim()))
+                .collect();
+            (!items.is_empty()).then_some(Value::Array(items))?
+        }
+        (false, _) => one(field, raw)?,
+    };
+    field.refuses(&value).is_none().then_some(value)
+}
+
+/// One value of `field`'s shape read from `raw`.
+fn one(field: &Field, raw: &str) -> Option<Value> {
+    let shape = &field.shape;
+    if !shape.choices.is_empty() {
+        let lower = raw.to_lowercase();
+        let stated: Vec<&Value> = (shape.choices.iter())
+            .filter(|c| {
+                c.as_str()
+                    .is_some_and(|c| contains_word(&lower, &c.to_lowercase()))
+            })
+            .collect();
+        return match stated[..] {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+    }
+    match shape.ty {
+        Type::String if shape.date => date_of(raw).map(Value::String),
+        Type::String => {
+            let text =
+                collapse_whitespace(raw.trim_matches(|c: char| c.is_whitespace() || c == '.'));
+            (!text.is_empty() && text.chars().count() <= 200).then_some(Value::String(text))
+        }
+        Type::Boolean => match raw.trim().to_lowercase().as_str() {
+            "yes" | "true" => Some(Value::Bool(true)),
+            "no" | "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        Type::Integer | Type::Number => {
+            // A year asked as a whole number ("founded") is the year of a date.
+            let wants_year = shape.ty == Type::Integer
+                && trawl_text::points::kind(&field.point()) == trawl_text::points::Kind::Date;
+            if wants_year {
+                return year_of(raw).map(|y| json!(y));
+            }
+            let q = numbers_in(raw).into_iter().next()?;
+            let n = in_unit(&q, field.unit.as_deref())?;
+            match shape.ty {
+                Type::Integer if (n - n.round()).abs() < 1e-9 => Some(json!(n.round() as i64)),
+                Type::Integer => None,
+                _ => serde_json::Number::from_f64(round(n)).map(Value::Number),
+            }
+        }
+    }
+}
+
+/// `n` to at most six significant digits after a conversion ("0.62137" miles, not
+/// 0.621371192237334).
+fn round(n: f64) -> f64 {
+    if n == 0.0 || !n.is_finite() {
+        return n;
+    }
+    let digits = 6 - n.abs().log10().ceil() as i32;
+    let scale = 10f64.powi(digits.clamp(0, 12));
+    (n * scale).round() / scale
+}
+
+fn contains_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// A year from 1000 to 2999 that `text` states.
+fn year_of(text: &str) -> Option<i64> {
+    (text.split(|c: char| !c.is_ascii_digit()))
+        .find(|w| w.len() == 4 && matches!(w.as_bytes()[0], b'1' | b'2'))
+        .and_then(|w| w.parse().ok())
+}
+
+/// `text`'s date as ISO 8601, as precise as it says: `12 March 1931` / `March 12, 1931` →
+/// `1931-03-12`, `March 1931` → `1931-03`, `1931` → `1931`, `2021-03-04` as it is.
+fn date_of(text: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = (lower.split(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if let Some(iso) = words
+        .iter()
+        .find(|w| trawl_messages::fields::is_date(w) && w.len() >= 7)
+    {
+        return Some((*iso).to_owned());
+    }
+    let year = year_of(text)?;
+    let month = (words.iter()).find_map(|w| {
+        MONTHS
+            .iter()
+            .position(|m| *w == *m || (w.len() >= 3 && m.starts_with(*w) && w.len() <= m.len()))
+    });
+    let Some(month) = month else {
+        return Some(year.to_string());
+    };
+    let day = (words.iter())
+        .filter_map(|w| {
+            w.trim_end_matches(|c: char| c.is_alphabetic())
+                .parse::<u32>()
+                .ok()
+        })
+        .find(|d| (1..=31).contains(d));
+    let ym = format!("{year:04}-{:02}", month + 1);
+    match day.map(|d| format!("{ym}-{d:02}")) {
+        Some(full) if trawl_messages::fields::is_date(&full) => Some(full),
+        _ => Some(ym),
+    }
+}
+
+/// The newest date `quote` gives, as ISO 8601 (`2023`, `2023-05`), for an `as_of` field.
+fn newest_date(quote: &str) -> Option<String> {
+    let years: Vec<i64> = (quote.split(|c: char| !c.is_ascii_digit()))
+        .filter(|w| w.len() == 4)
+        .filter_map(|w| w.parse().ok())
+        .filter(|y| (1000..=2100).contains(y))
+        .collect();
+    let newest = *years.iter().max()?;
+    // The date around the newest year, as precise as the quote gives it.
+    let at = quote.find(&newest.to_string())?;
+    let from = trawl_text::floor_char_boundary(quote, at.saturating_sub(16));
+    let around = &quote[from..(at + 4).min(quote.len())];
+    date_of(around).filter(|d| d.starts_with(&newest.to_string()))
+}
+
+/// The structured call: the fields as a response schema, the job's evidence as context.
+pub mod ask {
+    use super::*;
+
+    /// The response schema: per field, its value (or null), the source's number and the quote.
+    pub fn schema(fields: &Fields) -> Value {
+        let mut properties = serde_json::Map::new();
+        for field in &fields.fields {
+            let mut value = serde_json::Map::new();
+            let ty = |t: Type| match t {
+                Type::String => "string",
+                Type::Number => "number",
+                Type::Integer => "integer",
+                Type::Boolean => "boolean",
+            };
+            let item = json!({"type": ty(field.shape.ty)});
+            match field.array {
+                true => {
+                    value.insert("type".into(), json!(["array", "null"]));
+                    value.insert("items".into(), item);
+                }
+                false => {
+                    value.insert("type".into(), json!([ty(field.shape.ty), "null"]));
+                }
+            }
+            if !field.shape.choices.is_empty() && !field.array {
+                let mut choices = field.shape.choices.clone();
+                choices.push(Value::Null);
+                value.insert("enum".into(), Value::Array(choices));
+            }
+            properties.insert(
+                field.name.clone(),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "value": Value::Object(value),
+                        "source": {"type": ["integer", "null"]},
+                        "quote": {"type": ["string", "null"]},
+                    },
+                    "required": ["value", "source", "quote"],
+                    "additionalProperties": false,
+                }),
+            );
+        }
+        let names: Vec<&str> = fields.fields.iter().map(|f| f.name.as_str()).collect();
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": names,
+            "additionalProperties": false,
+        })
+    }
+
+    /// The prompt's lines describing the fields.
+    pub fn described(fields: &Fields) -> String {
+        let mut out = String::new();
+        for f in &fields.fields {
+            let mut line = format!("- {} ({}", f.name, f.point());
+            let ty = match (f.array, f.shape.ty, f.shape.date) {
+                (_, Type::String, true) => "a date, YYYY-MM-DD or as precise as stated",
+                (_, Type::String, false) => "text",
+                (_, Type::Number, _) => "a number",
+                (_, Type::Integer, _) => "a whole number",
+                (_, Type::Boolean, _) => "true or false",
+            };
+            line.push_str(&format!("): {ty}"));
+            if f.array {
+                line.push_str(", a list");
+            }
+            if let Some(unit) = &f.unit {
+                line.push_str(&format!(", in {unit}"));
+            }
+            if !f.shape.choices.is_empty() {
+                line.push_str(&format!(
+                    ", one of {}",
+                    Value::Array(f.shape.choices.clone())
+                ));
+            }
+            if f.as_of {
+                line.push_str(", the newest value stated");
+            }
+            if let Some(d) = &f.description {
+                line.push_str(&format!(". {}", collapse_whitespace(d)));
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Most characters of one source in the prompt.
+    const SOURCE_CHARS: usize = 2_400;
+
+    /// Asks `llm` once for every field, from the key points of `docs` and their sentences that
+    /// name a field; the answer is checked by [`read`].
+    pub async fn ask(
+        llm: &trawl_llm::Llm,
+        question: &str,
+        fields: &Fields,
+        docs: &[&AnalysedDoc],
+    ) -> Result<Value, trawl_llm::LlmError> {
+        let system = "Fill each field from the numbered sources only. For each field give its \
+value in the type and unit asked (null when no source states it), the number of the source \
+that states it, and the sentence of that source that states it, copied exactly. Never infer a \
+value no sentence states.";
+        let markers: Vec<String> = (fields.fields.iter())
+            .flat_map(|f| trawl_text::points::markers(&f.point()))
+            .map(|m| m.to_lowercase())
+            .collect();
+        let mut user = format!(
+            "Question: {question}\nFields:\n{}Sources:\n",
+            described(fields)
+        );
+        for d in docs {
+            user.push_str(&format!(
+                "[{}] {} | {}\n",
+                crate::citations::label(d.source.idx),
+                collapse_whitespace(&d.title),
+                d.final_url
+            ));
+            let naming = trawl_text::sentences(&d.markdown).into_iter().filter(|s| {
+                let lower = s.to_lowercase();
+                markers.iter().any(|m| lower.contains(m.as_str()))
+            });
+            let mut used = 0;
+            for line in d.key_points.iter().cloned().chain(naming) {
+                if used + line.len() > SOURCE_CHARS {
+                    break;
+                }
+                used += line.len();
+                user.push_str(&line);
+                user.push('\n');
+            }
+            user.push('\n');
+        }
+        let request = trawl_llm::ChatRequest::new("fields", system, user);
+        let names: Vec<String> = fields.fields.iter().map(|f| f.name.clone()).collect();
+        let (answer, _) = (llm.json_value(&request, &schema(fields), |v: &Value| {
+            match names
+                .iter()
+                .find(|n| !v.get(n.as_str()).is_some_and(Value::is_object))
+            {
+                Some(n) => Err(format!("no object for the field {n:?}")),
+                None => Ok(()),
+            }
+        }))
+        .await?;
+        Ok(answer)
+    }
+
+    /// Reads the model's answer: each field's value kept only where its quote is a sentence of
+    /// the source it names and states the value; the others keep `fallback`'s finding, with
+    /// a note. `label` maps a source number of the context to its document.
+    pub fn read(
+        fields: &Fields,
+        answer: &Value,
+        docs: &[&AnalysedDoc],
+        label: impl Fn(u32) -> Option<u32>,
+        fallback: Findings,
+    ) -> Findings {
+        let mut notes = Vec::new();
+        let mut by_name: BTreeMap<String, Finding> = fallback
+            .fields
+            .into_iter()
+            .map(|(f, x)| (f.name, x))
+            .collect();
+        for field in &fields.fields {
+            let given = &answer[&field.name];
+            let value = &given["value"];
+            if value.is_null() {
+                continue;
+            }
+            let doc = (given["source"].as_u64())
+                .and_then(|n| label(n as u32))
+                .and_then(|idx| docs.iter().find(|d| d.source.idx == idx));
+            let quote = given["quote"].as_str().unwrap_or("");
+            let checked = doc.and_then(|d| Candidate::checked(field, value.clone(), quote, d));
+            match checked {
+                Some(c) => {
+                    by_name.insert(field.name.clone(), gather(field, vec![c]));
+                }
+                None => notes.push(format!(
+                    "{}: the model's value is not stated by the source it cites; the extractors' is kept",
+                    field.name
+                )),
+            }
+        }
+        Findings {
+            fields: (fields.fields.iter())
+                .map(|f| (f.clone(), by_name.remove(&f.name).unwrap_or_default()))
+                .collect(),
+            by: "llm",
+            notes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trawl_messages::{FieldStatus, Source, SourceKind};
+
+    fn doc(idx: u32, text: &str, data: &[(&str, &str)]) -> AnalysedDoc {
+        AnalysedDoc {
+            source: Source {
+                idx,
+                url: format!("https://s{idx}.example/page"),
+                title: format!("Source {idx}"),
+                snippet: String::new(),
+                provider: "test".into(),
+                position: idx + 1,
+                score: 0.5,
+                kind: SourceKind::Page,
+                file_type: None,
+            },
+            final_url: format!("https://s{idx}.example/page"),
+            title: format!("Source {idx}"),
+            markdown: text.into(),
+            summary: String::new(),
+            key_points: vec![],
+            relevance: 0.8,
+            is_relevant: true,
+            level: 0,
+            bytes: text.len() as u64,
+            extracted_data: (data.iter())
+                .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+                .collect(),
+            tables: vec![],
+            lookup: None,
+            cleanliness: None,
+            cleaning: None,
+            analysed_by: "extractive".into(),
+            language: "en".into(),
+            notes: vec![],
+            cached_at: None,
+        }
+    }
+
+    fn fields(schema: Value) -> Fields {
+        Fields::parse(schema).unwrap()
+    }
+
+    fn citations(docs: &[&AnalysedDoc]) -> Vec<Citation> {
+        (docs.iter().enumerate())
+            .map(|(i, d)| crate::report::citation(d, i as u32 + 1))
+            .collect()
+    }
+
+    #[test]
+    fn values_are_typed_converted_and_quoted() {
+        let f = fields(json!({"type": "object", "properties": {
+            "length": {"type": "number", "unit": "km"},
+            "opened": {"type": "integer"},
+            "designer": {"type": "string"},
+            "opening date": {"type": "string", "format": "date"},
+        }}));
+        let a = doc(0, "The Velmora Bridge spans 1,156 metres across the Drell River. It opened on 12 March 1931. The bridge was designed by engineer Ilse Strand.", &[
+            ("length", "1,156 metres"),
+            ("opened", "12 March 1931"),
+            ("designer", "Ilse Strand"),
+            ("opening date", "12 March 1931"),
+        ]);
+        let found = extracted(&f, &[&a]);
+        let answer = found.answer(&citations(&[&a]));
+        let length = &answer.fields["length"];
+        assert_eq!(length.status, FieldStatus::Found);
+        assert_eq!(length.value, Some(json!(1.156)));
+        assert_eq!(length.sources, vec![1]);
+        assert_eq!(
+            length.quote.as_deref(),
+            Some("The Velmora Bridge spans 1,156 metres across the Drell River.")
+        );
+        assert_eq!(answer.fields["opened"].value, Some(json!(1931)));
+        assert_eq!(answer.fields["designer"].value, Some(json!("Ilse Strand")));
+        assert_eq!(
+            answer.fields["opening date"].value,
+            Some(json!("1931-03-12"))
+        );
+        assert_eq!(length.url.as_deref(), Some("https://s0.example/page"));
+    }
+
+    #[test]
+    fn a_value_no_sentence_states_or_of_another_quantity_is_not_found() {
+        let f = fields(json!({"type": "object", "properties": {
+            "length": {"type": "number", "unit": "km"},
+            "weight": {"type": "number", "unit": "kg"},
+        }}));
+        let a = doc(
+            0,
+            "The span is 300 metres.",
+            &[("length", "1,156 metres"), ("weight", "300 metres")],
+        );
+        let answer = extracted(&f, &[&a]).answer(&citations(&[&a]));
+        assert_eq!(answer.fields["length"].status, FieldStatus::NotFound);
+        assert_eq!(answer.fields["weight"].status, FieldStatus::NotFound);
+    }
+
+    #[test]
+    fn sources_that_agree_are_one_value_and_those_that_differ_a_conflict() {
+        let f = fields(json!({"type": "object", "properties": {
+            "melting point": {"type": "number", "unit": "°C"},
+            "ceo": {"type": "string", "as_of": true},
+        }}));
+        let a = doc(
+            0,
+            "Zorbium melts at 1,284 degrees Celsius. In 2019 Ada Quist became chief executive.",
+            &[
+                ("melting point", "1,284 degrees Celsius"),
+                ("ceo", "Ada Quist"),
+            ],
+        );
+        let b = doc(1, "Its melting point is 2343 degrees Fahrenheit. Since March 2023 the chief executive is Bo Lind.", &[("melting point", "2343 degrees Fahrenheit"), ("ceo", "Bo Lind")]);
+        let c = doc(
+            2,
+            "It melts at 1,297 degrees Celsius.",
+            &[("melting point", "1,297 degrees Celsius")],
+        );
+        let two = extracted(&f, &[&a, &b]).answer(&citations(&[&a, &b]));
+        let mp = &two.fields["melting point"];
+        assert_eq!(
+            (mp.status, mp.sources.clone()),
+            (FieldStatus::Found, vec![1, 2])
+        );
+        // The newest dated statement is the value of an `as_of` field.
+        let ceo = &two.fields["ceo"];
+        assert_eq!(ceo.value, Some(json!("Bo Lind")));
+        assert_eq!(ceo.as_of.as_deref(), Some("2023-03"));
+        let three = extracted(&f, &[&a, &b, &c]).answer(&citations(&[&a, &b, &c]));
+        let mp = &three.fields["melting point"];
+        assert_eq!(mp.status, FieldStatus::Conflict);
+        assert_eq!(mp.value, None);
+        assert_eq!(mp.values.len(), 2);
+        assert_eq!(mp.values[1].sources, vec![3]);
+    }
+
+    #[test]
+    fn money_enums_and_lists() {
+        let f = fields(json!({"type": "object", "properties": {
+            "revenue": {"type": "number", "unit": "USD"},
+            "sector": {"type": "string", "enum": ["energy", "retail"]},
+            "products": {"type": "array", "items": {"type": "string"}},
+        }}));
+        let a = doc(0, "Revenue was $4.2 billion in 2023. Acme is a retail chain. It sells tea, coffee and cocoa.", &[
+            ("revenue", "$4.2 billion"),
+            ("sector", "a retail chain"),
+            ("products", "tea, coffee and cocoa"),
+        ]);
+        let answer = extracted(&f, &[&a]).answer(&citations(&[&a]));
+        assert_eq!(answer.fields["revenue"].value, Some(json!(4.2e9)));
+        assert_eq!(answer.fields["sector"].value, Some(json!("retail")));
+        assert_eq!(
+            answer.fields["products"].value,
+            Some(json!(["tea", "coffee", "cocoa"]))
+        );
+        let euros = doc(
+            1,
+            "Revenue was €4.2 billion.",
+            &[("revenue", "€4.2 billion")],
+        );
+        let answer = extracted(&f, &[&euros]).answer(&citations(&[&euros]));
+        assert_eq!(answer.fields["revenue"].status, FieldStatus::NotFound);
+    }
+
+    #[test]
+    fn a_models_value_is_kept_only_where_its_source_states_it() {
+        let f = fields(json!({"type": "object", "properties": {
+            "length": {"type": "integer", "unit": "m"},
+            "designer": {"type": "string"},
+        }}));
+        let a = doc(
+            3,
+            "The Velmora Bridge spans 1,156 metres across the river. Ilse Strand designed it.",
+            &[],
+        );
+        let model = json!({
+            "length": {"value": 1156.0, "source": 4, "quote": "The Velmora Bridge spans 1,156 metres across the river."},
+            "designer": {"value": "Ada Quist", "source": 4, "quote": "Ilse Strand designed it."},
+        });
+        let read = ask::read(
+            &f,
+            &model,
+            &[&a],
+            |n| n.checked_sub(1),
+            extracted(&f, &[&a]),
+        );
+        let answer = read.answer(&citations(&[&a]));
+        assert_eq!(answer.fields["length"].value, Some(json!(1156)));
+        assert_eq!(answer.fields["designer"].status, FieldStatus::NotFound);
+        assert_eq!(read.notes.len(), 1, "{:?}", read.notes);
+        let schema = ask::schema(&f);
+        assert_eq!(
+            schema["properties"]["length"]["properties"]["value"]["type"],
+            json!(["integer", "null"])
+        );
+    }
+
+    #[test]
+    fn dates_read_as_precise_as_stated() {
+        assert_eq!(date_of("12 March 1931").as_deref(), Some("1931-03-12"));
+        assert_eq!(date_of("March 12, 1931").as_deref(), Some("1931-03-12"));
+        assert_eq!(date_of("Sept 1931").as_deref(), Some("1931-09"));
+        assert_eq!(date_of("in 1931").as_deref(), Some("1931"));
+        assert_eq!(date_of("2021-03-04").as_deref(), Some("2021-03-04"));
+        assert_eq!(date_of("no date"), None);
+    }
+
+    #[test]
+    fn numbers_read_with_scale_unit_and_currency() {
+        let q = numbers_in("about Rs 299 crore, $4.25bn and 12 miles");
+        assert_eq!(q[0].currency, Some("INR"));
+        assert_eq!(q[1].n, 4.25e9);
+        assert_eq!(q[1].currency, Some("USD"));
+        assert_eq!(in_unit(&q[2], Some("km")).map(round), Some(19.3121));
+    }
+}
