@@ -162,6 +162,26 @@ class Basics(ClientTest):
         self.assertEqual(self.fake.requests[-1][3]["Idempotency-Key"], "mine")
         self.assertEqual(self.fake.requests[-1][4], {"questions": [{"query": "one"}]})
 
+    def test_a_template_with_rows_and_fields_comes_back_as_rows(self):
+        created = {"batch_id": "b1", "created_at": "t",
+                   "jobs": [{"job_id": "j1", "id": "1", "query": "Where is Acme?"}]}
+        self.fake.sequence("POST", "/v1/batches", lambda h: h.json(201, created))
+        fields = {"type": "object", "properties": {"hq": {"type": "string"}}}
+        self.client.submit(template="Where is {company}?", rows=[{"company": "Acme"}],
+                           options={"fields": fields})
+        self.assertEqual(self.fake.requests[-1][4], {
+            "questions": [], "template": "Where is {company}?", "rows": [{"company": "Acme"}],
+            "options": {"fields": fields}})
+        job = trawl_client.JobResult.from_json({
+            "id": "1", "metadata": {"company": "Acme"}, "job_id": "j1", "query": "Where is Acme?",
+            "status": "done", "sources": [],
+            "answer": {"by": "extractive", "fields": {
+                "hq": {"status": "found", "value": "Oslo", "sources": [1], "url": "https://a/"},
+                "ceo": {"status": "conflict", "values": []}}}})
+        self.assertEqual(job.row(), {
+            "id": "1", "query": "Where is Acme?", "status": "done", "company": "Acme",
+            "hq": "Oslo", "hq_source": "https://a/", "ceo": None, "ceo_source": None})
+
     def test_api_errors_carry_status_code_and_message(self):
         self.fake.routes[("GET", "/v1/batches/b1")] = lambda h: h.json(
             401, {"error": {"code": "unauthorized", "message": "unknown or revoked API token"}})

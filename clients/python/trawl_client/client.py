@@ -104,20 +104,27 @@ class Client:
 
     def submit(
         self,
-        questions: Union[QuestionLike, Iterable[QuestionLike]],
+        questions: Union[QuestionLike, Iterable[QuestionLike]] = (),
         options: Union[JobOptions, Mapping[str, Any], None] = None,
         webhook: Optional[str] = None,
         budget_usd: Optional[float] = None,
         idempotency_key: Optional[str] = None,
+        template: Optional[str] = None,
+        rows: Optional[Iterable[Mapping[str, Any]]] = None,
     ) -> BatchCreated:
         """Submits a batch. Each question is a string, a Question or a dict with `query` and
-        optionally `id`, `metadata`, `options`; a lone string or dict is a batch of one.
-        `options` are every question's defaults. Without `idempotency_key` a fresh one is made,
-        so this call's retries never create a second batch; pass your own to make retries of
-        the whole call (e.g. after a crash) safe too."""
+        optionally `id`, `metadata`, `options`; a lone string or dict is a batch of one. With
+        `template` ("Where is {company}?") and `rows` (dicts), each row is a question too, its
+        values its metadata. `options` are every question's defaults (`{"fields": schema}`
+        asks each for values as data: see `JobResult.row`). Without `idempotency_key` a fresh
+        one is made, so this call's retries never create a second batch; pass your own to make
+        retries of the whole call (e.g. after a crash) safe too."""
         if isinstance(questions, (str, collections.abc.Mapping, Question)):
             questions = [questions]
         body: Dict[str, Any] = {"questions": [_question(q) for q in questions]}
+        if template is not None or rows is not None:
+            body["template"] = template
+            body["rows"] = [dict(r) for r in rows or ()]
         if options is not None:
             body["options"] = _options(options)
         if webhook is not None:

@@ -215,6 +215,20 @@ class JobResult(Model):
     work_products: Optional[Dict[str, str]] = None
     """Every work product by name, as text; only with `results(..., work_products=True)`."""
     writer: Optional[str] = None
+    answer: Optional[Dict[str, Any]] = None
+    """The job's fields when it asked for some (`answer.json`): `{"fields": {name: {"status",
+    "value", "sources", "quote", "url"}}, "by": ...}`; see `JobResult.row`."""
+
+    def row(self) -> Dict[str, Any]:
+        """The job as a table's row: id, query, status, its metadata, then each field's value
+        (None when not found or disputed) and `<field>_source`, the URL that states it."""
+        out: Dict[str, Any] = {"id": self.id, "query": self.query, "status": self.status}
+        out.update(self.metadata)
+        for name, field in ((self.answer or {}).get("fields") or {}).items():
+            found = field.get("status") == "found"
+            out[name] = field.get("value") if found else None
+            out[f"{name}_source"] = field.get("url") if found else None
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,6 +292,8 @@ class JobOptions(Model):
     """False: read only `urls`, search nothing."""
     urls: Optional[List[str]] = None
     """URLs read as sources, before what search finds."""
+    fields: Optional[Dict[str, Any]] = None
+    """Values wanted as data: a JSON Schema object whose properties are the fields."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -296,7 +312,10 @@ class Question(Model):
 class BatchIn(Model):
     """The body of a submission; `Client.submit` builds it."""
 
-    questions: List[Question]
+    questions: List[Question] = dataclasses.field(default_factory=list)
     options: Optional[JobOptions] = None
     webhook: Optional[str] = None
     budget_usd: Optional[float] = None
+    template: Optional[str] = None
+    """One question per row of `rows`: "Where is {company}?" fills {company} from each row."""
+    rows: Optional[List[Dict[str, Any]]] = None

@@ -1226,3 +1226,101 @@ async fn the_python_client_works_against_the_real_api() {
     );
     fleet.cleanup().await;
 }
+
+/// A template over rows with fields, through the API: one job per row, the page exported as a
+/// CSV table, and `trawl results --server URL --format csv` joining the export's pages; a
+/// template naming a column no row has is a 422 naming the row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_batch_with_fields_is_exported_as_csv() {
+    let mut fleet = Fleet::start().await;
+    fleet.spawn_all();
+    let api = Api::start(&mut fleet, 1000).await;
+    let names: Vec<String> = (fleet.corpus.topics().iter())
+        .filter(|t| t.kind == "bridge")
+        .take(3)
+        .map(|t| t.name.clone())
+        .collect();
+    let rows: Vec<Value> = (names.iter())
+        .map(|n| json!({"bridge": n, "rank": 1}))
+        .collect();
+    let fields = r#"{"type": "object", "properties": {"opened": {"type": "integer"}, "length": {"type": "number", "unit": "m"}}}"#;
+    let (status, bad) = json_of(
+        api.post("/v1/batches")
+            .json(&json!({"template": "Where is {river}?", "rows": rows}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 422, "{bad}");
+    let message = bad["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("rows[0]: the template names {river}"),
+        "{message}"
+    );
+
+    // As text: `json!` would sort the schema's fields, and their order is the table's.
+    let body = format!(
+        r#"{{"template": "How long is the {{bridge}} and when did it open?", "rows": {}, "options": {{"fields": {fields}}}}}"#,
+        Value::Array(rows.clone())
+    );
+    let submit = api
+        .post("/v1/batches")
+        .header("content-type", "application/json")
+        .body(body);
+    let (status, created) = json_of(submit.send().await.unwrap()).await;
+    assert_eq!(status, 201, "{created}");
+    let batch = created["batch_id"].as_str().unwrap().to_owned();
+    assert_eq!(created["jobs"][2]["id"], "3");
+    fleet.wait_done(&batch, Duration::from_secs(240)).await;
+
+    let page = api
+        .get(&format!("/v1/batches/{batch}/results?format=csv&limit=2"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers().contains_key("x-next-cursor"));
+    let text = page.text().await.unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0], "id,query,status,bridge,rank,opened,opened_source,length,length_source",
+        "{text}"
+    );
+    assert_eq!(lines.len(), 3, "a header and the page's two rows: {text}");
+    assert!(
+        lines[1].starts_with(&format!(
+            "1,How long is the {} and when did it open?,",
+            names[0]
+        )),
+        "{text}"
+    );
+
+    let dir = fleet.dir.path().join("remote-csv");
+    let server = [
+        ("TRAWL_SERVER", api.base.as_str()),
+        ("TRAWL_TOKEN", api.token.as_str()),
+    ];
+    let out = trawl_remote(
+        &fleet,
+        &[
+            "results",
+            &batch,
+            "--format",
+            "csv",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &server,
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let joined = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(
+        joined.lines().count(),
+        4,
+        "a header and every job: {joined}"
+    );
+    assert!(joined.starts_with(lines[0]), "{joined}");
+    fleet.cleanup().await;
+}

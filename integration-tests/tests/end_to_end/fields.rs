@@ -5,15 +5,27 @@
 use crate::common;
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use common::Fleet;
 use serde_json::{json, Value};
 
+/// The bridges whose pages agree: each one's question, length in metres, opening year,
+/// designer and name.
+fn bridges(fleet: &Fleet) -> Vec<(String, f64, i64, String, String)> {
+    (fleet.corpus.topics().iter())
+        .filter(|t| t.kind == "bridge" && !t.disagrees())
+        .map(facts)
+        .collect()
+}
+
 /// A bridge whose pages agree, and its length in metres, opening year and designer.
 fn bridge(fleet: &Fleet) -> (String, f64, i64, String) {
-    let topic = (fleet.corpus.topics().iter())
-        .find(|t| t.kind == "bridge" && !t.disagrees())
-        .expect("simweb has bridges");
+    let (question, metres, opened, designer, _) = bridges(fleet).remove(0);
+    (question, metres, opened, designer)
+}
+
+fn facts(topic: &trawl_integration_tests::simweb::Topic) -> (String, f64, i64, String, String) {
     let number = |s: &str| -> String {
         (s.split_whitespace())
             .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
@@ -25,7 +37,13 @@ fn bridge(fleet: &Fleet) -> (String, f64, i64, String) {
     let designer = (topic.facts[2].split("engineer ").nth(1).unwrap())
         .trim_end_matches('.')
         .to_owned();
-    (topic.question.clone(), length, opened, designer)
+    (
+        topic.question.clone(),
+        length,
+        opened,
+        designer,
+        topic.name.clone(),
+    )
 }
 
 const SCHEMA: &str = r#"{
@@ -174,5 +192,99 @@ async fn a_schema_with_an_unsupported_keyword_is_named_and_nothing_runs() {
         "{stderr}"
     );
     assert!(!stderr.contains("searching"), "nothing ran: {stderr}");
+    fleet.cleanup().await;
+}
+
+/// A template over a table of bridges, with fields, through the fleet: one question per row,
+/// each row's cells as its metadata, and `trawl results --format csv` a row per question with a
+/// column per field and its source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_batch_with_fields_comes_back_as_a_table() {
+    let mut fleet = Fleet::start().await;
+    let bridges: Vec<_> = bridges(&fleet).into_iter().take(3).collect();
+    assert_eq!(
+        bridges.len(),
+        3,
+        "simweb has three bridges whose pages agree"
+    );
+    let template = "How long is the {bridge} and when did it open?";
+    let mut rows = String::from("id,bridge,region\n");
+    for (i, (question, _, _, _, name)) in bridges.iter().enumerate() {
+        assert_eq!(*question, template.replace("{bridge}", name));
+        rows.push_str(&format!("b{i},{name},north\n"));
+    }
+    let table = fleet.dir.path().join("bridges.csv");
+    std::fs::write(&table, rows).unwrap();
+    let schema = fleet.dir.path().join("schema.json");
+    std::fs::write(&schema, SCHEMA).unwrap();
+
+    // A template naming a column the table lacks is refused, and nothing is enqueued.
+    let out = fleet
+        .trawl(&[
+            "submit",
+            table.to_str().unwrap(),
+            "--template",
+            "Where is {river}?",
+        ])
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && out.stdout.is_empty(), "{stderr}");
+    assert!(
+        stderr.contains("the template names {river}, which is not a column"),
+        "{stderr}"
+    );
+
+    fleet.spawn_all();
+    let args = ["--template", template, "--fields", schema.to_str().unwrap()];
+    let out = fleet
+        .trawl(&[&["submit", table.to_str().unwrap()][..], &args].concat())
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    fleet.wait_done(&batch, Duration::from_secs(240)).await;
+
+    let dir = fleet.dir.path().join("table");
+    let out = fleet
+        .trawl(&[
+            "results",
+            &batch,
+            "--format",
+            "csv",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(
+        text.lines().next(),
+        Some("id,query,status,bridge,region,length,length_source,opened,opened_source,designer,designer_source,colour,colour_source")
+    );
+    let rows: Vec<Vec<String>> = (csv::Reader::from_reader(text.as_bytes()).records())
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    for (row, (_, metres, opened, _, name)) in rows.iter().zip(&bridges) {
+        assert_eq!(row[3], *name, "{text}");
+        let km: f64 = row[5]
+            .parse()
+            .unwrap_or_else(|_| panic!("a length: {text}"));
+        assert!((km - metres / 1000.0).abs() < 1e-6, "{text}");
+        assert!(row[6].starts_with("http://"), "the length's source: {text}");
+        assert_eq!(row[7], opened.to_string(), "{text}");
+        assert_eq!(
+            (row[11].as_str(), row[12].as_str()),
+            ("", ""),
+            "no colour: {text}"
+        );
+    }
     fleet.cleanup().await;
 }

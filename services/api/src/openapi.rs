@@ -55,7 +55,8 @@ impl Modify for BearerAuth {
 }
 
 /// The document for an API configured with `api`: a batch's `maxItems` is its
-/// `api.max_questions`, so clients (and schemathesis) learn the limit this server enforces.
+/// `api.max_questions` (of `questions` and of `rows`, and of both together), so clients (and
+/// schemathesis) learn the limit this server enforces.
 pub(crate) fn document_for(api: &ApiConfig) -> String {
     let mut doc = ApiDoc::openapi();
     let questions = doc
@@ -70,15 +71,74 @@ pub(crate) fn document_for(api: &ApiConfig) -> String {
         Some(RefOr::T(Schema::Array(questions))) => questions.max_items = Some(api.max_questions),
         _ => unreachable!("BatchIn.questions is an inline array"),
     }
-    let json = doc
-        .to_pretty_json()
-        .expect("the OpenAPI document serialises");
+    let mut json = with_rules(doc.to_json().expect("the OpenAPI document serialises"));
+    json["components"]["schemas"]["BatchIn"]["properties"]["rows"]["maxItems"] =
+        api.max_questions.into();
+    let json = serde_json::to_string_pretty(&json).expect("a value serialises");
     // utoipa 5 writes a Link object's `operationId` in snake case, which no client reads. The
     // key is unique to links (operations already say `operationId`), so a rename is exact; the
     // test below fails once utoipa fixes it, and this line can go.
     let mut json = json.replace("\"operation_id\": ", "\"operationId\": ");
     json.push('\n');
     json
+}
+
+/// The document with the rules utoipa's attributes cannot state, in JSON Schema 2020-12 (what
+/// OpenAPI 3.1 uses): a batch holds its questions in `questions` or in `rows` (with a
+/// `template`); a schema of fields has 1 to 50 fields, each named by 1 to 64 characters without
+/// control characters.
+fn with_rules(json: String) -> serde_json::Value {
+    let mut doc: serde_json::Value = serde_json::from_str(&json).expect("utoipa writes JSON");
+    let schemas = &mut doc["components"]["schemas"];
+    let batch = &mut schemas["BatchIn"];
+    batch["anyOf"] = serde_json::json!([
+        {"required": ["questions"], "properties": {"questions": {"minItems": 1}, "rows": {"maxItems": 0}}},
+        {"required": ["template", "rows"], "properties": {"template": {"type": "string"}, "rows": {"minItems": 1}}},
+    ]);
+    let properties = &mut schemas["Fields"]["properties"]["properties"];
+    properties["minProperties"] = 1.into();
+    properties["maxProperties"] = (trawl_messages::fields::MAX_FIELDS as u64).into();
+    properties["propertyNames"] = serde_json::json!({
+        "minLength": 1,
+        "maxLength": trawl_messages::fields::MAX_NAME_CHARS,
+        "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+    });
+    // A placeholder: a column's name in braces.
+    schemas["BatchIn"]["properties"]["template"]["pattern"] = "\\{[^{}]+\\}".into();
+    inline_fields(&mut doc);
+    doc
+}
+
+/// A schema of fields is itself JSON Schema, which a client passes on as it is, not a type of
+/// its own: `Fields` and the schemas it is made of are written where they are used.
+fn inline_fields(doc: &mut serde_json::Value) {
+    fn refs(value: &mut serde_json::Value, parts: &serde_json::Map<String, serde_json::Value>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                let named = (map.get("$ref").and_then(|r| r.as_str()))
+                    .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                    .and_then(|name| parts.get(name));
+                if let Some(schema) = named {
+                    *value = schema.clone();
+                    refs(value, parts);
+                    return;
+                }
+                map.values_mut().for_each(|v| refs(v, parts));
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| refs(v, parts)),
+            _ => {}
+        }
+    }
+    let Some(schemas) = doc["components"]["schemas"].as_object_mut() else {
+        return;
+    };
+    let names = trawl_messages::fields::doc::SCHEMAS
+        .iter()
+        .map(|n| n.to_string());
+    let parts: serde_json::Map<String, serde_json::Value> = names
+        .filter_map(|n| schemas.remove(&n).map(|s| (n, s)))
+        .collect();
+    refs(doc, &parts);
 }
 
 /// The document for the default configuration: the one kept in the repository.
@@ -170,6 +230,5 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_str(&document_for(&api)).unwrap();
         let questions = &doc["components"]["schemas"]["BatchIn"]["properties"]["questions"];
         assert_eq!(questions["maxItems"], 7);
-        assert_eq!(questions["minItems"], 1);
     }
 }

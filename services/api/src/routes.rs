@@ -62,9 +62,17 @@ fn given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchIn {
-    /// The questions: at most `maxItems`, this server's `api.max_questions`; more is a 413.
-    #[schema(min_items = 1)]
+    /// The questions: with `rows`, at most `maxItems`, this server's `api.max_questions`; more
+    /// is a 413.
+    #[serde(default)]
     pub questions: Vec<QuestionIn>,
+    /// One question per row of `rows`, after `questions`: "What is the headquarters city of
+    /// {company}?" fills {company} from the row's `company`. A row's values come back as its
+    /// metadata, its `id` as its id (else its position in `rows` from 1).
+    pub template: Option<String>,
+    /// The rows `template` is filled from, each an object of column → value.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub rows: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
     /// Defaults for every question's options.
     #[serde(default)]
     pub options: JobOptions,
@@ -305,18 +313,26 @@ fn parse_batch_in(
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?;
     arrays_are_not_objects(&value).map_err(|e| ApiError::invalid(e.to_string()))?;
-    let input: BatchIn = serde_json::from_value(value)
+    drop(value);
+    // Read from the text, not the value: a schema's fields keep the order they were given in.
+    let mut input: BatchIn = serde_json::from_slice(body)
         .map_err(|e| ApiError::invalid(format!("the body is not a batch: {e}")))?;
-    if input.questions.is_empty() {
+    let rows = input.rows.take().unwrap_or_default();
+    if input.template.is_none() && !rows.is_empty() {
+        return Err(ApiError::invalid(
+            "template and rows: rows need a template, such as \"What is the headquarters city of {company}?\"",
+        ));
+    }
+    let count = input.questions.len() + rows.len();
+    if count == 0 {
         return Err(ApiError::invalid("questions: the batch holds no questions"));
     }
-    if input.questions.len() > max_questions {
+    if count > max_questions {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "too_large",
             format!(
-                "questions: {} questions, more than the {max_questions} a batch may hold (api.max_questions); split the batch",
-                input.questions.len()
+                "questions: {count} questions, more than the {max_questions} a batch may hold (api.max_questions); split the batch"
             ),
         ));
     }
@@ -330,7 +346,24 @@ fn parse_batch_in(
             "budget_usd: must be a positive amount of dollars",
         ));
     }
-    let mut tasks = Vec::with_capacity(input.questions.len());
+    let options = BatchOptions {
+        webhook: input.webhook,
+        budget_usd: input.budget_usd,
+        owner: None,
+    };
+    let templated = match &input.template {
+        // A template without rows makes no question; the questions are the batch.
+        Some(template) if !rows.is_empty() => {
+            let problems = batch::option_problems(&input.options);
+            if let Some((key, problem)) = problems.first() {
+                return Err(ApiError::invalid(format!("options.{key}: {problem}")));
+            }
+            trawl_pipeline::template::questions_from_rows(template, &rows, &input.options)
+                .map_err(|e| ApiError::invalid(e.to_string()))?
+        }
+        _ => Vec::new(),
+    };
+    let mut tasks = Vec::with_capacity(count);
     for (i, q) in input.questions.into_iter().enumerate() {
         let options = q.options.or(&input.options);
         let invalid =
@@ -340,17 +373,14 @@ fn parse_batch_in(
             batch::check_user(q.id, q.metadata, || (i + 1).to_string()).map_err(|e| invalid(&e))?;
         tasks.push(Question { task, id, metadata });
     }
+    // Template rows come after the questions, each named by its own id or position in `rows`.
+    tasks.extend(templated);
     if let Some((i, first)) = batch::repeated_id(tasks.iter().map(|q| q.id.as_str())) {
         return Err(ApiError::invalid(format!(
             "questions[{i}]: id {:?} is already the id of questions[{first}]; ids must be unique in the batch (a question without an id has its position, from 1, as id)",
             tasks[i].id
         )));
     }
-    let options = BatchOptions {
-        webhook: input.webhook,
-        budget_usd: input.budget_usd,
-        owner: None,
-    };
     Ok((tasks, options))
 }
 
@@ -818,6 +848,11 @@ pub(crate) struct ExportQuery {
     /// Add each ended job's work products (`work_products`: every file of its folder, as
     /// `trawl results` copies them), not only its report and sources.
     pub work_products: Option<bool>,
+    /// `jsonl` (default): a JobResult per line; `csv`: the page as a table with a header
+    /// line, a row per job: id, query, status, its metadata, and each field with
+    /// `<field>_source`.
+    #[param(pattern = "^(jsonl|csv)$")]
+    pub format: Option<String>,
 }
 
 /// Every job of a batch with its results, one JSON line per job, a page at a time.
@@ -831,11 +866,15 @@ pub(crate) struct ExportQuery {
     get, path = "/v1/batches/{id}/results", tag = "batches", operation_id = "export_results",
     params(("id" = String, Path, format = Uuid, description = "Batch id"), ExportQuery),
     responses(
-        (status = 200, description = "One JSON line (a JobResult) per job of the page; `schema` describes one line", content_type = "application/x-ndjson", body = JobResult,
+        (status = 200, description = "One JSON line (a JobResult) per job of the page, `schema` describing one line; with `format=csv`, the page as a CSV table",
+            content(
+                (JobResult = "application/x-ndjson"),
+                (String = "text/csv"),
+            ),
             headers(
                 ("X-Next-Cursor" = String, description = "Pass as `cursor` for the next page; absent on the last page"),
             )),
-        (status = 400, description = "`limit` is not 1 to 5000, or `cursor` is not one this API returned for the batch", body = ErrorBody),
+        (status = 400, description = "`limit` is not 1 to 5000, `cursor` is not one this API returned for the batch, or `format` is not jsonl or csv", body = ErrorBody),
         (status = 401, response = Unauthorized),
         (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
         (status = 429, response = RateLimited),
@@ -878,6 +917,18 @@ pub(crate) async fn export_results(
     let products = page.work_products.unwrap_or(false);
     // The statuses of jobs without a job.json yet, read once for the page.
     let statuses = Arc::new(batch::job_statuses(&state.rt, batch).await?);
+    let csv = match page.format.as_deref() {
+        None | Some("jsonl") => false,
+        Some("csv") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "format: {other:?} is not jsonl or csv"
+            )))
+        }
+    };
+    if csv {
+        return csv_page(&state.rt, batch, jobs, statuses, next).await;
+    }
     let rt = state.rt.clone();
     let lines = futures_util::stream::iter(jobs)
         .map(move |job| {
@@ -890,6 +941,42 @@ pub(crate) async fn export_results(
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/x-ndjson"),
+    );
+    if let Some(next) = next.and_then(|n| HeaderValue::from_str(&n).ok()) {
+        headers.insert(NEXT_CURSOR, next);
+    }
+    Ok(response)
+}
+
+/// A page of the export as a CSV table: its header needs every job's metadata keys and
+/// fields, so the page's rows are read before it is sent.
+async fn csv_page(
+    rt: &trawl_pipeline::Runtime,
+    batch: Uuid,
+    jobs: Vec<ManifestJob>,
+    statuses: Arc<BTreeMap<String, JobState>>,
+    next: Option<String>,
+) -> Result<Response, ApiError> {
+    let mut table = trawl_pipeline::table::Table::default();
+    let results = futures_util::stream::iter(jobs)
+        .map(|job| {
+            let (rt, statuses) = (rt.clone(), Arc::clone(&statuses));
+            async move { job_result(&rt, batch, &job, &statuses, false).await }
+        })
+        .buffered(EXPORT_READ_AHEAD);
+    futures_util::pin_mut!(results);
+    while let Some(result) = results.next().await {
+        table.push(&result?);
+    }
+    let mut body = Vec::new();
+    table
+        .write(&mut body)
+        .map_err(|e| ApiError::unavailable(format!("the table could not be written: {e}")))?;
+    let mut response = Response::new(Body::from(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/csv; charset=utf-8"),
     );
     if let Some(next) = next.and_then(|n| HeaderValue::from_str(&n).ok()) {
         headers.insert(NEXT_CURSOR, next);

@@ -55,8 +55,14 @@ impl ServerArgs {
 #[derive(clap::Args)]
 pub struct SubmitArgs {
     /// One question per line, or JSONL lines {"query": "…", "id": "…", "metadata": {…},
-    /// "options": {"max_urls": 5}}; a line without an id has its line number as id.
+    /// "options": {"max_urls": 5}}; a line without an id has its line number as id. With
+    /// --template: a CSV table whose header names its columns.
     file: PathBuf,
+    /// One question per row of FILE (a CSV table): "What is the headquarters city of
+    /// {company}?" fills {company} from the row's company column. The row's columns come back
+    /// as its metadata, an id column is its id (else its line number).
+    #[arg(long, value_name = "TEXT")]
+    template: Option<String>,
     /// POST signed `job.completed` and `batch.completed` events to this URL.
     #[arg(long, value_name = "URL")]
     webhook: Option<String>,
@@ -187,10 +193,21 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     // before it is read whole.
     let what = format!("{} (broker.max_batch_bytes)", args.file.display());
     let bytes = trawl_cli::input::read_file(&args.file, config.broker.max_batch_bytes, &what)?;
-    let questions = parse_batch(&bytes)
-        .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
-    let questions = with_defaults(questions, &args.defaults()?)
-        .with_context(|| format!("{} is not a valid batch", args.file.display()))?;
+    let invalid = || format!("{} is not a valid batch", args.file.display());
+    let defaults = args.defaults()?;
+    let questions = match &args.template {
+        Some(template) => {
+            if let Some((key, problem)) = option_problems(&defaults).into_iter().next() {
+                bail!("{}: {problem}", flag(key));
+            }
+            trawl_pipeline::template::questions_from_csv(template, &bytes, &defaults)
+                .with_context(invalid)?
+        }
+        None => {
+            let questions = parse_batch(&bytes).with_context(invalid)?;
+            with_defaults(questions, &defaults).with_context(invalid)?
+        }
+    };
     if let Some(url) = &args.webhook {
         let parsed =
             url::Url::parse(url).with_context(|| format!("invalid --webhook URL {url:?}"))?;
@@ -415,7 +432,7 @@ impl Records {
 /// A batch's results as JSON records, written as they come, or as a CSV table.
 enum Export {
     Records(Records),
-    Table(trawl_cli::table::Table),
+    Table(trawl_pipeline::table::Table),
 }
 
 impl Export {
@@ -441,7 +458,16 @@ impl Export {
             Export::Records(r) => r.finish(),
             Export::Table(t) => {
                 let rows = t.len();
-                let path = t.write(out)?;
+                std::fs::create_dir_all(out)
+                    .with_context(|| format!("failed to create {}", out.display()))?;
+                // Beside its place first, so a failed export leaves none.
+                let (path, part) = (out.join("results.csv"), out.join("results.csv.part"));
+                let file = std::fs::File::create(&part)
+                    .with_context(|| format!("failed to create {}", part.display()))?;
+                t.write(std::io::BufWriter::new(file))
+                    .context("failed to write the results")?;
+                std::fs::rename(&part, &path)
+                    .with_context(|| format!("failed to write {}", path.display()))?;
                 eprintln!("wrote {rows} jobs to {}", path.display());
                 Ok(ExitCode::SUCCESS)
             }

@@ -6,7 +6,6 @@
 //! - [`mcp`]: trawl's tools for agents over MCP (`trawl mcp`).
 //! - [`monitor`]: the fleet's queue and batch gauges (`trawl monitor`).
 //! - [`stages`]: the stage registry, each stage kind to its constructor.
-//! - [`table`]: a batch's results as a CSV table, its fields as columns.
 
 pub mod embedded;
 pub mod extract;
@@ -14,4 +13,3 @@ pub mod input;
 pub mod mcp;
 pub mod monitor;
 pub mod stages;
-pub mod table;

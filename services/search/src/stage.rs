@@ -143,6 +143,7 @@ impl SearchStage {
     /// `trawl mcp`'s search tool share it.
     pub async fn find(&self, rt: &Runtime, task: &SearchTask, llm: &JobLlm) -> Found {
         let analysis = analyse_with(llm.ready(), &task.query, &locale_of(task)).await;
+        let analysis = with_fields(analysis, task);
         // A job's own URLs all count, so without a `max_urls` of its own the bound grows to
         // hold them.
         let listed = task.options.urls().len();
@@ -162,17 +163,6 @@ impl SearchStage {
         tried: &HashSet<String>,
         max: usize,
     ) -> Found {
-        let mut analysis = analysis;
-        // A job's fields are what its answer must contain: clean extracts each from every
-        // source, and a follow-up round looks for one no source gave.
-        if let Some(fields) = &task.options.fields {
-            let points = &mut analysis.target_data_points;
-            for point in fields.fields.iter().map(|f| f.point()).rev() {
-                if !points.contains(&point) {
-                    points.insert(0, point);
-                }
-            }
-        }
         let cfg = &rt.config.search;
         let chain = chain_of(cfg, task, analysis.is_news);
         let freshness = freshness_of(cfg, task);
@@ -290,7 +280,7 @@ impl SearchStage {
         // The round's searches score their results by their own words too: they name what the
         // question's words did not find.
         let locale = locale_of(task);
-        let mut analysis = analyse(&task.query, &locale);
+        let mut analysis = with_fields(analyse(&task.query, &locale), task);
         for q in &round.queries {
             for t in trawl_text::terms_in(q, locale.lang) {
                 if !analysis.terms.contains(&t) {
@@ -403,6 +393,21 @@ fn listed(task: &SearchTask, tried: &HashSet<String>, terms: &[String], max: usi
         out.push(s);
     }
     out
+}
+
+/// `analysis` with the job's fields first among its data points: they are what its answer must
+/// contain, so clean extracts each from every source, and a follow-up round looks for one no
+/// source gave.
+fn with_fields(mut analysis: QueryAnalysis, task: &SearchTask) -> QueryAnalysis {
+    if let Some(fields) = &task.options.fields {
+        let points = &mut analysis.target_data_points;
+        for point in fields.fields.iter().map(|f| f.point()).rev() {
+            if !points.contains(&point) {
+                points.insert(0, point);
+            }
+        }
+    }
+    analysis
 }
 
 /// A selected result as a source of the job (numbered when the job takes it).

@@ -290,13 +290,12 @@ impl Candidate {
     }
 }
 
-/// `value` with an integer field's numbers written as whole numbers (`1934`, not `1934.0`, as
-/// a model may write them).
+/// `value` with its whole numbers written as such (`1934`, not `1934.0`, as a model or a
+/// conversion may give them): a table shows what a page wrote.
 fn whole(field: &Field, value: Value) -> Value {
+    let numeric = matches!(field.shape.ty, Type::Integer | Type::Number);
     let whole = |v: Value| match v.as_f64() {
-        Some(n) if field.shape.ty == Type::Integer && n.fract() == 0.0 && n.abs() < 9e15 => {
-            json!(n as i64)
-        }
+        Some(n) if numeric && v.is_f64() && n.fract() == 0.0 && n.abs() < 9e15 => json!(n as i64),
         _ => v,
     };
     match value {
@@ -537,7 +536,7 @@ fn one(field: &Field, raw: &str) -> Option<Value> {
             match shape.ty {
                 Type::Integer if (n - n.round()).abs() < 1e-9 => Some(json!(n.round() as i64)),
                 Type::Integer => None,
-                _ => serde_json::Number::from_f64(round(n)).map(Value::Number),
+                _ => serde_json::Number::from_f64(round(n)).map(|n| whole(field, Value::Number(n))),
             }
         }
     }
@@ -968,7 +967,10 @@ mod tests {
             ("products", "tea, coffee and cocoa"),
         ]);
         let answer = extracted(&f, &[&a]).answer(&citations(&[&a]));
-        assert_eq!(answer.fields["revenue"].value, Some(json!(4.2e9)));
+        assert_eq!(
+            answer.fields["revenue"].value,
+            Some(json!(4_200_000_000i64))
+        );
         assert_eq!(answer.fields["sector"].value, Some(json!("retail")));
         assert_eq!(
             answer.fields["products"].value,

@@ -178,7 +178,7 @@ async fn synthesise(
     // Search recorded the job's language: its option, else the question's.
     let lang = trawl_text::Lang::from_tag(&meta.language).unwrap_or_default();
     let conflicts = detect_in(&meta.query, lang, &meta.data_points, &docs);
-    let material = Material {
+    let mut material = Material {
         question: &meta.query,
         sub_queries: &meta.sub_queries,
         data_points: &meta.data_points,
@@ -192,15 +192,8 @@ async fn synthesise(
         lang,
         findings: None,
     };
-    let fields = (input.as_ref()).and_then(|i| i.options.fields.as_ref());
-    let findings = match fields {
-        Some(fields) => Some(find_fields(stage, &ctx, &material, fields).await?),
-        None => None,
-    };
-    let material = Material {
-        findings: findings.as_ref(),
-        ..material
-    };
+    let findings = find_fields(stage, &ctx, &material, input.as_ref()).await?;
+    material.findings = findings.as_ref();
     let mut job_record = JobRecord {
         conflicts: conflicts.len(),
         ..Default::default()
@@ -221,15 +214,7 @@ async fn synthesise(
     add_errors(&mut job_record, search.as_ref(), records);
     job_record.analysis = search.map(|s| s.analysis);
     job_record.sources_selected = meta.sources.len();
-    job_record.sources_cited = report.citations.len();
-    job_record.removed_citations = report.removed_citations;
-    job_record.claims = report.claims.len();
-    job_record.unsupported_claims = (report.claims.iter())
-        .filter(|c| matches!(c.verdict, Verdict::Unverified | Verdict::Removed))
-        .count();
-    job_record.writer = report.writer.clone();
-    job_record.answerable = report.answerability.answerable;
-    job_record.answer_reason = report.answerability.reason.clone();
+    describe(&mut job_record, &report);
     job_record.rounds = gaps.rounds.clone();
     job_record.outcomes = outcomes.clone();
     let result = ResearchResult {
@@ -239,7 +224,26 @@ async fn synthesise(
         citations: report.citations,
         outcomes,
     };
-    finish(stage, rt, msg, result, job_record, input).await
+    let ended = Ended {
+        result,
+        record: job_record,
+        input,
+        answer: report.answer,
+    };
+    finish(stage, rt, msg, ended).await
+}
+
+/// What `job.json` says of the report: its citations, claims, writer and whether it answers.
+fn describe(job_record: &mut JobRecord, report: &Report) {
+    job_record.sources_cited = report.citations.len();
+    job_record.removed_citations = report.removed_citations;
+    job_record.claims = report.claims.len();
+    job_record.unsupported_claims = (report.claims.iter())
+        .filter(|c| matches!(c.verdict, Verdict::Unverified | Verdict::Removed))
+        .count();
+    job_record.writer = report.writer.clone();
+    job_record.answerable = report.answerability.answerable;
+    job_record.answer_reason = report.answerability.reason.clone();
 }
 
 /// Starts the job's next round of research when something is still lacking and the rounds,
@@ -480,17 +484,20 @@ async fn find_fields(
     stage: &SynthesizeStage,
     job: &Job<'_, SynthesizeTask>,
     material: &Material<'_>,
-    fields: &trawl_messages::Fields,
-) -> Result<answer::Findings, StageError> {
+    input: Option<&trawl_messages::JobInput>,
+) -> Result<Option<answer::Findings>, StageError> {
+    let Some(fields) = input.and_then(|i| i.options.fields.as_ref()) else {
+        return Ok(None);
+    };
     let answering = material.answering();
     let extracted = answer::extracted(fields, &answering.docs);
     let llm = job.llm(stage.llm.as_ref()).await?;
     let Some(model) = llm.ready().filter(|_| !answering.docs.is_empty()) else {
-        return Ok(extracted);
+        return Ok(Some(extracted));
     };
     let asked = answer::ask::ask(model, material.question, fields, &answering.docs).await;
     job.charge("synthesize", model).await?;
-    Ok(match asked {
+    Ok(Some(match asked {
         Ok(given) => {
             let label = |n: u32| n.checked_sub(1);
             answer::ask::read(fields, &given, &answering.docs, label, extracted)
@@ -507,7 +514,7 @@ async fn find_fields(
                 ..extracted
             }
         }
-    })
+    }))
 }
 
 /// Saves `sources.json`, `sources.md`, `search.md` and `report.md`; returns the job's search
@@ -624,7 +631,22 @@ async fn search_never_finished(
         ..Default::default()
     };
     let input = read_input(rt, msg.batch_id, msg.job_id).await?;
-    finish(stage, rt, msg, result, record, input).await
+    let ended = Ended {
+        result,
+        record,
+        input,
+        answer: None,
+    };
+    finish(stage, rt, msg, ended).await
+}
+
+/// What a job ended with: its result, its record (`job.json`), what was submitted, and its
+/// fields' answer when it asked for fields.
+struct Ended {
+    result: ResearchResult,
+    record: JobRecord,
+    input: Option<trawl_messages::JobInput>,
+    answer: Option<trawl_messages::Answer>,
 }
 
 /// Writes `job.json`, announces the result, records the job as ended, and when that ends the
@@ -633,10 +655,14 @@ async fn finish(
     stage: &SynthesizeStage,
     rt: &Runtime,
     msg: &Envelope<SynthesizeTask>,
-    result: ResearchResult,
-    mut record: JobRecord,
-    input: Option<trawl_messages::JobInput>,
+    ended: Ended,
 ) -> Result<(), StageError> {
+    let Ended {
+        result,
+        mut record,
+        input,
+        answer,
+    } = ended;
     let (batch, job) = (msg.batch_id, msg.job_id);
     let now = chrono::Utc::now();
     record.job_id = job;
@@ -681,14 +707,7 @@ async fn finish(
     // back-off) never holds a job open past its synthesis lease.
     let webhook = options(rt, batch).await?.webhook;
     if let Some(url) = &webhook {
-        let data = serde_json::json!({"id": record.id, "metadata": record.metadata, "status": status, "cited": cited, "report": paths::report(batch, job)});
-        if let Err(e) = stage
-            .webhooks
-            .send(url, &Event::job_completed(batch, job, data))
-            .await
-        {
-            warn!(error = %e, "job.completed webhook not delivered");
-        }
+        job_completed(stage, url, msg, &record, cited, answer.as_ref()).await;
     }
     if let Some(progress) = rt.store.batch_progress(&batch_s).await? {
         if progress.is_done() {
@@ -706,6 +725,27 @@ async fn finish(
         }
     }
     Ok(())
+}
+
+/// Sends the job's `job.completed` event to `url`; a receiver that never answers costs the
+/// event, not the job.
+async fn job_completed(
+    stage: &SynthesizeStage,
+    url: &str,
+    msg: &Envelope<SynthesizeTask>,
+    record: &JobRecord,
+    cited: usize,
+    answer: Option<&trawl_messages::Answer>,
+) {
+    let (batch, job) = (msg.batch_id, msg.job_id);
+    let mut data = serde_json::json!({"id": record.id, "metadata": record.metadata, "status": record.status.as_str(), "cited": cited, "report": paths::report(batch, job)});
+    if let Some(answer) = answer {
+        data["answer"] = serde_json::to_value(answer).unwrap_or_default();
+    }
+    let event = Event::job_completed(batch, job, data);
+    if let Err(e) = stage.webhooks.send(url, &event).await {
+        warn!(error = %e, "job.completed webhook not delivered");
+    }
 }
 
 fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {

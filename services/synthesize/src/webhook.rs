@@ -3,7 +3,8 @@
 //! - The body is the [`Event`] as JSON. Event ids are deterministic (`job.completed:<job>`,
 //!   `batch.completed:<batch>`), so a receiver can deduplicate redeliveries. A
 //!   `job.completed` event's `data` holds `batch_id`, `job_id`, `status`, `cited`, `report` (its
-//!   object key) and the job's own `id` and `metadata`, as the user submitted them.
+//!   object key) and the job's own `id` and `metadata`, as the user submitted them, and, for a
+//!   job that asked for fields, its `answer` (as `answer.json`).
 //! - Headers: `Content-Type: application/json`, `X-Trawl-Event`, `X-Trawl-Event-Id`,
 //!   `X-Trawl-Timestamp` (unix seconds) and, when a secret is configured, `X-Trawl-Signature:
 //!   v1=<hex>`, an HMAC-SHA256 over `{timestamp}.{body}` (see [`signature`]). Receivers should

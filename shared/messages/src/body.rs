@@ -242,7 +242,10 @@ pub struct JobOptions {
     /// ([`Fields`](crate::Fields)). The job then writes `answer.json`, one typed and cited value
     /// (or `not_found`, or `conflict`) per field, and its report shows them first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<crate::fields::doc::FieldsDoc>)
+    )]
     pub fields: Option<crate::Fields>,
 }
 

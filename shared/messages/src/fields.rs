@@ -232,9 +232,12 @@ impl Fields {
     }
 
     fn read(
-        top: Map<String, Value>,
+        mut top: Map<String, Value>,
         properties: Option<Vec<(String, Value)>>,
     ) -> Result<Fields, FieldsError> {
+        // A keyword given as null is a keyword not given, as clients that write every
+        // optional member write them.
+        top.retain(|_, v| !v.is_null());
         known(&top, TOP_KEYWORDS, "")?;
         if top.get("type").and_then(Value::as_str) != Some("object") {
             return Err(refuse(
@@ -242,10 +245,12 @@ impl Fields {
                 "must be \"object\": the fields are its properties",
             ));
         }
-        if let Some(extra) = top.get("additionalProperties") {
-            if extra != &Value::Bool(false) {
-                return Err(refuse("additionalProperties", "only false is supported"));
-            }
+        // The answer never holds more than the fields, whatever this says.
+        if top
+            .get("additionalProperties")
+            .is_some_and(|v| !v.is_boolean())
+        {
+            return Err(refuse("additionalProperties", "expected true or false"));
         }
         let Some(properties) = properties else {
             return Err(refuse("properties", "expected an object of fields by name"));
@@ -266,8 +271,7 @@ impl Fields {
                 "the field is given twice",
             ));
         }
-        let names: Vec<&str> = properties.iter().map(|(n, _)| n.as_str()).collect();
-        let required = required_of(&top, &names)?;
+        let required = required_of(&top)?;
         let fields = (properties.iter())
             .map(|(name, spec)| field(name, spec, required.contains(&name.as_str())))
             .collect::<Result<Vec<Field>, FieldsError>>()?;
@@ -317,36 +321,21 @@ fn known(object: &Map<String, Value>, allowed: &[&str], at: &str) -> Result<(), 
     }
 }
 
-fn required_of<'a>(
-    top: &'a Map<String, Value>,
-    properties: &[&str],
-) -> Result<Vec<&'a str>, FieldsError> {
+/// The field names `required` lists; a name that is not a field is left out (it would only
+/// ask for a column the table does not have).
+fn required_of(top: &Map<String, Value>) -> Result<Vec<&str>, FieldsError> {
     let Some(required) = top.get("required") else {
         return Ok(Vec::new());
     };
     let Value::Array(names) = required else {
         return Err(refuse("required", "expected a list of field names"));
     };
-    let mut out: Vec<&str> = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        let Some(name) = name.as_str() else {
-            return Err(refuse(format!("required.{i}"), "expected a field name"));
-        };
-        if !properties.contains(&name) {
-            return Err(refuse(
-                format!("required.{i}"),
-                format!("{name:?} is not a field of properties"),
-            ));
-        }
-        if out.contains(&name) {
-            return Err(refuse(
-                format!("required.{i}"),
-                format!("{name:?} is listed twice"),
-            ));
-        }
-        out.push(name);
-    }
-    Ok(out)
+    (names.iter().enumerate())
+        .map(|(i, name)| {
+            name.as_str()
+                .ok_or_else(|| refuse(format!("required.{i}"), "expected a field name"))
+        })
+        .collect()
 }
 
 fn field(name: &str, spec: &Value, required: bool) -> Result<Field, FieldsError> {
@@ -364,11 +353,13 @@ fn field(name: &str, spec: &Value, required: bool) -> Result<Field, FieldsError>
             "expected an object such as {\"type\": \"string\"}",
         ));
     };
+    let spec = &without_nulls(spec);
     known(spec, FIELD_KEYWORDS, &format!("{at}."))?;
     let ty = spec.get("type").and_then(Value::as_str);
     let array = ty == Some("array");
     let shape = match (array, spec.get("items")) {
         (true, Some(Value::Object(items))) => {
+            let items = &without_nulls(items);
             known(items, ITEM_KEYWORDS, &format!("{at}.items."))?;
             shape_of(items, &format!("{at}.items"))?
         }
@@ -419,6 +410,13 @@ fn field(name: &str, spec: &Value, required: bool) -> Result<Field, FieldsError>
         as_of,
         required,
     })
+}
+
+fn without_nulls(spec: &Map<String, Value>) -> Map<String, Value> {
+    (spec.iter())
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn shape_of(spec: &Map<String, Value>, at: &str) -> Result<Shape, FieldsError> {
@@ -605,6 +603,219 @@ pub fn from_text(text: &str) -> Result<Fields, FieldsError> {
         }
         _ => refuse("(schema)", format!("not JSON: {e}")),
     })
+}
+
+/// How the API's document describes [`Fields`]: what JSON Schema can state of it. The rules
+/// between keywords (`format` only on a string, `unit` only on a number, `items` only and
+/// always on an array, `enum` values of the field's type, `required` naming fields) are the
+/// parser's.
+#[cfg(feature = "openapi")]
+pub mod doc {
+    #![allow(dead_code)]
+
+    use std::collections::BTreeMap;
+
+    /// The names of the document's schemas these types make.
+    pub const SCHEMAS: &[&str] = &[
+        "Fields",
+        "ObjectType",
+        "FieldDoc",
+        "StringField",
+        "NumberField",
+        "IntegerField",
+        "BooleanField",
+        "ArrayField",
+        "ItemDoc",
+        "StringItem",
+        "NumberItem",
+        "IntegerItem",
+        "BooleanItem",
+        "StringType",
+        "NumberType",
+        "IntegerType",
+        "BooleanType",
+        "ArrayType",
+        "DateFormat",
+    ];
+
+    /// The values wanted as data: a JSON Schema object whose properties are the fields.
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[schema(as = Fields)]
+    #[serde(deny_unknown_fields)]
+    pub struct FieldsDoc {
+        #[serde(rename = "type")]
+        kind: ObjectType,
+        /// 1 to 50 fields by name (1 to 64 characters), in the order the table's columns take.
+        properties: BTreeMap<String, FieldDoc>,
+        /// Names of fields the answer should hold; a field not found is `not_found` either way.
+        required: Option<Vec<String>>,
+        title: Option<String>,
+        description: Option<String>,
+        #[serde(rename = "$schema")]
+        dialect: Option<String>,
+        #[serde(rename = "additionalProperties")]
+        additional: Option<bool>,
+    }
+
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum ObjectType {
+        Object,
+    }
+
+    /// One field: a column of the answer, by its type.
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(untagged)]
+    pub enum FieldDoc {
+        String(StringField),
+        Number(NumberField),
+        Integer(IntegerField),
+        Boolean(BooleanField),
+        Array(ArrayField),
+    }
+
+    /// A text field; `format: date` makes it a date, `YYYY-MM-DD` (or `YYYY-MM`, `YYYY`
+    /// where a page says no more).
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct StringField {
+        #[serde(rename = "type")]
+        kind: StringType,
+        format: Option<DateFormat>,
+        /// The only values allowed.
+        #[serde(rename = "enum")]
+        #[schema(min_items = 1)]
+        choices: Option<Vec<String>>,
+        /// What the field holds, in words: extraction reads it.
+        description: Option<String>,
+        title: Option<String>,
+        /// The value changes over time: the newest dated statement wins, with its date.
+        as_of: Option<bool>,
+    }
+
+    /// A number field.
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct NumberField {
+        #[serde(rename = "type")]
+        kind: NumberType,
+        #[serde(rename = "enum")]
+        #[schema(min_items = 1)]
+        choices: Option<Vec<f64>>,
+        /// At most `maximum`.
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+        /// The unit the number is given in (`km`, `°C`, `USD`), converted from another unit of
+        /// the same quantity.
+        #[schema(min_length = 1)]
+        unit: Option<String>,
+        description: Option<String>,
+        title: Option<String>,
+        as_of: Option<bool>,
+    }
+
+    /// A whole-number field.
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct IntegerField {
+        #[serde(rename = "type")]
+        kind: IntegerType,
+        #[serde(rename = "enum")]
+        #[schema(min_items = 1)]
+        choices: Option<Vec<i64>>,
+        minimum: Option<i64>,
+        maximum: Option<i64>,
+        #[schema(min_length = 1)]
+        unit: Option<String>,
+        description: Option<String>,
+        title: Option<String>,
+        as_of: Option<bool>,
+    }
+
+    /// A true-or-false field.
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct BooleanField {
+        #[serde(rename = "type")]
+        kind: BooleanType,
+        description: Option<String>,
+        title: Option<String>,
+        as_of: Option<bool>,
+    }
+
+    /// A list field.
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct ArrayField {
+        #[serde(rename = "type")]
+        kind: ArrayType,
+        items: ItemDoc,
+        description: Option<String>,
+        title: Option<String>,
+        as_of: Option<bool>,
+    }
+
+    /// A list field's items.
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(untagged)]
+    pub enum ItemDoc {
+        String(StringItem),
+        Number(NumberItem),
+        Integer(IntegerItem),
+        Boolean(BooleanItem),
+    }
+
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct StringItem {
+        #[serde(rename = "type")]
+        kind: StringType,
+        format: Option<DateFormat>,
+        #[serde(rename = "enum")]
+        #[schema(min_items = 1)]
+        choices: Option<Vec<String>>,
+        description: Option<String>,
+    }
+
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct NumberItem {
+        #[serde(rename = "type")]
+        kind: NumberType,
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+        description: Option<String>,
+    }
+
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct IntegerItem {
+        #[serde(rename = "type")]
+        kind: IntegerType,
+        minimum: Option<i64>,
+        maximum: Option<i64>,
+        description: Option<String>,
+    }
+
+    #[derive(utoipa::ToSchema, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct BooleanItem {
+        #[serde(rename = "type")]
+        kind: BooleanType,
+        description: Option<String>,
+    }
+
+    /// A keyword's only value: each enum has one variant, written in lower case.
+    macro_rules! one_word {
+        ($($name:ident: $word:ident),*) => {$(
+            #[derive(utoipa::ToSchema, serde::Deserialize)]
+            #[serde(rename_all = "lowercase")]
+            enum $name {
+                $word,
+            }
+        )*};
+    }
+    one_word!(StringType: String, NumberType: Number, IntegerType: Integer, BooleanType: Boolean, ArrayType: Array, DateFormat: Date);
 }
 
 /// What became of a field.
@@ -835,16 +1046,15 @@ mod tests {
         );
         assert_eq!(
             path(
-                json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]})
+                json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", 3]})
             ),
             "required.1"
         );
-        assert_eq!(
-            path(
-                json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]})
-            ),
-            "required.1"
+        // A required name that is no field asks for nothing the table has.
+        let f = parse(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]}),
         );
+        assert!(f.unwrap().fields[0].required);
         let err = parse(obj(json!({"name": {"type": "string", "pattern": "^A"}}))).unwrap_err();
         assert!(err.to_string().contains("unsupported keyword"), "{err}");
     }

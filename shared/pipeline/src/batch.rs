@@ -437,9 +437,30 @@ fn parse_line(line: &str, number: usize) -> Result<Question, LineError> {
         Err(e) if line.starts_with('{') => return Err(e.into()),
         Err(_) => (line.to_owned(), JobOptions::default(), None, None),
     };
+    let mut options = options;
+    if options.fields.is_some() {
+        // Read again from the text: a JSON map holds the schema's fields sorted, and their
+        // order is the order of the answer's columns.
+        options.fields = fields_in_order(line).or(options.fields);
+    }
     let task = check_task(&query, options)?;
     let (id, metadata) = check_user(id, metadata, || number.to_string())?;
     Ok(Question { task, id, metadata })
+}
+
+/// The `fields` of a JSONL line (beside its query or in its options), in the order written.
+fn fields_in_order(line: &str) -> Option<trawl_messages::Fields> {
+    #[derive(Deserialize)]
+    struct Options {
+        fields: Option<trawl_messages::Fields>,
+    }
+    #[derive(Deserialize)]
+    struct Line {
+        fields: Option<trawl_messages::Fields>,
+        options: Option<Options>,
+    }
+    let line: Line = serde_json::from_str(line).ok()?;
+    line.fields.or(line.options.and_then(|o| o.fields))
 }
 
 /// Options a JSONL line may give beside its query as well as in its `options`: a line's own
@@ -959,6 +980,22 @@ mod tests {
             assert_eq!(n, 1);
             assert!(reason.contains(needle), "{reason}");
         }
+    }
+
+    #[test]
+    fn a_lines_fields_keep_their_order_and_a_bad_schema_is_named() {
+        let text = r#"{"query": "Where is Acme?", "fields": {"type": "object", "properties": {"zeta": {"type": "string"}, "alpha": {"type": "integer"}}}}"#;
+        let q = parse_batch(text.as_bytes()).unwrap();
+        let fields = q[0].task.options.fields.as_ref().unwrap();
+        let names: Vec<&str> = fields.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha"]);
+        let bad = r#"{"query": "q", "options": {"fields": {"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}}}}"#;
+        let (line, reason) = line_error(bad.as_bytes());
+        assert_eq!(line, 1);
+        assert!(
+            reason.contains("properties.a.pattern: unsupported keyword"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -15,6 +15,8 @@
 //!   results.
 //! - [`results`]: a job's results read back: `job.json` and the one record per job that exports
 //!   write.
+//! - [`table`]: a batch's results as a CSV table, its fields as columns.
+//! - [`template`]: questions from a template over a table's rows.
 //! - [`metrics`]: the worker metrics, declared once.
 
 pub mod batch;
@@ -26,6 +28,8 @@ pub mod metrics;
 pub mod results;
 pub mod runtime;
 pub mod serve;
+pub mod table;
+pub mod template;
 pub mod worker;
 
 pub use error::{ErrorClass, StageError};

@@ -261,6 +261,20 @@ impl<'a> Material<'a> {
         md.trim_end().to_owned()
     }
 
+    /// The job's fields' answer, when it asked for fields, with their sources added to
+    /// `citations` where the body does not cite them.
+    fn answer(&self, citations: &mut Vec<Citation>) -> Option<trawl_messages::Answer> {
+        let findings = self.findings?;
+        for idx in findings.sources() {
+            if !citations.iter().any(|c| c.idx == idx) {
+                if let Some(d) = self.docs.iter().find(|d| d.source.idx == idx) {
+                    citations.push(citation(d, citations.len() as u32 + 1));
+                }
+            }
+        }
+        Some(findings.answer(citations))
+    }
+
     /// The report of `draft`: each claim attributed to the `citable` documents (those whose
     /// text the writer was given), then the sources, conflicts and notes sections (saying what
     /// was left out as being about something `elsewhere`).
@@ -304,17 +318,7 @@ impl<'a> Material<'a> {
             // presented as one, and nothing is cited.
             citations.clear();
         }
-        let answer = self.findings.map(|f| {
-            // A field's sources are listed, cited by the body or not.
-            for idx in f.sources() {
-                if !citations.iter().any(|c| c.idx == idx) {
-                    if let Some(d) = self.docs.iter().find(|d| d.source.idx == idx) {
-                        citations.push(citation(d, citations.len() as u32 + 1));
-                    }
-                }
-            }
-            f.answer(&citations)
-        });
+        let answer = self.answer(&mut citations);
         let mut md = format!("# {}\n\n", self.question.trim());
         if let Some(f) = self.findings {
             md.push_str(&f.table(&citations));

@@ -1,4 +1,5 @@
-//! `trawl results --format csv`: one row per question, for a spreadsheet.
+//! A batch's results as a CSV table (`trawl results --format csv`, the API's export with
+//! `format=csv`): one row per question, for a spreadsheet.
 //!
 //! Columns: `id`, `query`, `status`, each metadata key (in the order first seen), then each
 //! field the batch asked for with `<field>_source`, the URL of the source that states it.
@@ -9,12 +10,11 @@
 //! (a row is a few short cells, not a report) and written when the last job is in.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde_json::Value;
 use trawl_messages::FieldStatus;
-use trawl_pipeline::results::JobResult;
+
+use crate::results::JobResult;
 
 /// The rows of a results table, gathered job by job.
 #[derive(Default)]
@@ -76,15 +76,9 @@ impl Table {
         });
     }
 
-    /// Writes DIR/results.csv (beside its place first, so a failed export leaves none).
-    pub fn write(self, out: &Path) -> anyhow::Result<PathBuf> {
-        std::fs::create_dir_all(out)
-            .with_context(|| format!("failed to create {}", out.display()))?;
-        let path = out.join("results.csv");
-        let part = out.join("results.csv.part");
-        let file = std::fs::File::create(&part)
-            .with_context(|| format!("failed to create {}", part.display()))?;
-        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(file));
+    /// Writes the table: its header, then a row per job in the order they were pushed.
+    pub fn write(self, out: impl Write) -> Result<(), csv::Error> {
+        let mut csv = csv::Writer::from_writer(out);
         let mut header: Vec<String> = ["id", "query", "status"].map(String::from).to_vec();
         // A metadata key named like a column of ours keeps its own column, prefixed.
         let metadata: Vec<String> = (self.metadata.iter())
@@ -98,8 +92,7 @@ impl Table {
             header.push(f.clone());
             header.push(format!("{f}_source"));
         }
-        csv.write_record(&header)
-            .context("failed to write the results")?;
+        csv.write_record(&header)?;
         for row in &self.rows {
             let mut record = vec![row.id.clone(), row.query.clone(), row.status.clone()];
             for key in &self.metadata {
@@ -113,14 +106,10 @@ impl Table {
                     .unwrap_or_default();
                 record.extend([value, source]);
             }
-            csv.write_record(&record)
-                .context("failed to write the results")?;
+            csv.write_record(&record)?;
         }
-        let mut file = csv.into_inner().context("failed to write the results")?;
-        file.flush().context("failed to write the results")?;
-        std::fs::rename(&part, &path)
-            .with_context(|| format!("failed to write {}", path.display()))?;
-        Ok(path)
+        csv.flush()?;
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -159,9 +148,9 @@ mod tests {
             "hq": {"status": "not_found"},
             "founded": {"status": "found", "value": 1931, "sources": [2], "quote": "…", "url": "https://b.example/"}
         }}"#));
-        let dir = tempfile::tempdir().unwrap();
-        let path = table.write(dir.path()).unwrap();
-        let text = std::fs::read_to_string(path).unwrap();
+        let mut out = Vec::new();
+        table.write(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
