@@ -17,6 +17,22 @@ use trawl_messages::{AnalysedDoc, Answer, Citation, Fields};
 use trawl_text::points::unit_of;
 use trawl_text::{collapse_whitespace, MONTHS};
 
+/// What a job's question is about: a value is taken only from a sentence that names it, or
+/// from a source whose title does ("2,883 degrees" on a page about another metal that also
+/// names this one is that metal's melting point).
+pub struct About<'a> {
+    pub entities: &'a [trawl_text::entities::Entity],
+    pub lang: trawl_text::Lang,
+}
+
+impl About<'_> {
+    fn holds(&self, quote: &str, doc: &AnalysedDoc) -> bool {
+        self.entities.is_empty()
+            || (trawl_text::entities::named_in(self.entities, &[quote, &doc.title], self.lang))
+                .contains(&true)
+    }
+}
+
 /// A value one source states for a field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
@@ -178,6 +194,13 @@ enum Decided<'a> {
 }
 
 impl Finding {
+    /// This finding with `c` first: its value's group leads, with `c`'s source first in it.
+    fn led_by(self, field: &Field, c: Candidate) -> Finding {
+        let mut groups = self.groups;
+        add(field, &mut groups, c, true);
+        Finding { groups }
+    }
+
     fn decided(&self, field: &Field) -> Decided<'_> {
         match &self.groups[..] {
             [] => Decided::None,
@@ -199,27 +222,57 @@ impl Finding {
 pub fn gather(field: &Field, candidates: Vec<Candidate>) -> Finding {
     let mut groups: Vec<Group> = Vec::new();
     for c in candidates {
-        match groups.iter_mut().find(|g| same(&g.value, &c.value)) {
-            Some(g) => {
-                if !g.idxs.contains(&c.idx) {
-                    g.idxs.push(c.idx);
-                }
-            }
-            None => groups.push(Group {
-                as_of: field.as_of.then(|| newest_date(&c.quote)).flatten(),
-                value: c.value,
-                idxs: vec![c.idx],
-                quote: c.quote,
-            }),
-        }
+        add(field, &mut groups, c, false);
     }
     // Stable: of equal support, the best source's value first.
     groups.sort_by_key(|g| std::cmp::Reverse(g.idxs.len()));
     Finding { groups }
 }
 
+/// Adds `c` to the group of its value, joining every group that is the same value as `c` (a
+/// name joins the sentences that say it); a new group where none is. `lead`: that group comes
+/// first, with `c`'s value, quote and source first.
+fn add(field: &Field, groups: &mut Vec<Group>, c: Candidate, lead: bool) {
+    let at = groups.iter().position(|g| same(&g.value, &c.value));
+    let (joined, rest): (Vec<Group>, Vec<Group>) = std::mem::take(groups)
+        .into_iter()
+        .partition(|g| same(&g.value, &c.value));
+    *groups = rest;
+    let new = Group {
+        as_of: field.as_of.then(|| newest_date(&c.quote)).flatten(),
+        value: c.value,
+        idxs: vec![c.idx],
+        quote: c.quote,
+    };
+    // The lead's value and source come first; otherwise the group that was there first.
+    let mut parts = joined.into_iter();
+    let (mut group, after) = match (lead, parts.next()) {
+        (false, Some(first)) => (first, Some(new)),
+        (true, first) => (new, first),
+        (false, None) => (new, None),
+    };
+    for g in after.into_iter().chain(parts) {
+        for idx in g.idxs {
+            if !group.idxs.contains(&idx) {
+                group.idxs.push(idx);
+            }
+        }
+        // Of "Ada Quist" and the sentence naming her, the value is the name.
+        if !lead && shorter(&g.value, &group.value) {
+            (group.value, group.quote, group.as_of) = (g.value, g.quote, g.as_of);
+        }
+    }
+    let at = if lead {
+        0
+    } else {
+        at.unwrap_or(groups.len()).min(groups.len())
+    };
+    groups.insert(at, group);
+}
+
 /// Two values are the same when equal, numbers within a rounding's difference (0.5 %), and
-/// strings without regard to case.
+/// strings without regard to case, or when one holds the other's words ("Ada Quist" and "Dr Ada
+/// Quist, the chemist"): a value that says more does not disagree.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
@@ -229,21 +282,29 @@ fn same(a: &Value, b: &Value) -> bool {
             );
             x == y || (x - y).abs() <= 0.005 * x.abs().max(y.abs())
         }
-        (Value::String(x), Value::String(y)) => x.to_lowercase() == y.to_lowercase(),
+        (Value::String(x), Value::String(y)) => {
+            let (x, y) = (x.to_lowercase(), y.to_lowercase());
+            x == y || contains_word(&x, &y) || contains_word(&y, &x)
+        }
         _ => a == b,
     }
 }
 
+/// Whether `a` is a string shorter than the string `b`.
+fn shorter(a: &Value, b: &Value) -> bool {
+    matches!((a, b), (Value::String(a), Value::String(b)) if a.len() < b.len())
+}
+
 /// The fields filled from the values clean's extractors found in `docs` (the sources the
-/// report may cite, best first).
-pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc]) -> Findings {
+/// report may cite, best first), each stated in a sentence `about` the question's subject.
+pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc], about: &About) -> Findings {
     let found = (fields.fields.iter())
         .map(|field| {
             let point = field.point();
             let candidates = (docs.iter())
                 .filter_map(|d| {
                     let raw = d.extracted_data.get(&point)?.as_deref()?;
-                    Candidate::read(field, raw, d)
+                    Candidate::read(field, raw, d).filter(|c| about.holds(&c.quote, d))
                 })
                 .collect();
             (field.clone(), gather(field, candidates))
@@ -517,6 +578,10 @@ fn one(field: &Field, raw: &str) -> Option<Value> {
         Type::String => {
             let text =
                 collapse_whitespace(raw.trim_matches(|c: char| c.is_whitespace() || c == '.'));
+            // A name without its title: "Dr. Ruben Tidar" is Ruben Tidar.
+            let text = (TITLES.iter())
+                .find_map(|t| text.strip_prefix(t).filter(|r| r.starts_with(' ')))
+                .map_or(text.clone(), |r| r.trim().to_owned());
             (!text.is_empty() && text.chars().count() <= 200).then_some(Value::String(text))
         }
         Type::Boolean => match raw.trim().to_lowercase().as_str() {
@@ -541,6 +606,11 @@ fn one(field: &Field, raw: &str) -> Option<Value> {
         }
     }
 }
+
+/// Titles before a name.
+const TITLES: &[&str] = &[
+    "Dr.", "Dr", "Prof.", "Prof", "Mr.", "Mrs.", "Ms.", "Sir", "Dame",
+];
 
 /// `n` to at most six significant digits after a conversion ("0.62137" miles, not
 /// 0.621371192237334).
@@ -798,7 +868,10 @@ value no sentence states.";
             let checked = doc.and_then(|d| Candidate::checked(field, value.clone(), quote, d));
             match checked {
                 Some(c) => {
-                    by_name.insert(field.name.clone(), gather(field, vec![c]));
+                    // The model's value leads; values the extractors found elsewhere stay
+                    // beside it, so sources that disagree are a conflict whoever read them.
+                    let found = by_name.remove(&field.name).unwrap_or_default();
+                    by_name.insert(field.name.clone(), found.led_by(field, c));
                 }
                 None => notes.push(format!(
                     "{}: the model's value is not stated by the source it cites; the extractors' is kept",
@@ -857,6 +930,12 @@ mod tests {
         }
     }
 
+    /// A question that names nothing: every sentence may answer it.
+    const ANY: About = About {
+        entities: &[],
+        lang: trawl_text::Lang::UND,
+    };
+
     fn fields(schema: Value) -> Fields {
         Fields::parse(schema).unwrap()
     }
@@ -881,7 +960,7 @@ mod tests {
             ("designer", "Ilse Strand"),
             ("opening date", "12 March 1931"),
         ]);
-        let found = extracted(&f, &[&a]);
+        let found = extracted(&f, &[&a], &ANY);
         let answer = found.answer(&citations(&[&a]));
         let length = &answer.fields["length"];
         assert_eq!(length.status, FieldStatus::Found);
@@ -911,7 +990,7 @@ mod tests {
             "The span is 300 metres.",
             &[("length", "1,156 metres"), ("weight", "300 metres")],
         );
-        let answer = extracted(&f, &[&a]).answer(&citations(&[&a]));
+        let answer = extracted(&f, &[&a], &ANY).answer(&citations(&[&a]));
         assert_eq!(answer.fields["length"].status, FieldStatus::NotFound);
         assert_eq!(answer.fields["weight"].status, FieldStatus::NotFound);
     }
@@ -936,7 +1015,7 @@ mod tests {
             "It melts at 1,297 degrees Celsius.",
             &[("melting point", "1,297 degrees Celsius")],
         );
-        let two = extracted(&f, &[&a, &b]).answer(&citations(&[&a, &b]));
+        let two = extracted(&f, &[&a, &b], &ANY).answer(&citations(&[&a, &b]));
         let mp = &two.fields["melting point"];
         assert_eq!(
             (mp.status, mp.sources.clone()),
@@ -946,12 +1025,76 @@ mod tests {
         let ceo = &two.fields["ceo"];
         assert_eq!(ceo.value, Some(json!("Bo Lind")));
         assert_eq!(ceo.as_of.as_deref(), Some("2023-03"));
-        let three = extracted(&f, &[&a, &b, &c]).answer(&citations(&[&a, &b, &c]));
+        let three = extracted(&f, &[&a, &b, &c], &ANY).answer(&citations(&[&a, &b, &c]));
         let mp = &three.fields["melting point"];
         assert_eq!(mp.status, FieldStatus::Conflict);
         assert_eq!(mp.value, None);
         assert_eq!(mp.values.len(), 2);
         assert_eq!(mp.values[1].sources, vec![3]);
+    }
+
+    #[test]
+    fn a_value_stated_of_something_else_is_not_the_subjects() {
+        let f = fields(json!({"type": "object", "properties": {
+            "melting point": {"type": "number"},
+            "isolator": {"type": "string"},
+        }}));
+        let entities = trawl_text::entities::entities_in(
+            "What is the melting point of Zorbium?",
+            trawl_text::Lang::EN,
+        );
+        let about = About {
+            entities: &entities,
+            lang: trawl_text::Lang::EN,
+        };
+        let mut other = doc(0, "Velmium melts at 3,332 degrees. It was isolated by Dr. Ada Quist. Zorbium is its neighbour.", &[
+            ("melting point", "3,332 degrees"),
+            ("isolator", "Dr. Ada Quist"),
+        ]);
+        other.title = "Velmium: the essential facts".into();
+        let mut own = doc(
+            1,
+            "Zorbium melts at 1,284 degrees. It was first isolated by Dr. Ilse Strand.",
+            &[
+                ("melting point", "1,284 degrees"),
+                ("isolator", "Dr. Ilse Strand"),
+            ],
+        );
+        own.title = "Zorbium: the essential facts".into();
+        let answer = extracted(&f, &[&other, &own], &about).answer(&citations(&[&other, &own]));
+        assert_eq!(answer.fields["melting point"].value, Some(json!(1284)));
+        assert_eq!(answer.fields["melting point"].sources, vec![2]);
+        // The title names the subject: its sentences are about it. A name loses its title.
+        assert_eq!(answer.fields["isolator"].value, Some(json!("Ilse Strand")));
+    }
+
+    #[test]
+    fn a_sentence_naming_the_value_agrees_with_it() {
+        let f = fields(json!({"type": "object", "properties": {"captain": {"type": "string"}}}));
+        let long = doc(
+            0,
+            "The vessel was captained by Emeka Ulquilpav on its first expedition.",
+            &[(
+                "captain",
+                "The vessel was captained by Emeka Ulquilpav on its first expedition",
+            )],
+        );
+        let short = doc(
+            1,
+            "Emeka Ulquilpav captained it.",
+            &[("captain", "Emeka Ulquilpav")],
+        );
+        let answer = extracted(&f, &[&long, &short], &ANY).answer(&citations(&[&long, &short]));
+        let captain = &answer.fields["captain"];
+        assert_eq!(
+            (captain.status, captain.value.clone()),
+            (FieldStatus::Found, Some(json!("Emeka Ulquilpav")))
+        );
+        assert_eq!(captain.sources, vec![1, 2]);
+        assert_eq!(
+            captain.quote.as_deref(),
+            Some("Emeka Ulquilpav captained it.")
+        );
     }
 
     #[test]
@@ -966,7 +1109,7 @@ mod tests {
             ("sector", "a retail chain"),
             ("products", "tea, coffee and cocoa"),
         ]);
-        let answer = extracted(&f, &[&a]).answer(&citations(&[&a]));
+        let answer = extracted(&f, &[&a], &ANY).answer(&citations(&[&a]));
         assert_eq!(
             answer.fields["revenue"].value,
             Some(json!(4_200_000_000i64))
@@ -981,7 +1124,7 @@ mod tests {
             "Revenue was €4.2 billion.",
             &[("revenue", "€4.2 billion")],
         );
-        let answer = extracted(&f, &[&euros]).answer(&citations(&[&euros]));
+        let answer = extracted(&f, &[&euros], &ANY).answer(&citations(&[&euros]));
         assert_eq!(answer.fields["revenue"].status, FieldStatus::NotFound);
     }
 
@@ -1005,7 +1148,7 @@ mod tests {
             &model,
             &[&a],
             |n| n.checked_sub(1),
-            extracted(&f, &[&a]),
+            extracted(&f, &[&a], &ANY),
         );
         let answer = read.answer(&citations(&[&a]));
         assert_eq!(answer.fields["length"].value, Some(json!(1156)));

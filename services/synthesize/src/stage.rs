@@ -490,7 +490,11 @@ async fn find_fields(
         return Ok(None);
     };
     let answering = material.answering();
-    let extracted = answer::extracted(fields, &answering.docs);
+    let about = answer::About {
+        entities: &answering.entities,
+        lang: material.lang,
+    };
+    let extracted = answer::extracted(fields, &answering.docs, &about);
     let llm = job.llm(stage.llm.as_ref()).await?;
     let Some(model) = llm.ready().filter(|_| !answering.docs.is_empty()) else {
         return Ok(Some(extracted));

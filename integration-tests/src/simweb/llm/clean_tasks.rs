@@ -230,7 +230,20 @@ pub fn fields(prompt: &str) -> Value {
             current = n;
             continue;
         }
+        // "… isolated by Dr. Ada Quist.": a title's full stop ends no sentence.
+        let mut start: Option<&str> = None;
         for s in sentences(line) {
+            let s = match start.take() {
+                Some(head) => &line[line.find(head).unwrap_or(0)..][..head.len() + 1 + s.len()],
+                None => s,
+            };
+            if ["Dr.", "Mr.", "Mrs.", "Ms.", "Prof."]
+                .iter()
+                .any(|t| s.ends_with(t))
+            {
+                start = Some(s);
+                continue;
+            }
             lines.push((current, s));
         }
     }
@@ -280,7 +293,10 @@ pub fn fields(prompt: &str) -> Value {
                 let after = s.split(" by ").nth(1)?;
                 let words: Vec<&str> = (after.split_whitespace())
                     .map(|w| w.trim_end_matches(['.', ',']))
-                    .skip_while(|w| !w.starts_with(char::is_uppercase))
+                    .skip_while(|w| {
+                        !w.starts_with(char::is_uppercase)
+                            || ["Dr", "Mr", "Mrs", "Ms", "Prof"].contains(w)
+                    })
                     .take_while(|w| w.starts_with(char::is_uppercase))
                     .collect();
                 if words.is_empty() {
@@ -308,7 +324,7 @@ mod tests {
 
     #[test]
     fn fields_take_a_value_of_their_type_from_the_line_naming_them() {
-        let prompt = "Question: q\nFields:\n- length (length): a number, in m\n- opened (opened): a whole number\n- designer (designer): text\n- colour (colour): text\nSources:\n[2] T | https://a.example/\nThe bridge spans 1,156 metres. It opened in 1931. The bridge was designed by engineer Ilse Strand.\n";
+        let prompt = "Question: q\nFields:\n- length (length): a number, in m\n- opened (opened): a whole number\n- designer (designer): text\n- colour (colour): text\nSources:\n[2] T | https://a.example/\nThe bridge spans 1,156 metres. It opened in 1931. The bridge was designed by engineer Ilse Strand. It was isolated by Dr. Ada Quist.\n";
         let v = fields(prompt);
         assert_eq!(v["length"]["value"], 1156.0);
         assert_eq!(v["length"]["source"], 2);
@@ -319,6 +335,13 @@ mod tests {
             "The bridge was designed by engineer Ilse Strand."
         );
         assert_eq!(v["colour"]["value"], Value::Null);
+        let isolator =
+            fields(&prompt.replace("- colour (colour): text", "- isolator (isolator): text"));
+        assert_eq!(isolator["isolator"]["value"], "Ada Quist");
+        assert_eq!(
+            isolator["isolator"]["quote"],
+            "It was isolated by Dr. Ada Quist."
+        );
     }
 
     #[test]
