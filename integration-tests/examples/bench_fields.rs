@@ -54,8 +54,7 @@ fn number(s: &str) -> f64 {
 /// The last four-digit year of `s`.
 fn year(s: &str) -> Value {
     let y = (s.split(|c: char| !c.is_ascii_digit()))
-        .filter(|w| w.len() == 4)
-        .last()
+        .rfind(|w| w.len() == 4)
         .expect("a year");
     json!(y.parse::<i64>().unwrap())
 }
