@@ -10,7 +10,9 @@
 //! - [`citations`]: validation of the LLM's citations.
 //! - [`rounds`]: what a job still lacks after a round of research, and the next round's
 //!   searches for it.
-//! - [`answer`]: the job's fields (`answer.json`), typed and cited values from what it read.
+//! - [`answer`]: the job's fields (`answer.json`), typed and cited values from what it read:
+//!   the extractors' or one structured LLM call's ([`answer::ask`]), values read as pages write
+//!   them.
 //! - [`attribution`]: every claim of a report checked against its sources' text (`claims.json`).
 //! - [`products`]: `search.md`, `sources.md`, `job.json`, and the batch summary.
 //! - [`webhook`]: signed `job.completed` and `batch.completed` deliveries.

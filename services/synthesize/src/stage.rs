@@ -493,6 +493,7 @@ async fn find_fields(
     let about = answer::About {
         entities: &answering.entities,
         lang: material.lang,
+        terms: trawl_text::terms_in(material.question, material.lang),
     };
     let extracted = answer::extracted(fields, &answering.docs, &about);
     let llm = job.llm(stage.llm.as_ref()).await?;

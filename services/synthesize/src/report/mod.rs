@@ -320,8 +320,8 @@ impl<'a> Material<'a> {
         }
         let answer = self.answer(&mut citations);
         let mut md = format!("# {}\n\n", self.question.trim());
-        if let Some(f) = self.findings {
-            md.push_str(&f.table(&citations));
+        if let (Some(f), Some(answer)) = (self.findings, &answer) {
+            md.push_str(&f.table(answer));
             md.push('\n');
         }
         if self.docs.is_empty() {

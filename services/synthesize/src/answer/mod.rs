@@ -14,8 +14,12 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use trawl_messages::fields::{Field, FieldAnswer, Stated, Type};
 use trawl_messages::{AnalysedDoc, Answer, Citation, Fields};
-use trawl_text::points::unit_of;
-use trawl_text::{collapse_whitespace, MONTHS};
+use trawl_text::collapse_whitespace;
+
+pub mod ask;
+mod values;
+
+use values::{contains_word, in_unit, newest_date, numbers_in, typed};
 
 /// What a job's question is about: a value is taken only from a sentence that names it, or
 /// from a source whose title does ("2,883 degrees" on a page about another metal that also
@@ -23,9 +27,28 @@ use trawl_text::{collapse_whitespace, MONTHS};
 pub struct About<'a> {
     pub entities: &'a [trawl_text::entities::Entity],
     pub lang: trawl_text::Lang,
+    /// The question's terms: of two sentences stating a field, the one nearer the question is
+    /// the one to believe.
+    pub terms: Vec<String>,
 }
 
 impl About<'_> {
+    /// Of `candidates`, those whose sentence is at least half as near the question (and the
+    /// field's words) as the nearest: a number in a sentence on something else the page also
+    /// says is no rival to the answer.
+    fn nearest(&self, field: &Field, candidates: Vec<Candidate>) -> Vec<Candidate> {
+        let mut terms = self.terms.clone();
+        terms.extend(trawl_text::terms_in(&field.point(), self.lang));
+        let near: Vec<f64> = (candidates.iter())
+            .map(|c| trawl_text::coverage_in_lang(&terms, &[&c.quote], self.lang))
+            .collect();
+        let best = near.iter().copied().fold(0.0, f64::max);
+        (candidates.into_iter().zip(near))
+            .filter(|(_, n)| *n >= best / 2.0)
+            .map(|(c, _)| c)
+            .collect()
+    }
+
     fn holds(&self, quote: &str, doc: &AnalysedDoc) -> bool {
         self.entities.is_empty()
             || (trawl_text::entities::named_in(self.entities, &[quote, &doc.title], self.lang))
@@ -119,9 +142,9 @@ impl Findings {
         }
     }
 
-    /// The fields as a markdown table: name, value and citations.
-    pub fn table(&self, citations: &[Citation]) -> String {
-        let answer = self.answer(citations);
+    /// The fields of `answer` (this finding's, numbered) as a markdown table: name, value and
+    /// citations.
+    pub fn table(&self, answer: &Answer) -> String {
         let mut md = String::from("| Field | Value | Sources |\n|---|---|---|\n");
         for (field, _) in &self.fields {
             let Some(a) = answer.fields.get(&field.name) else {
@@ -307,6 +330,7 @@ pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc], about: &About) -> Findi
                     Candidate::read(field, raw, d).filter(|c| about.holds(&c.quote, d))
                 })
                 .collect();
+            let candidates = about.nearest(field, candidates);
             (field.clone(), gather(field, candidates))
         })
         .collect();
@@ -322,7 +346,10 @@ impl Candidate {
     /// it; none where it is not of the field's type and unit, or no sentence of `doc` holds it.
     pub fn read(field: &Field, raw: &str, doc: &AnalysedDoc) -> Option<Candidate> {
         let quote = sentence_with(doc, raw)?;
-        let value = typed(field, raw)?;
+        // "another 30 people had been injured": the number the field's own words follow, if the
+        // sentence has one, over the one the extractor took.
+        let value = (named_number(field, &quote).and_then(|n| typed(field, &n)))
+            .or_else(|| typed(field, raw))?;
         Some(Candidate {
             value,
             idx: doc.source.idx,
@@ -349,6 +376,29 @@ impl Candidate {
             quote,
         })
     }
+}
+
+/// The number of `quote` (with its scale and unit) that a word of `field`'s name follows within
+/// three words ("13,000 US troops" for `troops`), for a number field.
+fn named_number(field: &Field, quote: &str) -> Option<String> {
+    if !matches!(field.shape.ty, Type::Number | Type::Integer) || field.array {
+        return None;
+    }
+    let point = field.point();
+    let names: Vec<&str> = point.split_whitespace().filter(|w| w.len() >= 3).collect();
+    let words: Vec<&str> = quote.split_whitespace().collect();
+    let stem = |w: &str| w.chars().take(5).collect::<String>();
+    (0..words.len())
+        .filter(|&i| words[i].chars().any(|c| c.is_ascii_digit()))
+        .find(|&i| {
+            (words[i + 1..].iter().take(3))
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_lowercase()
+                })
+                .any(|w| names.iter().any(|n| stem(&w) == stem(n) && w.len() >= 3))
+        })
+        .map(|i| words[i..(i + 3).min(words.len())].join(" "))
 }
 
 /// `value` with its whole numbers written as such (`1934`, not `1934.0`, as a model or a
@@ -411,484 +461,6 @@ fn sentence_with(doc: &AnalysedDoc, text: &str) -> Option<String> {
     within
 }
 
-/// A number as a page states it: its value, and the unit after it as (base unit, factor,
-/// offset) or a currency.
-#[derive(Clone, Debug, PartialEq)]
-struct Quantity {
-    n: f64,
-    unit: Option<(&'static str, f64, f64)>,
-    currency: Option<&'static str>,
-}
-
-const CURRENCIES: &[(&str, &str)] = &[
-    ("$", "USD"),
-    ("us$", "USD"),
-    ("usd", "USD"),
-    ("dollars", "USD"),
-    ("€", "EUR"),
-    ("eur", "EUR"),
-    ("euros", "EUR"),
-    ("£", "GBP"),
-    ("gbp", "GBP"),
-    ("pounds sterling", "GBP"),
-    ("¥", "JPY"),
-    ("jpy", "JPY"),
-    ("yen", "JPY"),
-    ("rs", "INR"),
-    ("₹", "INR"),
-    ("inr", "INR"),
-    ("rupees", "INR"),
-];
-
-/// Every number of `text`, each with the scale word and unit after it and a currency around it.
-fn numbers_in(text: &str) -> Vec<Quantity> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let mut out = Vec::new();
-    for (i, word) in words.iter().enumerate() {
-        let lower = word.to_lowercase();
-        let start = lower.find(|c: char| c.is_ascii_digit());
-        let Some(start) = start else { continue };
-        let prefix = &lower[..start];
-        let digits: String = (lower[start..].chars())
-            .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
-            .collect();
-        let digits = digits.trim_end_matches(['.', ',']);
-        let Ok(mut n) = digits.replace(',', "").parse::<f64>() else {
-            continue;
-        };
-        let rest = &lower[start + digits.len()..];
-        let mut next = i + 1;
-        let scale_word = match rest.trim_matches(|c: char| !c.is_alphanumeric()) {
-            "" => words.get(next).map(|w| w.to_lowercase()),
-            inline => Some(inline.to_owned()),
-        };
-        let scale = match scale_word
-            .as_deref()
-            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        {
-            Some("thousand" | "k") => 1e3,
-            Some("million" | "m" | "mn") => 1e6,
-            Some("billion" | "bn" | "b") => 1e9,
-            Some("trillion" | "tn") => 1e12,
-            _ => 1.0,
-        };
-        if scale != 1.0 {
-            n *= scale;
-            if rest.trim_matches(|c: char| !c.is_alphanumeric()).is_empty() {
-                next += 1;
-            }
-        }
-        let after: Vec<&str> = match rest.trim_matches(|c: char| !c.is_alphanumeric() && c != '°')
-        {
-            "" => words[next.min(words.len())..].to_vec(),
-            inline => vec![inline],
-        };
-        let before = i
-            .checked_sub(1)
-            .map(|b| words[b].to_lowercase())
-            .unwrap_or_default();
-        let currency = (CURRENCIES.iter())
-            .find(|(sign, _)| {
-                prefix.trim_end_matches('.') == *sign
-                    || before.trim_matches(|c: char| !c.is_alphanumeric() && !"$€£¥₹".contains(c))
-                        == *sign
-                    || after
-                        .first()
-                        .is_some_and(|a| a.trim_matches(|c: char| !c.is_alphanumeric()) == *sign)
-            })
-            .map(|(_, code)| *code);
-        out.push(Quantity {
-            n,
-            unit: if currency.is_some() {
-                None
-            } else {
-                unit_of(&after)
-            },
-            currency,
-        });
-    }
-    out
-}
-
-/// `q` in `unit` (the field's; `None`: as stated): converted from another unit of the same
-/// quantity, none from another quantity or currency.
-fn in_unit(q: &Quantity, unit: Option<&str>) -> Option<f64> {
-    let Some(unit) = unit else {
-        return Some(q.n);
-    };
-    if let Some(code) = currency_code(unit) {
-        return match q.currency {
-            Some(c) if c == code => Some(q.n),
-            None if q.unit.is_none() => Some(q.n),
-            _ => None,
-        };
-    }
-    if matches!(unit, "%" | "percent") {
-        return q.unit.is_none().then_some(q.n);
-    }
-    let (base, factor, offset) = unit_of(&[unit])?;
-    match q.unit {
-        // A number without a unit is taken as given in the field's.
-        None if q.currency.is_none() => Some(q.n),
-        Some((b, f, o)) if b == base => Some((q.n * f + o - offset) / factor),
-        _ => None,
-    }
-}
-
-fn currency_code(unit: &str) -> Option<&'static str> {
-    let lower = unit.to_lowercase();
-    (CURRENCIES.iter())
-        .find(|(sign, code)| *sign == lower || code.eq_ignore_ascii_case(&lower))
-        .map(|(_, code)| *code)
-}
-
-/// The value `raw` gives `field`, as its type wants it, valid against the field.
-fn typed(field: &Field, raw: &str) -> Option<Value> {
-    let value = match (field.array, field.shape.ty) {
-        (true, _) => {
-            let items: Vec<Value> = (raw.split([',', ';']))
-                .flat_map(|p| p.split(" and "))
-                .filter_map(|p| one(field, p.trim()))
-                .collect();
-            (!items.is_empty()).then_some(Value::Array(items))?
-        }
-        (false, _) => one(field, raw)?,
-    };
-    field.refuses(&value).is_none().then_some(value)
-}
-
-/// One value of `field`'s shape read from `raw`.
-fn one(field: &Field, raw: &str) -> Option<Value> {
-    let shape = &field.shape;
-    if !shape.choices.is_empty() {
-        let lower = raw.to_lowercase();
-        let stated: Vec<&Value> = (shape.choices.iter())
-            .filter(|c| {
-                c.as_str()
-                    .is_some_and(|c| contains_word(&lower, &c.to_lowercase()))
-            })
-            .collect();
-        return match stated[..] {
-            [one] => Some(one.clone()),
-            _ => None,
-        };
-    }
-    match shape.ty {
-        Type::String if shape.date => date_of(raw).map(Value::String),
-        Type::String => {
-            let text =
-                collapse_whitespace(raw.trim_matches(|c: char| c.is_whitespace() || c == '.'));
-            // A name without its title: "Dr. Ruben Tidar" is Ruben Tidar.
-            let text = (TITLES.iter())
-                .find_map(|t| text.strip_prefix(t).filter(|r| r.starts_with(' ')))
-                .map_or(text.clone(), |r| r.trim().to_owned());
-            (!text.is_empty() && text.chars().count() <= 200).then_some(Value::String(text))
-        }
-        Type::Boolean => match raw.trim().to_lowercase().as_str() {
-            "yes" | "true" => Some(Value::Bool(true)),
-            "no" | "false" => Some(Value::Bool(false)),
-            _ => None,
-        },
-        Type::Integer | Type::Number => {
-            // A year asked as a whole number ("founded") is the year of a date.
-            let wants_year = shape.ty == Type::Integer
-                && trawl_text::points::kind(&field.point()) == trawl_text::points::Kind::Date;
-            if wants_year {
-                return year_of(raw).map(|y| json!(y));
-            }
-            let q = numbers_in(raw).into_iter().next()?;
-            let n = in_unit(&q, field.unit.as_deref())?;
-            match shape.ty {
-                Type::Integer if (n - n.round()).abs() < 1e-9 => Some(json!(n.round() as i64)),
-                Type::Integer => None,
-                _ => serde_json::Number::from_f64(round(n)).map(|n| whole(field, Value::Number(n))),
-            }
-        }
-    }
-}
-
-/// Titles before a name.
-const TITLES: &[&str] = &[
-    "Dr.", "Dr", "Prof.", "Prof", "Mr.", "Mrs.", "Ms.", "Sir", "Dame",
-];
-
-/// `n` to at most six significant digits after a conversion ("0.62137" miles, not
-/// 0.621371192237334).
-fn round(n: f64) -> f64 {
-    if n == 0.0 || !n.is_finite() {
-        return n;
-    }
-    let digits = 6 - n.abs().log10().ceil() as i32;
-    let scale = 10f64.powi(digits.clamp(0, 12));
-    (n * scale).round() / scale
-}
-
-fn contains_word(text: &str, word: &str) -> bool {
-    text.match_indices(word).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + word.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-    })
-}
-
-/// A year from 1000 to 2999 that `text` states.
-fn year_of(text: &str) -> Option<i64> {
-    (text.split(|c: char| !c.is_ascii_digit()))
-        .find(|w| w.len() == 4 && matches!(w.as_bytes()[0], b'1' | b'2'))
-        .and_then(|w| w.parse().ok())
-}
-
-/// `text`'s date as ISO 8601, as precise as it says: `12 March 1931` / `March 12, 1931` →
-/// `1931-03-12`, `March 1931` → `1931-03`, `1931` → `1931`, `2021-03-04` as it is.
-fn date_of(text: &str) -> Option<String> {
-    let lower = text.to_lowercase();
-    let words: Vec<&str> = (lower.split(|c: char| !c.is_alphanumeric() && c != '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    if let Some(iso) = words
-        .iter()
-        .find(|w| trawl_messages::fields::is_date(w) && w.len() >= 7)
-    {
-        return Some((*iso).to_owned());
-    }
-    let year = year_of(text)?;
-    let month = (words.iter()).find_map(|w| {
-        MONTHS
-            .iter()
-            .position(|m| *w == *m || (w.len() >= 3 && m.starts_with(*w) && w.len() <= m.len()))
-    });
-    let Some(month) = month else {
-        return Some(year.to_string());
-    };
-    let day = (words.iter())
-        .filter_map(|w| {
-            w.trim_end_matches(|c: char| c.is_alphabetic())
-                .parse::<u32>()
-                .ok()
-        })
-        .find(|d| (1..=31).contains(d));
-    let ym = format!("{year:04}-{:02}", month + 1);
-    match day.map(|d| format!("{ym}-{d:02}")) {
-        Some(full) if trawl_messages::fields::is_date(&full) => Some(full),
-        _ => Some(ym),
-    }
-}
-
-/// The newest date `quote` gives, as ISO 8601 (`2023`, `2023-05`), for an `as_of` field.
-fn newest_date(quote: &str) -> Option<String> {
-    let years: Vec<i64> = (quote.split(|c: char| !c.is_ascii_digit()))
-        .filter(|w| w.len() == 4)
-        .filter_map(|w| w.parse().ok())
-        .filter(|y| (1000..=2100).contains(y))
-        .collect();
-    let newest = *years.iter().max()?;
-    // The date around the newest year, as precise as the quote gives it.
-    let at = quote.find(&newest.to_string())?;
-    let from = trawl_text::floor_char_boundary(quote, at.saturating_sub(16));
-    let around = &quote[from..(at + 4).min(quote.len())];
-    date_of(around).filter(|d| d.starts_with(&newest.to_string()))
-}
-
-/// The structured call: the fields as a response schema, the job's evidence as context.
-pub mod ask {
-    use super::*;
-
-    /// The response schema: per field, its value (or null), the source's number and the quote.
-    pub fn schema(fields: &Fields) -> Value {
-        let mut properties = serde_json::Map::new();
-        for field in &fields.fields {
-            let mut value = serde_json::Map::new();
-            let ty = |t: Type| match t {
-                Type::String => "string",
-                Type::Number => "number",
-                Type::Integer => "integer",
-                Type::Boolean => "boolean",
-            };
-            let item = json!({"type": ty(field.shape.ty)});
-            match field.array {
-                true => {
-                    value.insert("type".into(), json!(["array", "null"]));
-                    value.insert("items".into(), item);
-                }
-                false => {
-                    value.insert("type".into(), json!([ty(field.shape.ty), "null"]));
-                }
-            }
-            if !field.shape.choices.is_empty() && !field.array {
-                let mut choices = field.shape.choices.clone();
-                choices.push(Value::Null);
-                value.insert("enum".into(), Value::Array(choices));
-            }
-            properties.insert(
-                field.name.clone(),
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "value": Value::Object(value),
-                        "source": {"type": ["integer", "null"]},
-                        "quote": {"type": ["string", "null"]},
-                    },
-                    "required": ["value", "source", "quote"],
-                    "additionalProperties": false,
-                }),
-            );
-        }
-        let names: Vec<&str> = fields.fields.iter().map(|f| f.name.as_str()).collect();
-        json!({
-            "type": "object",
-            "properties": properties,
-            "required": names,
-            "additionalProperties": false,
-        })
-    }
-
-    /// The prompt's lines describing the fields.
-    pub fn described(fields: &Fields) -> String {
-        let mut out = String::new();
-        for f in &fields.fields {
-            let mut line = format!("- {} ({}", f.name, f.point());
-            let ty = match (f.array, f.shape.ty, f.shape.date) {
-                (_, Type::String, true) => "a date, YYYY-MM-DD or as precise as stated",
-                (_, Type::String, false) => "text",
-                (_, Type::Number, _) => "a number",
-                (_, Type::Integer, _) => "a whole number",
-                (_, Type::Boolean, _) => "true or false",
-            };
-            line.push_str(&format!("): {ty}"));
-            if f.array {
-                line.push_str(", a list");
-            }
-            if let Some(unit) = &f.unit {
-                line.push_str(&format!(", in {unit}"));
-            }
-            if !f.shape.choices.is_empty() {
-                line.push_str(&format!(
-                    ", one of {}",
-                    Value::Array(f.shape.choices.clone())
-                ));
-            }
-            if f.as_of {
-                line.push_str(", the newest value stated");
-            }
-            if let Some(d) = &f.description {
-                line.push_str(&format!(". {}", collapse_whitespace(d)));
-            }
-            out.push_str(&line);
-            out.push('\n');
-        }
-        out
-    }
-
-    /// Most characters of one source in the prompt.
-    const SOURCE_CHARS: usize = 2_400;
-
-    /// Asks `llm` once for every field, from the key points of `docs` and their sentences that
-    /// name a field; the answer is checked by [`read`].
-    pub async fn ask(
-        llm: &trawl_llm::Llm,
-        question: &str,
-        fields: &Fields,
-        docs: &[&AnalysedDoc],
-    ) -> Result<Value, trawl_llm::LlmError> {
-        let system = "Fill each field from the numbered sources only. For each field give its \
-value in the type and unit asked (null when no source states it), the number of the source \
-that states it, and the sentence of that source that states it, copied exactly. Never infer a \
-value no sentence states.";
-        let markers: Vec<String> = (fields.fields.iter())
-            .flat_map(|f| trawl_text::points::markers(&f.point()))
-            .map(|m| m.to_lowercase())
-            .collect();
-        let mut user = format!(
-            "Question: {question}\nFields:\n{}Sources:\n",
-            described(fields)
-        );
-        for d in docs {
-            user.push_str(&format!(
-                "[{}] {} | {}\n",
-                crate::citations::label(d.source.idx),
-                collapse_whitespace(&d.title),
-                d.final_url
-            ));
-            let naming = trawl_text::sentences(&d.markdown).into_iter().filter(|s| {
-                let lower = s.to_lowercase();
-                markers.iter().any(|m| lower.contains(m.as_str()))
-            });
-            let mut used = 0;
-            for line in d.key_points.iter().cloned().chain(naming) {
-                if used + line.len() > SOURCE_CHARS {
-                    break;
-                }
-                used += line.len();
-                user.push_str(&line);
-                user.push('\n');
-            }
-            user.push('\n');
-        }
-        let request = trawl_llm::ChatRequest::new("fields", system, user);
-        let names: Vec<String> = fields.fields.iter().map(|f| f.name.clone()).collect();
-        let (answer, _) = (llm.json_value(&request, &schema(fields), |v: &Value| {
-            match names
-                .iter()
-                .find(|n| !v.get(n.as_str()).is_some_and(Value::is_object))
-            {
-                Some(n) => Err(format!("no object for the field {n:?}")),
-                None => Ok(()),
-            }
-        }))
-        .await?;
-        Ok(answer)
-    }
-
-    /// Reads the model's answer: each field's value kept only where its quote is a sentence of
-    /// the source it names and states the value; the others keep `fallback`'s finding, with
-    /// a note. `label` maps a source number of the context to its document.
-    pub fn read(
-        fields: &Fields,
-        answer: &Value,
-        docs: &[&AnalysedDoc],
-        label: impl Fn(u32) -> Option<u32>,
-        fallback: Findings,
-    ) -> Findings {
-        let mut notes = Vec::new();
-        let mut by_name: BTreeMap<String, Finding> = fallback
-            .fields
-            .into_iter()
-            .map(|(f, x)| (f.name, x))
-            .collect();
-        for field in &fields.fields {
-            let given = &answer[&field.name];
-            let value = &given["value"];
-            if value.is_null() {
-                continue;
-            }
-            let doc = (given["source"].as_u64())
-                .and_then(|n| label(n as u32))
-                .and_then(|idx| docs.iter().find(|d| d.source.idx == idx));
-            let quote = given["quote"].as_str().unwrap_or("");
-            let checked = doc.and_then(|d| Candidate::checked(field, value.clone(), quote, d));
-            match checked {
-                Some(c) => {
-                    // The model's value leads; values the extractors found elsewhere stay
-                    // beside it, so sources that disagree are a conflict whoever read them.
-                    let found = by_name.remove(&field.name).unwrap_or_default();
-                    by_name.insert(field.name.clone(), found.led_by(field, c));
-                }
-                None => notes.push(format!(
-                    "{}: the model's value is not stated by the source it cites; the extractors' is kept",
-                    field.name
-                )),
-            }
-        }
-        Findings {
-            fields: (fields.fields.iter())
-                .map(|f| (f.clone(), by_name.remove(&f.name).unwrap_or_default()))
-                .collect(),
-            by: "llm",
-            notes,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -934,6 +506,7 @@ mod tests {
     const ANY: About = About {
         entities: &[],
         lang: trawl_text::Lang::UND,
+        terms: Vec::new(),
     };
 
     fn fields(schema: Value) -> Fields {
@@ -1046,6 +619,7 @@ mod tests {
         let about = About {
             entities: &entities,
             lang: trawl_text::Lang::EN,
+            terms: Vec::new(),
         };
         let mut other = doc(0, "Velmium melts at 3,332 degrees. It was isolated by Dr. Ada Quist. Zorbium is its neighbour.", &[
             ("melting point", "3,332 degrees"),
@@ -1095,6 +669,44 @@ mod tests {
             captain.quote.as_deref(),
             Some("Emeka Ulquilpav captained it.")
         );
+    }
+
+    #[test]
+    fn a_number_is_the_one_the_fields_words_follow() {
+        let f = fields(json!({"type": "object", "properties": {"people": {"type": "integer"}}}));
+        let a = doc(
+            0,
+            "Besides the three deaths, another 30 people had been injured in the clashes.",
+            &[("people", "3")],
+        );
+        let answer = extracted(&f, &[&a], &ANY).answer(&citations(&[&a]));
+        assert_eq!(answer.fields["people"].value, Some(json!(30)));
+    }
+
+    #[test]
+    fn of_two_sentences_the_one_on_the_question_is_believed() {
+        let f = fields(json!({"type": "object", "properties": {"employees": {"type": "integer"}}}));
+        let about = About {
+            entities: &[],
+            lang: trawl_text::Lang::EN,
+            terms: trawl_text::terms_in(
+                "How many employees did WeWork have before the layoffs?",
+                trawl_text::Lang::EN,
+            ),
+        };
+        let near = doc(
+            0,
+            "Before the layoffs WeWork had 12,000 employees.",
+            &[("employees", "12,000")],
+        );
+        let far = doc(
+            1,
+            "The weather cost 4,000 fans a day out.",
+            &[("employees", "4,000")],
+        );
+        let answer = extracted(&f, &[&near, &far], &about).answer(&citations(&[&near, &far]));
+        assert_eq!(answer.fields["employees"].status, FieldStatus::Found);
+        assert_eq!(answer.fields["employees"].value, Some(json!(12000)));
     }
 
     #[test]
@@ -1159,24 +771,5 @@ mod tests {
             schema["properties"]["length"]["properties"]["value"]["type"],
             json!(["integer", "null"])
         );
-    }
-
-    #[test]
-    fn dates_read_as_precise_as_stated() {
-        assert_eq!(date_of("12 March 1931").as_deref(), Some("1931-03-12"));
-        assert_eq!(date_of("March 12, 1931").as_deref(), Some("1931-03-12"));
-        assert_eq!(date_of("Sept 1931").as_deref(), Some("1931-09"));
-        assert_eq!(date_of("in 1931").as_deref(), Some("1931"));
-        assert_eq!(date_of("2021-03-04").as_deref(), Some("2021-03-04"));
-        assert_eq!(date_of("no date"), None);
-    }
-
-    #[test]
-    fn numbers_read_with_scale_unit_and_currency() {
-        let q = numbers_in("about Rs 299 crore, $4.25bn and 12 miles");
-        assert_eq!(q[0].currency, Some("INR"));
-        assert_eq!(q[1].n, 4.25e9);
-        assert_eq!(q[1].currency, Some("USD"));
-        assert_eq!(in_unit(&q[2], Some("km")).map(round), Some(19.3121));
     }
 }
