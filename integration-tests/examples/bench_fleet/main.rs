@@ -9,7 +9,8 @@
 //! `job.json` give their latencies. A second run with one stage's workers doubled (by default
 //! the stage that bounded the first) shows what adding workers buys. `--overlap` instead runs
 //! a batch of questions that share their sources twice, the page cache off and then on, and
-//! compares the pages fetched and the CPU per job ([`report::Overlap`]).
+//! compares the pages fetched and the CPU per job ([`report::Overlap`]). `--fields` asks every
+//! question for three fields as data, to compare its CPU per job with a run without.
 //!
 //! Modules: [`fleet`] starts and stops one run's workers; [`measure`] submits the batch and
 //! samples it to its end into a [`run::Run`]; `trawl_integration_tests::procfs` reads the kernel's accounting;
@@ -127,6 +128,10 @@ pub struct Args {
     /// the CPU per job of both runs. No doubled run.
     #[arg(long, conflicts_with = "compare_s3")]
     pub overlap: bool,
+    /// Every question asks for three fields as data (a year, a name and a number; see
+    /// docs/fields.md): compare its CPU per job with a run without.
+    #[arg(long)]
+    pub fields: bool,
 }
 
 /// Ctrl-C: the run stopped its workers and removed its queues and keys; not a failure to

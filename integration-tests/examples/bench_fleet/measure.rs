@@ -103,9 +103,13 @@ async fn sample(
         ))
         .expect("a valid template"),
     );
+    let options = JobOptions {
+        fields: args.fields.then(fields),
+        ..JobOptions::default()
+    };
     let tasks: Vec<SearchTask> = questions
         .iter()
-        .map(|q| SearchTask::new(q.clone(), JobOptions::default()))
+        .map(|q| SearchTask::new(q.clone(), options.clone()))
         .collect();
     let started = Instant::now();
     // Submitted alongside the sampling, so the queues are watched from the first message.
@@ -556,4 +560,14 @@ mod tests {
         assert_eq!(percentile(&v, 1.0), 20.0);
         assert_eq!(percentile(&[], 0.5), 0.0);
     }
+}
+
+/// The fields `--fields` asks every question for.
+fn fields() -> trawl_messages::Fields {
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "year": {"type": "integer"},
+        "author": {"type": "string"},
+        "figure": {"type": "number"},
+    }});
+    trawl_messages::Fields::parse(schema).expect("a valid schema")
 }

@@ -177,11 +177,13 @@ async fn synthesise(
     };
     // Search recorded the job's language: its option, else the question's.
     let lang = trawl_text::Lang::from_tag(&meta.language).unwrap_or_default();
-    let conflicts = detect_in(&meta.query, lang, &meta.data_points, &docs);
+    // A job's fields have their own answer (and conflicts): the prose reads the question's.
+    let points = asked_points(meta, input.as_ref());
+    let conflicts = detect_in(&meta.query, lang, &points, &docs);
     let mut material = Material {
         question: &meta.query,
         sub_queries: &meta.sub_queries,
-        data_points: &meta.data_points,
+        data_points: &points,
         docs: &docs,
         conflicts: &conflicts,
         gaps: &gaps,
@@ -231,6 +233,18 @@ async fn synthesise(
         answer: report.answer,
     };
     finish(stage, rt, msg, ended).await
+}
+
+/// The job's data points other than its fields' (search adds those for clean to extract, and
+/// a follow-up round to look for).
+fn asked_points(meta: &JobMeta, input: Option<&trawl_messages::JobInput>) -> Vec<String> {
+    let fields = input.and_then(|i| i.options.fields.as_ref());
+    let points: Vec<String> =
+        fields.map_or_else(Vec::new, |f| f.fields.iter().map(|f| f.point()).collect());
+    (meta.data_points.iter())
+        .filter(|p| !points.contains(p))
+        .cloned()
+        .collect()
 }
 
 /// What `job.json` says of the report: its citations, claims, writer and whether it answers.

@@ -174,7 +174,8 @@ pub fn read(
             .and_then(|n| label(n as u32))
             .and_then(|idx| docs.iter().find(|d| d.source.idx == idx));
         let quote = given["quote"].as_str().unwrap_or("");
-        let checked = doc.and_then(|d| Candidate::checked(field, value.clone(), quote, d));
+        let checked =
+            doc.and_then(|d| Candidate::checked(field, value.clone(), quote, &Sentences::of(d)));
         match checked {
             Some(c) => {
                 // The model's value leads; values the extractors found elsewhere stay

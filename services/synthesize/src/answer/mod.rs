@@ -321,13 +321,22 @@ fn shorter(a: &Value, b: &Value) -> bool {
 /// The fields filled from the values clean's extractors found in `docs` (the sources the
 /// report may cite, best first), each stated in a sentence `about` the question's subject.
 pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc], about: &About) -> Findings {
-    let found = (fields.fields.iter())
-        .map(|field| {
-            let point = field.point();
-            let candidates = (docs.iter())
-                .filter_map(|d| {
-                    let raw = d.extracted_data.get(&point)?.as_deref()?;
-                    Candidate::read(field, raw, d).filter(|c| about.holds(&c.quote, d))
+    let points: Vec<String> = fields.fields.iter().map(Field::point).collect();
+    // Each source's sentences are read once, for all the fields it states a value of.
+    let texts: Vec<Sentences> = (docs.iter())
+        .filter(|d| {
+            points
+                .iter()
+                .any(|p| matches!(d.extracted_data.get(p), Some(Some(_))))
+        })
+        .map(|d| Sentences::of(d))
+        .collect();
+    let found = (fields.fields.iter().zip(&points))
+        .map(|(field, point)| {
+            let candidates = (texts.iter())
+                .filter_map(|t| {
+                    let raw = t.doc.extracted_data.get(point)?.as_deref()?;
+                    Candidate::read(field, raw, t).filter(|c| about.holds(&c.quote, t.doc))
                 })
                 .collect();
             let candidates = about.nearest(field, candidates);
@@ -344,15 +353,15 @@ pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc], about: &About) -> Findi
 impl Candidate {
     /// The value `raw` (as a page states it) gives `field` in `doc`, with the sentence stating
     /// it; none where it is not of the field's type and unit, or no sentence of `doc` holds it.
-    pub fn read(field: &Field, raw: &str, doc: &AnalysedDoc) -> Option<Candidate> {
-        let quote = sentence_with(doc, raw)?;
+    pub fn read(field: &Field, raw: &str, text: &Sentences) -> Option<Candidate> {
+        let quote = text.with(raw)?;
         // "another 30 people had been injured": the number the field's own words follow, if the
         // sentence has one, over the one the extractor took.
         let value = (named_number(field, &quote).and_then(|n| typed(field, &n)))
             .or_else(|| typed(field, raw))?;
         Some(Candidate {
             value,
-            idx: doc.source.idx,
+            idx: text.doc.source.idx,
             quote,
         })
     }
@@ -363,16 +372,16 @@ impl Candidate {
         field: &Field,
         value: Value,
         quote: &str,
-        doc: &AnalysedDoc,
+        text: &Sentences,
     ) -> Option<Candidate> {
-        let quote = sentence_with(doc, quote)?;
+        let quote = text.with(quote)?;
         let value = whole(field, value);
         if field.refuses(&value).is_some() || !states(field, &value, &quote) {
             return None;
         }
         Some(Candidate {
             value,
-            idx: doc.source.idx,
+            idx: text.doc.source.idx,
             quote,
         })
     }
@@ -438,27 +447,62 @@ fn states(field: &Field, value: &Value, quote: &str) -> bool {
     })
 }
 
-/// The sentence of `doc` that holds `text` (compared without regard to case and spacing), or
-/// that `text` is a sentence of.
-fn sentence_with(doc: &AnalysedDoc, text: &str) -> Option<String> {
-    let wanted = collapse_whitespace(text).to_lowercase();
-    if wanted.is_empty() {
-        return None;
-    }
-    // Every sentence, short ones too ("Acme is a retail chain.").
-    let spans = trawl_text::sentence_spans(&doc.markdown);
-    let text = spans.iter().map(|&(a, b)| &doc.markdown[a..b]);
-    let mut within = None;
-    for s in doc.key_points.iter().map(String::as_str).chain(text) {
-        let lower = collapse_whitespace(s).to_lowercase();
-        if lower.contains(&wanted) {
-            return Some(collapse_whitespace(&trawl_text::unlink(s)));
-        }
-        if within.is_none() && lower.len() > 20 && wanted.contains(&lower) {
-            within = Some(collapse_whitespace(&trawl_text::unlink(s)));
+/// A source's sentences as a quote is looked for among them: its key points, then every
+/// sentence of its text (short ones too: "Acme is a retail chain."), each also as compared,
+/// without regard to case and spacing. The text is cut into sentences only when a key point
+/// does not hold the quote, and then once for all of a job's fields.
+pub struct Sentences<'a> {
+    pub doc: &'a AnalysedDoc,
+    key_points: Vec<(&'a str, String)>,
+    text: std::cell::OnceCell<Vec<(&'a str, String)>>,
+}
+
+impl<'a> Sentences<'a> {
+    pub fn of(doc: &'a AnalysedDoc) -> Sentences<'a> {
+        Sentences {
+            doc,
+            key_points: compared(doc.key_points.iter().map(String::as_str)),
+            text: std::cell::OnceCell::new(),
         }
     }
-    within
+
+    /// The sentence that holds `text`, or that `text` is a sentence of, as the source writes
+    /// it (links as their text).
+    fn with(&self, text: &str) -> Option<String> {
+        let wanted = collapse_whitespace(text).to_lowercase();
+        if wanted.is_empty() {
+            return None;
+        }
+        let holding = |all: &'_ [(&'a str, String)]| {
+            all.iter()
+                .find(|(_, lower)| lower.contains(&wanted))
+                .map(|(s, _)| *s)
+        };
+        let within = |all: &'_ [(&'a str, String)]| {
+            (all.iter())
+                .find(|(_, lower)| lower.len() > 20 && wanted.contains(lower.as_str()))
+                .map(|(s, _)| *s)
+        };
+        let sentences = || {
+            let markdown = &self.doc.markdown;
+            let spans = trawl_text::sentence_spans(markdown);
+            compared(spans.into_iter().map(|(a, b)| &markdown[a..b]))
+        };
+        let found = holding(&self.key_points).or_else(|| {
+            let text = self.text.get_or_init(sentences);
+            holding(text)
+                .or_else(|| within(&self.key_points))
+                .or_else(|| within(text))
+        });
+        found.map(|s| collapse_whitespace(&trawl_text::unlink(s)))
+    }
+}
+
+/// Sentences each with its form as compared: spacing collapsed, lower case.
+fn compared<'a>(sentences: impl Iterator<Item = &'a str>) -> Vec<(&'a str, String)> {
+    sentences
+        .map(|s| (s, collapse_whitespace(s).to_lowercase()))
+        .collect()
 }
 
 #[cfg(test)]
