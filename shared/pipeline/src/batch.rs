@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use trawl_broker::Queue;
@@ -567,6 +568,9 @@ pub fn check_budget(
     }
 }
 
+/// Object writes and publishes a submission keeps going at once.
+const SUBMIT_AT_ONCE: usize = 32;
+
 /// Records the batch, then enqueues one search task per question; `progress` is called after
 /// each publish. Returns the manifest (batch id and job ids). The questions' ids must be
 /// unique ([`parse_batch`] and the API check that).
@@ -612,21 +616,32 @@ pub async fn submit_as(
     rt.put_json(&paths::batch_options(batch_id), &options)
         .await?;
     let batch_text = batch_id.to_string();
-    for (question, job) in questions.iter().zip(&manifest.jobs) {
-        rt.objects
-            .put(&paths::job_index(job.job_id), batch_text.as_bytes())
-            .await?;
-        // The job's own copy of its id and metadata: what ends the job reads this, not the
-        // manifest, whose size grows with the batch.
-        let input = JobInput {
-            id: question.id.clone(),
-            metadata: question.metadata.clone(),
-            query: question.task.query.clone(),
-            options: question.task.options.clone(),
-        };
-        rt.put_json(&paths::input(batch_id, job.job_id), &input)
-            .await?;
+    // A few writes at once: a batch of 10,000 questions is 20,000 small objects.
+    let writes = questions.iter().zip(&manifest.jobs).map(|(question, job)| {
+        let batch_text = &batch_text;
+        async move {
+            rt.objects
+                .put(&paths::job_index(job.job_id), batch_text.as_bytes())
+                .await?;
+            // The job's own copy of its id and metadata: what ends the job reads this, not
+            // the manifest, whose size grows with the batch.
+            let input = JobInput {
+                id: question.id.clone(),
+                metadata: question.metadata.clone(),
+                query: question.task.query.clone(),
+                options: question.task.options.clone(),
+            };
+            rt.put_json(&paths::input(batch_id, job.job_id), &input)
+                .await
+        }
+    });
+    // Collected first: a stream over the iterator's closure is not Send to the API's router.
+    let writes: Vec<_> = writes.collect();
+    let mut writes = futures_util::stream::iter(writes).buffer_unordered(SUBMIT_AT_ONCE);
+    while let Some(written) = writes.next().await {
+        written?;
     }
+    drop(writes);
     let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
     rt.store
         .batch_create(&batch_id.to_string(), &job_ids)
@@ -639,7 +654,7 @@ pub async fn submit_as(
             .await?;
     }
     let tasks = questions.into_iter().map(|q| q.task);
-    for (i, (task, job)) in tasks.zip(&manifest.jobs).enumerate() {
+    let sends = tasks.zip(&manifest.jobs).map(|(task, job)| async move {
         let secs = task
             .options
             .deadline_secs
@@ -649,9 +664,17 @@ pub async fn submit_as(
         rt.publish(Queue::Search, &search).await?;
         crate::Job::new(rt, &search)
             .arm_deadline(&search.body.query)
-            .await?;
-        progress(i + 1);
+            .await
+    });
+    let sends: Vec<_> = sends.collect();
+    let mut sends = futures_util::stream::iter(sends).buffer_unordered(SUBMIT_AT_ONCE);
+    let mut sent = 0;
+    while let Some(done) = sends.next().await {
+        done?;
+        sent += 1;
+        progress(sent);
     }
+    drop(sends);
     Ok(manifest)
 }
 
