@@ -615,8 +615,31 @@ pub async fn submit_as(
         .await?;
     rt.put_json(&paths::batch_options(batch_id), &options)
         .await?;
+    write_inputs(rt, &questions, &manifest).await?;
+    let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
+    rt.store
+        .batch_create(&batch_id.to_string(), &job_ids)
+        .await?;
+    if let Some(usd) = manifest.budget_usd {
+        // At least one micro-dollar, so a tiny budget is a budget and not "unlimited".
+        let micro = ((usd * 1e6).round() as i64).max(1);
+        rt.store
+            .batch_add(&batch_id.to_string(), crate::runtime::BUDGET, micro)
+            .await?;
+    }
+    enqueue(rt, questions, &manifest, progress).await?;
+    Ok(manifest)
+}
+
+/// Each job's `jobs/<job>` index and `input.json`, a few writes at once: a batch of 10,000
+/// questions is 20,000 small objects.
+async fn write_inputs(
+    rt: &Runtime,
+    questions: &[Question],
+    manifest: &Manifest,
+) -> Result<(), StageError> {
+    let batch_id = manifest.batch_id;
     let batch_text = batch_id.to_string();
-    // A few writes at once: a batch of 10,000 questions is 20,000 small objects.
     let writes = questions.iter().zip(&manifest.jobs).map(|(question, job)| {
         let batch_text = &batch_text;
         async move {
@@ -642,17 +665,18 @@ pub async fn submit_as(
         written?;
     }
     drop(writes);
-    let job_ids: Vec<String> = manifest.jobs.iter().map(|j| j.job_id.to_string()).collect();
-    rt.store
-        .batch_create(&batch_id.to_string(), &job_ids)
-        .await?;
-    if let Some(usd) = manifest.budget_usd {
-        // At least one micro-dollar, so a tiny budget is a budget and not "unlimited".
-        let micro = ((usd * 1e6).round() as i64).max(1);
-        rt.store
-            .batch_add(&batch_id.to_string(), crate::runtime::BUDGET, micro)
-            .await?;
-    }
+    Ok(())
+}
+
+/// Publishes each question's search and arms its deadline, a few at once; `progress` is called
+/// after each.
+async fn enqueue(
+    rt: &Runtime,
+    questions: Vec<Question>,
+    manifest: &Manifest,
+    progress: impl Fn(usize),
+) -> Result<(), StageError> {
+    let (batch_id, now) = (manifest.batch_id, manifest.created_at);
     let tasks = questions.into_iter().map(|q| q.task);
     let sends = tasks.zip(&manifest.jobs).map(|(task, job)| async move {
         let secs = task
@@ -675,7 +699,7 @@ pub async fn submit_as(
         progress(sent);
     }
     drop(sends);
-    Ok(manifest)
+    Ok(())
 }
 
 pub async fn manifest(rt: &Runtime, batch: Uuid) -> Result<Option<Manifest>, StageError> {
