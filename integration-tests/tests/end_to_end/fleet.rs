@@ -364,10 +364,13 @@ async fn webhooks_announce_jobs_and_the_batch_signed() {
         .env
         .push(("TRAWL_WEBHOOK_SECRET".into(), "whsec-test".into()));
     fleet.spawn_all();
-    // The first names itself and carries metadata; the second is known by its line number.
+    // The first names itself, carries metadata and asks for a field; the second is known by
+    // its line number.
     let qs = questions(&fleet);
+    let fields =
+        serde_json::json!({"type": "object", "properties": {"colour": {"type": "string"}}});
     let lines = [
-        serde_json::json!({"query": qs[0].query, "id": "first", "metadata": {"ticket": 7}})
+        serde_json::json!({"query": qs[0].query, "id": "first", "metadata": {"ticket": 7}, "fields": fields})
             .to_string(),
         qs[1].query.clone(),
     ];
@@ -398,21 +401,31 @@ async fn webhooks_announce_jobs_and_the_batch_signed() {
         );
         assert_eq!(signature, &expected, "bad signature on {body}");
     }
-    // Each job.completed carries the job's own id and metadata.
-    let mut announced: Vec<(String, serde_json::Value)> = (events.iter())
+    // Each job.completed carries the job's own id and metadata, and its answer when it asked
+    // for fields.
+    let mut announced: Vec<(String, serde_json::Value, serde_json::Value)> = (events.iter())
         .filter(|e| e.0 == "job.completed")
         .map(|e| {
             let event: serde_json::Value = serde_json::from_str(&e.3).unwrap();
             let id = event["data"]["id"].as_str().unwrap_or_default().to_owned();
-            (id, event["data"]["metadata"].clone())
+            let colour = event["data"]["answer"]["fields"]["colour"]["status"].clone();
+            (id, event["data"]["metadata"].clone(), colour)
         })
         .collect();
     announced.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         announced,
         [
-            ("2".to_owned(), serde_json::json!({})),
-            ("first".to_owned(), serde_json::json!({"ticket": 7})),
+            (
+                "2".to_owned(),
+                serde_json::json!({}),
+                serde_json::Value::Null
+            ),
+            (
+                "first".to_owned(),
+                serde_json::json!({"ticket": 7}),
+                serde_json::json!("not_found")
+            ),
         ]
     );
     fleet.cleanup().await;
