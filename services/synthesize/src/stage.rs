@@ -775,6 +775,27 @@ fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prose_reads_the_questions_data_points_not_the_fields() {
+        let meta = JobMeta {
+            data_points: vec!["founded".into(), "length".into(), "designer".into()],
+            ..Default::default()
+        };
+        let fields = trawl_messages::fields::from_text(
+            r#"{"type": "object", "properties": {"founded": {"type": "integer"}}}"#,
+        )
+        .unwrap();
+        let input = trawl_messages::JobInput {
+            options: trawl_messages::JobOptions {
+                fields: Some(fields),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(asked_points(&meta, Some(&input)), ["length", "designer"]);
+        assert_eq!(asked_points(&meta, None).len(), 3);
+    }
     use crate::report::testing::source;
 
     #[test]

@@ -159,6 +159,8 @@ pub fn read(
     fallback: Findings,
 ) -> Findings {
     let mut notes = Vec::new();
+    // Each source's sentences once, whichever fields quote it.
+    let texts: Vec<Sentences> = docs.iter().map(|d| Sentences::of(d)).collect();
     let mut by_name: BTreeMap<String, Finding> = fallback
         .fields
         .into_iter()
@@ -170,12 +172,11 @@ pub fn read(
         if value.is_null() {
             continue;
         }
-        let doc = (given["source"].as_u64())
+        let text = (given["source"].as_u64())
             .and_then(|n| label(n as u32))
-            .and_then(|idx| docs.iter().find(|d| d.source.idx == idx));
+            .and_then(|idx| texts.iter().find(|t| t.doc.source.idx == idx));
         let quote = given["quote"].as_str().unwrap_or("");
-        let checked =
-            doc.and_then(|d| Candidate::checked(field, value.clone(), quote, &Sentences::of(d)));
+        let checked = text.and_then(|t| Candidate::checked(field, value.clone(), quote, t));
         match checked {
             Some(c) => {
                 // The model's value leads; values the extractors found elsewhere stay
