@@ -43,12 +43,13 @@ def filter_failure(ctx, failure, case, response):
     if response.status_code == 422 and code == "invalid_request" and message.startswith("questions["):
         if "ids must be unique in the batch" in message or "bytes as JSON, more than the" in message:
             return False
-    # A template names its rows' columns, and comes with rows; a job's fields have rules between
+    # A template names its rows' columns, and comes with rows or a CSV file; a file's lines are
+    # questions or JSONL lines (a text format of its own, which JSON Schema does not describe); a job's fields have rules between
     # their keywords (`format` only on a string, `unit` only on a number, `items` only on an
     # array, `enum` values of the field's type, `required` naming fields, 1 to 50 fields): none
     # is a rule a schema can state.
     if response.status_code == 422 and code == "invalid_request":
-        if message.startswith(("template and rows:", "rows[", "the template")):
+        if message.startswith(("template and rows:", "rows[", "the template", "file:", "file and rows:")):
             return False
         # A batch holds a question in `questions` or in `rows`: one of two arrays, not each.
         if message == "questions: the batch holds no questions":

@@ -163,7 +163,32 @@ async fn a_batch_submitted_through_the_api_completes_and_is_read_back() {
         .get_json(&format!("/v1/batches/{batch}/jobs?limit=2&cursor={cursor}"))
         .await;
     assert!(second["next_cursor"].is_null());
-    for bad in ["cursor=zzz", "cursor=99", "limit=0", "limit=many"] {
+    // A filter by state keeps the cursor a place in the batch.
+    let by_status: Vec<(String, u64)> = (state["by_status"].as_object().unwrap().iter())
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .collect();
+    for (status, count) in &by_status {
+        let (_, page) = api
+            .get_json(&format!("/v1/batches/{batch}/jobs?status={status}&limit=1"))
+            .await;
+        let listed = page["jobs"].as_array().unwrap();
+        assert!(
+            listed.iter().all(|j| j["status"] == status.as_str()),
+            "{page}"
+        );
+        assert_eq!(page["next_cursor"].is_string(), *count > 1, "{page}");
+    }
+    let (_, none) = api
+        .get_json(&format!("/v1/batches/{batch}/jobs?status=pending"))
+        .await;
+    assert_eq!(none["jobs"], json!([]));
+    for bad in [
+        "cursor=zzz",
+        "cursor=99",
+        "limit=0",
+        "limit=many",
+        "status=finished",
+    ] {
         let (status, body) = api
             .get_json(&format!("/v1/batches/{batch}/jobs?{bad}"))
             .await;
@@ -1322,5 +1347,22 @@ async fn a_template_batch_with_fields_is_exported_as_csv() {
         "a header and every job: {joined}"
     );
     assert!(joined.starts_with(lines[0]), "{joined}");
+
+    // The reports one after another, each under its question, for people.
+    let page = api
+        .get(&format!("/v1/batches/{batch}/results?format=md"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        page.headers()["content-type"],
+        "text/markdown; charset=utf-8"
+    );
+    let markdown = page.text().await.unwrap();
+    for (i, name) in names.iter().enumerate() {
+        let heading = format!("## {}. How long is the {name} and when did it open?", i + 1);
+        assert!(markdown.contains(&heading), "{heading} in {markdown}");
+    }
+    assert_eq!(markdown.matches("\n---\n").count(), 3, "{markdown}");
     fleet.cleanup().await;
 }

@@ -31,3 +31,4 @@ mod ops;
 mod page_cache;
 mod shared_nothing;
 mod slow_model;
+mod ui;

@@ -23,7 +23,7 @@ pub struct ErrorBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// Stable, machine-readable: `unauthorized`, `not_found`, `method_not_allowed`,
+    /// Stable, machine-readable: `unauthorized`, `read_only`, `not_found`, `method_not_allowed`,
     /// `bad_request`, `invalid_request`, `too_large`, `unsupported_media_type`, `in_progress`,
     /// `idempotency_conflict`, `rate_limited`, `unavailable`.
     pub code: String,
@@ -37,6 +37,12 @@ pub struct ErrorDetail {
 #[response(headers(("WWW-Authenticate" = String, description = "`Bearer realm=\"trawl\"`")))]
 #[allow(dead_code)] // documentation only: ApiError writes the response
 pub struct Unauthorized(ErrorBody);
+
+/// The token is read-only (`trawl token create --read-only`): it reads batches, and submits and
+/// cancels none.
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct ReadOnly(ErrorBody);
 
 /// More than `api.rate_per_sec` requests in the last second with this token.
 #[derive(ToResponse)]

@@ -36,8 +36,10 @@ pub mod error;
 mod metrics;
 pub mod openapi;
 mod quotas;
+mod render;
 pub mod routes;
 pub mod tokens;
+mod ui;
 
 use error::ApiError;
 
@@ -91,6 +93,25 @@ impl FromRequestParts<AppState> for Caller {
             return Err(e);
         }
         Ok(Caller(record))
+    }
+}
+
+/// A caller that may change state (submit, cancel): a read-only token is refused with 403.
+pub struct Writer(pub Caller);
+
+impl FromRequestParts<AppState> for Writer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        if caller.0.read_only() {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "read_only",
+                "this token is read-only: it reads batches but cannot submit or cancel them; use the token it reads for",
+            ));
+        }
+        Ok(Writer(caller))
     }
 }
 
@@ -155,11 +176,18 @@ pub fn router(state: AppState, readiness: Readiness) -> Router {
             get(routes::export_results).layer(CompressionLayer::new().gzip(true)),
         )
         .route("/v1/jobs/{id}", get(routes::get_job))
+        .route("/v1/jobs/{id}/report", get(routes::report_view))
+        .route("/v1/token", get(routes::token_info))
         .route(
             "/v1/jobs/{id}/work-products/{*name}",
             get(routes::work_product),
         )
-        .route("/openapi.json", get(openapi_json))
+        .route("/openapi.json", get(openapi_json));
+    let v1 = match state.config.api.ui {
+        true => v1.merge(ui::router()),
+        false => v1,
+    };
+    let v1 = v1
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state);

@@ -7,7 +7,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{Modify, OpenApi};
 
-use crate::error::{RateLimited, Unauthorized, Unavailable};
+use crate::error::{RateLimited, ReadOnly, Unauthorized, Unavailable};
 use crate::routes;
 
 #[derive(OpenApi)]
@@ -26,9 +26,11 @@ use crate::routes;
         routes::events,
         routes::export_results,
         routes::get_job,
+        routes::report_view,
         routes::work_product,
+        routes::token_info,
     ),
-    components(responses(Unauthorized, RateLimited, Unavailable)),
+    components(responses(Unauthorized, ReadOnly, RateLimited, Unavailable)),
     modifiers(&BearerAuth),
     tags(
         (name = "batches", description = "Submit, follow and cancel batches of research questions"),
@@ -93,7 +95,8 @@ fn with_rules(json: String) -> serde_json::Value {
     let batch = &mut schemas["BatchIn"];
     batch["anyOf"] = serde_json::json!([
         {"required": ["questions"], "properties": {"questions": {"minItems": 1}, "rows": {"maxItems": 0}}},
-        {"required": ["template", "rows"], "properties": {"template": {"type": "string"}, "rows": {"minItems": 1}}},
+        {"required": ["template", "rows"], "properties": {"template": {"type": "string"}, "rows": {"minItems": 1}}, "not": {"required": ["file"]}},
+        {"required": ["file"], "properties": {"file": {"type": "string", "minLength": 1}, "rows": {"maxItems": 0}}},
     ]);
     let properties = &mut schemas["Fields"]["properties"]["properties"];
     properties["minProperties"] = 1.into();

@@ -22,8 +22,8 @@ use trawl_store::{BatchProgress, Cache};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::error::{ApiError, ErrorBody, RateLimited, Unauthorized, Unavailable};
-use crate::{AppState, Caller};
+use crate::error::{ApiError, ErrorBody, RateLimited, ReadOnly, Unauthorized, Unavailable};
+use crate::{AppState, Caller, Writer};
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -73,6 +73,12 @@ pub struct BatchIn {
     /// The rows `template` is filled from, each an object of column → value.
     #[schema(value_type = Option<Vec<Object>>)]
     pub rows: Option<Vec<serde_json::Map<String, serde_json::Value>>>,
+    /// The text of a batch file, read as `trawl submit` reads one: a question per line, or
+    /// JSONL lines (`{"query": "…", "id": "…", "metadata": {…}, "options": {…}}`); with
+    /// `template` (and no `rows`), CSV whose header line names the columns, a question per row.
+    /// Its questions come after `questions`; a bad line is refused by its number (`file: line
+    /// 3: …`). A line without an id has its line number as id.
+    pub file: Option<String>,
     /// Defaults for every question's options.
     #[serde(default)]
     pub options: JobOptions,
@@ -149,6 +155,10 @@ pub(crate) struct PageQuery {
     /// Jobs per page, 1 to 500 (default 100).
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<usize>,
+    /// Only the jobs in this state: pending, done, partial, no_sources, no_answer, failed or
+    /// cancelled.
+    #[param(pattern = "^(pending|done|partial|no_sources|no_answer|failed|cancelled)$")]
+    pub status: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, ToSchema)]
@@ -252,13 +262,45 @@ fn created(manifest: &Manifest) -> BatchCreated {
     }
 }
 
+/// The token a request was made with, as its holder may see it.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct TokenInfo {
+    /// Its public id, as `trawl token list` shows it.
+    pub id: String,
+    pub name: String,
+    /// A read-only token reads the batches of another token and can submit or cancel none.
+    pub read_only: bool,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The token this request was made with: a client checks a token with it before using it.
+#[utoipa::path(
+    get, path = "/v1/token", tag = "batches", operation_id = "token_info",
+    responses(
+        (status = 200, description = "The token's id, name and scope", body = TokenInfo),
+        (status = 401, response = Unauthorized),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn token_info(caller: Caller) -> Json<TokenInfo> {
+    let record = caller.0;
+    Json(TokenInfo {
+        read_only: record.read_only(),
+        name: record.display_name(),
+        id: record.id,
+        created_at: record.created_at,
+    })
+}
+
 /// The batch if it exists and `caller` submitted it; any other batch is "not found", so ids
 /// of other tokens' batches cannot be probed.
 async fn owned(state: &AppState, caller: &Caller, id: &str) -> Result<Manifest, ApiError> {
     let missing = || ApiError::not_found(format!("no batch {id}"));
     let batch = Uuid::parse_str(id).map_err(|_| missing())?;
     match batch::manifest(&state.rt, batch).await? {
-        Some(m) if m.owner.as_deref() == Some(caller.0.id.as_str()) => Ok(m),
+        Some(m) if m.owner.as_deref() == Some(caller.0.owner()) => Ok(m),
         _ => Err(missing()),
     }
 }
@@ -318,24 +360,22 @@ fn parse_batch_in(
     let mut input: BatchIn = serde_json::from_slice(body)
         .map_err(|e| ApiError::invalid(format!("the body is not a batch: {e}")))?;
     let rows = input.rows.take().unwrap_or_default();
+    let file = input.file.take();
     if input.template.is_none() && !rows.is_empty() {
         return Err(ApiError::invalid(
             "template and rows: rows need a template, such as \"What is the headquarters city of {company}?\"",
         ));
     }
-    let count = input.questions.len() + rows.len();
-    if count == 0 {
-        return Err(ApiError::invalid("questions: the batch holds no questions"));
-    }
-    if count > max_questions {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!(
-                "questions: {count} questions, more than the {max_questions} a batch may hold (api.max_questions); split the batch"
-            ),
+    if file.is_some() && !rows.is_empty() {
+        return Err(ApiError::invalid(
+            "file and rows: give the template's rows once, as rows or as a CSV file",
         ));
     }
+    let count = input.questions.len() + rows.len();
+    if count == 0 && file.is_none() {
+        return Err(ApiError::invalid("questions: the batch holds no questions"));
+    }
+    too_many(count, max_questions)?;
     if input.webhook.as_deref().is_some_and(|url| !webhook_ok(url)) {
         return Err(ApiError::invalid(
             "webhook: must be an http(s) URL with a host and no spaces or control characters",
@@ -351,21 +391,31 @@ fn parse_batch_in(
         budget_usd: input.budget_usd,
         owner: None,
     };
-    let templated = match &input.template {
+    // A template is checked even when nothing fills it: one that could never make a question
+    // is a mistake to name, not to ignore.
+    if let Some(template) = &input.template {
+        trawl_pipeline::template::Template::parse(template)
+            .map_err(|e| ApiError::invalid(e.to_string()))?;
+    }
+    let defaults = &input.options;
+    if !rows.is_empty() || file.is_some() {
+        let problems = batch::option_problems(defaults);
+        if let Some((key, problem)) = problems.first() {
+            return Err(ApiError::invalid(format!("options.{key}: {problem}")));
+        }
+    }
+    let templated = match (&input.template, file) {
         // A template without rows makes no question; the questions are the batch.
-        Some(template) if !rows.is_empty() => {
-            let problems = batch::option_problems(&input.options);
-            if let Some((key, problem)) = problems.first() {
-                return Err(ApiError::invalid(format!("options.{key}: {problem}")));
-            }
-            trawl_pipeline::template::questions_from_rows(template, &rows, &input.options)
+        (Some(template), None) if !rows.is_empty() => {
+            trawl_pipeline::template::questions_from_rows(template, &rows, defaults)
                 .map_err(|e| ApiError::invalid(e.to_string()))?
         }
+        (template, Some(file)) => file_questions(&file, template.as_deref(), defaults)?,
         _ => Vec::new(),
     };
-    let mut tasks = Vec::with_capacity(count);
+    let mut tasks = Vec::with_capacity(count + templated.len());
     for (i, q) in input.questions.into_iter().enumerate() {
-        let options = q.options.or(&input.options);
+        let options = q.options.or(defaults);
         let invalid =
             |reason: &dyn std::fmt::Display| ApiError::invalid(format!("questions[{i}]: {reason}"));
         let task = batch::check_task(&q.query, options).map_err(|e| invalid(&e))?;
@@ -373,15 +423,52 @@ fn parse_batch_in(
             batch::check_user(q.id, q.metadata, || (i + 1).to_string()).map_err(|e| invalid(&e))?;
         tasks.push(Question { task, id, metadata });
     }
-    // Template rows come after the questions, each named by its own id or position in `rows`.
+    // Template rows and the file's questions come after the questions, each named by its own
+    // id or its position in `rows` or line in `file`.
     tasks.extend(templated);
+    too_many(tasks.len(), max_questions)?;
     if let Some((i, first)) = batch::repeated_id(tasks.iter().map(|q| q.id.as_str())) {
         return Err(ApiError::invalid(format!(
-            "questions[{i}]: id {:?} is already the id of questions[{first}]; ids must be unique in the batch (a question without an id has its position, from 1, as id)",
+            "questions[{i}]: id {:?} is already the id of questions[{first}]; ids must be unique in the batch (a question without an id has its position, from 1, as id, and one of the file its line number)",
             tasks[i].id
         )));
     }
     Ok((tasks, options))
+}
+
+/// A 413 for a batch of `count` questions past `max`.
+fn too_many(count: usize, max: usize) -> Result<(), ApiError> {
+    if count <= max {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!(
+            "questions: {count} questions, more than the {max} a batch may hold (api.max_questions); split the batch"
+        ),
+    ))
+}
+
+/// The questions of a batch file's text, with the batch's `defaults` where its lines are silent:
+/// CSV rows for `template`, else a question or JSONL line per line.
+fn file_questions(
+    file: &str,
+    template: Option<&str>,
+    defaults: &JobOptions,
+) -> Result<Vec<Question>, ApiError> {
+    let invalid = |e: &dyn std::fmt::Display| ApiError::invalid(format!("file: {e}"));
+    match template {
+        Some(template) => {
+            trawl_pipeline::template::questions_from_csv(template, file.as_bytes(), defaults)
+                .map_err(|e| invalid(&e))
+        }
+        None => {
+            let questions = batch::parse_batch(file.as_bytes()).map_err(|e| invalid(&e))?;
+            batch::with_defaults(questions, defaults)
+                .map_err(|(id, e)| invalid(&format!("question {id:?}: {e}")))
+        }
+    }
 }
 
 enum BodyError {
@@ -443,6 +530,7 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
             headers(("Idempotent-Replayed" = String, description = "`true`"))),
         (status = 400, description = "The body is not JSON, or the Idempotency-Key is malformed", body = ErrorBody),
         (status = 401, response = Unauthorized),
+        (status = 403, response = ReadOnly),
         (status = 409, description = "A request with this Idempotency-Key is still being handled", body = ErrorBody,
             headers(("Retry-After" = u32, description = "Seconds to wait before retrying"))),
         (status = 413, description = "The body is over api.max_body_bytes, or the batch over api.max_questions", body = ErrorBody),
@@ -456,7 +544,7 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
 )]
 pub async fn submit(
     State(state): State<AppState>,
-    caller: Caller,
+    Writer(caller): Writer,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -669,6 +757,7 @@ pub(crate) async fn get_batch(
                 description = "Once the jobs in progress have ended, the stream sends `done` and closes")),
         )),
         (status = 401, response = Unauthorized),
+        (status = 403, response = ReadOnly),
         (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
         (status = 429, response = RateLimited),
         (status = 503, response = Unavailable),
@@ -677,7 +766,7 @@ pub(crate) async fn get_batch(
 )]
 pub(crate) async fn cancel_batch(
     State(state): State<AppState>,
-    caller: Caller,
+    Writer(caller): Writer,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<BatchStatus>, ApiError> {
     let id = path_params(path)?;
@@ -746,7 +835,7 @@ pub(crate) async fn list_batches(
     };
     // One more than asked, to know whether a next page exists.
     let mut ids = (state.rt.store)
-        .owner_batches(&caller.0.id, before.as_deref(), limit + 1)
+        .owner_batches(caller.0.owner(), before.as_deref(), limit + 1)
         .await?;
     let more = ids.len() > limit;
     ids.truncate(limit);
@@ -778,7 +867,7 @@ const PAGE_MAX: usize = 500;
             ("next_page" = (operation_id = "list_jobs", parameters(
                 ("id" = "$request.path.id"), ("cursor" = "$response.body#/next_cursor")))),
         )),
-        (status = 400, description = "`limit` is not 1 to 500, or `cursor` is not one this API returned", body = ErrorBody),
+        (status = 400, description = "`limit` is not 1 to 500, `cursor` is not one this API returned, or `status` is not a job state", body = ErrorBody),
         (status = 401, response = Unauthorized),
         (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
         (status = 429, response = RateLimited),
@@ -809,21 +898,42 @@ pub(crate) async fn list_jobs(
             "limit: must be 1 to {PAGE_MAX}"
         )));
     }
+    let wanted = match page.status.as_deref() {
+        None => None,
+        Some(s) => Some(s.parse::<JobState>().map_err(|_| {
+            ApiError::bad_request(format!(
+                "status: {s:?} is not pending, done, partial, no_sources, no_answer, failed or cancelled"
+            ))
+        })?),
+    };
     let statuses = batch::job_statuses(&state.rt, manifest.batch_id).await?;
-    let end = (start + limit).min(manifest.jobs.len());
-    let jobs = manifest.jobs[start..end]
-        .iter()
-        .map(|j| JobSummary {
+    let status_of = |j: &ManifestJob| -> JobState {
+        (statuses.get(&j.job_id.to_string()).copied()).unwrap_or_default()
+    };
+    // The page's jobs from `start` on, and where the next page starts: the cursor is a place in
+    // the batch, so a filtered page skips the jobs between its matches.
+    let mut jobs = Vec::with_capacity(limit);
+    let mut next = None;
+    for (at, j) in manifest.jobs.iter().enumerate().skip(start) {
+        let status = status_of(j);
+        if wanted.is_some_and(|w| w != status) {
+            continue;
+        }
+        if jobs.len() == limit {
+            next = Some(at.to_string());
+            break;
+        }
+        jobs.push(JobSummary {
             job_id: j.job_id,
             id: j.id.clone(),
             metadata: j.metadata.clone(),
             query: j.query.clone(),
-            status: (statuses.get(&j.job_id.to_string()).copied()).unwrap_or_default(),
-        })
-        .collect();
+            status,
+        });
+    }
     Ok(Json(JobPage {
         jobs,
-        next_cursor: (end < manifest.jobs.len()).then(|| end.to_string()),
+        next_cursor: next,
     }))
 }
 
@@ -850,8 +960,8 @@ pub(crate) struct ExportQuery {
     pub work_products: Option<bool>,
     /// `jsonl` (default): a JobResult per line; `csv`: the page as a table with a header
     /// line, a row per job: id, query, status, its metadata, and each field with
-    /// `<field>_source`.
-    #[param(pattern = "^(jsonl|csv)$")]
+    /// `<field>_source`; `md`: the page's reports one after another, each under its question.
+    #[param(pattern = "^(jsonl|csv|md)$")]
     pub format: Option<String>,
 }
 
@@ -866,15 +976,16 @@ pub(crate) struct ExportQuery {
     get, path = "/v1/batches/{id}/results", tag = "batches", operation_id = "export_results",
     params(("id" = String, Path, format = Uuid, description = "Batch id"), ExportQuery),
     responses(
-        (status = 200, description = "One JSON line (a JobResult) per job of the page, `schema` describing one line; with `format=csv`, the page as a CSV table",
+        (status = 200, description = "One JSON line (a JobResult) per job of the page, `schema` describing one line; with `format=csv`, the page as a CSV table; with `format=md`, its reports in markdown",
             content(
                 (JobResult = "application/x-ndjson"),
                 (String = "text/csv"),
+                (String = "text/markdown"),
             ),
             headers(
                 ("X-Next-Cursor" = String, description = "Pass as `cursor` for the next page; absent on the last page"),
             )),
-        (status = 400, description = "`limit` is not 1 to 5000, `cursor` is not one this API returned for the batch, or `format` is not jsonl or csv", body = ErrorBody),
+        (status = 400, description = "`limit` is not 1 to 5000, `cursor` is not one this API returned for the batch, or `format` is not jsonl, csv or md", body = ErrorBody),
         (status = 401, response = Unauthorized),
         (status = 404, description = "No batch with this id was submitted with this token", body = ErrorBody),
         (status = 429, response = RateLimited),
@@ -917,31 +1028,26 @@ pub(crate) async fn export_results(
     let products = page.work_products.unwrap_or(false);
     // The statuses of jobs without a job.json yet, read once for the page.
     let statuses = Arc::new(batch::job_statuses(&state.rt, batch).await?);
-    let csv = match page.format.as_deref() {
-        None | Some("jsonl") => false,
-        Some("csv") => true,
+    let (content_type, markdown) = match page.format.as_deref() {
+        None | Some("jsonl") => ("application/x-ndjson", false),
+        Some("md") => ("text/markdown; charset=utf-8", true),
+        Some("csv") => return csv_page(&state.rt, batch, jobs, statuses, next).await,
         Some(other) => {
             return Err(ApiError::bad_request(format!(
-                "format: {other:?} is not jsonl or csv"
+                "format: {other:?} is not jsonl, csv or md"
             )))
         }
     };
-    if csv {
-        return csv_page(&state.rt, batch, jobs, statuses, next).await;
-    }
     let rt = state.rt.clone();
     let lines = futures_util::stream::iter(jobs)
         .map(move |job| {
             let (rt, statuses) = (rt.clone(), Arc::clone(&statuses));
-            async move { export_line(&rt, batch, &job, &statuses, products).await }
+            async move { export_line(&rt, batch, &job, &statuses, products, markdown).await }
         })
         .buffered(EXPORT_READ_AHEAD);
     let mut response = Response::new(Body::from_stream(lines));
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/x-ndjson"),
-    );
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     if let Some(next) = next.and_then(|n| HeaderValue::from_str(&n).ok()) {
         headers.insert(NEXT_CURSOR, next);
     }
@@ -984,18 +1090,30 @@ async fn csv_page(
     Ok(response)
 }
 
-/// One line of the export. An error ends the response early (the connection is closed
-/// without the last chunk), which the client sees as a broken page, never as a short one.
+/// One line of the export (or, `markdown`, one job's report under its question). An error
+/// ends the response early (the connection is closed without the last chunk), which the client
+/// sees as a broken page, never as a short one.
 async fn export_line(
     rt: &trawl_pipeline::Runtime,
     batch: Uuid,
     job: &ManifestJob,
     statuses: &BTreeMap<String, JobState>,
     products: bool,
+    markdown: bool,
 ) -> Result<Bytes, trawl_pipeline::StageError> {
     let result: JobResult = job_result(rt, batch, job, statuses, products).await.inspect_err(|e| {
         tracing::warn!(batch_id = %batch, job_id = %job.job_id, error = %e, "results export broken off");
     })?;
+    if markdown {
+        let report = result.report.as_deref().unwrap_or("_No report yet._\n");
+        return Ok(Bytes::from(format!(
+            "## {}. {}\n\nStatus: {}\n\n{}\n\n---\n\n",
+            result.id,
+            result.query.replace('\n', " "),
+            result.status,
+            report.trim_end()
+        )));
+    }
     let mut line = serde_json::to_vec(&result)
         .map_err(|e| trawl_pipeline::StageError::permanent(e.to_string()))?;
     line.push(b'\n');
@@ -1023,6 +1141,7 @@ async fn owned_job(
     params(("id" = String, Path, format = Uuid, description = "Job id")),
     responses(
         (status = 200, description = "The job", body = Job, links(
+            ("report" = (operation_id = "report_view", parameters(("id" = "$response.body#/job_id")))),
             ("work_product" = (operation_id = "work_product", parameters(
                 ("id" = "$response.body#/job_id"), ("name" = "$response.body#/work_products/0")))),
         )),
@@ -1038,15 +1157,8 @@ pub(crate) async fn get_job(
     caller: Caller,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Job>, ApiError> {
-    let id = path_params(path)?;
-    let (job, manifest) = owned_job(&state, &caller, &id).await?;
-    let batch = manifest.batch_id;
-    let entry = manifest.jobs.iter().find(|j| j.job_id == job);
-    let query = entry.map(|j| j.query.clone()).unwrap_or_default();
-    let (id, metadata) = entry
-        .map(|j| (j.id.clone(), j.metadata.clone()))
-        .unwrap_or_default();
-    let status = (batch::job_status(&state.rt, batch, job).await?).unwrap_or_default();
+    let head = job_head(&state, &caller, path).await?;
+    let (batch, job) = (head.batch_id, head.job_id);
     let report = state
         .rt
         .objects
@@ -1065,13 +1177,193 @@ pub(crate) async fn get_job(
     Ok(Json(Job {
         job_id: job,
         batch_id: batch,
+        id: head.id,
+        metadata: head.metadata,
+        query: head.query,
+        status: head.status,
+        report,
+        work_products,
+    }))
+}
+
+/// What every view of a job starts from: which job, of which batch, asked what, and where it
+/// stands.
+struct JobHead {
+    job_id: Uuid,
+    batch_id: Uuid,
+    id: String,
+    metadata: Metadata,
+    query: String,
+    status: JobState,
+}
+
+async fn job_head(
+    state: &AppState,
+    caller: &Caller,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<JobHead, ApiError> {
+    let id = path_params(path)?;
+    let (job, manifest) = owned_job(state, caller, &id).await?;
+    let batch = manifest.batch_id;
+    let entry = manifest.jobs.into_iter().find(|j| j.job_id == job);
+    let (id, metadata, query) = entry
+        .map(|j| (j.id, j.metadata, j.query))
+        .unwrap_or_default();
+    let status = (batch::job_status(&state.rt, batch, job).await?).unwrap_or_default();
+    Ok(JobHead {
+        job_id: job,
+        batch_id: batch,
         id,
         metadata,
         query,
         status,
-        report,
-        work_products,
-    }))
+    })
+}
+
+/// A source the report cites, as a reader following `[n]` wants it.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct CitationView {
+    /// Its number in the report, `[n]`.
+    pub n: u32,
+    /// Its `idx` in `sources.json`.
+    pub idx: u32,
+    pub title: String,
+    pub url: String,
+    /// The passages of the source that support the report's statements citing it first,
+    /// from `claims.json`; the answer's quotes from it when it asked for fields.
+    pub quotes: Vec<String>,
+}
+
+/// A job's report ready to read: HTML, and what each citation stands for.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct ReportView {
+    pub job_id: Uuid,
+    pub batch_id: Uuid,
+    pub id: String,
+    pub query: String,
+    #[schema(value_type = String)]
+    pub status: JobState,
+    /// The report rendered to HTML once the job has ended: text from pages escaped, no images,
+    /// links only to http(s) pages, each citation marker a link `<a class="cite"
+    /// href="#cite-n" data-cite="n">`.
+    pub html: Option<String>,
+    /// The cited sources, by number.
+    pub citations: Vec<CitationView>,
+    /// The job's fields (`answer.json`), when it asked for fields and has ended.
+    #[schema(value_type = Option<Object>)]
+    pub answer: Option<trawl_messages::Answer>,
+}
+
+/// Quotes kept per citation: enough to see what it stands for.
+const QUOTES_PER_CITATION: usize = 5;
+
+/// A job's report as HTML with its citations' sources and quotes: what the web app shows.
+#[utoipa::path(
+    get, path = "/v1/jobs/{id}/report", tag = "jobs", operation_id = "report_view",
+    params(("id" = String, Path, format = Uuid, description = "Job id")),
+    responses(
+        (status = 200, description = "The report, its citations and answer; `html` is null until the job has ended", body = ReportView),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No job with this id in a batch submitted with this token", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn report_view(
+    State(state): State<AppState>,
+    caller: Caller,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<ReportView>, ApiError> {
+    let head = job_head(&state, &caller, path).await?;
+    let (batch, job) = (head.batch_id, head.job_id);
+    let objects = &state.rt.objects;
+    let report = objects.get(&paths::report(batch, job)).await?;
+    let mut view = ReportView {
+        job_id: job,
+        batch_id: batch,
+        id: head.id,
+        query: head.query,
+        status: head.status,
+        html: (report.as_deref())
+            .map(|md| crate::render::report_html(&String::from_utf8_lossy(md))),
+        citations: Vec::new(),
+        answer: None,
+    };
+    if report.is_none() {
+        return Ok(Json(view));
+    }
+    // A work product that is missing or unreadable (written by an older version) leaves its
+    // part of the view empty.
+    fn json<T: serde::de::DeserializeOwned>(bytes: Option<Vec<u8>>) -> Option<T> {
+        bytes.and_then(|b| serde_json::from_slice(&b).ok())
+    }
+    let sources: Vec<SourceRead> =
+        json(objects.get(&paths::sources(batch, job)).await?).unwrap_or_default();
+    let claims: Vec<ClaimRead> =
+        json(objects.get(&paths::claims(batch, job)).await?).unwrap_or_default();
+    view.answer = json(objects.get(&paths::answer(batch, job)).await?);
+    view.citations = citations(&sources, &claims, view.answer.as_ref());
+    Ok(Json(view))
+}
+
+/// What the report view reads of a `sources.json` entry.
+#[derive(Deserialize)]
+struct SourceRead {
+    idx: u32,
+    url: String,
+    #[serde(default)]
+    title: String,
+    cited_as: Option<u32>,
+}
+
+/// What the report view reads of a `claims.json` entry.
+#[derive(Deserialize)]
+struct ClaimRead {
+    sources: Vec<u32>,
+    #[serde(default)]
+    passage: String,
+}
+
+/// The cited sources in citation order, each with the passages that made it a statement's
+/// best source, and the quotes of the fields answered from it.
+fn citations(
+    sources: &[SourceRead],
+    claims: &[ClaimRead],
+    answer: Option<&trawl_messages::Answer>,
+) -> Vec<CitationView> {
+    let mut cited: Vec<CitationView> = (sources.iter())
+        .filter_map(|s| {
+            Some(CitationView {
+                n: s.cited_as?,
+                idx: s.idx,
+                title: s.title.clone(),
+                url: s.url.clone(),
+                quotes: Vec::new(),
+            })
+        })
+        .collect();
+    cited.sort_by_key(|c| c.n);
+    let field_quotes = (answer.into_iter())
+        .flat_map(|a| a.fields.iter().map(|(_, f)| f))
+        .filter_map(|f| Some((*f.sources.first()?, f.quote.as_deref()?)));
+    // A field's source is named by its number in the report, a claim's by its idx.
+    let numbers: BTreeMap<u32, u32> = cited.iter().map(|c| (c.idx, c.n)).collect();
+    let claim_quotes = (claims.iter())
+        .filter_map(|c| Some((*numbers.get(c.sources.first()?)?, c.passage.as_str())));
+    for (n, quote) in claim_quotes.chain(field_quotes) {
+        let Some(c) = cited.iter_mut().find(|c| c.n == n) else {
+            continue;
+        };
+        let quote = quote.trim();
+        if !quote.is_empty()
+            && c.quotes.len() < QUOTES_PER_CITATION
+            && !c.quotes.iter().any(|q| q == quote)
+        {
+            c.quotes.push(quote.to_owned());
+        }
+    }
+    cited
 }
 
 /// One work product of an ended job: `report.md`, `sources.json`, `search.json`, `job.json`,
@@ -1210,7 +1502,9 @@ mod tests {
             rt: trawl_pipeline::Runtime::embedded(config.clone()).unwrap(),
             config: Arc::new(config),
         };
-        let (_, record) = crate::tokens::create(&*state.rt.store, "ci").await.unwrap();
+        let (_, record) = crate::tokens::create(&*state.rt.store, "ci", crate::tokens::Scope::Full)
+            .await
+            .unwrap();
         let mut answers = Vec::new();
         for _ in 0..2 {
             let mut headers = HeaderMap::new();
@@ -1218,7 +1512,13 @@ mod tests {
             headers.insert(header::CONTENT_TYPE, json);
             headers.insert("idempotency-key", HeaderValue::from_static("retry-me"));
             let body = Body::from(r#"{"questions": [{"query": "q"}]}"#);
-            let answer = submit(State(state.clone()), Caller(record.clone()), headers, body).await;
+            let answer = submit(
+                State(state.clone()),
+                Writer(Caller(record.clone())),
+                headers,
+                body,
+            )
+            .await;
             let e = answer.expect_err("the batch cannot be written");
             answers.push((e.status, e.code));
         }
@@ -1485,6 +1785,111 @@ mod tests {
         assert_eq!(
             options["deadline_secs"]["maximum"].as_u64(),
             Some(trawl_messages::MAX_DEADLINE_SECS)
+        );
+    }
+
+    /// A file's text is read as `trawl submit` reads a file: a question or JSONL line per line
+    /// (CSV rows with a template), after `questions`, with the batch's options where a line is
+    /// silent; a bad line is named by its number and nothing is made of the rest.
+    #[test]
+    fn a_batch_file_is_read_as_the_cli_reads_it_and_named_by_line() {
+        let body = serde_json::json!({
+            "questions": [{"query": "first", "id": "q"}],
+            "file": "What is a?\n# a comment\n{\"query\": \"b\", \"id\": \"b1\", \"options\": {\"max_urls\": 2}}\n",
+            "options": {"max_urls": 7},
+        });
+        let (questions, _) = parse_batch_in(body.to_string().as_bytes(), 10).unwrap();
+        let read: Vec<(&str, &str, Option<usize>)> = (questions.iter())
+            .map(|q| {
+                (
+                    q.id.as_str(),
+                    q.task.query.as_str(),
+                    q.task.options.max_urls,
+                )
+            })
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("q", "first", Some(7)),
+                ("1", "What is a?", Some(7)),
+                ("b1", "b", Some(2))
+            ]
+        );
+
+        let csv = serde_json::json!({
+            "template": "Where is {company} based?",
+            "file": "id,company\nc1,Acme\nc2,Globex\n",
+        });
+        let (questions, _) = parse_batch_in(csv.to_string().as_bytes(), 10).unwrap();
+        assert_eq!(questions[1].task.query, "Where is Globex based?");
+        assert_eq!(questions[1].id, "c2");
+
+        for (body, status, needle) in [
+            (
+                serde_json::json!({"file": "{\"query\": \"ok\"}\n{\"query\": \n"}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "file: line 2: invalid JSON line",
+            ),
+            (
+                serde_json::json!({"file": "\n# only a comment\n"}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "file: the file holds no questions",
+            ),
+            (
+                serde_json::json!({"template": "Where is {company}?", "file": "id,name\n1,Acme\n"}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "file: ",
+            ),
+            (
+                serde_json::json!({"template": "Where is {c}?", "rows": [{"c": "x"}], "file": "c\ny\n"}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "file and rows:",
+            ),
+            (
+                serde_json::json!({"file": "a\nb\nc\n"}),
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "3 questions, more than the 2",
+            ),
+        ] {
+            let err = parse_batch_in(body.to_string().as_bytes(), 2).expect_err(&body.to_string());
+            assert_eq!(err.status, status, "{body}: {}", err.message);
+            assert!(err.message.contains(needle), "{body}: {}", err.message);
+        }
+    }
+
+    /// Each citation gets the passages of the statements that cite it first, and the quotes of
+    /// the fields answered from it; an uncited source is not a citation.
+    #[test]
+    fn citations_carry_their_quotes() {
+        let sources: Vec<SourceRead> = serde_json::from_value(serde_json::json!([
+            {"idx": 4, "url": "https://a.example/", "title": "A", "cited_as": 2},
+            {"idx": 7, "url": "https://b.example/", "title": "B", "cited_as": 1},
+            {"idx": 9, "url": "https://c.example/", "title": "C", "cited_as": null},
+        ]))
+        .unwrap();
+        let claims: Vec<ClaimRead> = serde_json::from_value(serde_json::json!([
+            {"sources": [7, 4], "passage": "B says so."},
+            {"sources": [7], "passage": "B says so."},
+            {"sources": [4], "passage": " A agrees. "},
+            {"sources": [], "passage": "nobody"},
+        ]))
+        .unwrap();
+        let answer: trawl_messages::Answer = serde_json::from_value(serde_json::json!({
+            "fields": {"city": {"status": "found", "value": "Paris", "sources": [2], "quote": "A names Paris."}},
+            "by": "extractive",
+        }))
+        .unwrap();
+        let cited = citations(&sources, &claims, Some(&answer));
+        let read: Vec<(u32, u32, Vec<&str>)> = (cited.iter())
+            .map(|c| (c.n, c.idx, c.quotes.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (1, 7, vec!["B says so."]),
+                (2, 4, vec!["A agrees.", "A names Paris."]),
+            ]
         );
     }
 }

@@ -11,8 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::{JobOptions, JobStatus};
 use trawl_pipeline::batch::{
-    check_task, collect, manifest, option_problems, parse_batch, submit as enqueue, BatchOptions,
-    Collected, Question,
+    collect, manifest, option_problems, parse_batch, submit as enqueue, BatchOptions, Collected,
+    Question,
 };
 use trawl_pipeline::results::{job_result, JobResult};
 use trawl_pipeline::Runtime;
@@ -120,20 +120,11 @@ fn flag(key: &str) -> String {
 /// `questions` with the batch-wide `defaults` (checked first, each problem named by its flag)
 /// where their lines are silent.
 fn with_defaults(questions: Vec<Question>, defaults: &JobOptions) -> anyhow::Result<Vec<Question>> {
-    if *defaults == JobOptions::default() {
-        return Ok(questions);
-    }
     if let Some((key, problem)) = option_problems(defaults).into_iter().next() {
         bail!("{}: {problem}", flag(key));
     }
-    (questions.into_iter())
-        .map(|mut q| {
-            let options = q.task.options.clone().or(defaults);
-            q.task = check_task(&q.task.query, options)
-                .map_err(|e| anyhow::anyhow!("question {:?}: {e}", q.id))?;
-            Ok(q)
-        })
-        .collect()
+    trawl_pipeline::batch::with_defaults(questions, defaults)
+        .map_err(|(id, e)| anyhow::anyhow!("question {id:?}: {e}"))
 }
 
 #[derive(clap::Args)]

@@ -41,8 +41,16 @@ enum TokenCommand {
         /// Who or what the token is for (shown in listings).
         #[arg(long)]
         name: String,
+        /// Only read: the token sees the batches of the token `--of` names (results, reports,
+        /// the web app) and can submit or cancel none. For people who should only read.
+        #[arg(long, requires = "of")]
+        read_only: bool,
+        /// The id of the token whose batches a read-only token reads (`trawl token list`).
+        #[arg(long, value_name = "TOKEN_ID", requires = "read_only")]
+        of: Option<String>,
     },
-    /// List tokens: id, name, creation time (never the tokens themselves).
+    /// List tokens: id, creation time, scope (full, or read-only of a token id), name (never
+    /// the tokens themselves).
     List,
     /// Revoke a token by its id.
     Revoke { id: String },
@@ -58,8 +66,12 @@ pub async fn token(config: Config, args: TokenArgs) -> anyhow::Result<ExitCode> 
         .context("cannot reach the store")?;
     let store = &*rt.store;
     match args.command {
-        TokenCommand::Create { name } => {
-            let (token, record) = trawl_api::tokens::create(store, &name).await?;
+        TokenCommand::Create { name, of, .. } => {
+            let scope = match of {
+                Some(id) => trawl_api::tokens::Scope::ReadOnlyOf(id),
+                None => trawl_api::tokens::Scope::Full,
+            };
+            let (token, record) = trawl_api::tokens::create(store, &name, scope).await?;
             eprintln!(
                 "created token {} ({}); it is shown once, keep it secret",
                 record.id,
@@ -69,8 +81,12 @@ pub async fn token(config: Config, args: TokenArgs) -> anyhow::Result<ExitCode> 
         }
         TokenCommand::List => {
             for r in trawl_api::tokens::list(store).await? {
+                let scope = match &r.reads_for {
+                    Some(of) => format!("read-only:{of}"),
+                    None => "full".to_owned(),
+                };
                 println!(
-                    "{}\t{}\t{}",
+                    "{}\t{}\t{scope}\t{}",
                     r.id,
                     r.created_at.to_rfc3339(),
                     r.display_name()

@@ -32,6 +32,8 @@ pub struct ApiConfig {
     pub questions_per_day: u64,
     /// Batches each token may have open (with jobs not yet ended) at once; 0 for no limit.
     pub open_batches: u64,
+    /// Serve the web app for batches at `/` (`docs/ui.md`); `false` leaves only the API.
+    pub ui: bool,
 }
 
 impl Default for ApiConfig {
@@ -48,6 +50,7 @@ impl Default for ApiConfig {
             max_connections_per_client: 256,
             questions_per_day: 100_000,
             open_batches: 100,
+            ui: true,
         }
     }
 }

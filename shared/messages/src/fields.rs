@@ -245,6 +245,12 @@ impl Fields {
                 "must be \"object\": the fields are its properties",
             ));
         }
+        if let Some(key) = ["title", "description", "$schema"]
+            .into_iter()
+            .find(|k| top.get(*k).is_some_and(|v| !v.is_string()))
+        {
+            return Err(refuse(key, "expected a string"));
+        }
         // The answer never holds more than the fields, whatever this says.
         if top
             .get("additionalProperties")
@@ -401,6 +407,9 @@ fn field(name: &str, spec: &Value, required: bool) -> Result<Field, FieldsError>
         Some(Value::String(d)) => Some(d.clone()),
         Some(_) => return Err(refuse(format!("{at}.description"), "expected a string")),
     };
+    if spec.get("title").is_some_and(|t| !t.is_string()) {
+        return Err(refuse(format!("{at}.title"), "expected a string"));
+    }
     Ok(Field {
         name: name.to_owned(),
         description,

@@ -203,6 +203,25 @@ pub fn repeated_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<(usize,
     None
 }
 
+/// `questions` with the batch-wide `defaults` where their own options are silent, each checked
+/// again; `defaults` are checked first by the caller ([`option_problems`]), naming them its way.
+/// The error names the question by its id.
+pub fn with_defaults(
+    questions: Vec<Question>,
+    defaults: &JobOptions,
+) -> Result<Vec<Question>, (String, TaskError)> {
+    if *defaults == JobOptions::default() {
+        return Ok(questions);
+    }
+    (questions.into_iter())
+        .map(|mut q| {
+            let options = q.task.options.clone().or(defaults);
+            q.task = check_task(&q.task.query, options).map_err(|e| (q.id.clone(), e))?;
+            Ok(q)
+        })
+        .collect()
+}
+
 /// Checks one question and its options; the reason names the problem. Every way a job is
 /// submitted (a batch file, the API, MCP) goes through here.
 pub fn check_task(query: &str, options: JobOptions) -> Result<SearchTask, TaskError> {
