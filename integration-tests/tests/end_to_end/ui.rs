@@ -181,6 +181,14 @@ async fn the_web_app_submits_follows_reads_downloads_and_cancels_in_a_real_brows
 
     sign_in(&client, &format!("{base}/"), &token).await;
     shown(&client, "#submit-form", Duration::from_secs(10)).await;
+    let unlabelled = client
+        .execute(
+            "return [...document.querySelectorAll('input, select, textarea')].filter(e => e.labels.length === 0).map(e => e.id);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(unlabelled, json!([]), "every field has its label");
     screenshot(&client, "2-batches").await;
 
     // A malformed upload is named by its line, and nothing is enqueued.
@@ -308,6 +316,18 @@ async fn the_web_app_submits_follows_reads_downloads_and_cancels_in_a_real_brows
         Some("cite-1")
     );
     screenshot(&client, "6-citation").await;
+    // Escape closes it, from the keyboard.
+    let escape = "\u{E00C}";
+    client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys(escape)
+        .await
+        .unwrap();
+    wait_until(&client, "citation closed", Duration::from_secs(5),
+        "const e = document.querySelector('#citation'); return !e || e.hidden || e.getClientRects().length === 0;",
+        |v| v == true).await;
     // Its deep link opens the same citation in a fresh load.
     client
         .goto(&format!("{base}/jobs/{job}#cite-1"))
@@ -316,6 +336,15 @@ async fn the_web_app_submits_follows_reads_downloads_and_cancels_in_a_real_brows
     let again = shown(&client, "#citation-quote", Duration::from_secs(20)).await;
     assert_eq!(again, quote);
     same_origin(&client, &base).await;
+    // At a phone's width the page does not scroll sideways.
+    client.set_window_size(360, 780).await.unwrap();
+    let width = client
+        .execute("return document.documentElement.scrollWidth;", vec![])
+        .await
+        .unwrap();
+    assert!(width.as_u64().is_some_and(|w| w <= 360), "{width}");
+    screenshot(&client, "6-phone").await;
+    client.set_window_size(1280, 900).await.unwrap();
 
     // A page's markup is text in the report and never runs.
     let hostile = hostile_page().await;

@@ -376,21 +376,7 @@ fn parse_batch_in(
         return Err(ApiError::invalid("questions: the batch holds no questions"));
     }
     too_many(count, max_questions)?;
-    if input.webhook.as_deref().is_some_and(|url| !webhook_ok(url)) {
-        return Err(ApiError::invalid(
-            "webhook: must be an http(s) URL with a host and no spaces or control characters",
-        ));
-    }
-    if input.budget_usd.is_some_and(|b| !b.is_finite() || b <= 0.0) {
-        return Err(ApiError::invalid(
-            "budget_usd: must be a positive amount of dollars",
-        ));
-    }
-    let options = BatchOptions {
-        webhook: input.webhook,
-        budget_usd: input.budget_usd,
-        owner: None,
-    };
+    let options = batch_options(input.webhook, input.budget_usd)?;
     // A template is checked even when nothing fills it: one that could never make a question
     // is a mistake to name, not to ignore.
     if let Some(template) = &input.template {
@@ -413,16 +399,7 @@ fn parse_batch_in(
         (template, Some(file)) => file_questions(&file, template.as_deref(), defaults)?,
         _ => Vec::new(),
     };
-    let mut tasks = Vec::with_capacity(count + templated.len());
-    for (i, q) in input.questions.into_iter().enumerate() {
-        let options = q.options.or(defaults);
-        let invalid =
-            |reason: &dyn std::fmt::Display| ApiError::invalid(format!("questions[{i}]: {reason}"));
-        let task = batch::check_task(&q.query, options).map_err(|e| invalid(&e))?;
-        let (id, metadata) =
-            batch::check_user(q.id, q.metadata, || (i + 1).to_string()).map_err(|e| invalid(&e))?;
-        tasks.push(Question { task, id, metadata });
-    }
+    let mut tasks = listed(input.questions, defaults)?;
     // Template rows and the file's questions come after the questions, each named by its own
     // id or its position in `rows` or line in `file`.
     tasks.extend(templated);
@@ -434,6 +411,44 @@ fn parse_batch_in(
         )));
     }
     Ok((tasks, options))
+}
+
+/// The batch-wide options, checked.
+fn batch_options(
+    webhook: Option<String>,
+    budget_usd: Option<f64>,
+) -> Result<BatchOptions, ApiError> {
+    if webhook.as_deref().is_some_and(|url| !webhook_ok(url)) {
+        return Err(ApiError::invalid(
+            "webhook: must be an http(s) URL with a host and no spaces or control characters",
+        ));
+    }
+    if budget_usd.is_some_and(|b| !b.is_finite() || b <= 0.0) {
+        return Err(ApiError::invalid(
+            "budget_usd: must be a positive amount of dollars",
+        ));
+    }
+    Ok(BatchOptions {
+        webhook,
+        budget_usd,
+        owner: None,
+    })
+}
+
+/// The batch's `questions`, each checked with the batch's `defaults` where it is silent and
+/// named by its index.
+fn listed(questions: Vec<QuestionIn>, defaults: &JobOptions) -> Result<Vec<Question>, ApiError> {
+    let mut tasks = Vec::with_capacity(questions.len());
+    for (i, q) in questions.into_iter().enumerate() {
+        let options = q.options.or(defaults);
+        let invalid =
+            |reason: &dyn std::fmt::Display| ApiError::invalid(format!("questions[{i}]: {reason}"));
+        let task = batch::check_task(&q.query, options).map_err(|e| invalid(&e))?;
+        let (id, metadata) =
+            batch::check_user(q.id, q.metadata, || (i + 1).to_string()).map_err(|e| invalid(&e))?;
+        tasks.push(Question { task, id, metadata });
+    }
+    Ok(tasks)
 }
 
 /// A 413 for a batch of `count` questions past `max`.
