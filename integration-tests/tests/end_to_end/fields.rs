@@ -286,5 +286,37 @@ async fn a_template_batch_with_fields_comes_back_as_a_table() {
             "no colour: {text}"
         );
     }
+
+    // Through `trawl serve`, the table goes as it is (with the schema once, not once a row),
+    // and the server reads it as the CLI did: the same questions, the fields in their order.
+    let base = fleet.serve(&[]).await;
+    let token = fleet.create_token("fields").await;
+    let remote = [&args[..], &["--server", &base, "--token", &token]].concat();
+    let out = fleet
+        .trawl(&[&["submit", table.to_str().unwrap()][..], &remote].concat())
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let remote_batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let queries: Vec<String> = (fleet.manifest(&remote_batch).into_iter())
+        .map(|(_, query)| query)
+        .collect();
+    let local: Vec<String> = (fleet.manifest(&batch).into_iter())
+        .map(|(_, query)| query)
+        .collect();
+    assert_eq!(queries, local);
+    let (job, _) = fleet.manifest(&remote_batch).remove(0);
+    let input =
+        std::fs::read_to_string(fleet.job_dir(&remote_batch, &job).join("input.json")).unwrap();
+    let at = |name: &str| input.find(&format!("\"{name}\":")).unwrap_or(usize::MAX);
+    assert!(
+        at("length") < at("opened")
+            && at("opened") < at("designer")
+            && at("designer") < at("colour"),
+        "{input}"
+    );
     fleet.cleanup().await;
 }

@@ -331,4 +331,35 @@ mod tests {
             "the served document states the limit"
         );
     }
+
+    /// The web app is served at `/` and every app path, under its policy, unless `api.ui` is
+    /// off; the API is the same either way.
+    #[tokio::test]
+    async fn the_web_app_is_served_unless_turned_off() {
+        for ui in [true, false] {
+            let env = BTreeMap::from([("TRAWL__API__UI".to_owned(), ui.to_string())]);
+            let config = Config::load(None, &env).unwrap();
+            let state = AppState {
+                rt: Runtime::embedded(config.clone()).unwrap(),
+                config: Arc::new(config),
+            };
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let app = router(state, Readiness::default());
+            tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+            for path in ["/", "/batches/x", "/jobs/y", "/ui/app.js"] {
+                let page = get(addr, path).await;
+                let head = page.split("\r\n\r\n").next().unwrap().to_ascii_lowercase();
+                match ui {
+                    true => {
+                        assert!(page.starts_with("HTTP/1.1 200"), "{path}: {head}");
+                        assert!(head.contains("content-security-policy: default-src 'self'"));
+                    }
+                    false => assert!(page.starts_with("HTTP/1.1 404"), "{path}: {head}"),
+                }
+            }
+            let api = get(addr, "/v1/batches").await;
+            assert!(api.starts_with("HTTP/1.1 401"), "{api}");
+        }
+    }
 }

@@ -214,10 +214,15 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     trawl_pipeline::batch::check_queued_bytes(&questions, config.broker.max_batch_bytes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     let (jobs, batch_id) = if let Some(remote) = args.server.remote()? {
-        let created = remote
-            .submit(&questions, args.webhook.as_deref(), args.budget)
-            .await
-            .context("failed to submit the batch")?;
+        // Read above, so UTF-8: the server reads it again, as this did.
+        let body = crate::remote::FileBatch {
+            file: std::str::from_utf8(&bytes).with_context(invalid)?,
+            template: args.template.as_deref(),
+            options: &defaults,
+            webhook: args.webhook.as_deref(),
+            budget_usd: args.budget,
+        };
+        let created = (remote.submit(&body).await).context("failed to submit the batch")?;
         (created.jobs.len(), created.batch_id)
     } else {
         trawl_pipeline::batch::check_budget(&config, args.budget)?;

@@ -22,7 +22,7 @@ use reqwest::{Method, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use trawl_api::routes::{BatchCreated, BatchStatus, NEXT_CURSOR};
-use trawl_pipeline::batch::Question;
+use trawl_messages::JobOptions;
 use trawl_pipeline::results::JobResult;
 use trawl_store::BatchProgress;
 use url::Url;
@@ -159,16 +159,24 @@ fn retryable(status: StatusCode) -> bool {
     matches!(status.as_u16(), 409 | 429 | 502 | 503 | 504)
 }
 
-/// `POST /v1/batches`: the API's `BatchIn`.
+/// A batch as `trawl submit` sends it to a server: its file as it is, for the server to read as
+/// the CLI did (a CSV table with `template`), with the batch's option defaults. The body weighs
+/// what the file does, however many questions share a schema of fields; the API's `BatchIn`.
 #[derive(Serialize)]
-struct BatchIn<'a> {
-    /// A `Question` serialises as the API's `QuestionIn`: `query`, `options`, `id` and
-    /// `metadata`.
-    questions: &'a [Question],
+pub struct FileBatch<'a> {
+    pub file: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    webhook: Option<&'a str>,
+    pub template: Option<&'a str>,
+    #[serde(skip_serializing_if = "is_default")]
+    pub options: &'a JobOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
-    budget_usd: Option<f64>,
+    pub webhook: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
+}
+
+fn is_default(options: &&JobOptions) -> bool {
+    **options == JobOptions::default()
 }
 
 /// The store's record as the API reports it, so both modes describe a batch alike.
@@ -310,17 +318,7 @@ impl Remote {
     }
 
     /// Submits a batch; retries of this call's attempts are one batch, never several.
-    pub async fn submit(
-        &self,
-        tasks: &[Question],
-        webhook: Option<&str>,
-        budget_usd: Option<f64>,
-    ) -> Result<BatchCreated, RemoteError> {
-        let body = BatchIn {
-            questions: tasks,
-            webhook,
-            budget_usd,
-        };
+    pub async fn submit(&self, body: &FileBatch<'_>) -> Result<BatchCreated, RemoteError> {
         let key = Uuid::now_v7().to_string();
         let url = self.url(&["v1", "batches"]);
         let response = self
@@ -328,7 +326,7 @@ impl Remote {
                 self.http
                     .post(url.clone())
                     .header("Idempotency-Key", &key)
-                    .json(&body)
+                    .json(body)
             })
             .await?;
         self.decode(response).await
