@@ -616,6 +616,11 @@ async function readBatchForm() {
 
   const file = $('#file').files[0];
   const template = value('#template');
+  if (file && questions.length) {
+    // A question without an id is numbered by its place: typed ones and the file's lines would
+    // both start at 1.
+    throw new FormError('Give the questions typed or as a file, not both in one batch.', $('#questions'));
+  }
   if (file) {
     if (isCsv(file) && !template) {
       throw new FormError(
@@ -653,7 +658,7 @@ async function readBatchForm() {
   if (reportType) options.report_type = reportType;
   if (Object.keys(options).length) body.options = options;
 
-  const budget = numberInput('#budget', {min: 0}, 'The budget must be a number of dollars, 0 or more.');
+  const budget = numberInput('#budget', {min: 0.01}, 'The budget must be a number of dollars, at least 0.01.');
   if (budget !== undefined) body.budget_usd = budget;
   const webhook = value('#webhook');
   if (webhook) {
