@@ -87,6 +87,20 @@ class Live(unittest.TestCase):
         sources = json.loads(self.client.work_product(job.job_id, "sources.json"))
         self.assertIsInstance(sources, (list, dict))
 
+    def test_a_report_reads_as_html_with_its_citations(self):
+        view = self.client.report(self.batch.jobs[0].job_id)
+        self.assertIn(view.status, ENDED_WELL)
+        self.assertIn('class="cite"', view.html)
+        self.assertEqual([c.n for c in view.citations], list(range(1, len(view.citations) + 1)))
+        self.assertTrue(all(c.url.startswith("http") for c in view.citations))
+        same = list(self.client.jobs(self.batch.batch_id, status=view.status))
+        self.assertIn(view.job_id, [j.job_id for j in same])
+
+    def test_the_token_says_what_it_may_do(self):
+        token = self.client.token()
+        self.assertFalse(token.read_only)
+        self.assertTrue(token.id and token.name)
+
     def test_batches_are_listed_newest_first(self):
         with urllib.request.urlopen(f"{URL.rstrip('/')}/openapi.json", timeout=60) as response:
             served = json.load(response)["paths"]

@@ -11,14 +11,15 @@ Standard library only. See README.md for batches, progress, results and errors.
 from .client import API_VERSION, Client, __version__
 from .errors import TrawlDecodeError, TrawlError, TrawlTimeoutError, TrawlVersionError
 from .models import (
-    BatchCreated, BatchEvent, BatchIn, BatchPage, BatchStatus, ErrorBody, ErrorDetail, Job,
-    JobOptions, JobPage, JobRef, JobResult, JobSummary, Model, Question,
+    BatchCreated, BatchEvent, BatchIn, BatchPage, BatchStatus, CitationView, ErrorBody,
+    ErrorDetail, Job, JobOptions, JobPage, JobRef, JobResult, JobSummary, Model, Question,
+    ReportView, TokenInfo,
 )
 
 __all__ = [
     "API_VERSION", "Client", "__version__",
     "TrawlError", "TrawlDecodeError", "TrawlTimeoutError", "TrawlVersionError",
-    "BatchCreated", "BatchEvent", "BatchIn", "BatchPage", "BatchStatus", "ErrorBody",
-    "ErrorDetail", "Job", "JobOptions", "JobPage", "JobRef", "JobResult", "JobSummary", "Model",
-    "Question",
+    "BatchCreated", "BatchEvent", "BatchIn", "BatchPage", "BatchStatus", "CitationView",
+    "ErrorBody", "ErrorDetail", "Job", "JobOptions", "JobPage", "JobRef", "JobResult",
+    "JobSummary", "Model", "Question", "ReportView", "TokenInfo",
 ]

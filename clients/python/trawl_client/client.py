@@ -33,7 +33,7 @@ from typing import (
 from .errors import TrawlDecodeError, TrawlError, TrawlTimeoutError, TrawlVersionError
 from .models import (
     BatchCreated, BatchEvent, BatchPage, BatchStatus, ErrorBody, Job, JobOptions, JobPage,
-    JobResult, JobSummary, Model, Question,
+    JobResult, JobSummary, Model, Question, ReportView, TokenInfo,
 )
 
 API_VERSION = "0.1.0"
@@ -111,6 +111,7 @@ class Client:
         idempotency_key: Optional[str] = None,
         template: Optional[str] = None,
         rows: Optional[Iterable[Mapping[str, Any]]] = None,
+        file: Optional[str] = None,
     ) -> BatchCreated:
         """Submits a batch. Each question is a string, a Question or a dict with `query` and
         optionally `id`, `metadata`, `options`; a lone string or dict is a batch of one. With
@@ -118,11 +119,17 @@ class Client:
         values its metadata. `options` are every question's defaults (`{"fields": schema}`
         asks each for values as data: see `JobResult.row`). Without `idempotency_key` a fresh
         one is made, so this call's retries never create a second batch; pass your own to make
-        retries of the whole call (e.g. after a crash) safe too."""
+        retries of the whole call (e.g. after a crash) safe too. `file` is a batch file's text,
+        read by the server as `trawl submit` reads one (a CSV table with `template`); a bad
+        line is refused by its number."""
         if isinstance(questions, (str, collections.abc.Mapping, Question)):
             questions = [questions]
         body: Dict[str, Any] = {"questions": [_question(q) for q in questions]}
-        if template is not None or rows is not None:
+        if file is not None:
+            body["file"] = file
+            if template is not None:
+                body["template"] = template
+        elif template is not None or rows is not None:
             body["template"] = template
             body["rows"] = [dict(r) for r in rows or ()]
         if options is not None:
@@ -150,9 +157,12 @@ class Client:
         again changes nothing. Returns the status just after."""
         return self._json(BatchStatus, "DELETE", f"/v1/batches/{_seg(batch_id)}")
 
-    def jobs(self, batch_id: str, page_size: int = 500) -> Iterator[JobSummary]:
-        """The batch's jobs in submission order, every page."""
-        for page in self._pages(JobPage, f"/v1/batches/{_seg(batch_id)}/jobs", page_size):
+    def jobs(self, batch_id: str, page_size: int = 500,
+             status: Optional[str] = None) -> Iterator[JobSummary]:
+        """The batch's jobs in submission order, every page; with `status` (pending, done,
+        partial, no_sources, no_answer, failed, cancelled) only those in it."""
+        path = f"/v1/batches/{_seg(batch_id)}/jobs"
+        for page in self._pages(JobPage, path, page_size, {"status": status} if status else {}):
             yield from page.jobs
 
     def events(self, batch_id: str) -> Iterator[BatchEvent]:
@@ -316,6 +326,14 @@ class Client:
         """A job's status and, once it has ended, its report and work products' names."""
         return self._json(Job, "GET", f"/v1/jobs/{_seg(job_id)}")
 
+    def report(self, job_id: str) -> ReportView:
+        """A job's report as HTML with each citation's source and quotes (None until it ends)."""
+        return self._json(ReportView, "GET", f"/v1/jobs/{_seg(job_id)}/report")
+
+    def token(self) -> TokenInfo:
+        """The token this client uses: its id, name and whether it is read-only."""
+        return self._json(TokenInfo, "GET", "/v1/token")
+
     def work_product(self, job_id: str, name: str) -> bytes:
         """One work product of an ended job as bytes (`report.md`, `sources.json`,
         `docs/1.json` …: a name from `Job.work_products`)."""
@@ -427,10 +445,11 @@ class Client:
                 raise TrawlError(f"the answer broke off: {e}", None, "transport", endpoint)
             return _decode_json(model, raw, endpoint, response.status)
 
-    def _pages(self, model: Type[M], path: str, limit: int) -> Iterator[M]:
+    def _pages(self, model: Type[M], path: str, limit: int,
+               extra: Optional[Mapping[str, Any]] = None) -> Iterator[M]:
         """Every page of a list whose body carries `next_cursor`, refusing a cursor that comes
         back (a server that would page for ever)."""
-        query: Dict[str, Any] = {"limit": limit}
+        query: Dict[str, Any] = {"limit": limit, **(extra or {})}
         seen = set()
         while True:
             page = self._json(model, "GET", path, query)

@@ -198,6 +198,48 @@ class Job(Model):
 
 
 @dataclasses.dataclass(frozen=True)
+class CitationView(Model):
+    """A source the report cites, as a reader following `[n]` wants it."""
+
+    n: int
+    """Its number in the report."""
+    idx: int
+    """Its `idx` in `sources.json`."""
+    title: str
+    url: str
+    quotes: List[str]
+    """The passages of it that support the report's statements, and the fields' quotes."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportView(Model):
+    """A job's report as HTML (page text escaped; each `[n]` a link `#cite-n`) with what each
+    citation stands for: what the web app shows."""
+
+    job_id: str
+    batch_id: str
+    id: str
+    query: str
+    status: str
+    citations: List[CitationView]
+    html: Optional[str] = None
+    """None until the job has ended."""
+    answer: Optional[Dict[str, Any]] = None
+    """The job's fields when it asked for some (`answer.json`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenInfo(Model):
+    """The token a client uses: `Client.token()`."""
+
+    id: str
+    name: str
+    read_only: bool
+    """A read-only token reads another token's batches and can submit or cancel none."""
+    created_at: str
+
+
+@dataclasses.dataclass(frozen=True)
 class JobResult(Model):
     """One job of a batch with its results: a line of the results export."""
 
@@ -319,3 +361,5 @@ class BatchIn(Model):
     template: Optional[str] = None
     """One question per row of `rows`: "Where is {company}?" fills {company} from each row."""
     rows: Optional[List[Dict[str, Any]]] = None
+    file: Optional[str] = None
+    """A batch file's text, read as `trawl submit` reads one (CSV rows with `template`)."""

@@ -49,7 +49,7 @@ enum TokenCommand {
         #[arg(long, value_name = "TOKEN_ID", requires = "read_only")]
         of: Option<String>,
     },
-    /// List tokens: id, creation time, scope (full, or read-only of a token id), name (never
+    /// List tokens: id, creation time, scope (`full`, or `read-only of` a token id), name (never
     /// the tokens themselves).
     List,
     /// Revoke a token by its id.
@@ -82,7 +82,7 @@ pub async fn token(config: Config, args: TokenArgs) -> anyhow::Result<ExitCode> 
         TokenCommand::List => {
             for r in trawl_api::tokens::list(store).await? {
                 let scope = match &r.reads_for {
-                    Some(of) => format!("read-only:{of}"),
+                    Some(of) => format!("read-only of {of}"),
                     None => "full".to_owned(),
                 };
                 println!(

@@ -7,6 +7,7 @@ use trawl_messages::AnalysedDoc;
 use trawl_text::wanted::{site_words, Wanted};
 use trawl_text::Lang;
 
+use super::extractive::{words_of, Asks};
 use crate::attribution::{split_markers, Claim};
 
 /// The verdict on a report, for `job.json` and the report's opening.
@@ -88,9 +89,31 @@ pub fn judge(
             ),
         );
     };
+    // What the question asks beyond its subject, as the extractive writer ranks by it; its own
+    // numbers ("the 30 Dreamliners it ordered") name the subject, they do not ask. A value
+    // in a statement that says nothing of what is asked ("plans to expand the fleet by the end
+    // of 2025" for "when is it due to take delivery") is a value of something else.
+    let asks = Asks::of(question, lang);
+    let asking: Vec<String> = (asks.asking(&words_of(question, lang), lang).into_iter())
+        .filter(|t| !t.chars().any(|c| c.is_ascii_digit()))
+        .collect();
+    // Stems of one word may differ by their suffix ("deliv" of delivered, "deliveri" of
+    // delivery): a shared beginning of five letters is the same word.
+    let same = |a: &str, b: &str| {
+        let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+        a == b || (shared >= 5 && shared == a.chars().count().min(b.chars().count()))
+    };
+    let says_what_is_asked = |text: &str| {
+        let words = words_of(text, lang);
+        wanted.is_count()
+            || asking.is_empty()
+            || asking.iter().any(|t| words.iter().any(|w| same(t, w)))
+    };
     let answers = |(text, idx): &&(String, u32)| {
         let site = site_of(docs.iter().find(|d| d.source.idx == *idx).copied());
-        wanted.stated_in(text, &site, lang) && wanted.about(text, &site, lang)
+        wanted.stated_in(text, &site, lang)
+            && wanted.about(text, &site, lang)
+            && says_what_is_asked(text)
     };
     match statements.iter().find(answers) {
         Some((text, _)) => verdict(
@@ -214,6 +237,24 @@ mod tests {
         assert!(!verdict(q, &near, "http://www.cnbc.com/x").answerable);
         let said = ["The first aircraft will be delivered in May 2023."];
         assert!(verdict(q, &said, "http://www.cnbc.com/x").answerable);
+        // A date of the story's other plans says nothing of the delivery asked about.
+        let other = ["Clark revealed plans to expand the Emirates fleet by the end of 2025."];
+        assert!(!verdict(q, &other, "http://www.cnbc.com/x").answerable);
+    }
+
+    /// An amount said of something else the story mentions (the agency's budget, not the
+    /// mission's cost) says nothing of what is asked.
+    #[test]
+    fn a_value_must_come_with_what_is_asked() {
+        let q = "How much is NASA's Europa Clipper mission, which will make 45 flybys of \
+                 Jupiter's moon Europa, expected to cost?";
+        let near = [
+            "Lawmakers are debating the agency's 2020 budget request for $22.6bn, and \
+                     whether a crewed moon mission is feasible.",
+        ];
+        assert!(!verdict(q, &near, "http://www.space.com/x").answerable);
+        let said = ["The mission is expected to cost about $4.25 billion."];
+        assert!(verdict(q, &said, "http://www.space.com/x").answerable);
     }
 
     #[test]

@@ -65,11 +65,16 @@ fn near_duplicate(a: &str, b: &str) -> bool {
     !short.is_empty() && coverage_of(short, long) >= 0.8
 }
 
+/// The words of `text` that rank it and judge it: see [`stems`].
+pub(crate) fn words_of(text: &str, lang: Lang) -> Vec<String> {
+    stems(text, lang)
+}
+
 /// The question as ranking reads it, each word by its stem: its names and the nouns
 /// introducing them ([`head_nouns`]), the words of its question phrase ("which hotel",
 /// [`asked`]) and the kind of value asked, and the form of value that answers, as the report's
 /// answerability is judged ([`Wanted`]).
-struct Asks {
+pub(crate) struct Asks {
     wanted: Option<Wanted>,
     names: Vec<String>,
     heads: Vec<String>,
@@ -78,7 +83,20 @@ struct Asks {
 }
 
 impl Asks {
-    fn of(question: &str, lang: Lang) -> Asks {
+    /// What is asked in `query` (its [`stems`]): each word that is not a name nor the noun
+    /// introducing one ("pont" of "le pont de Tovmo"), with the words marking such a value
+    /// ("rises" for "how high"). A sentence holding none of them only names the subject.
+    pub(crate) fn asking(&self, query: &[String], lang: Lang) -> Vec<String> {
+        (query.iter())
+            .filter(|t| !self.names.contains(t) && !self.heads.contains(t))
+            .flat_map(|t| {
+                let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
+                std::iter::once(t.clone()).chain(marked)
+            })
+            .collect()
+    }
+
+    pub(crate) fn of(question: &str, lang: Lang) -> Asks {
         let stemmed = |words: Vec<String>| -> Vec<String> {
             words.iter().map(|w| lang.stem(w).into_owned()).collect()
         };
@@ -147,21 +165,12 @@ fn rank<'a>(
     titles: &[Vec<String>],
     pool: &[(usize, &'a str, Vec<String>)],
 ) -> Vec<Candidate<'a>> {
-    let (question_names, heads) = (&asks.names, &asks.heads);
+    let question_names = &asks.names;
     let sites: Vec<Vec<String>> = docs.iter().map(|d| site_of(Some(d))).collect();
     let q = stems(query, lang);
     let weights = weights(&q, asks, pool);
     let total: f64 = weights.iter().sum();
-    // What is asked: each word of the query that is not a name nor the noun introducing one
-    // ("pont" of "le pont de Tovmo"), with the words marking such a value ("rises" for "how
-    // high").
-    let asking: Vec<String> = (q.iter())
-        .filter(|t| !question_names.contains(t) && !heads.contains(t))
-        .flat_map(|t| {
-            let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
-            std::iter::once(t.clone()).chain(marked)
-        })
-        .collect();
+    let asking = asks.asking(&q, lang);
     let mut out: Vec<Candidate> = pool
         .iter()
         .filter_map(|(i, sentence, words)| {
