@@ -96,6 +96,11 @@ impl Asks {
             .collect()
     }
 
+    /// The words of the question phrase ("which hotel"), by their stems.
+    pub(crate) fn focus(&self) -> &[String] {
+        &self.focus
+    }
+
     pub(crate) fn of(question: &str, lang: Lang) -> Asks {
         let stemmed = |words: Vec<String>| -> Vec<String> {
             words.iter().map(|w| lang.stem(w).into_owned()).collect()
