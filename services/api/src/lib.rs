@@ -3,7 +3,8 @@
 //!
 //! - Every `/v1` request needs `Authorization: Bearer <token>`; tokens are made with
 //!   `trawl token create` and kept hashed in the store ([`tokens`]). Each token sees only its
-//!   own batches, and is rate-limited fleet-wide through the store.
+//!   own batches (a read-only one those of the token it reads for, and it changes nothing:
+//!   [`Writer`]), and is rate-limited fleet-wide through the store.
 //! - Errors are JSON (`{"error": {"code", "message"}}`, [`error`]).
 //! - A batch's results come out in bulk from `GET /v1/batches/{id}/results`
 //!   ([`routes::export_results`]): one JSON line per job, a page per request, streamed as each
@@ -14,6 +15,7 @@
 //!   against the served one.
 //! - Per-token quotas (questions a day, open batches) are kept fleet-wide in the store
 //!   (`quotas`); request metrics are declared once in `metrics`.
+//! - The web app for batches is served at `/` unless `api.ui = false` ([`ui`]).
 //! - `/healthz`, `/readyz` and `/metrics` are served without a token, on the API's address and
 //!   on `metrics.addr`; `/drain` (it stops the server) only on `metrics.addr`, like a worker's.
 

@@ -72,9 +72,8 @@ fn citations<'a>(text: CowStr<'a>, events: &mut Vec<Event<'a>>) {
     let mut any = false;
     while let Some(open) = rest.find('[') {
         let Some((numbers, len)) = marker(&rest[open..]) else {
-            if !rest[..=open].is_empty() {
-                events.push(Event::Text(rest[..=open].to_owned().into()));
-            }
+            // Not a marker ("[a]"): the bracket is text, and the search goes on after it.
+            events.push(Event::Text(rest[..=open].to_owned().into()));
             rest = &rest[open + 1..];
             any = true;
             continue;

@@ -866,6 +866,12 @@ async fn authenticate(
         );
     };
     match trawl_api::tokens::verify(&*backend.rt.store, token).await {
+        // Every tool does work for the fleet (research, a search, a fetch): none only reads.
+        Ok(Some(record)) if record.read_only() => (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({"error": {"code": "read_only", "message": "this token is read-only: MCP's tools research, search and fetch, so they need a token that may submit work"}})),
+        )
+            .into_response(),
         Ok(Some(_)) => next.run(request).await,
         Ok(None) => refuse("unknown or revoked API token"),
         Err(e) => {

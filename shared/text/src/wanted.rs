@@ -249,11 +249,11 @@ impl Wanted {
             || !of_someone_else(statement, &self.entities, site, lang)
     }
 
-    /// Whether a count or a measure is asked: a statement of one says what it counts or
-    /// measures by itself ("1,100 people were arrested", "a 30fps experience"), which
-    /// [`Wanted::stated_in`] checks.
-    pub fn is_count(&self) -> bool {
-        matches!((self.kind, self.form), (Kind::Number, Form::Any))
+    /// Whether a date is asked ("when is it due …"). Stories are full of dates, and a date
+    /// tells nothing of what it dates: a statement gives the one asked only where it says what
+    /// happens then.
+    pub fn is_date(&self) -> bool {
+        self.kind == Kind::Date
     }
 
     /// What is asked as a report says it is missing: "the starting price (an amount of money)".

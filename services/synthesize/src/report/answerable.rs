@@ -119,11 +119,14 @@ pub fn judge(
             ),
         );
     };
-    // What the question asks beyond its subject, as the extractive writer ranks by it; its own
-    // numbers ("the 30 Dreamliners it ordered") name the subject, they do not ask. A value
-    // in a statement that says nothing of what is asked ("plans to expand the fleet by the end
-    // of 2025" for "when is it due to take delivery") is a value of something else.
-    let asking = asking(question, lang);
+    // A date in a statement that says nothing of what is asked ("plans to expand the fleet by
+    // the end of 2025" for "when is it due to take delivery") dates something else. Only for
+    // dates: an amount, a year or a name is told by its form, and a page says "acquired for
+    // $300 million" where the question says "pay".
+    let asking = match wanted.is_date() {
+        true => asking(question, lang),
+        false => Vec::new(),
+    };
     // Stems of one word may differ by their suffix ("deliv" of delivered, "deliveri" of
     // delivery): a shared beginning of five letters is the same word.
     let same = |a: &str, b: &str| {
@@ -132,9 +135,7 @@ pub fn judge(
     };
     let says_what_is_asked = |text: &str| {
         let words = words_of(text, lang);
-        wanted.is_count()
-            || asking.is_empty()
-            || asking.iter().any(|t| words.iter().any(|w| same(t, w)))
+        asking.is_empty() || asking.iter().any(|t| words.iter().any(|w| same(t, w)))
     };
     let answers = |(text, idx): &&(String, u32)| {
         let site = site_of(docs.iter().find(|d| d.source.idx == *idx).copied());
@@ -279,21 +280,6 @@ mod tests {
         assert_eq!(words, ["make", "flyby", "expect", "cost"]);
         let q = "Which BBC journalist interviewed Prince Andrew?";
         assert!(asking(q, Lang::EN).contains(&"journalist".to_owned()));
-    }
-
-    /// An amount said of something else the story mentions (the agency's budget, not the
-    /// mission's cost) says nothing of what is asked.
-    #[test]
-    fn a_value_must_come_with_what_is_asked() {
-        let q = "How much is NASA's Europa Clipper mission, which will make 45 flybys of \
-                 Jupiter's moon Europa, expected to cost?";
-        let near = [
-            "Lawmakers are debating the agency's 2020 budget request for $22.6bn, and \
-                     whether a crewed moon mission is feasible.",
-        ];
-        assert!(!verdict(q, &near, "http://www.space.com/x").answerable);
-        let said = ["The mission is expected to cost about $4.25 billion."];
-        assert!(verdict(q, &said, "http://www.space.com/x").answerable);
     }
 
     #[test]
