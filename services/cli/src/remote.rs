@@ -682,27 +682,36 @@ mod tests {
         assert_eq!(r.server(), "https://h:8/p");
     }
 
+    /// The file goes as it is, the batch's options once, nothing unset.
     #[test]
     fn a_batch_is_sent_in_the_apis_shape() {
-        let tasks = trawl_pipeline::batch::parse_batch(
-            b"What is zorbium?\n\n{\"query\": \"Who found it?\", \"id\": \"z-2\", \"metadata\": {\"k\": 1}, \"options\": {\"max_urls\": 3}}",
-        )
-        .unwrap();
-        let body = serde_json::to_value(BatchIn {
-            questions: &tasks,
+        let file = "What is zorbium?\n{\"query\": \"Who found it?\", \"id\": \"z-2\"}\n";
+        let options = JobOptions {
+            max_urls: Some(3),
+            ..JobOptions::default()
+        };
+        let body = serde_json::to_value(FileBatch {
+            file,
+            template: None,
+            options: &options,
             webhook: None,
             budget_usd: Some(2.5),
         })
         .unwrap();
         assert_eq!(
             body,
-            serde_json::json!({
-                "questions": [
-                    {"query": "What is zorbium?", "options": {}, "id": "1"},
-                    {"query": "Who found it?", "options": {"max_urls": 3}, "id": "z-2", "metadata": {"k": 1}},
-                ],
-                "budget_usd": 2.5,
-            })
+            serde_json::json!({"file": file, "options": {"max_urls": 3}, "budget_usd": 2.5})
+        );
+        let bare = FileBatch {
+            file: "id,company\n1,Acme\n",
+            template: Some("Where is {company}?"),
+            options: &JobOptions::default(),
+            webhook: Some("https://hooks.example/t"),
+            budget_usd: None,
+        };
+        assert_eq!(
+            serde_json::to_value(bare).unwrap(),
+            serde_json::json!({"file": "id,company\n1,Acme\n", "template": "Where is {company}?", "webhook": "https://hooks.example/t"})
         );
     }
 
