@@ -657,6 +657,7 @@ mod tests {
             sources: serde_json::json!([{"idx": 0}]),
             answer: None,
             work_products: None,
+            asked: Vec::new(),
         }
     }
 

@@ -103,6 +103,11 @@ pub struct JobResult {
     /// as text; only when asked for (`work_products=true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_products: Option<BTreeMap<String, String>>,
+    /// The fields the job asked for, in order: its answer's, or what was submitted while it
+    /// has none. A table's columns are these, so every page of a CSV export has the same
+    /// header however many of its jobs have ended. Read from the store, not part of a line.
+    #[serde(skip)]
+    pub asked: Vec<String>,
 }
 
 /// Reads one job's results: its `job.json`, report and sources and, when `work_products`, every
@@ -138,13 +143,20 @@ pub async fn job_result(
             .map_err(|e| StageError::permanent(format!("corrupt sources.json of job {id}: {e}")))?,
         None => Value::Null,
     };
-    let answer =
+    let answer: Option<trawl_messages::Answer> =
         match rt.objects.get(&paths::answer(batch, id)).await? {
             Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
                 StageError::permanent(format!("corrupt answer.json of job {id}: {e}"))
             })?),
             None => None,
         };
+    let asked = match &answer {
+        Some(a) => a.fields.iter().map(|(name, _)| name.clone()).collect(),
+        None => (crate::batch::job_input(rt, batch, id).await?)
+            .and_then(|input| input.options.fields)
+            .map(|f| f.fields.into_iter().map(|f| f.name).collect())
+            .unwrap_or_default(),
+    };
     let products = match (&report, work_products) {
         (_, false) => None,
         (None, true) => Some(BTreeMap::new()),
@@ -165,6 +177,7 @@ pub async fn job_result(
         sources,
         answer,
         work_products: products,
+        asked,
     })
 }
 
@@ -243,8 +256,10 @@ mod tests {
             sources: Value::Null,
             answer: None,
             work_products: None,
+            asked: vec!["hq".into()],
         };
         let json = serde_json::to_value(&result).unwrap();
+        assert!(json.get("asked").is_none(), "{json}");
         assert!(json.get("work_products").is_none(), "{json}");
         assert_eq!(json["metadata"], serde_json::json!({}));
         result.work_products = Some(BTreeMap::from([("report.md".into(), "# q".into())]));

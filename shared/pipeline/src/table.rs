@@ -54,6 +54,10 @@ impl Table {
         for key in job.metadata.keys() {
             add(&mut self.metadata, key);
         }
+        // The fields asked: a job still pending has its columns, empty, like one that ended.
+        for name in &job.asked {
+            add(&mut self.fields, name);
+        }
         let mut fields = Vec::new();
         for (name, answer) in job.answer.iter().flat_map(|a| a.fields.iter()) {
             add(&mut self.fields, name);
@@ -161,5 +165,25 @@ mod tests {
             "a,q a,done,\"Acme, Inc.\",,Oslo,https://a.example/,,"
         );
         assert_eq!(lines[2], "b,q b,done,Bolt,x,,,1931,https://b.example/");
+    }
+
+    /// A page of jobs none of which has ended has the columns of the fields they asked for.
+    #[test]
+    fn pending_jobs_have_their_fields_columns() {
+        let mut job: JobResult = serde_json::from_value(json!({
+            "id": "1", "metadata": {}, "job_id": uuid::Uuid::nil(), "query": "q",
+            "status": "pending", "sources": null,
+        }))
+        .unwrap();
+        job.asked = vec!["hq".into(), "founded".into()];
+        let mut table = Table::default();
+        table.push(&job);
+        let mut out = Vec::new();
+        table.write(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "id,query,status,hq,hq_source,founded,founded_source\n1,q,pending,,,,\n"
+        );
     }
 }
