@@ -7,7 +7,7 @@ use trawl_messages::AnalysedDoc;
 use trawl_text::wanted::{site_words, Wanted};
 use trawl_text::Lang;
 
-use super::extractive::{words_of, Asks};
+use super::extractive::{stems, Asks};
 use crate::attribution::{split_markers, Claim};
 
 /// The verdict on a report, for `job.json` and the report's opening.
@@ -80,7 +80,7 @@ fn asking(question: &str, lang: Lang) -> Vec<String> {
         })
         .filter(|w| !asks.focus().contains(w))
         .collect();
-    (asks.asking(&words_of(question, lang), lang).into_iter())
+    (asks.asking(&stems(question, lang), lang).into_iter())
         .filter(|t| t.chars().count() > 2 && !t.chars().any(|c| c.is_ascii_digit()))
         .filter(|t| !describing.contains(t))
         .collect()
@@ -134,7 +134,7 @@ pub fn judge(
         a == b || (shared >= 5 && shared == a.chars().count().min(b.chars().count()))
     };
     let says_what_is_asked = |text: &str| {
-        let words = words_of(text, lang);
+        let words = stems(text, lang);
         asking.is_empty() || asking.iter().any(|t| words.iter().any(|w| same(t, w)))
     };
     let answers = |(text, idx): &&(String, u32)| {

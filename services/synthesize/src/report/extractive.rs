@@ -30,9 +30,9 @@ struct Candidate<'a> {
     score: f64,
 }
 
-/// The words of `text` that rank it: content words of `lang`, each by its stem. (For English,
-/// comparing these is [`trawl_text::same_word`].)
-fn stems(text: &str, lang: Lang) -> Vec<String> {
+/// The words of `text` that rank it (and judge a report's answer): content words of `lang`,
+/// each by its stem. (For English, comparing these is [`trawl_text::same_word`].)
+pub(crate) fn stems(text: &str, lang: Lang) -> Vec<String> {
     (terms_in(text, lang).iter())
         .map(|w| lang.stem(w).into_owned())
         .collect()
@@ -63,11 +63,6 @@ fn near_duplicate(a: &str, b: &str) -> bool {
         (&tb, &ta)
     };
     !short.is_empty() && coverage_of(short, long) >= 0.8
-}
-
-/// The words of `text` that rank it and judge it: see [`stems`].
-pub(crate) fn words_of(text: &str, lang: Lang) -> Vec<String> {
-    stems(text, lang)
 }
 
 /// The question as ranking reads it, each word by its stem: its names and the nouns
