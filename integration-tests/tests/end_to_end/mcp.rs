@@ -395,22 +395,7 @@ async fn http_transport_needs_a_token_and_researches_on_the_fleet() {
     let list = fleet.trawl(&["token", "list"]).await;
     let listed = String::from_utf8(list.stdout).unwrap();
     let id = listed.split('\t').next().unwrap().trim().to_owned();
-    let out = (fleet.trawl(&[
-        "token",
-        "create",
-        "--name",
-        "viewer",
-        "--read-only",
-        "--of",
-        &id,
-    ]))
-    .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let viewer = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let viewer = fleet.create_read_only_token("viewer", &id).await;
     let (status, _, messages) = post(&http, &url, Some(&viewer), None, init.clone()).await;
     assert_eq!(status, 403, "{messages:?}");
     assert_eq!(messages[0]["error"]["code"], "read_only");

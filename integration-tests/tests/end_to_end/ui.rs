@@ -421,23 +421,7 @@ async fn the_web_app_submits_follows_reads_downloads_and_cancels_in_a_real_brows
 
     // A read-only token reads the batches and cannot submit.
     let info: Value = api("/v1/token").await.unwrap().json().await.unwrap();
-    let out = fleet
-        .trawl(&[
-            "token",
-            "create",
-            "--name",
-            "viewer",
-            "--read-only",
-            "--of",
-            info["id"].as_str().unwrap(),
-        ])
-        .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let viewer = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let viewer = (fleet.create_read_only_token("viewer", info["id"].as_str().unwrap())).await;
     client
         .execute("sessionStorage.clear(); return true;", vec![])
         .await

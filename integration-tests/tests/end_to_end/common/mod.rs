@@ -530,6 +530,19 @@ impl Fleet {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
+    /// Creates a read-only API token named `name` that reads the batches of the token with id
+    /// `of` (`trawl token create --read-only --of`); returns the token.
+    pub async fn create_read_only_token(&self, name: &str, of: &str) -> String {
+        let args = ["token", "create", "--name", name, "--read-only", "--of", of];
+        let out = self.trawl(&args).await;
+        assert!(
+            out.status.success(),
+            "token create --read-only failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
     /// Starts `trawl serve` on a free port with `env` on top of the fleet's, and waits until
     /// it answers; returns its base URL.
     pub async fn serve(&mut self, env: &[(&str, String)]) -> String {
