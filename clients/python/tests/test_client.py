@@ -172,6 +172,11 @@ class Basics(ClientTest):
         self.assertEqual(self.fake.requests[-1][4], {
             "questions": [], "template": "Where is {company}?", "rows": [{"company": "Acme"}],
             "options": {"fields": fields}})
+        # A CSV file as it is, for the server to read as `trawl submit` does.
+        self.fake.sequence("POST", "/v1/batches", lambda h: h.json(201, created))
+        self.client.submit(template="Where is {company}?", file="company\nAcme\n")
+        self.assertEqual(self.fake.requests[-1][4], {
+            "questions": [], "file": "company\nAcme\n", "template": "Where is {company}?"})
         job = trawl_client.JobResult.from_json({
             "id": "1", "metadata": {"company": "Acme"}, "job_id": "j1", "query": "Where is Acme?",
             "status": "done", "sources": [],

@@ -47,8 +47,12 @@ async fn browser(driver: &LocalWebDriver, downloads: &Path) -> Client {
     let caps = json!({
         "browserName": "chrome",
         "goog:chromeOptions": {
+            // Chromium's own traffic (updates, sync, prefetch) goes to a proxy that is not
+            // there: only loopback, which it never proxies, is reached.
             "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--no-first-run", "--window-size=1280,900", "--remote-debugging-pipe"],
+                "--no-first-run", "--window-size=1280,900", "--remote-debugging-pipe",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-default-apps", "--disable-extensions", "--proxy-server=http://127.0.0.1:9"],
             "prefs": {
                 "download.default_directory": downloads.to_str().unwrap(),
                 "download.prompt_for_download": false,
@@ -192,15 +196,28 @@ async fn the_web_app_submits_follows_reads_downloads_and_cancels_in_a_real_brows
     assert_eq!(unlabelled, json!([]), "every field has its label");
     screenshot(&client, "2-batches").await;
 
-    // A malformed upload is named by its line, and nothing is enqueued.
+    // A malformed upload is named by its line, and nothing is enqueued. Typed questions beside
+    // a file are refused first: their ids (their places) would collide.
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"query\": \"What is fine?\"}\n{\"query\": \n").unwrap();
     let file = client.find(Locator::Css("#file")).await.unwrap();
     file.send_keys(bad.to_str().unwrap()).await.unwrap();
+    type_into(&client, "#questions", "What is typed?").await;
     click(&client, "#submit").await;
-    let named = shown(&client, "#submit-error", Duration::from_secs(10)).await;
-    assert!(named.contains("line 2"), "{named}");
+    let both = shown(&client, "#submit-error", Duration::from_secs(10)).await;
+    assert!(both.contains("not both"), "{both}");
+    type_into(&client, "#questions", "").await;
+    click(&client, "#submit").await;
+    let named = wait_until(
+        &client,
+        "the bad line named",
+        Duration::from_secs(10),
+        &text_of("#submit-error"),
+        |v| v.as_str().is_some_and(|t| t.contains("line")),
+    )
+    .await;
+    assert!(named.as_str().unwrap().contains("line 2"), "{named}");
     let listed: Value = api("/v1/batches").await.unwrap().json().await.unwrap();
     assert_eq!(listed["batches"], json!([]), "{listed}");
     screenshot(&client, "3-malformed-upload").await;
@@ -395,6 +412,13 @@ async fn the_web_app_submits_follows_reads_downloads_and_cancels_in_a_real_brows
         "What is left pending?\nWhat else is pending?",
     )
     .await;
+    click(&client, "#options-toggle").await;
+    type_into(
+        &client,
+        "#fields",
+        r#"{"type": "object", "properties": {"colour": {"type": "string"}}}"#,
+    )
+    .await;
     click(&client, "#submit").await;
     wait_until(
         &client,
@@ -418,6 +442,19 @@ async fn the_web_app_submits_follows_reads_downloads_and_cancels_in_a_real_brows
     )
     .await;
     screenshot(&client, "8-cancelled").await;
+    // Its jobs never ended, and the table still has the column of the field they asked for.
+    let cancelled = client.current_url().await.unwrap();
+    let cancelled = cancelled.path().trim_start_matches("/batches/");
+    let table = api(&format!("/v1/batches/{cancelled}/results?format=csv"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        table.starts_with("id,query,status,colour,colour_source\n"),
+        "{table}"
+    );
 
     // A read-only token reads the batches and cannot submit.
     let info: Value = api("/v1/token").await.unwrap().json().await.unwrap();

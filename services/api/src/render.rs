@@ -57,7 +57,8 @@ fn link_ok(url: &str) -> bool {
 }
 
 fn open_link(url: &str) -> String {
-    let href = escape(url);
+    let mut href = String::new();
+    pulldown_cmark_escape::escape_href(&mut href, url).expect("writing to a String");
     if url.starts_with('#') {
         format!("<a href=\"{href}\">")
     } else {
@@ -68,14 +69,16 @@ fn open_link(url: &str) -> String {
 /// `text` with each citation marker (`[3]`, `[2, 5]`) as links to its citations, the rest as
 /// text.
 fn citations<'a>(text: CowStr<'a>, events: &mut Vec<Event<'a>>) {
+    if !text.contains('[') {
+        events.push(Event::Text(text));
+        return;
+    }
     let mut rest: &str = &text;
-    let mut any = false;
     while let Some(open) = rest.find('[') {
         let Some((numbers, len)) = marker(&rest[open..]) else {
             // Not a marker ("[a]"): the bracket is text, and the search goes on after it.
             events.push(Event::Text(rest[..=open].to_owned().into()));
             rest = &rest[open + 1..];
-            any = true;
             continue;
         };
         if open > 0 {
@@ -87,12 +90,9 @@ fn citations<'a>(text: CowStr<'a>, events: &mut Vec<Event<'a>>) {
             .collect();
         events.push(Event::InlineHtml(links.concat().into()));
         rest = &rest[open + len..];
-        any = true;
     }
-    match any {
-        false => events.push(Event::Text(text)),
-        true if !rest.is_empty() => events.push(Event::Text(rest.to_owned().into())),
-        true => {}
+    if !rest.is_empty() {
+        events.push(Event::Text(rest.to_owned().into()));
     }
 }
 
@@ -111,22 +111,6 @@ fn marker(text: &str) -> Option<(Vec<u32>, usize)> {
     numbers
         .filter(|n| n.iter().all(|&n| n > 0))
         .map(|n| (n, close + 1))
-}
-
-/// Text for an HTML attribute value in double quotes.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ pub enum BatchEventKind {
     Error,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -396,7 +396,10 @@ fn parse_batch_in(
             trawl_pipeline::template::questions_from_rows(template, &rows, defaults)
                 .map_err(|e| ApiError::invalid(e.to_string()))?
         }
-        (template, Some(file)) => file_questions(&file, template.as_deref(), defaults)?,
+        (template, Some(file)) => {
+            batch::questions_from_file(file.as_bytes(), template.as_deref(), defaults)
+                .map_err(|e| ApiError::invalid(format!("file: {e}")))?
+        }
         _ => Vec::new(),
     };
     let mut tasks = listed(input.questions, defaults)?;
@@ -463,27 +466,6 @@ fn too_many(count: usize, max: usize) -> Result<(), ApiError> {
             "questions: {count} questions, more than the {max} a batch may hold (api.max_questions); split the batch"
         ),
     ))
-}
-
-/// The questions of a batch file's text, with the batch's `defaults` where its lines are silent:
-/// CSV rows for `template`, else a question or JSONL line per line.
-fn file_questions(
-    file: &str,
-    template: Option<&str>,
-    defaults: &JobOptions,
-) -> Result<Vec<Question>, ApiError> {
-    let invalid = |e: &dyn std::fmt::Display| ApiError::invalid(format!("file: {e}"));
-    match template {
-        Some(template) => {
-            trawl_pipeline::template::questions_from_csv(template, file.as_bytes(), defaults)
-                .map_err(|e| invalid(&e))
-        }
-        None => {
-            let questions = batch::parse_batch(file.as_bytes()).map_err(|e| invalid(&e))?;
-            batch::with_defaults(questions, defaults)
-                .map_err(|(id, e)| invalid(&format!("question {id:?}: {e}")))
-        }
-    }
 }
 
 enum BodyError {
@@ -1865,6 +1847,12 @@ mod tests {
                 serde_json::json!({"file": "a\nb\nc\n"}),
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "3 questions, more than the 2",
+            ),
+            // A template that could never make a question is named, rows or not.
+            (
+                serde_json::json!({"questions": [{"query": "a"}], "template": ""}),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "the template",
             ),
         ] {
             let err = parse_batch_in(body.to_string().as_bytes(), 2).expect_err(&body.to_string());

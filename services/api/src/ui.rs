@@ -14,15 +14,67 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use sha2::{Digest, Sha256};
 use tower_http::compression::CompressionLayer;
 
 use crate::AppState;
 
-const INDEX: &str = include_str!("../ui/index.html");
-const SCRIPT: &str = include_str!("../ui/app.js");
-const STYLE: &str = include_str!("../ui/app.css");
-const ICON: &str = include_str!("../ui/icon.svg");
+/// One file of the app, with its entity tag: a hash of its bytes, so a browser revalidates
+/// (`no-cache`) and an upgraded server's app is never mixed with a cached old one.
+struct Asset {
+    body: &'static str,
+    content_type: &'static str,
+    tag: OnceLock<String>,
+}
+
+impl Asset {
+    const fn new(body: &'static str, content_type: &'static str) -> Asset {
+        Asset {
+            body,
+            content_type,
+            tag: OnceLock::new(),
+        }
+    }
+
+    fn tag(&self) -> &str {
+        self.tag.get_or_init(|| {
+            let hash = crate::routes::sha256_hex(self.body.as_bytes());
+            format!("\"{}\"", &hash[..16])
+        })
+    }
+
+    fn serve(&self, request: &HeaderMap) -> Response {
+        let tag = self.tag();
+        let fresh = (request.get(header::IF_NONE_MATCH))
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == tag));
+        let mut response = match fresh {
+            true => StatusCode::NOT_MODIFIED.into_response(),
+            false => ([(header::CONTENT_TYPE, self.content_type)], self.body).into_response(),
+        };
+        let headers = response.headers_mut();
+        if let Ok(tag) = HeaderValue::from_str(tag) {
+            headers.insert(header::ETAG, tag);
+        }
+        for (name, value) in [
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::X_FRAME_OPTIONS, "DENY"),
+        ] {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+        response
+    }
+}
+
+static INDEX: Asset = Asset::new(include_str!("../ui/index.html"), "text/html; charset=utf-8");
+static SCRIPT: Asset = Asset::new(
+    include_str!("../ui/app.js"),
+    "text/javascript; charset=utf-8",
+);
+static STYLE: Asset = Asset::new(include_str!("../ui/app.css"), "text/css; charset=utf-8");
+static ICON: Asset = Asset::new(include_str!("../ui/icon.svg"), "image/svg+xml");
 
 /// What the page may load and do: its own script, style and images, API calls to its own
 /// origin; no inline script or style, no plugin, no framing, no form posted elsewhere.
@@ -32,68 +84,16 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'
 
 /// The app's routes, gzip when the browser accepts it.
 pub(crate) fn router() -> Router<AppState> {
+    let serve =
+        |asset: &'static Asset| get(move |headers: HeaderMap| async move { asset.serve(&headers) });
     Router::new()
-        .route("/", get(index))
-        .route("/batches/{id}", get(index))
-        .route("/jobs/{id}", get(index))
-        .route("/ui/app.js", get(script))
-        .route("/ui/app.css", get(style))
-        .route("/ui/icon.svg", get(icon))
+        .route("/", serve(&INDEX))
+        .route("/batches/{id}", serve(&INDEX))
+        .route("/jobs/{id}", serve(&INDEX))
+        .route("/ui/app.js", serve(&SCRIPT))
+        .route("/ui/app.css", serve(&STYLE))
+        .route("/ui/icon.svg", serve(&ICON))
         .layer(CompressionLayer::new().gzip(true))
-}
-
-async fn index(headers: HeaderMap) -> Response {
-    asset(&headers, 0, "text/html; charset=utf-8")
-}
-
-async fn script(headers: HeaderMap) -> Response {
-    asset(&headers, 1, "text/javascript; charset=utf-8")
-}
-
-async fn style(headers: HeaderMap) -> Response {
-    asset(&headers, 2, "text/css; charset=utf-8")
-}
-
-async fn icon(headers: HeaderMap) -> Response {
-    asset(&headers, 3, "image/svg+xml")
-}
-
-/// Each asset with its entity tag: a hash of its bytes, so a browser revalidates (`no-cache`)
-/// and an upgraded server's app is never mixed with a cached old one.
-fn assets() -> &'static [(&'static str, String); 4] {
-    static ASSETS: OnceLock<[(&'static str, String); 4]> = OnceLock::new();
-    ASSETS.get_or_init(|| {
-        [INDEX, SCRIPT, STYLE, ICON].map(|body| {
-            let digest = Sha256::digest(body.as_bytes());
-            let tag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-            (body, format!("\"{tag}\""))
-        })
-    })
-}
-
-fn asset(request: &HeaderMap, which: usize, content_type: &'static str) -> Response {
-    let (body, etag) = &assets()[which];
-    let fresh = (request.get(header::IF_NONE_MATCH))
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
-    let mut response = match fresh {
-        true => StatusCode::NOT_MODIFIED.into_response(),
-        false => ([(header::CONTENT_TYPE, content_type)], *body).into_response(),
-    };
-    let headers = response.headers_mut();
-    if let Ok(tag) = HeaderValue::from_str(etag) {
-        headers.insert(header::ETAG, tag);
-    }
-    for (name, value) in [
-        (header::CACHE_CONTROL, "no-cache"),
-        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
-        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
-        (header::X_FRAME_OPTIONS, "DENY"),
-    ] {
-        headers.insert(name, HeaderValue::from_static(value));
-    }
-    response
 }
 
 #[cfg(test)]
@@ -105,9 +105,9 @@ mod tests {
     #[test]
     fn the_page_has_no_inline_script_or_style_and_loads_only_its_own_assets() {
         for needle in ["/ui/app.js", "/ui/app.css", "/ui/icon.svg"] {
-            assert!(INDEX.contains(needle), "{needle}");
+            assert!(INDEX.body.contains(needle), "{needle}");
         }
-        let lower = INDEX.to_ascii_lowercase();
+        let lower = INDEX.body.to_ascii_lowercase();
         for inline in [
             " style=",
             " onclick=",
@@ -120,12 +120,12 @@ mod tests {
             assert!(!lower.contains(inline), "{inline} in index.html");
         }
         assert_eq!(lower.matches("<script").count(), 1);
-        assert!(!SCRIPT.contains("eval(") && !SCRIPT.contains("new Function"));
+        assert!(!SCRIPT.body.contains("eval(") && !SCRIPT.body.contains("new Function"));
     }
 
     #[test]
     fn assets_are_revalidated_by_their_tag() {
-        let first = asset(&HeaderMap::new(), 1, "text/javascript");
+        let first = SCRIPT.serve(&HeaderMap::new());
         assert_eq!(first.status(), StatusCode::OK);
         let tag = first.headers()[header::ETAG].clone();
         assert!(first.headers()[header::CONTENT_SECURITY_POLICY]
@@ -134,9 +134,6 @@ mod tests {
             .contains("script-src 'self'"));
         let mut again = HeaderMap::new();
         again.insert(header::IF_NONE_MATCH, tag);
-        assert_eq!(
-            asset(&again, 1, "text/javascript").status(),
-            StatusCode::NOT_MODIFIED
-        );
+        assert_eq!(SCRIPT.serve(&again).status(), StatusCode::NOT_MODIFIED);
     }
 }

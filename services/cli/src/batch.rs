@@ -11,8 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use trawl_config::Config;
 use trawl_messages::{JobOptions, JobStatus};
 use trawl_pipeline::batch::{
-    collect, manifest, option_problems, parse_batch, submit as enqueue, BatchOptions, Collected,
-    Question,
+    collect, manifest, option_problems, submit as enqueue, BatchOptions, Collected,
 };
 use trawl_pipeline::results::{job_result, JobResult};
 use trawl_pipeline::Runtime;
@@ -117,14 +116,12 @@ fn flag(key: &str) -> String {
     }
 }
 
-/// `questions` with the batch-wide `defaults` (checked first, each problem named by its flag)
-/// where their lines are silent.
-fn with_defaults(questions: Vec<Question>, defaults: &JobOptions) -> anyhow::Result<Vec<Question>> {
-    if let Some((key, problem)) = option_problems(defaults).into_iter().next() {
-        bail!("{}: {problem}", flag(key));
+/// The batch-wide `defaults`, checked: a problem is named by its flag.
+fn check_defaults(defaults: &JobOptions) -> anyhow::Result<()> {
+    match option_problems(defaults).into_iter().next() {
+        Some((key, problem)) => bail!("{}: {problem}", flag(key)),
+        None => Ok(()),
     }
-    trawl_pipeline::batch::with_defaults(questions, defaults)
-        .map_err(|(id, e)| anyhow::anyhow!("question {id:?}: {e}"))
 }
 
 #[derive(clap::Args)]
@@ -186,19 +183,10 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
     let bytes = trawl_cli::input::read_file(&args.file, config.broker.max_batch_bytes, &what)?;
     let invalid = || format!("{} is not a valid batch", args.file.display());
     let defaults = args.defaults()?;
-    let questions = match &args.template {
-        Some(template) => {
-            if let Some((key, problem)) = option_problems(&defaults).into_iter().next() {
-                bail!("{}: {problem}", flag(key));
-            }
-            trawl_pipeline::template::questions_from_csv(template, &bytes, &defaults)
-                .with_context(invalid)?
-        }
-        None => {
-            let questions = parse_batch(&bytes).with_context(invalid)?;
-            with_defaults(questions, &defaults).with_context(invalid)?
-        }
-    };
+    check_defaults(&defaults)?;
+    let questions =
+        trawl_pipeline::batch::questions_from_file(&bytes, args.template.as_deref(), &defaults)
+            .with_context(invalid)?;
     if let Some(url) = &args.webhook {
         let parsed =
             url::Url::parse(url).with_context(|| format!("invalid --webhook URL {url:?}"))?;
@@ -555,6 +543,18 @@ pub async fn cancel(config: Config, args: CancelArgs) -> anyhow::Result<ExitCode
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use trawl_pipeline::batch::{parse_batch, Question};
+
+    /// `questions` with the batch's `defaults`, checked as `trawl submit` checks them.
+    fn with_defaults(
+        questions: Vec<Question>,
+        defaults: &JobOptions,
+    ) -> anyhow::Result<Vec<Question>> {
+        check_defaults(defaults)?;
+        trawl_pipeline::batch::with_defaults(questions, defaults)
+            .map_err(|(id, e)| anyhow::anyhow!("question {id:?}: {e}"))
+    }
 
     #[test]
     fn the_batchs_domains_hold_where_a_line_is_silent() {

@@ -775,6 +775,7 @@ fn uuid_time(id: uuid::Uuid) -> Option<chrono::DateTime<chrono::Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::testing::source;
 
     #[test]
     fn the_prose_reads_the_questions_data_points_not_the_fields() {
@@ -796,7 +797,6 @@ mod tests {
         assert_eq!(asked_points(&meta, Some(&input)), ["length", "designer"]);
         assert_eq!(asked_points(&meta, None).len(), 3);
     }
-    use crate::report::testing::source;
 
     #[test]
     fn the_report_is_written_in_the_jobs_then_the_configured_then_the_questions_language() {

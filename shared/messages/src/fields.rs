@@ -1059,6 +1059,21 @@ mod tests {
             ),
             "required.1"
         );
+        // Words about the table or a field are text.
+        let a = json!({"a": {"type": "string"}});
+        for (key, value) in [
+            ("title", json!({})),
+            ("description", json!(3)),
+            ("$schema", json!([])),
+        ] {
+            let mut schema = obj(a.clone());
+            schema[key] = value;
+            assert_eq!(path(schema), key);
+        }
+        assert_eq!(
+            path(obj(json!({"a": {"type": "string", "title": 1}}))),
+            "properties.a.title"
+        );
         // A required name that is no field asks for nothing the table has.
         let f = parse(
             json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "b"]}),

@@ -203,6 +203,36 @@ pub fn repeated_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<(usize,
     None
 }
 
+/// Why a batch file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error(transparent)]
+    Lines(#[from] BatchFileError),
+    #[error(transparent)]
+    Rows(#[from] crate::template::TemplateError),
+    /// A question whose options, with the batch's, are refused.
+    #[error("question {id:?}: {reason}")]
+    Question { id: String, reason: TaskError },
+}
+
+/// The questions of a batch file, as `trawl submit` and the API's `file` read one: with
+/// `template`, CSV rows ([`crate::template::questions_from_csv`]), else a question or JSONL
+/// line per line ([`parse_batch`]); the batch-wide `defaults` where a line is silent (checked
+/// by the caller first with [`option_problems`], naming them its way).
+pub fn questions_from_file(
+    bytes: &[u8],
+    template: Option<&str>,
+    defaults: &JobOptions,
+) -> Result<Vec<Question>, FileError> {
+    match template {
+        Some(template) => Ok(crate::template::questions_from_csv(
+            template, bytes, defaults,
+        )?),
+        None => with_defaults(parse_batch(bytes)?, defaults)
+            .map_err(|(id, reason)| FileError::Question { id, reason }),
+    }
+}
+
 /// `questions` with the batch-wide `defaults` where their own options are silent, each checked
 /// again; `defaults` are checked first by the caller ([`option_problems`]), naming them its way.
 /// The error names the question by its id.

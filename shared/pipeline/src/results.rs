@@ -150,9 +150,12 @@ pub async fn job_result(
             })?),
             None => None,
         };
-    let asked = match &answer {
-        Some(a) => a.fields.iter().map(|(name, _)| name.clone()).collect(),
-        None => (crate::batch::job_input(rt, batch, id).await?)
+    // An ended job that asked for fields has its answer; only one not ended yet (pending,
+    // cancelled) is read for what it asked, so an export of ended jobs reads nothing more.
+    let asked = match (&answer, &record) {
+        (Some(a), _) => a.fields.iter().map(|(name, _)| name.clone()).collect(),
+        (None, Some(_)) => Vec::new(),
+        (None, None) => (crate::batch::job_input(rt, batch, id).await?)
             .and_then(|input| input.options.fields)
             .map(|f| f.fields.into_iter().map(|f| f.name).collect())
             .unwrap_or_default(),

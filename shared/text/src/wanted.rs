@@ -107,6 +107,9 @@ pub struct Wanted {
     /// attendance"), the stems of its words: a number in a sentence that does not say what
     /// it counts ("2:55 into overtime") is a count of something else.
     counted: Vec<String>,
+    /// For a date, the words of what happens then ([`event_words`]): a date in a statement
+    /// that says none of them dates something else.
+    event: Vec<String>,
     /// What the question names: a number stated of someone else is not the answer.
     entities: Vec<Entity>,
     /// The question's words, lower-cased: its own values are no answer.
@@ -176,10 +179,15 @@ impl Wanted {
             true => noun.to_owned(),
             false => format!("the {} ({noun})", a.focus.join(" ")),
         };
+        let event = match kind {
+            Kind::Date => event_words(question, &a.focus, lang),
+            _ => Vec::new(),
+        };
         Some(Wanted {
             kind,
             form,
             counted,
+            event,
             entities: entities_in(question, lang),
             question_words,
             described,
@@ -207,11 +215,15 @@ impl Wanted {
                 // "Rs 299" names a currency, not a place.
                 .any(|w| new(&w) && !site.contains(&w) && !CURRENCIES.contains(&w.as_str())),
             (Kind::Date, _) => {
-                numbers().any(|w| is_year(w))
+                let dated = numbers().any(|w| is_year(w))
                     || words.iter().any(|w| MONTHS.contains(&w.as_str()) && new(w))
                     || (words.iter().any(|w| {
                         ["day", "days", "week", "weeks", "month", "months"].contains(&w.as_str())
-                    }) && numbers().next().is_some())
+                    }) && numbers().next().is_some());
+                let said = stems(statement, lang);
+                dated
+                    && (self.event.is_empty()
+                        || (self.event.iter()).any(|e| said.iter().any(|w| same_stem(e, w))))
             }
             (_, Form::Money) => {
                 numbers().next().is_some()
@@ -249,17 +261,70 @@ impl Wanted {
             || !of_someone_else(statement, &self.entities, site, lang)
     }
 
-    /// Whether a date is asked ("when is it due …"). Stories are full of dates, and a date
-    /// tells nothing of what it dates: a statement gives the one asked only where it says what
-    /// happens then.
-    pub fn is_date(&self) -> bool {
-        self.kind == Kind::Date
-    }
-
     /// What is asked as a report says it is missing: "the starting price (an amount of money)".
     pub fn described(&self) -> &str {
         &self.described
     }
+}
+
+/// The words of `text` by their stems, its language's stop words left out.
+fn stems(text: &str, lang: Lang) -> Vec<String> {
+    (terms_in(text, lang).iter())
+        .map(|w| lang.stem(w).into_owned())
+        .collect()
+}
+
+/// Stems of one word may differ by their suffix ("deliv" of delivered, "deliveri" of
+/// delivery): one that begins the other, five letters or more, is the same word.
+fn same_stem(a: &str, b: &str) -> bool {
+    let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    a == b || (shared >= 5 && shared == a.chars().count().min(b.chars().count()))
+}
+
+/// What happens at the date a question asks for ("take", "delivery", "order" of "When is
+/// Emirates due to take delivery of the first of the 30 Boeing 787-9 Dreamliners it ordered
+/// …"), by their stems, with the words marking such a value: the question's words beyond its
+/// subject. Not its names nor the nouns introducing them, its own numbers, nor a common noun
+/// next to one of its names ("the Europa Clipper mission", "Jupiter's moon Europa") unless the
+/// question phrase (`focus`) asks for it. Stories are full of dates, and a date tells nothing
+/// of what it dates: "plans to expand the fleet by the end of 2025" is no delivery date.
+fn event_words(question: &str, focus: &[String], lang: Lang) -> Vec<String> {
+    let stem = |w: &str| lang.stem(&w.to_lowercase()).into_owned();
+    let focus: Vec<String> = focus.iter().map(|w| stem(w)).collect();
+    let subject: Vec<String> = (crate::names_in(question, lang).into_iter())
+        .chain(crate::head_nouns(question, lang))
+        .map(|w| stem(&w))
+        .collect();
+    // Next to a name within a phrase: "Europa, expected to cost" is not the name's.
+    let describing: Vec<String> = (question.split([',', ';', ':', '(', ')', '?']))
+        .enumerate()
+        .flat_map(|(p, phrase)| {
+            let tokens: Vec<&str> = (phrase.split(|c: char| !c.is_alphanumeric() && c != '-'))
+                .filter(|w| !w.is_empty() && *w != "s")
+                .collect();
+            // A question's first word is capitalised anyway.
+            let capital = |i: usize| (p > 0 || i > 0) && tokens[i].starts_with(char::is_uppercase);
+            (0..tokens.len())
+                .filter(|&i| !tokens[i].starts_with(char::is_uppercase))
+                .filter(|&i| (i > 0 && capital(i - 1)) || (i + 1 < tokens.len() && capital(i + 1)))
+                .map(|i| stem(tokens[i]))
+                .collect::<Vec<_>>()
+        })
+        .filter(|w| !focus.contains(w))
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let words = (stems(question, lang).into_iter())
+        .filter(|t| t.chars().count() > 2 && !t.chars().any(|c| c.is_ascii_digit()))
+        .filter(|t| !subject.contains(t) && !describing.contains(t));
+    for w in words {
+        let marked = markers(&w).into_iter().map(|m| lang.stem(&m).into_owned());
+        for m in std::iter::once(w.clone()).chain(marked) {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
 }
 
 /// The participle after a counted noun of people ("arrested" of "how many people were
@@ -361,5 +426,41 @@ mod tests {
         let q = "What minimum internet connection speed does Google recommend for Stadia in 4K?";
         assert!(states(q, "Google recommends at least 35 Mbps for 4K."));
         assert!(!states(q, "Stadia streams 4K at 60 frames per second."));
+    }
+
+    /// A date answers "when" in a statement that says what happens then; the question's
+    /// subject, its numbers and the nouns describing it are not that.
+    #[test]
+    fn a_date_dates_what_is_asked() {
+        let q = "When is Emirates due to take delivery of the first of the 30 Boeing 787-9 \
+                 Dreamliners it ordered at the 2019 Dubai Air Show?";
+        let w = Wanted::of(q, Lang::EN).unwrap();
+        assert!(w.stated_in(
+            "The first aircraft will be delivered in May 2023.",
+            &[],
+            Lang::EN
+        ));
+        let other = "Clark revealed plans to expand the Emirates fleet by the end of 2025.";
+        assert!(!w.stated_in(other, &[], Lang::EN));
+        let q = "When was NASA's Europa Clipper mission, which will fly past Jupiter's moon \
+                 Europa, launched?";
+        let words = event_words(q, &[], Lang::EN);
+        assert!(words.contains(&"launch".to_owned()), "{words:?}");
+        for subject in ["mission", "moon", "europa", "s"] {
+            assert!(
+                !words.contains(&subject.to_owned()),
+                "{subject} in {words:?}"
+            );
+        }
+        let q = "How much is NASA's Europa Clipper mission, which will make 45 flybys of \
+                 Jupiter's moon Europa, expected to cost?";
+        assert_eq!(
+            event_words(q, &[], Lang::EN),
+            ["make", "flyby", "expect", "cost"]
+        );
+        // Unless the question phrase asks for it.
+        let q = "Which BBC journalist interviewed Prince Andrew?";
+        let focus = asked(q, Lang::EN).focus;
+        assert!(event_words(q, &focus, Lang::EN).contains(&"journalist".to_owned()));
     }
 }

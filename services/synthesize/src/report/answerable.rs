@@ -7,7 +7,6 @@ use trawl_messages::AnalysedDoc;
 use trawl_text::wanted::{site_words, Wanted};
 use trawl_text::Lang;
 
-use super::extractive::{stems, Asks};
 use crate::attribution::{split_markers, Claim};
 
 /// The verdict on a report, for `job.json` and the report's opening.
@@ -56,36 +55,6 @@ pub fn statements(claims: &[Claim], body: &str, cited: &[u32]) -> Vec<(String, u
         .collect()
 }
 
-/// What `question` asks beyond its subject, as the extractive writer ranks by it
-/// ([`Asks::asking`]), less what only describes the subject: its own numbers ("the 30
-/// Dreamliners it ordered"), a possessive's "s", and a common noun next to one of its names
-/// ("the Europa Clipper mission", "Jupiter's moon Europa"), unless the question phrase asks
-/// for it ("which BBC journalist").
-fn asking(question: &str, lang: Lang) -> Vec<String> {
-    let asks = Asks::of(question, lang);
-    // Next to a name within a phrase: "Europa, expected to cost" is not the name's.
-    let describing: Vec<String> = (question.split([',', ';', ':', '(', ')', '?']))
-        .enumerate()
-        .flat_map(|(p, phrase)| {
-            let tokens: Vec<&str> = (phrase.split(|c: char| !c.is_alphanumeric() && c != '-'))
-                .filter(|w| !w.is_empty() && *w != "s")
-                .collect();
-            // A question's first word is capitalised anyway.
-            let capital = |i: usize| (p > 0 || i > 0) && tokens[i].starts_with(char::is_uppercase);
-            (0..tokens.len())
-                .filter(|&i| !tokens[i].starts_with(char::is_uppercase))
-                .filter(|&i| (i > 0 && capital(i - 1)) || (i + 1 < tokens.len() && capital(i + 1)))
-                .map(|i| lang.stem(&tokens[i].to_lowercase()).into_owned())
-                .collect::<Vec<_>>()
-        })
-        .filter(|w| !asks.focus().contains(w))
-        .collect();
-    (asks.asking(&stems(question, lang), lang).into_iter())
-        .filter(|t| t.chars().count() > 2 && !t.chars().any(|c| c.is_ascii_digit()))
-        .filter(|t| !describing.contains(t))
-        .collect()
-}
-
 /// Judges a report of `question` (in `lang`) by its `statements` from `docs`: answerable when
 /// one states a value of what the question asks. A question whose form does not say what
 /// kind of value answers it ("What is the melting point …", or a language without question
@@ -119,29 +88,9 @@ pub fn judge(
             ),
         );
     };
-    // A date in a statement that says nothing of what is asked ("plans to expand the fleet by
-    // the end of 2025" for "when is it due to take delivery") dates something else. Only for
-    // dates: an amount, a year or a name is told by its form, and a page says "acquired for
-    // $300 million" where the question says "pay".
-    let asking = match wanted.is_date() {
-        true => asking(question, lang),
-        false => Vec::new(),
-    };
-    // Stems of one word may differ by their suffix ("deliv" of delivered, "deliveri" of
-    // delivery): a shared beginning of five letters is the same word.
-    let same = |a: &str, b: &str| {
-        let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-        a == b || (shared >= 5 && shared == a.chars().count().min(b.chars().count()))
-    };
-    let says_what_is_asked = |text: &str| {
-        let words = stems(text, lang);
-        asking.is_empty() || asking.iter().any(|t| words.iter().any(|w| same(t, w)))
-    };
     let answers = |(text, idx): &&(String, u32)| {
         let site = site_of(docs.iter().find(|d| d.source.idx == *idx).copied());
-        wanted.stated_in(text, &site, lang)
-            && wanted.about(text, &site, lang)
-            && says_what_is_asked(text)
+        wanted.stated_in(text, &site, lang) && wanted.about(text, &site, lang)
     };
     match statements.iter().find(answers) {
         Some((text, _)) => verdict(
@@ -268,18 +217,6 @@ mod tests {
         // A date of the story's other plans says nothing of the delivery asked about.
         let other = ["Clark revealed plans to expand the Emirates fleet by the end of 2025."];
         assert!(!verdict(q, &other, "http://www.cnbc.com/x").answerable);
-    }
-
-    /// What is asked leaves out what only names or describes the subject.
-    #[test]
-    fn what_is_asked_is_not_what_describes_the_subject() {
-        let q = "How much is NASA's Europa Clipper mission, which will make 45 flybys of \
-                 Jupiter's moon Europa, expected to cost?";
-        let mut words = asking(q, Lang::EN);
-        words.dedup();
-        assert_eq!(words, ["make", "flyby", "expect", "cost"]);
-        let q = "Which BBC journalist interviewed Prince Andrew?";
-        assert!(asking(q, Lang::EN).contains(&"journalist".to_owned()));
     }
 
     #[test]

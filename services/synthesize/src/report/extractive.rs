@@ -30,9 +30,9 @@ struct Candidate<'a> {
     score: f64,
 }
 
-/// The words of `text` that rank it (and judge a report's answer): content words of `lang`,
-/// each by its stem. (For English, comparing these is [`trawl_text::same_word`].)
-pub(crate) fn stems(text: &str, lang: Lang) -> Vec<String> {
+/// The words of `text` that rank it: content words of `lang`, each by its stem. (For English,
+/// comparing these is [`trawl_text::same_word`].)
+fn stems(text: &str, lang: Lang) -> Vec<String> {
     (terms_in(text, lang).iter())
         .map(|w| lang.stem(w).into_owned())
         .collect()
@@ -69,7 +69,7 @@ fn near_duplicate(a: &str, b: &str) -> bool {
 /// introducing them ([`head_nouns`]), the words of its question phrase ("which hotel",
 /// [`asked`]) and the kind of value asked, and the form of value that answers, as the report's
 /// answerability is judged ([`Wanted`]).
-pub(crate) struct Asks {
+struct Asks {
     wanted: Option<Wanted>,
     names: Vec<String>,
     heads: Vec<String>,
@@ -78,25 +78,7 @@ pub(crate) struct Asks {
 }
 
 impl Asks {
-    /// What is asked in `query` (its [`stems`]): each word that is not a name nor the noun
-    /// introducing one ("pont" of "le pont de Tovmo"), with the words marking such a value
-    /// ("rises" for "how high"). A sentence holding none of them only names the subject.
-    pub(crate) fn asking(&self, query: &[String], lang: Lang) -> Vec<String> {
-        (query.iter())
-            .filter(|t| !self.names.contains(t) && !self.heads.contains(t))
-            .flat_map(|t| {
-                let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
-                std::iter::once(t.clone()).chain(marked)
-            })
-            .collect()
-    }
-
-    /// The words of the question phrase ("which hotel"), by their stems.
-    pub(crate) fn focus(&self) -> &[String] {
-        &self.focus
-    }
-
-    pub(crate) fn of(question: &str, lang: Lang) -> Asks {
+    fn of(question: &str, lang: Lang) -> Asks {
         let stemmed = |words: Vec<String>| -> Vec<String> {
             words.iter().map(|w| lang.stem(w).into_owned()).collect()
         };
@@ -165,12 +147,21 @@ fn rank<'a>(
     titles: &[Vec<String>],
     pool: &[(usize, &'a str, Vec<String>)],
 ) -> Vec<Candidate<'a>> {
-    let question_names = &asks.names;
+    let (question_names, heads) = (&asks.names, &asks.heads);
     let sites: Vec<Vec<String>> = docs.iter().map(|d| site_of(Some(d))).collect();
     let q = stems(query, lang);
     let weights = weights(&q, asks, pool);
     let total: f64 = weights.iter().sum();
-    let asking = asks.asking(&q, lang);
+    // What is asked: each word of the query that is not a name nor the noun introducing one
+    // ("pont" of "le pont de Tovmo"), with the words marking such a value ("rises" for "how
+    // high").
+    let asking: Vec<String> = (q.iter())
+        .filter(|t| !question_names.contains(t) && !heads.contains(t))
+        .flat_map(|t| {
+            let marked = markers(t).into_iter().map(|m| lang.stem(&m).into_owned());
+            std::iter::once(t.clone()).chain(marked)
+        })
+        .collect();
     let mut out: Vec<Candidate> = pool
         .iter()
         .filter_map(|(i, sentence, words)| {
