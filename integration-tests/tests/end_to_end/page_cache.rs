@@ -80,15 +80,27 @@ async fn batches_share_the_pages_they_read() {
     let first = run_batch(&fleet, "first", &lines).await;
     let fetched = pages_fetched(&fleet);
     assert!(fetched > 0);
-    // Each page read is kept with the text clean extracted from it.
-    for source in read_sources(&first[0]) {
-        let key = trawl_fetch::pages::key_of(source["url"].as_str().unwrap());
-        for object in [
-            format!("pages/{key}.json"),
-            format!("pages/{key}.text.json"),
-        ] {
-            assert!(fleet.out_dir().join(&object).is_file(), "{object} missing");
-        }
+    // Each page read is kept; the text clean extracted from it only once a second job reads
+    // it (most pages are read once).
+    let urls = |job: &Path| -> Vec<String> {
+        (read_sources(job).into_iter())
+            .map(|s| s["url"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let object = |url: &str, suffix: &str| {
+        let key = trawl_fetch::pages::key_of(url);
+        fleet.out_dir().join(format!("pages/{key}{suffix}"))
+    };
+    let read_by_first: Vec<String> = first.iter().flat_map(|job| urls(job)).collect();
+    let once: Vec<&String> = (read_by_first.iter())
+        .filter(|u| read_by_first.iter().filter(|v| v == u).count() == 1)
+        .collect();
+    assert!(!once.is_empty(), "{read_by_first:?}");
+    for url in &read_by_first {
+        assert!(object(url, ".json").is_file(), "{url}: no copy");
+    }
+    for url in once {
+        assert!(!object(url, ".text.json").exists(), "{url}: text kept");
     }
     let second = run_batch(&fleet, "second", &lines).await;
     assert_eq!(
@@ -96,6 +108,9 @@ async fn batches_share_the_pages_they_read() {
         fetched,
         "the second batch fetched pages"
     );
+    for url in &read_by_first {
+        assert!(object(url, ".text.json").is_file(), "{url}: no text kept");
+    }
     for (a, b) in first.iter().zip(&second) {
         assert!(!cited(a).is_empty(), "{}", a.display());
         assert_eq!(cited(a), cited(b));

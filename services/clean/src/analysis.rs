@@ -92,13 +92,14 @@ fn key_points(question: &str, lang: Lang, passages: &[String], order: &[usize]) 
         .collect();
     if let Some(wanted) = Wanted::of(question, lang) {
         let states = |s: &&String| wanted.stated_in(s, &[], lang) && wanted.about(s, &[], lang);
-        out.extend(
-            (order.iter().skip(KEY_POINTS))
-                .map(|&i| &passages[i])
-                .filter(states)
-                .take(STATING)
-                .cloned(),
-        );
+        let stating: Vec<&String> = (order.iter().skip(KEY_POINTS))
+            .map(|&i| &passages[i])
+            .filter(states)
+            .collect();
+        // A name of the kind asked ("WoodSpring Suites hotel") before any other name.
+        let (named, others): (Vec<&String>, Vec<&String>) =
+            (stating.into_iter()).partition(|s| wanted.says_noun(s, lang));
+        out.extend(named.into_iter().chain(others).take(STATING).cloned());
     }
     out
 }
@@ -144,12 +145,16 @@ pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64
             .join(" ")
     };
 
-    let scored: Vec<(String, f64)> = passages
-        .iter()
-        .cloned()
-        .zip(ranking.scores.iter().copied())
-        .collect();
-    let mut extracted_data = datapoints::extract(&ctx.data_points, &q, &scored, &tables, lang);
+    let mut extracted_data = match ctx.data_points.is_empty() {
+        // Most questions name no data point: the page's sentences are not copied for none.
+        true => Default::default(),
+        false => {
+            let scored: Vec<(String, f64)> = (passages.iter().cloned())
+                .zip(ranking.scores.iter().copied())
+                .collect();
+            datapoints::extract(&ctx.data_points, &q, &scored, &tables, lang)
+        }
+    };
     let lookup = lookup::lookup_in(&ctx.question, lang, markdown, &tables);
     if let Some(Lookup::Count { subject, count, .. }) = &lookup {
         let head = subject.split_whitespace().last().unwrap_or("");
@@ -194,6 +199,24 @@ mod tests {
             "{:?}",
             a.key_points
         );
+    }
+
+    #[test]
+    fn a_name_of_the_kind_asked_is_a_key_point_before_other_names() {
+        // A real page (the kidnapped Fort Worth girl): the sentences repeating the question's
+        // words, then others naming people, outrank "… Forest Hill's WoodSpring Suites hotel".
+        let mut md: String = (0..8)
+            .map(|i| {
+                format!("The kidnapped Fort Worth girl was found in a hotel room, police said in update {i}.\n\n")
+            })
+            .collect();
+        md.push_str("Police said the kidnapped girl was found when Webb was arrested.\n\n");
+        md.push_str("A jury in Fort Worth convicted Michael Webb of kidnapping the girl.\n\n");
+        md.push_str("He took the child to Forest Hill's WoodSpring Suites hotel.");
+        let q = "In which hotel was the kidnapped Fort Worth girl found?";
+        let a = analyse(q, "Kidnapped girl found", &md, 0.1);
+        let stating = &a.key_points[KEY_POINTS..];
+        assert!(stating[0].contains("WoodSpring"), "{:?}", a.key_points);
     }
 
     #[test]

@@ -11,13 +11,14 @@
 //!   left out of the prompt so one page's verdict is cached across questions.
 
 use std::collections::HashSet;
+use std::hash::Hasher;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
 use serde::Deserialize;
 use trawl_llm::{ChatRequest, Llm, LlmError};
-use trawl_text::{collapse_whitespace, is_wide, weighted_len};
+use trawl_text::{is_wide, weighted_len};
 
 use trawl_text::floor_char_boundary;
 
@@ -149,6 +150,16 @@ pub fn heuristic(markdown: &str) -> Heuristic {
     verdict(&classify(markdown))
 }
 
+/// A hash of `line`'s words: lines that differ only in their whitespace hash alike.
+fn words_hash(line: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    for word in line.split_whitespace() {
+        h.write(word.as_bytes());
+        h.write_u8(0xff);
+    }
+    h.finish()
+}
+
 /// What each line of content of `markdown` is (a code block counts as one clean line).
 fn classify(markdown: &str) -> Vec<Line> {
     let mut kinds: Vec<Line> = Vec::new();
@@ -156,8 +167,9 @@ fn classify(markdown: &str) -> Vec<Line> {
     static PHRASE_MATCHER: LazyLock<AhoCorasick> =
         LazyLock::new(|| AhoCorasick::new(PHRASES).expect("the phrases are a valid pattern set"));
     let phrases = &*PHRASE_MATCHER;
-    // Every earlier line, normalised: a set, as a page may have tens of thousands of lines.
-    let mut seen: HashSet<String> = HashSet::new();
+    // Every earlier line, normalised: a set, as a page may have tens of thousands of lines, of
+    // hashes, as a copy of each would be an allocation a line for a yes or a no.
+    let mut seen: HashSet<u64> = HashSet::new();
     let mut in_code = false;
     // Start of the current run of short list items in `kinds`.
     let mut run: Option<usize> = None;
@@ -181,7 +193,7 @@ fn classify(markdown: &str) -> Vec<Line> {
         let short_item = item.is_some_and(|i| {
             i.split_whitespace().count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
         });
-        let repeated = !seen.insert(collapse_whitespace(&lower));
+        let repeated = !seen.insert(words_hash(&lower));
         let kind = if phrases.is_match(&lower) {
             Line::Phrase
         } else if links >= 3 || (links > 0 && linked * 10 >= visible * 6 && item.is_none()) {
@@ -369,6 +381,8 @@ mod tests {
         page.push_str("LINE 7   of the  text\n");
         let h = heuristic(&page);
         assert_eq!(h.problems, ["1 line repeated"], "{h:?}");
+        // Words are compared, not the letters run together.
+        assert_ne!(words_hash("line 7 of"), words_hash("line 7of"));
     }
 
     #[test]

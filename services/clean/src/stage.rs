@@ -6,8 +6,10 @@
 //! work product, else from the fan-in record, else the question alone. The LLM steps run only
 //! while the batch has budget left, and what they spend is charged to the job as stage `clean`.
 //! A source's steps are cached by (content hash, question and context, settings) for
-//! `clean.cache_ttl_secs`, so a repeated batch does none of the work twice; a result in which
-//! an LLM step failed is not cached.
+//! `clean.cache_ttl_secs` when an LLM step may run, so a repeated batch does none of that work
+//! twice; a result in which an LLM step failed is not cached. Without one nothing is cached:
+//! the steps cost little more than a look-up and a store of their result (the page's markdown
+//! with it), and a batch rarely asks one question of one page twice.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -92,12 +94,19 @@ impl CleanStage {
             ),
             JobLlm::NotConfigured => (LlmUse::NotConfigured, "none".into()),
         };
-        let key = cache_key(&rt.config, &path, &ctx, &markdown);
-        if let Some(hit) = cached(rt, &key).await {
-            return Ok(hit);
+        let c = &rt.config.clean;
+        let llm_steps = c.llm_judge || c.llm_cleaning || c.llm_analysis;
+        let key = (matches!(use_llm, LlmUse::Yes(_)) && llm_steps)
+            .then(|| cache_key(&rt.config, &path, &ctx, &markdown));
+        if let Some(key) = &key {
+            if let Some(hit) = cached(rt, key).await {
+                return Ok(hit);
+            }
         }
-        let processed = process(use_llm, &rt.config.clean, &ctx, title, markdown).await;
-        store_cached(rt, &key, &processed).await;
+        let processed = process(use_llm, c, &ctx, title, markdown).await;
+        if let Some(key) = &key {
+            store_cached(rt, key, &processed).await;
+        }
         if let Some(llm) = llm.ready() {
             job.charge("clean", llm).await?;
         }
@@ -147,6 +156,11 @@ impl CleanStage {
     /// [`CleanStage::text_of`], read from the page cache when the page is cached and its text
     /// was extracted before (from the same body, cut to the same length), and kept there
     /// when it was not. A cache that cannot answer only costs the extraction.
+    ///
+    /// The text is kept from a page's second reading on, not its first: most pages of a batch
+    /// are read by one job only, and keeping their text would cost each a written object (a
+    /// file created, or a PUT) for nothing. A page read again is extracted once more and
+    /// kept then.
     async fn text(
         &self,
         rt: &Runtime,
@@ -157,13 +171,13 @@ impl CleanStage {
         let Some(cached) = &doc.cached else {
             return self.text_of(doc, body, max_chars).await;
         };
+        // A page just fetched is read for the first time: its text is neither there nor kept.
+        if !cached.hit {
+            page_lookup("clean", PageLookup::Miss);
+            return self.text_of(doc, body, max_chars).await;
+        }
         let object = paths::page_text(&cached.key);
-        // A page just fetched has no text yet: only a copy read from the cache may.
-        let found = match cached.hit {
-            true => cached_text(rt, &object, cached, max_chars).await,
-            false => None,
-        };
-        if let Some(text) = found {
+        if let Some(text) = cached_text(rt, &object, cached, max_chars).await {
             page_lookup("clean", PageLookup::Hit);
             return Ok((text.title, text.markdown));
         }

@@ -212,7 +212,7 @@ pub(crate) async fn analyse_with(
                 intent: a.intent,
                 sub_queries: a.sub_queries.iter().map(|q| provider_query(q)).collect(),
                 info_type,
-                target_data_points: a.target_data_points,
+                target_data_points: llm_points(a.target_data_points, question, locale),
                 search_strategy: a.search_strategy,
                 ..heuristic
             }
@@ -223,6 +223,28 @@ pub(crate) async fn analyse_with(
             heuristic
         }
     }
+}
+
+/// The model's data points, each once, without those that are the question itself: a small
+/// model asked for "short noun phrases" may echo the question (three times, word for word),
+/// and a page states no value of a whole question. None is left then, rather than the
+/// heuristic's: those were tried on real pages, and a point such as "performance gt version"
+/// took a value from a page about another car, so that a question no page answers was
+/// answered.
+fn llm_points(points: Vec<String>, question: &str, locale: &Locale) -> Vec<String> {
+    let asked = terms_in(question, locale.lang);
+    let mut out: Vec<String> = Vec::new();
+    for point in points {
+        let point = collapse_whitespace(&point);
+        let words = terms_in(&point, locale.lang);
+        // A short question ("Population of Lyon?") may be its own data point.
+        let echoes = asked.len() >= 3 && asked.iter().all(|w| words.contains(w));
+        let again = || out.iter().any(|o| o.to_lowercase() == point.to_lowercase());
+        if !point.is_empty() && !echoes && !again() {
+            out.push(point);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -248,6 +270,29 @@ mod tests {
             vec!["What is the melting point of \"Velmora alloy\" and who made it?"]
         );
         assert!(heuristic("latest news on zorbium").is_news);
+    }
+
+    #[test]
+    fn a_model_that_echoes_the_question_gives_no_data_point() {
+        // What a model gave on a real-page question: the question, three times.
+        let q = "In which hotel was the kidnapped Fort Worth girl found?";
+        let locale = Locale::detect(q);
+        let echoed = vec![q.to_owned(), q.to_owned(), format!("{q} ")];
+        assert!(llm_points(echoed, q, &locale).is_empty());
+        let given = vec![
+            "hotel name".to_owned(),
+            "Hotel  name".to_owned(),
+            q.to_owned(),
+        ];
+        assert_eq!(llm_points(given, q, &locale), ["hotel name"]);
+        // A question of two words may be its own point.
+        let short = "Lyon population?";
+        let points = llm_points(
+            vec!["Lyon population".into()],
+            short,
+            &Locale::detect(short),
+        );
+        assert_eq!(points, ["Lyon population"]);
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub struct CleanConfig {
     /// Characters of the page the LLM analysis sees; a longer page is cut to its paragraphs
     /// most relevant to the question.
     pub llm_analysis_max_chars: usize,
-    /// How long a source's analysis is reused for the same content and question (0: no cache).
+    /// How long a source's cleaning and analysis by the LLM are reused for the same content and
+    /// question (0: no cache). Without LLM steps nothing is cached: they cost less than the cache.
     pub cache_ttl_secs: u64,
 }
 

@@ -110,6 +110,8 @@ pub struct Wanted {
     /// For a date, the words of what happens then ([`event_words`]): a date in a statement
     /// that says none of them dates something else.
     event: Vec<String>,
+    /// For a name, the stems of the noun it is asked by ("hotel" of "In which hotel …").
+    noun: Vec<String>,
     /// What the question names: a number stated of someone else is not the answer.
     entities: Vec<Entity>,
     /// The question's words, lower-cased: its own values are no answer.
@@ -188,6 +190,7 @@ impl Wanted {
             form,
             counted,
             event,
+            noun: name_noun(kind, &a.focus, lang),
             entities: entities_in(question, lang),
             question_words,
             described,
@@ -261,9 +264,26 @@ impl Wanted {
             || !of_someone_else(statement, &self.entities, site, lang)
     }
 
+    /// Whether `statement` says the noun a name is asked by ("… took the child to Forest Hill's
+    /// WoodSpring Suites hotel" for "In which hotel …"): of the sentences stating a name, those
+    /// that say of what kind it is come first. True when the question gives no such noun.
+    pub fn says_noun(&self, statement: &str, lang: Lang) -> bool {
+        let said = || stems(statement, lang);
+        self.noun.is_empty() || (self.noun.iter()).any(|n| said().iter().any(|w| same_stem(n, w)))
+    }
+
     /// What is asked as a report says it is missing: "the starting price (an amount of money)".
     pub fn described(&self) -> &str {
         &self.described
+    }
+}
+
+/// For a name or a place, the stems of the noun the question asks it by ("hotel" of "In
+/// which hotel …"); nothing for other kinds.
+fn name_noun(kind: Kind, focus: &[String], lang: Lang) -> Vec<String> {
+    match kind {
+        Kind::Name | Kind::Place => focus.iter().map(|w| lang.stem(w).into_owned()).collect(),
+        _ => Vec::new(),
     }
 }
 
