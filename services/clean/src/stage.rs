@@ -17,7 +17,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
-use trawl_config::Config;
+use trawl_config::{CleanConfig, Config};
 use trawl_llm::{fnv1a, Llm, LlmError};
 use trawl_messages::{paths, AnalysedDoc, CachedCopy, Envelope, FetchedDoc, Outcome};
 use trawl_pipeline::fanin::OutcomeRecord;
@@ -95,9 +95,7 @@ impl CleanStage {
             JobLlm::NotConfigured => (LlmUse::NotConfigured, "none".into()),
         };
         let c = &rt.config.clean;
-        let llm_steps = c.llm_judge || c.llm_cleaning || c.llm_analysis;
-        let key = (matches!(use_llm, LlmUse::Yes(_)) && llm_steps)
-            .then(|| cache_key(&rt.config, &path, &ctx, &markdown));
+        let key = worth_caching(&use_llm, c).then(|| cache_key(&rt.config, &path, &ctx, &markdown));
         if let Some(key) = &key {
             if let Some(hit) = cached(rt, key).await {
                 return Ok(hit);
@@ -253,6 +251,12 @@ async fn context(job: &Job<'_, FetchedDoc>) -> Result<Context, StageError> {
         ctx.language = meta.language;
     }
     Ok(ctx)
+}
+
+/// Whether a source's steps go through the analysis cache: only when an LLM step may run.
+/// Without one they cost little more than a look-up and a store of their result.
+fn worth_caching(llm: &LlmUse<'_>, c: &CleanConfig) -> bool {
+    matches!(llm, LlmUse::Yes(_)) && (c.llm_judge || c.llm_cleaning || c.llm_analysis)
 }
 
 /// The analysis cache key: the content, the question with its context, and every setting
@@ -429,6 +433,21 @@ mod tests {
             "{capped}"
         );
         assert_eq!(cap("x".repeat(10), 4), "xxxx");
+    }
+
+    #[test]
+    fn only_steps_an_llm_may_take_are_cached() {
+        let llm = trawl_llm::Llm::new(
+            &trawl_config::LlmConfig::default(),
+            &[("OPENAI_API_KEY".to_owned(), "k".to_owned())].into(),
+        )
+        .unwrap();
+        let mut c = CleanConfig::default();
+        assert!(worth_caching(&LlmUse::Yes(&llm), &c));
+        assert!(!worth_caching(&LlmUse::NotConfigured, &c));
+        assert!(!worth_caching(&LlmUse::Unavailable("budget spent"), &c));
+        (c.llm_judge, c.llm_cleaning, c.llm_analysis) = (false, false, false);
+        assert!(!worth_caching(&LlmUse::Yes(&llm), &c));
     }
 
     #[test]

@@ -268,8 +268,11 @@ impl Wanted {
     /// WoodSpring Suites hotel" for "In which hotel …"): of the sentences stating a name, those
     /// that say of what kind it is come first. True when the question gives no such noun.
     pub fn says_noun(&self, statement: &str, lang: Lang) -> bool {
-        let said = || stems(statement, lang);
-        self.noun.is_empty() || (self.noun.iter()).any(|n| said().iter().any(|w| same_stem(n, w)))
+        if self.noun.is_empty() {
+            return true;
+        }
+        let said = stems(statement, lang);
+        (self.noun.iter()).any(|n| said.iter().any(|w| same_stem(n, w)))
     }
 
     /// What is asked as a report says it is missing: "the starting price (an amount of money)".
