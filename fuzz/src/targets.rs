@@ -75,7 +75,7 @@ pub fn robots(data: &[u8]) {
     let mut parts = data.splitn(3, |&b| b == b'\n');
     let agent = String::from_utf8_lossy(parts.next().unwrap_or_default());
     let path = String::from_utf8_lossy(parts.next().unwrap_or_default());
-    let body = trawl_fetch::http::decode(parts.next().unwrap_or_default(), "text/plain", None);
+    let body = trawl_files::decode(parts.next().unwrap_or_default(), "text/plain", None);
 
     let base = Url::parse("https://site.test/").unwrap();
     // The fetch stage only ever asks about http(s) URLs.
@@ -141,10 +141,8 @@ pub fn extract(data: &[u8]) {
     };
     let url = URLS[usize::from(pick) % URLS.len()];
     // The page's domain guides the charset detector when the page names no charset.
-    let tld = Url::parse(url)
-        .ok()
-        .and_then(|u| trawl_fetch::http::tld_of(&u));
-    let html = trawl_fetch::http::decode(page, "text/html", tld.as_deref());
+    let tld = Url::parse(url).ok().and_then(|u| trawl_files::tld_of(&u));
+    let html = trawl_files::decode(page, "text/html", tld.as_deref());
     let x = trawl_clean::extract::extract(&html, url);
 
     // The measure counts each word's characters plus one (a word is at least one character).

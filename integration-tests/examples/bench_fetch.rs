@@ -214,6 +214,7 @@ async fn measure(
                 depth: 0,
                 domains: Default::default(),
                 cache_max_age_secs: None,
+                documents: None,
             })
             .encode()
         })

@@ -1,7 +1,8 @@
 //! `files.test`: documents that are not HTML (PDF, DOCX, CSV …), for fetch's file conversion.
 //!
 //! Every file is built in code at first use: a real two-page PDF (page 2 FlateDecode-compressed)
-//! from a small writer with exact xref offsets, a real DOCX written with the `zip` crate, a 1×1
+//! from a small writer with exact xref offsets, a 300-page annual report whose one answer stands
+//! on page 240 alone ([`annual_report_pdf`]), a real DOCX written with the `zip` crate, a 1×1
 //! PNG, a zip that is not a DOCX. The texts they must yield are the pub consts below.
 
 use std::io::Write;
@@ -27,6 +28,7 @@ pub const PATHS: &[&str] = &[
     "/archive.zip",
     "/misnamed.pdf",
     "/broken.pdf",
+    "/annual-report.pdf",
 ];
 
 pub const PDF_TITLE: &str = "Kestrel Survey 2023";
@@ -63,6 +65,56 @@ pub const MISNAMED_SENTENCE: &str = "This article about kestrels is HTML, whatev
 
 const DOCX_MIME: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 
+/// `/annual-report.pdf`: a filing of [`ANNUAL_PAGES`] pages of about 2,500 characters, all of
+/// them about the company, and the question only [`ANNUAL_ANSWER_PAGE`] answers.
+pub const ANNUAL_TITLE: &str = "Harlow Dynamics Annual Report 2023";
+pub const ANNUAL_PAGES: usize = 300;
+pub const ANNUAL_ANSWER_PAGE: usize = 240;
+pub const ANNUAL_QUESTION: &str = "How many people did Harlow Dynamics employ at the end of 2023?";
+pub const ANNUAL_ANSWER: &str =
+    "At the end of 2023 Harlow Dynamics employed 18,420 people in 31 countries.";
+
+/// The sentences of page `n` (from 1) of `/annual-report.pdf`: a filing's prose, varied by
+/// page, naming the company throughout; page 57 thanks its staff without a number, and
+/// [`ANNUAL_ANSWER_PAGE`] states [`ANNUAL_ANSWER`].
+pub fn annual_page(n: usize) -> Vec<String> {
+    const SEGMENTS: [&str; 5] = ["aerospace", "marine", "rail", "energy", "defence"];
+    const TOPICS: [&str; 6] = [
+        "supplier contracts",
+        "lease liabilities",
+        "foreign exchange exposure",
+        "pension obligations",
+        "warranty provisions",
+        "capital expenditure",
+    ];
+    const RISKS: [&str; 4] = [
+        "cyber attack",
+        "interest rates",
+        "raw material prices",
+        "regulation",
+    ];
+    let mut out = vec![format!(
+        "Section {n}. Review of operations, part {}.",
+        n % 17 + 1
+    )];
+    for i in 0..21 {
+        let (seg, topic) = (SEGMENTS[(n + i) % 5], TOPICS[(n * 7 + i) % 6]);
+        out.push(match i % 4 {
+            0 => format!("Harlow Dynamics reviewed the {topic} of its {seg} segment in quarter {}.", i % 4 + 1),
+            1 => format!("Revenue from {seg} contracts was {} million dollars, against {} million a year before.", 100 + (n * 13 + i) % 900, 90 + (n * 11 + i) % 800),
+            2 => format!("The board considered {} a principal risk to the {seg} business.", RISKS[(n + i) % 4]),
+            _ => format!("Note {n}.{i}: {topic} are measured at amortised cost under the group's policies."),
+        });
+    }
+    if n == 57 {
+        out.push("Harlow Dynamics thanks its staff for their work during 2023.".into());
+    }
+    if n == ANNUAL_ANSWER_PAGE {
+        out.push(ANNUAL_ANSWER.into());
+    }
+    out
+}
+
 /// A file's content type and body, for the server and for tests that skip the socket.
 /// `path` has no query: `/download` is the PDF without an extension.
 pub fn fixture(path: &str) -> Option<(&'static str, &'static [u8])> {
@@ -79,6 +131,7 @@ pub fn fixture(path: &str) -> Option<(&'static str, &'static [u8])> {
         "/archive.zip" => ("application/zip", archive_zip()),
         "/misnamed.pdf" => ("text/html; charset=utf-8", misnamed_html()),
         "/broken.pdf" => ("application/pdf", broken_pdf()),
+        "/annual-report.pdf" => ("application/pdf", annual_report_pdf()),
         _ => return None,
     })
 }
@@ -199,6 +252,65 @@ pub fn report_pdf() -> &'static [u8] {
         ];
         write_pdf(&objects, "/Info 8 0 R")
     })
+}
+
+/// A folder of documents no page of the web has: the annual report
+/// (`filings/harlow-2023.pdf`), the field brief (`field/brief.docx`) and an observatory's
+/// notes (`notes/observatory.md`, [`NOTES_ANSWER`]), for `trawl run --documents`.
+pub fn write_documents(dir: &std::path::Path) -> std::io::Result<()> {
+    let files: [(&str, &[u8]); 3] = [
+        ("filings/harlow-2023.pdf", annual_report_pdf()),
+        ("field/brief.docx", brief_docx()),
+        ("notes/observatory.md", NOTES_MD.as_bytes()),
+    ];
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("a file in a folder"))?;
+        std::fs::write(path, bytes)?;
+    }
+    Ok(())
+}
+
+/// `notes/observatory.md` of [`write_documents`], and the question only it answers.
+pub const NOTES_MD: &str = "# Zephyr Point observatory log\n\nVolunteers kept the nets open from April to October.\n\nThe Zephyr Point observatory ringed 3,117 swallows in 2024.\n";
+pub const NOTES_QUESTION: &str = "How many swallows did the Zephyr Point observatory ring in 2024?";
+pub const NOTES_ANSWER: &str = "3,117";
+
+/// `/annual-report.pdf`: [`ANNUAL_PAGES`] pages of [`annual_page`].
+pub fn annual_report_pdf() -> &'static [u8] {
+    static PDF: OnceLock<Vec<u8>> = OnceLock::new();
+    PDF.get_or_init(|| {
+        let pages: Vec<Vec<String>> = (1..=ANNUAL_PAGES).map(annual_page).collect();
+        paged_pdf(ANNUAL_TITLE, &pages)
+    })
+}
+
+/// A real PDF titled `title`, a page for each list of sentences (each its own paragraph), every
+/// content stream compressed.
+pub fn paged_pdf(title: &str, pages: &[Vec<String>]) -> Vec<u8> {
+    // Objects: catalog, page tree, font, then each page and its contents, then the info.
+    let kids: String = (0..pages.len())
+        .map(|i| format!("{} 0 R ", 4 + 2 * i))
+        .collect();
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        format!("<< /Type /Pages /Kids [{kids}] /Count {} >>", pages.len()).into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
+    ];
+    for (i, sentences) in pages.iter().enumerate() {
+        let content = 5 + 2 * i;
+        objects.push(format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {content} 0 R >>").into_bytes());
+        let sentences: Vec<&str> = sentences.iter().map(String::as_str).collect();
+        let text = page_content(&sentences);
+        objects.push(pdf_stream(
+            "/Filter /FlateDecode",
+            &deflate(text.as_bytes()),
+        ));
+    }
+    let info = objects.len() + 1;
+    objects.push(format!("<< /Title {} /Producer (simweb) >>", pdf_string(title)).into_bytes());
+    write_pdf(&objects, &format!("/Info {info} 0 R"))
 }
 
 fn broken_pdf() -> &'static [u8] {

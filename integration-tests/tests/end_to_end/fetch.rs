@@ -139,6 +139,7 @@ impl Harness {
             depth: 0,
             domains: Default::default(),
             cache_max_age_secs: None,
+            documents: None,
         };
         let job = Envelope::new(
             Uuid::now_v7(),

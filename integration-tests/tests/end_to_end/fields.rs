@@ -72,16 +72,7 @@ async fn run_with_fields(fleet: &Fleet, question: &str, llm: bool) -> Value {
             "--fields",
         ])
         .arg(&schema);
-    if llm {
-        let web = fleet.simweb.base_url();
-        command
-            .env("TRAWL__LLM__PROVIDER", "openai")
-            .env("TRAWL__LLM__BASE_URL", format!("{web}/v1"))
-            .env("TRAWL__LLM__MODEL", "fields-model")
-            .env("OPENAI_API_KEY", "k");
-    } else {
-        command.arg("--no-llm");
-    }
+    fleet.with_llm(&mut command, llm.then_some("fields-model"));
     let out = command.stdin(Stdio::null()).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");

@@ -1,7 +1,7 @@
 //! Fetch's file conversion over every file simweb's `files.test` serves, without a socket:
 //! `sniff` on the served content type and URL, then `convert`, as the fetch worker does.
 
-use trawl_fetch::files::{convert, sniff, Converted, FileError, Kind};
+use trawl_files::{convert, sniff, Converted, FileError, Kind};
 use trawl_integration_tests::simweb::files::{self, fixture};
 use url::Url;
 
@@ -33,6 +33,17 @@ fn every_fixture_has_an_expected_outcome() {
             _ => assert!(result.is_ok(), "{path} ({kind:?}): {result:?}"),
         }
     }
+}
+
+#[test]
+fn a_long_pdf_keeps_every_page_and_its_answer_on_its_page() {
+    let pdf = text_of("/annual-report.pdf");
+    assert_eq!(pdf.pages, Some(files::ANNUAL_PAGES));
+    let pages = trawl_text::pages::Pages::of(&pdf.text).unwrap();
+    assert_eq!(
+        pages.page_of(files::ANNUAL_ANSWER),
+        Some(files::ANNUAL_ANSWER_PAGE as u32)
+    );
 }
 
 #[test]

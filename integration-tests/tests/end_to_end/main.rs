@@ -16,6 +16,7 @@ mod chaos_cache;
 mod chaos_input;
 mod chaos_load;
 mod chaos_ssrf;
+mod documents;
 mod domains;
 mod embedded;
 mod fetch;

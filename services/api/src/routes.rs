@@ -568,6 +568,11 @@ pub async fn submit(
         ));
     }
     let (tasks, mut options) = parse_batch_in(&body, state.config.api.max_questions)?;
+    if let Some((id, e)) = batch::refused_documents(&tasks, &state.config.documents.allow) {
+        return Err(ApiError::invalid(format!(
+            "question {id:?}: documents: {e}"
+        )));
+    }
     batch::check_budget(&state.config, options.budget_usd)
         .map_err(|e| ApiError::invalid(e.to_string()))?;
     batch::check_queued_bytes(&tasks, state.config.broker.max_batch_bytes)
@@ -1225,7 +1230,11 @@ pub struct CitationView {
     /// Its `idx` in `sources.json`.
     pub idx: u32,
     pub title: String,
+    /// Its URL; `#page=N` when the report cites a page of a document (a PDF).
     pub url: String,
+    /// The page of a document it is cited at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
     /// The passages of the source that support the report's statements citing it first,
     /// from `claims.json`; the answer's quotes from it when it asked for fields.
     pub quotes: Vec<String>,
@@ -1312,6 +1321,8 @@ struct SourceRead {
     #[serde(default)]
     title: String,
     cited_as: Option<u32>,
+    #[serde(default)]
+    cited_page: Option<u32>,
 }
 
 /// What the report view reads of a `claims.json` entry.
@@ -1335,7 +1346,11 @@ fn citations(
                 n: s.cited_as?,
                 idx: s.idx,
                 title: s.title.clone(),
-                url: s.url.clone(),
+                url: match s.cited_page {
+                    Some(page) => format!("{}#page={page}", s.url),
+                    None => s.url.clone(),
+                },
+                page: s.cited_page,
                 quotes: Vec::new(),
             })
         })
@@ -1866,7 +1881,7 @@ mod tests {
     #[test]
     fn citations_carry_their_quotes() {
         let sources: Vec<SourceRead> = serde_json::from_value(serde_json::json!([
-            {"idx": 4, "url": "https://a.example/", "title": "A", "cited_as": 2},
+            {"idx": 4, "url": "https://a.example/a.pdf", "title": "A", "cited_as": 2, "cited_page": 41},
             {"idx": 7, "url": "https://b.example/", "title": "B", "cited_as": 1},
             {"idx": 9, "url": "https://c.example/", "title": "C", "cited_as": null},
         ]))
@@ -1894,5 +1909,8 @@ mod tests {
                 (2, 4, vec!["A agrees.", "A names Paris."]),
             ]
         );
+        // A document is cited at its page.
+        assert_eq!(cited[1].url, "https://a.example/a.pdf#page=41");
+        assert_eq!((cited[0].page, cited[1].page), (None, Some(41)));
     }
 }

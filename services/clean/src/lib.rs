@@ -3,6 +3,8 @@
 //! - [`extract`]: main-content extraction (known containers first, a scoring extractor as the
 //!   fallback) and page metadata.
 //! - [`markdown`]: HTML to markdown that keeps headings, lists, tables, code and links.
+//! - [`passages`]: a long text (a filing, a long page) read by the passages that answer,
+//!   wherever they stand, with their page markers.
 //! - [`steps`]: what follows extraction, in order, each LLM step with its non-LLM path:
 //!   - [`judge`]: the cleanliness score (heuristic always, the LLM's on a sample when asked);
 //!   - [`cleaning`]: LLM cleaning of content judged dirty, checked by [`guard`] (code,
@@ -26,6 +28,7 @@ pub mod llm_analysis;
 pub mod lookup;
 pub mod markdown;
 mod metrics;
+pub mod passages;
 pub mod stage;
 pub mod steps;
 pub mod tables;

@@ -11,8 +11,9 @@
 //! repaired once through [`Llm::json`]; if it still fails the caller falls back to the
 //! extractive analysis.
 //!
-//! Input is bounded by `clean.llm_analysis_max_chars`: a longer page is cut to its paragraph
-//! blocks that rank best (BM25) against the question, kept in page order, and a note says so.
+//! Input is bounded by `clean.llm_analysis_max_chars`: a longer page is cut to its passages
+//! that rank best against the question ([`crate::passages`]), in page order with their page
+//! markers, and a note says so.
 
 use std::collections::BTreeMap;
 
@@ -21,8 +22,7 @@ use serde_json::Value;
 use trawl_llm::{ChatRequest, Llm, LlmError};
 
 use crate::analysis::Context;
-use crate::bm25::rank;
-use crate::cleaning::blocks;
+use crate::passages;
 
 /// Longest summary accepted, in characters.
 pub(crate) const MAX_SUMMARY: usize = 1_500;
@@ -134,33 +134,11 @@ fn validate(points: &[String], a: &Answer) -> Result<(), BadAnswer> {
 }
 
 /// At most `max` characters of `markdown` for the prompt, and a note when it was cut: its
-/// blocks that rank best against the question, in page order.
+/// passages that rank best against the question, in page order ([`passages::fit`]).
 pub fn bounded(ctx: &Context, markdown: &str, max: usize) -> (String, Option<String>) {
-    if markdown.len() <= max {
-        return (markdown.to_owned(), None);
-    }
-    let all = blocks(markdown);
-    let ranking = rank(&ctx.query(ctx.lang()), &all);
-    let mut order = ranking.order();
-    // Blocks that match nothing fill any room left, from the top of the page.
-    order.extend((0..all.len()).filter(|&i| ranking.scores[i] <= 0.0));
-    let (mut picked, mut used) = (Vec::new(), 0);
-    for i in order {
-        if used + all[i].len() <= max {
-            used += all[i].len();
-            picked.push(i);
-        }
-    }
-    picked.sort_unstable();
-    let text: String = picked.iter().map(|&i| all[i]).collect();
-    let note = format!(
-        "the LLM analysed the {} of {} passages most relevant to the question ({} of {} characters)",
-        picked.len(),
-        all.len(),
-        text.len(),
-        markdown.len()
-    );
-    (text, Some(note))
+    let fitted = passages::fit(&ctx.query(ctx.lang()), markdown, max);
+    let note = fitted.note("the LLM analysed", markdown.len());
+    (fitted.text, note)
 }
 
 /// The LLM's analysis of one source, validated; `Err` when it cannot give a valid one.

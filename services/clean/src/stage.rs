@@ -28,12 +28,17 @@ use trawl_store::{page_lookup, Cache, PageLookup};
 use crate::analysis::Context;
 use crate::extract::extract_owned;
 use crate::metrics::step;
+use crate::passages;
 use crate::steps::{process, LlmUse, Processed};
 use trawl_text::floor_char_boundary;
 
 /// Less main content than this many Latin letters' worth ([`trawl_text::weighted_len`]: 27
 /// Chinese characters) is not a source worth analysing.
 const MIN_CONTENT_CHARS: usize = 80;
+
+/// The longest text clean takes of a source (bytes; fetch's files give at most as much). A job
+/// reads `clean.max_chars` of it: all of it, or its passages that answer ([`passages`]).
+const DOCUMENT_CHARS: usize = 5 << 20;
 
 /// Megabytes of HTML being extracted at once. Extraction holds several times its page (the
 /// prepared copy, the parsed tree, the markdown), so two 10 MB pages side by side took a worker
@@ -80,11 +85,11 @@ impl CleanStage {
     async fn steps(
         &self,
         job: &Job<'_, FetchedDoc>,
+        ctx: &Context,
         title: &str,
         markdown: String,
     ) -> Result<Processed, StageError> {
         let rt = job.rt();
-        let ctx = context(job).await?;
         let llm = job.llm(self.llm.as_ref()).await?;
         let (use_llm, path) = match &llm {
             JobLlm::Ready(llm) => (LlmUse::Yes(llm), format!("llm:{}", llm.model_of("clean"))),
@@ -95,13 +100,13 @@ impl CleanStage {
             JobLlm::NotConfigured => (LlmUse::NotConfigured, "none".into()),
         };
         let c = &rt.config.clean;
-        let key = worth_caching(&use_llm, c).then(|| cache_key(&rt.config, &path, &ctx, &markdown));
+        let key = worth_caching(&use_llm, c).then(|| cache_key(&rt.config, &path, ctx, &markdown));
         if let Some(key) = &key {
             if let Some(hit) = cached(rt, key).await {
                 return Ok(hit);
             }
         }
-        let processed = process(use_llm, c, &ctx, title, markdown).await;
+        let processed = process(use_llm, c, ctx, title, markdown).await;
         if let Some(key) = &key {
             store_cached(rt, key, &processed).await;
         }
@@ -111,16 +116,20 @@ impl CleanStage {
         Ok(processed)
     }
 
-    /// The page's title and its main content as markdown, cut to `max_chars`: extracted from
-    /// HTML, within the extraction budget and off the I/O threads; any other type as it is.
+    /// The page's title and its main content as markdown, cut to [`DOCUMENT_CHARS`]: extracted
+    /// from HTML, within the extraction budget and off the I/O threads; any other type as it is.
     async fn text_of(
         &self,
         doc: &FetchedDoc,
         body: String,
-        max_chars: usize,
     ) -> Result<(String, String), StageError> {
+        let max_chars = DOCUMENT_CHARS;
         if !is_html(&doc.content_type) {
-            return Ok((doc.source.title.clone(), cap(body, max_chars)));
+            // A file's own title is its first heading (fetch puts a PDF's there).
+            let title = (body.lines().find(|l| !l.trim().is_empty()))
+                .and_then(|l| l.strip_prefix("# "))
+                .map_or_else(|| doc.source.title.clone(), |t| t.trim().to_owned());
+            return Ok((title, cap(body, max_chars)));
         }
         let _turn = self
             .extracting
@@ -144,7 +153,7 @@ impl CleanStage {
 struct CachedText {
     /// The body it was extracted from ([`CachedCopy::content_hash`]).
     content_hash: String,
-    /// `clean.max_chars` when it was cut.
+    /// The length it was cut at ([`DOCUMENT_CHARS`]).
     max_chars: usize,
     title: String,
     markdown: String,
@@ -153,7 +162,8 @@ struct CachedText {
 impl CleanStage {
     /// [`CleanStage::text_of`], read from the page cache when the page is cached and its text
     /// was extracted before (from the same body, cut to the same length), and kept there
-    /// when it was not. A cache that cannot answer only costs the extraction.
+    /// when it was not. A cache that cannot answer only costs the extraction. The text is the
+    /// whole page's, whatever the question: the passages a job reads are its own.
     ///
     /// The text is kept from a page's second reading on, not its first: most pages of a batch
     /// are read by one job only, and keeping their text would cost each a written object (a
@@ -164,15 +174,15 @@ impl CleanStage {
         rt: &Runtime,
         doc: &FetchedDoc,
         body: String,
-        max_chars: usize,
     ) -> Result<(String, String), StageError> {
+        let max_chars = DOCUMENT_CHARS;
         let Some(cached) = &doc.cached else {
-            return self.text_of(doc, body, max_chars).await;
+            return self.text_of(doc, body).await;
         };
         // A page just fetched is read for the first time: its text is neither there nor kept.
         if !cached.hit {
             page_lookup("clean", PageLookup::Miss);
-            return self.text_of(doc, body, max_chars).await;
+            return self.text_of(doc, body).await;
         }
         let object = paths::page_text(&cached.key);
         if let Some(text) = cached_text(rt, &object, cached, max_chars).await {
@@ -180,7 +190,7 @@ impl CleanStage {
             return Ok((text.title, text.markdown));
         }
         page_lookup("clean", PageLookup::Miss);
-        let (title, markdown) = self.text_of(doc, body, max_chars).await?;
+        let (title, markdown) = self.text_of(doc, body).await?;
         let text = CachedText {
             content_hash: cached.content_hash.clone(),
             max_chars,
@@ -239,6 +249,28 @@ fn cap(mut text: String, max: usize) -> String {
         text.shrink_to_fit();
     }
     text
+}
+
+/// `markdown` as the job reads it: whole when it fits `clean.max_chars`, else its passages that
+/// answer the question, wherever they stand ([`passages::fit`]), ranked off the I/O threads;
+/// and a note saying how much was read.
+async fn read_passages(
+    rt: &Runtime,
+    ctx: &Context,
+    markdown: String,
+) -> Result<(String, Option<String>), StageError> {
+    let max = rt.config.clean.max_chars;
+    if markdown.len() <= max {
+        return Ok((markdown, None));
+    }
+    let query = ctx.query(ctx.lang());
+    tokio::task::spawn_blocking(move || {
+        let fitted = passages::fit(&query, &markdown, max);
+        let note = fitted.note("read", markdown.len());
+        (fitted.text, note)
+    })
+    .await
+    .map_err(|e| StageError::permanent(format!("reading passages panicked: {e}")))
 }
 
 /// The job's context for analysis; a record already gone narrows it to the question.
@@ -320,12 +352,14 @@ async fn store_cached(rt: &Runtime, key: &str, processed: &Processed) {
 fn analysed_doc(doc: &FetchedDoc, title: String, processed: Processed) -> AnalysedDoc {
     let a = processed.analysis;
     let language = trawl_text::Lang::detect(&processed.markdown).code().into();
+    let key_point_pages = trawl_text::pages::pages_of(&processed.markdown, &a.key_points);
     AnalysedDoc {
         source: doc.source.clone(),
         final_url: doc.final_url.clone(),
         title,
         markdown: processed.markdown,
         summary: a.summary,
+        key_point_pages,
         key_points: a.key_points,
         relevance: a.relevance,
         is_relevant: a.is_relevant,
@@ -357,8 +391,9 @@ impl Stage for CleanStage {
         // Taken, not copied: nothing after extraction reads the page itself.
         let body = std::mem::take(&mut msg.body.body);
         let doc = &msg.body;
-        let max_chars = rt.config.clean.max_chars;
-        let (title, markdown) = self.text(rt, doc, body, max_chars).await?;
+        let ctx = context(&Job::new(rt, &msg)).await?;
+        let (title, markdown) = self.text(rt, doc, body).await?;
+        let (markdown, read) = read_passages(rt, &ctx, markdown).await?;
         // The page is gone; what waits on the LLM steps is its text.
         trawl_pipeline::in_flight::hold(
             ANALYSIS_MEMORY_FACTOR * markdown.len() as u64 + trawl_pipeline::worker::BASE_FOOTPRINT,
@@ -380,7 +415,8 @@ impl Stage for CleanStage {
             } else {
                 title
             };
-            let processed = self.steps(&Job::new(rt, &msg), &title, markdown).await?;
+            let mut processed = (self.steps(&Job::new(rt, &msg), &ctx, &title, markdown)).await?;
+            processed.notes.splice(0..0, read);
             let key = paths::doc(msg.batch_id, msg.job_id, doc.source.idx);
             let analysed = analysed_doc(doc, title, processed);
             // The document is on disk before its outcome counts, so synthesis can always read it.

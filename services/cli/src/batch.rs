@@ -87,6 +87,11 @@ pub struct SubmitArgs {
     /// writes answer.json, and `trawl results --format csv` has a column per field.
     #[arg(long, value_name = "SCHEMA.json")]
     fields: Option<PathBuf>,
+    /// Every question also searches and reads this documents root (s3://bucket/prefix,
+    /// file:///dir …), unless its line names its own `documents`; the server's
+    /// documents.allow must hold it.
+    #[arg(long, value_name = "URL")]
+    documents: Option<String>,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -99,6 +104,7 @@ impl SubmitArgs {
             include_domains: listed(&self.include_domains),
             exclude_domains: listed(&self.exclude_domains),
             cache_max_age_secs: self.cache_max_age_secs,
+            documents: self.documents.clone(),
             fields: (self.fields.as_deref())
                 .map(trawl_cli::input::read_fields)
                 .transpose()?,
@@ -214,6 +220,10 @@ pub async fn submit(config: Config, args: SubmitArgs) -> anyhow::Result<ExitCode
         (created.jobs.len(), created.batch_id)
     } else {
         trawl_pipeline::batch::check_budget(&config, args.budget)?;
+        let allow = &config.documents.allow;
+        if let Some((id, e)) = trawl_pipeline::batch::refused_documents(&questions, allow) {
+            bail!("{}: question {id}: documents: {e}", args.file.display());
+        }
         let rt = fleet(config).await?;
         let progress = bar(questions.len() as u64, "enqueued");
         let options = BatchOptions {

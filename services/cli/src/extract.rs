@@ -100,7 +100,7 @@ pub(crate) fn of_fetched(body: String, url: &str, content_type: Option<&str>) ->
 /// `<meta>` charset, as UTF-8, or as the charset detector reads it.
 fn html_of(bytes: &[u8], limit: u64) -> anyhow::Result<String> {
     if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Ok(trawl_fetch::http::decode(bytes, "text/html", None));
+        return Ok(trawl_files::decode(bytes, "text/html", None));
     }
     let gunzipped = read_bounded(
         flate2::read::MultiGzDecoder::new(bytes),
@@ -108,7 +108,7 @@ fn html_of(bytes: &[u8], limit: u64) -> anyhow::Result<String> {
         "the gunzipped page (fetch.max_bytes)",
     )
     .context("not a valid gzip file, or one that unpacks too large")?;
-    Ok(trawl_fetch::http::decode(&gunzipped, "text/html", None))
+    Ok(trawl_files::decode(&gunzipped, "text/html", None))
 }
 
 fn file_url(path: &Path) -> String {

@@ -10,6 +10,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use trawl_broker::Subscription;
 use trawl_config::Config;
+use trawl_messages::documents::Root;
 use trawl_messages::{
     paths, Envelope, JobOptions, JobStatus, Queue, ReportType, ResearchResult, SearchRecord,
 };
@@ -59,6 +60,12 @@ pub struct RunArgs {
     /// Search nothing: read only the --url pages.
     #[arg(long, requires = "urls")]
     no_search: bool,
+    /// Your own documents as sources, searched beside the web (with --provider documents,
+    /// instead of it): a folder, which this run indexes and may read, or a documents root URL
+    /// (s3://bucket/prefix, gs://, az://), which documents.allow must hold. Sources from it
+    /// are cited as doc://<path>#page=N.
+    #[arg(long, value_name = "DIR|URL")]
+    documents: Option<String>,
     /// Seconds until the report is written with the sources read so far.
     #[arg(long, value_name = "SECS")]
     deadline: Option<u64>,
@@ -118,6 +125,10 @@ impl RunArgs {
             exclude_domains: listed(&self.exclude_domains),
             urls: listed(&self.urls),
             search: self.no_search.then_some(false),
+            documents: match self.documents_root() {
+                Ok(root) => root,
+                Err(e) => return Err(vec![format!("--documents: {e}")]),
+            },
             fields: match self.fields.as_deref().map(trawl_cli::input::read_fields) {
                 Some(Ok(fields)) => Some(fields),
                 Some(Err(e)) => return Err(vec![format!("{e:#}")]),
@@ -144,6 +155,23 @@ impl RunArgs {
         }
     }
 
+    /// The root `--documents` names: a URL as given, a folder as its `file://` URL (it must
+    /// exist).
+    fn documents_root(&self) -> Result<Option<String>, String> {
+        let Some(given) = self.documents.as_deref() else {
+            return Ok(None);
+        };
+        if given.contains("://") {
+            return Ok(Some(given.to_owned()));
+        }
+        let dir = std::path::Path::new(given);
+        if !dir.is_dir() {
+            return Err(format!("no folder at {given}"));
+        }
+        let root = Root::folder(dir).map_err(|e| e.to_string())?;
+        Ok(Some(root.url().to_owned()))
+    }
+
     /// Makes the configuration say what the flags say, so the stages (which read it) agree
     /// with the job's options: a provider named here is built, a browser is started only when
     /// the level allows one, and the work products go where asked.
@@ -157,6 +185,12 @@ impl RunArgs {
         }
         if self.no_llm {
             config.llm = None;
+        }
+        // A folder given here is this run's to read.
+        if let (Some(dir), Ok(Some(root))) = (&self.documents, self.documents_root()) {
+            if !dir.contains("://") {
+                config.documents.allow.push(root);
+            }
         }
         if let Some(dir) = &self.out {
             std::fs::create_dir_all(dir)
@@ -185,6 +219,10 @@ pub async fn run(
     let task =
         check_task(&args.question, options).map_err(|e| anyhow::anyhow!("the question: {e}"))?;
     args.apply(&mut config)?;
+    if let Some(root) = &task.options.documents {
+        Root::allowed(root, &config.documents.allow)
+            .map_err(|e| anyhow::anyhow!("--documents: {e}"))?;
+    }
     let progress = Progress::new();
     progress.stage("checking the search providers");
     check_providers(&config, env).await?;

@@ -13,8 +13,9 @@
 //! - [`browser_proxy`]: the forward proxy that is Chromium's only way out, resolving and
 //!   connecting through the SSRF guard.
 //! - [`crawl`]: the optional shallow crawl, the links of a page worth following.
-//! - [`files`]: downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown): what they
-//!   are from magic bytes, type and extension, and their text as markdown, bounded on hostile input.
+//! - Downloads that are not HTML (PDF, DOCX, CSV/TSV, JSON, text, markdown) are told apart and
+//!   turned into markdown by [`trawl_files`], bounded on hostile input; `doc://` sources are read
+//!   from the job's documents root by [`trawl_documents`].
 //! - [`metrics`]: the stage's metrics.
 //! - [`politeness`]: what a fetch waits for, fleet-wide: robots.txt, the host's rate and its
 //!   requests in flight.
@@ -30,7 +31,6 @@ pub mod block;
 pub mod browser;
 pub mod browser_proxy;
 pub mod crawl;
-pub mod files;
 pub mod http;
 pub mod metrics;
 pub mod one;

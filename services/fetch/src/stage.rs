@@ -7,13 +7,16 @@
 //! and retries at the same level first. A host's turn that comes soon is booked and waited for
 //! in the worker; whatever cannot go soon comes back later through a delay tier. A browser task
 //! whose WebDriver stopped answering goes back like a task of a store outage, spending none of
-//! its attempts: a browser service that dies and restarts fails no page.
+//! its attempts: a browser service that dies and restarts fails no page. A `doc://` source is
+//! none of that: it is read from the job's documents root ([`trawl_documents`]).
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tracing::info;
 use trawl_config::Config;
+use trawl_documents::DocumentsError;
+use trawl_messages::documents::{doc_name, doc_url, Root};
 use trawl_messages::{CachedCopy, Domains, Envelope, FetchTask, FetchedDoc, Outcome, Queue};
 use trawl_pipeline::fanin::OutcomeRecord;
 use trawl_pipeline::Job;
@@ -94,6 +97,49 @@ async fn end(
     Ok(Handled::Done)
 }
 
+/// A `doc://` source: read from the job's documents root (one the operator allows) and
+/// converted as a file on the web would be, then passed to clean. Robots.txt, politeness, the
+/// SSRF guard and the browser are the web's: none applies to the job's own documents.
+async fn document(
+    rt: &Runtime,
+    msg: &Envelope<FetchTask>,
+    name: &str,
+) -> Result<Handled, StageError> {
+    let task = &msg.body;
+    let config = &rt.config;
+    let failed = |reason: String| Outcome::Failed { reason };
+    let url = (task.documents.clone()).unwrap_or_else(|| config.documents.url.clone());
+    if url.trim().is_empty() {
+        let why = "no documents root: the job names none and documents.url is empty";
+        return end(rt, msg, 0, failed(why.into())).await;
+    }
+    let root = match Root::allowed(&url, &config.documents.allow) {
+        Ok(root) => root,
+        Err(e) => return end(rt, msg, 0, failed(e.to_string())).await,
+    };
+    let read = trawl_documents::read::document(&root, &config.output, name, config.fetch.max_bytes);
+    let (content_type, body) = match read.await {
+        Ok(read) => read,
+        // The store did not answer: the message is retried, as for any outage.
+        Err(DocumentsError::Objects(e)) => return Err(e.into()),
+        Err(e) => return end(rt, msg, 0, failed(e.to_string())).await,
+    };
+    info!(url = %task.source.url, bytes = body.len(), "document read");
+    let doc = FetchedDoc {
+        query: task.query.clone(),
+        source: task.source.clone(),
+        final_url: doc_url(name, None),
+        status: 200,
+        content_type,
+        level: 0,
+        bytes: body.len() as u64,
+        body,
+        cached: None,
+    };
+    Job::new(rt, msg).send(Queue::Clean, doc).await?;
+    Ok(Handled::Done)
+}
+
 /// Sends the task on at `level`, on the queue of that level.
 async fn hand_on(
     rt: &Runtime,
@@ -153,6 +199,7 @@ async fn crawl(rt: &Runtime, msg: &Envelope<FetchTask>, page: &Page) -> Result<(
             depth: task.depth + 1,
             domains: task.domains.clone(),
             cache_max_age_secs: task.cache_max_age_secs,
+            documents: task.documents.clone(),
         };
         job.send(Queue::Fetch, child).await?;
     }
@@ -511,6 +558,9 @@ impl Stage for FetchStage {
 
     async fn handle(&self, rt: &Runtime, msg: Envelope<FetchTask>) -> Result<Handled, StageError> {
         let task = &msg.body;
+        if let Some(name) = doc_name(&task.source.url) {
+            return document(rt, &msg, &name).await;
+        }
         let url = match Url::parse(&task.source.url) {
             Ok(u) => u,
             Err(e) => {

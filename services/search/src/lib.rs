@@ -13,6 +13,7 @@
 
 pub mod analysis;
 pub mod chain;
+pub mod documents;
 pub mod judge;
 pub mod metrics;
 pub mod normalize;

@@ -9,6 +9,10 @@ const TRACKING: &[&str] = &[
 
 /// The normalised form of `raw`, or `None` if it is not an http(s) URL.
 pub(crate) fn normalize(raw: &str) -> Option<String> {
+    // A document is one source whichever page a hit was at: clean finds the pages that answer.
+    if let Some(name) = trawl_messages::documents::doc_name(raw.trim()) {
+        return Some(trawl_messages::documents::doc_url(&name, None));
+    }
     let mut url = Url::parse(raw.trim()).ok()?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return None;

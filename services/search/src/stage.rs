@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tracing::info;
 use trawl_config::{Config, SearchConfig, Selection};
-use trawl_messages::record::{QueryAnalysis, RawResult, Scored, SearchRecord};
+use trawl_messages::record::{Attempt, QueryAnalysis, RawResult, Scored, SearchRecord};
 use trawl_messages::{
     paths, AnalysedDoc, Envelope, FetchTask, Outcome, Queue, Round, SearchTask, Source, SourceKind,
 };
@@ -16,6 +16,7 @@ use trawl_pipeline::{Job, JobLlm};
 
 use crate::analysis::{analyse, analyse_with, locale_of};
 use crate::chain::Search;
+use crate::documents::{self, Documents};
 use crate::metrics::METRICS;
 use crate::normalize::normalize;
 use crate::providers::{build_all, Freshness, Provider};
@@ -38,6 +39,7 @@ pub enum BuildError {
 
 pub struct SearchStage {
     providers: BTreeMap<String, Box<dyn Provider>>,
+    documents: Documents,
     http: reqwest::Client,
     llm: Option<Llm>,
 }
@@ -64,6 +66,7 @@ impl SearchStage {
         }
         Ok(SearchStage {
             providers,
+            documents: Documents::default(),
             http,
             llm,
         })
@@ -105,6 +108,16 @@ fn freshness_of(cfg: &SearchConfig, task: &SearchTask) -> Freshness {
         .and_then(Freshness::parse)
         .or_else(|| Freshness::parse(&cfg.freshness))
         .unwrap_or_default()
+}
+
+/// What the searches of one job's sub-queries gathered, before scoring and selection.
+struct Gathered {
+    /// Each normalised URL's best result.
+    best: HashMap<String, Scored>,
+    attempts: Vec<Attempt>,
+    answers: Vec<(String, String)>,
+    refused: Vec<(RawResult, String)>,
+    answered: bool,
 }
 
 /// What one search found: its work product (the analysis, every provider attempt and every
@@ -152,6 +165,59 @@ impl SearchStage {
             .await
     }
 
+    /// Runs each sub-query of `analysis`: in the job's documents when it has a root, and
+    /// through its web chain (the documents are searched beside the web providers, not as one
+    /// of their fallbacks).
+    async fn gather(&self, rt: &Runtime, task: &SearchTask, analysis: &QueryAnalysis) -> Gathered {
+        let cfg = &rt.config.search;
+        let mut chain = chain_of(cfg, task, analysis.is_news);
+        let root = documents::root_of(rt, task, &chain);
+        chain.retain(|n| n != documents::NAME);
+        let (freshness, locale) = (freshness_of(cfg, task), locale_of(task));
+        let domains = task.options.domains();
+        let search = Search {
+            providers: &self.providers,
+            http: &self.http,
+            store: rt.store.as_ref(),
+            cache_ttl: Duration::from_secs(cfg.cache_ttl_secs),
+            requests_per_second: &cfg.requests_per_second,
+            domains: &domains,
+        };
+        // A job that does not search asked no provider, which is no outage.
+        let mut out = Gathered {
+            best: HashMap::new(),
+            attempts: Vec::new(),
+            answers: Vec::new(),
+            refused: Vec::new(),
+            answered: !task.options.searches(),
+        };
+        let queries = if out.answered {
+            &[][..]
+        } else {
+            &analysis.sub_queries[..]
+        };
+        let target = cfg.results_per_query;
+        for sub in queries {
+            if let Some(root) = &root {
+                let found = self.documents.search(rt, root, sub, target).await;
+                out.answered |= found.answered;
+                out.attempts.push(found.attempt);
+                merge(&mut out.best, found.results, &analysis.terms);
+            }
+            if chain.is_empty() {
+                continue;
+            }
+            let news = analysis.is_news;
+            let found = (search.chain(&chain, sub, target, freshness, news, &locale)).await;
+            out.answered |= found.answered;
+            out.attempts.extend(found.attempts);
+            out.answers.extend(found.answers);
+            out.refused.extend(found.refused);
+            merge(&mut out.best, found.results, &analysis.terms);
+        }
+        out
+    }
+
     /// Runs the searches of `analysis`, then scores and selects at most `max` results whose
     /// URLs are not in `tried` (normalised).
     async fn find_for(
@@ -164,46 +230,13 @@ impl SearchStage {
         max: usize,
     ) -> Found {
         let cfg = &rt.config.search;
-        let chain = chain_of(cfg, task, analysis.is_news);
-        let freshness = freshness_of(cfg, task);
-        let locale = locale_of(task);
-        let domains = task.options.domains();
-        let search = Search {
-            providers: &self.providers,
-            http: &self.http,
-            store: rt.store.as_ref(),
-            cache_ttl: Duration::from_secs(cfg.cache_ttl_secs),
-            requests_per_second: &cfg.requests_per_second,
-            domains: &domains,
-        };
-
-        let mut best: HashMap<String, Scored> = HashMap::new();
-        let (mut attempts, mut answers, mut refused) = (Vec::new(), Vec::new(), Vec::new());
-        // A job that does not search asked no provider, which is no outage.
-        let mut answered = !task.options.searches();
-        let queries = if answered {
-            &[][..]
-        } else {
-            &analysis.sub_queries[..]
-        };
-        for sub in queries {
-            let found = search
-                .chain(
-                    &chain,
-                    sub,
-                    cfg.results_per_query,
-                    freshness,
-                    analysis.is_news,
-                    &locale,
-                )
-                .await;
-            answered |= found.answered;
-            attempts.extend(found.attempts);
-            answers.extend(found.answers);
-            refused.extend(found.refused);
-            merge(&mut best, found.results, &analysis.terms);
-        }
-
+        let Gathered {
+            best,
+            attempts,
+            answers,
+            refused,
+            answered,
+        } = self.gather(rt, task, &analysis).await;
         let listed = listed(task, tried, &analysis.terms, max);
         let candidates: Vec<Scored> = (best.into_values())
             .filter(|s| !tried.contains(&s.url) && !listed.iter().any(|l| l.url == s.url))
@@ -357,6 +390,7 @@ async fn hand_on(job: &Job<'_, SearchTask>, sources: Vec<Source>) -> Result<Hand
             depth: 0,
             domains: domains.clone(),
             cache_max_age_secs: task.options.cache_max_age_secs,
+            documents: task.options.documents.clone(),
         };
         job.send(Queue::Fetch, fetch).await?;
     }

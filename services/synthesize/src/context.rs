@@ -218,9 +218,7 @@ fn render(source: &ContextSource, level: Level) -> String {
         block.push_str(&cut(lookup, KEY_POINTS_MAX_CHARS));
     }
     let body = match level {
-        Level::Full if !source.markdown.trim().is_empty() => {
-            cut(source.markdown.trim(), FULL_MAX_CHARS).into_owned()
-        }
+        Level::Full if !source.markdown.trim().is_empty() => full(source),
         // A full source without markdown has only its key points to give.
         Level::Full | Level::KeyPoints => key_points(source),
         Level::Reference => format!("Relevance: {:.2}", source.relevance),
@@ -231,6 +229,33 @@ fn render(source: &ContextSource, level: Level) -> String {
         block.push_str(&body);
     }
     block
+}
+
+/// A full source's body: its markdown, cut to [`FULL_MAX_CHARS`]. When a longer one (a filing,
+/// a long page) has key points past the cut, they come first, and its opening gets the room
+/// left: the sentence that answers on page 240 is not cut away.
+fn full(source: &ContextSource) -> String {
+    let markdown = source.markdown.trim();
+    let opening = cut(markdown, FULL_MAX_CHARS);
+    if opening.len() == markdown.len() {
+        return opening.into_owned();
+    }
+    let read = collapse_whitespace(&opening);
+    let beyond: Vec<&String> = (source.key_points.iter())
+        .filter(|p| !read.contains(collapse_whitespace(p).as_str()))
+        .collect();
+    if beyond.is_empty() {
+        return opening.into_owned();
+    }
+    let points: Vec<String> = beyond
+        .iter()
+        .map(|p| format!("- {}", collapse_whitespace(p)))
+        .collect();
+    let mut body = cut(&points.join("\n"), KEY_POINTS_MAX_CHARS).into_owned();
+    let room = FULL_MAX_CHARS.saturating_sub(body.chars().count() + SEPARATOR.len());
+    body.push_str(SEPARATOR);
+    body.push_str(&cut(markdown, room));
+    body
 }
 
 /// Summary, then one `- ` line per key point, cut to [`KEY_POINTS_MAX_CHARS`].
@@ -503,13 +528,40 @@ mod tests {
         let exact = "東".repeat(FULL_MAX_CHARS);
         assert_eq!(cut(&exact, FULL_MAX_CHARS), exact);
 
-        // In a built context.
+        // In a built context, a source without key points.
         let t = Tokenizer::for_model("gpt-4o");
-        let srcs = vec![source(1, md.clone())];
-        let c = build(&srcs, 1_000_000, &t);
+        let mut bare = source(1, md.clone());
+        bare.key_points.clear();
+        let c = build(&[bare], 1_000_000, &t);
         let body = c.text.split_once('\n').expect("body").1;
         assert!(body.chars().count() <= FULL_MAX_CHARS);
         assert!(md.starts_with(body.strip_suffix(CUT_MARKER).expect("marker")));
+    }
+
+    #[test]
+    fn a_long_full_source_opens_with_its_key_points_past_the_cut() {
+        let md = markdown(1, 30_000, false);
+        let mut s = source(1, md.clone());
+        let opening = cut(&md, FULL_MAX_CHARS).into_owned();
+        let last = md.trim_end().rsplit("\n\n").next().unwrap().to_owned();
+        assert!(!opening.contains(&last));
+        s.key_points = vec![last.clone(), "Key point one of source 1.".into()];
+        s.markdown = format!("Key point one of source 1.\n\n{md}");
+        let body = render(&s, Level::Full);
+        let body = body.split_once('\n').expect("body").1;
+        assert!(body.chars().count() <= FULL_MAX_CHARS);
+        // Only the point the cut leaves out comes first.
+        let (points, rest) = body.split_once(SEPARATOR).unwrap();
+        assert_eq!(points, format!("- {last}"));
+        assert!(
+            rest.starts_with("Key point one of source 1.\n\n# Source 1"),
+            "{rest:.80}"
+        );
+        // Points within the opening change nothing; a source that fits is given as it is.
+        s.key_points.remove(0);
+        assert_eq!(full(&s), cut(s.markdown.trim(), FULL_MAX_CHARS));
+        let short = render(&source(2, "Short body.".into()), Level::Full);
+        assert!(short.ends_with("\nShort body."), "{short}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use tracing::warn;
 use trawl_config::Config;
 use trawl_llm::{Fallback, Llm};
 use trawl_messages::{
-    paths, AnalysedDoc, Envelope, JobRecord, JobStatus, Outcome, Queue, ReportWriter,
+    paths, AnalysedDoc, Citation, Envelope, JobRecord, JobStatus, Outcome, Queue, ReportWriter,
     ResearchResult, RoundRecord, SearchRecord, Source, SynthesizeTask, Trigger,
 };
 use trawl_pipeline::batch::{job_input, options};
@@ -81,6 +81,9 @@ struct SourceEntry<'a> {
     title: &'a str,
     outcome: Option<&'a Outcome>,
     cited_as: Option<u32>,
+    /// The page of a document (a PDF) it is cited at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cited_page: Option<u32>,
     relevance: Option<f64>,
     level: Option<u8>,
     bytes: Option<u64>,
@@ -548,7 +551,7 @@ async fn save_products(
 ) -> Result<Option<SearchRecord>, StageError> {
     let (batch, job) = (msg.batch_id, msg.job_id);
     let by_idx: BTreeMap<u32, &OutcomeRecord> = records.iter().map(|r| (r.idx, r)).collect();
-    let cited: BTreeMap<u32, u32> = report.citations.iter().map(|c| (c.idx, c.n)).collect();
+    let cited: BTreeMap<u32, &Citation> = report.citations.iter().map(|c| (c.idx, c)).collect();
     let entries: Vec<SourceEntry> = (meta.sources.iter())
         .map(|s| {
             let record = by_idx.get(&s.idx);
@@ -558,7 +561,8 @@ async fn save_products(
                 url: &s.url,
                 title: doc.map_or(&s.title, |d| &d.title),
                 outcome: record.map(|r| &r.outcome),
-                cited_as: cited.get(&s.idx).copied(),
+                cited_as: cited.get(&s.idx).map(|c| c.n),
+                cited_page: cited.get(&s.idx).and_then(|c| c.page),
                 relevance: doc.map(|d| d.relevance),
                 level: record.map(|r| r.level),
                 bytes: doc.map(|d| d.bytes),

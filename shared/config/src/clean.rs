@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 pub struct CleanConfig {
     /// A source whose analysis scores below this ends as `irrelevant`.
     pub min_relevance: f64,
-    /// Markdown kept per source, in characters.
+    /// Markdown a job reads of a source, in bytes. A longer one (a filing, a long page) is
+    /// read by its passages that answer the question, wherever they stand, with their pages.
     pub max_chars: usize,
     /// Content whose cleanliness score (0 to 1) is at or above this skips LLM cleaning.
     pub judge_threshold: f64,
@@ -24,7 +25,7 @@ pub struct CleanConfig {
     /// Pages longer than this, in characters, are not LLM-cleaned (the reason is recorded);
     /// shorter ones are cleaned in chunks of about 8,000 characters.
     pub llm_clean_max_chars: usize,
-    /// Characters of the page the LLM analysis sees; a longer page is cut to its paragraphs
+    /// Characters of the page the LLM analysis sees; a longer page is cut to its passages
     /// most relevant to the question.
     pub llm_analysis_max_chars: usize,
     /// How long a source's cleaning and analysis by the LLM are reused for the same content and

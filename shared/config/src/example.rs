@@ -9,7 +9,7 @@ use crate::{Config, LlmConfig};
 
 /// The sections in the order a reader meets them: where the fleet runs, what a job does stage
 /// by stage, then the optional LLM and the servers.
-const SECTIONS: [&str; 15] = [
+const SECTIONS: [&str; 16] = [
     "broker",
     "store",
     "output",
@@ -17,6 +17,7 @@ const SECTIONS: [&str; 15] = [
     "search",
     "fetch",
     "cache",
+    "documents",
     "clean",
     "synthesize",
     "report",

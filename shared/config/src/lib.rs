@@ -32,6 +32,7 @@ mod broker;
 mod cache;
 mod check;
 mod clean;
+mod documents;
 mod example;
 mod fetch;
 mod job;
@@ -50,6 +51,7 @@ pub use api::ApiConfig;
 pub use broker::{BrokerConfig, MAX_WAITING, MIN_IN_FLIGHT_BYTES};
 pub use cache::CacheConfig;
 pub use clean::CleanConfig;
+pub use documents::DocumentsConfig;
 pub use example::example;
 pub use fetch::{parse_cidr, FetchConfig};
 pub use job::JobConfig;
@@ -88,6 +90,7 @@ pub struct Config {
     pub search: SearchConfig,
     pub fetch: FetchConfig,
     pub cache: CacheConfig,
+    pub documents: DocumentsConfig,
     pub clean: CleanConfig,
     pub synthesize: SynthesizeConfig,
     pub report: ReportConfig,
@@ -195,6 +198,7 @@ impl Config {
         self.search.problems(&mut problems);
         self.fetch.problems(&mut problems);
         self.cache.problems(&mut problems);
+        self.documents.problems(&mut problems);
         self.clean.problems(&mut problems);
         self.report.problems(&mut problems);
         self.research.problems(&mut problems);

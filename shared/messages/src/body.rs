@@ -24,6 +24,9 @@ pub enum ProviderName {
     Brave,
     Newsapi,
     Bocha,
+    /// The job's documents root (its `documents` option, else `documents.url`), searched
+    /// beside the web providers rather than instead of them.
+    Documents,
 }
 
 impl ProviderName {
@@ -238,6 +241,12 @@ pub struct JobOptions {
         deserialize_with = "crate::whole::search"
     )]
     pub search: Option<bool>,
+    /// The documents root the provider `documents` searches and `doc://` sources are read
+    /// from: `file:///dir`, `s3://bucket/prefix`, `gs://…`, `az://…`, under one of the
+    /// operator's `documents.allow` (`documents.url` when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = "s3://corp-docs/filings"))]
+    pub documents: Option<String>,
     /// The values wanted as data: a JSON Schema object whose properties are the fields
     /// ([`Fields`](crate::Fields)). The job then writes `answer.json`, one typed and cited value
     /// (or `not_found`, or `conflict`) per field, and its report shows them first.
@@ -287,6 +296,7 @@ impl JobOptions {
             exclude_domains: self.exclude_domains.or(d.exclude_domains),
             urls: self.urls.or(d.urls),
             search: self.search.or(d.search),
+            documents: self.documents.or(d.documents),
             fields: self.fields.or(d.fields),
         }
     }
@@ -423,6 +433,10 @@ pub struct FetchTask {
     /// `None`: `cache.max_age_secs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_max_age_secs: Option<u64>,
+    /// The job's documents root (its `documents` option), which a `doc://` source is read
+    /// from; `None`: `documents.url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents: Option<String>,
 }
 
 /// `trawl.clean`: a fetched page or file, decoded to text.
@@ -478,9 +492,23 @@ pub struct SynthesizeTask {
 pub struct Citation {
     pub n: u32,
     pub idx: u32,
+    /// The source's URL, with `#page=N` when it is cited at a page of a document.
     pub url: String,
     pub title: String,
     pub relevance: f64,
+    /// The page of a document (a PDF) the report took from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+}
+
+impl Citation {
+    /// The citation at `page` of its document: the page, and the URL pointing to it
+    /// (`…/filing.pdf#page=240`, the fragment PDF viewers open at).
+    pub fn at_page(&mut self, page: u32) {
+        let url = self.url.split('#').next().unwrap_or_default();
+        self.url = format!("{url}#page={page}");
+        self.page = Some(page);
+    }
 }
 
 /// How a job ended.
@@ -604,6 +632,10 @@ pub struct AnalysedDoc {
     pub summary: String,
     /// Sentences of the source most relevant to the question, best first.
     pub key_points: Vec<String>,
+    /// The page each key point stands on (0: none found), for a source with pages (a PDF);
+    /// empty for one without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_point_pages: Vec<u32>,
     pub relevance: f64,
     pub is_relevant: bool,
     pub level: u8,
@@ -700,6 +732,7 @@ impl AnalysedDoc {
             markdown,
             summary: String::new(),
             key_points: Vec::new(),
+            key_point_pages: Vec::new(),
             relevance: 0.0,
             is_relevant: false,
             level: 0,

@@ -171,8 +171,10 @@ impl Domains {
     }
 
     /// Why `url` may not be read (a URL without a host may not be read by a filter), or `None`.
+    /// A document of the job's own root (`doc://…`) is not on the web: no domain filter holds
+    /// it back.
     pub fn refusal_of_url(&self, url: &str) -> Option<String> {
-        if self.is_empty() {
+        if self.is_empty() || is_document(url) {
             return None;
         }
         match url::Url::parse(url)
@@ -190,10 +192,16 @@ impl Domains {
     /// Whether `url` may be read.
     pub fn allows_url(&self, url: &str) -> bool {
         self.is_empty()
+            || is_document(url)
             || (url::Url::parse(url).ok().as_ref())
                 .and_then(url::Url::host_str)
                 .is_some_and(|host| self.allows(host))
     }
+}
+
+/// Whether `url` names a document of a job's documents root rather than a page of the web.
+pub fn is_document(url: &str) -> bool {
+    url.starts_with("doc://")
 }
 
 /// The rule a host breaks.

@@ -16,6 +16,7 @@
 //! Nothing here does I/O; every stage and both broker twins depend on it.
 
 pub mod body;
+pub mod documents;
 pub mod domains;
 pub mod envelope;
 pub mod fields;

@@ -106,6 +106,13 @@ pub fn page_text(key: &str) -> String {
     format!("pages/{key}.text.json")
 }
 
+/// What the fleet keeps of documents root `root` (its id, `Root::id`): `manifest.json`, the
+/// published version; `chunks/<file hash>.json`, each file's text in chunks; `v<N>/<file>`,
+/// version N's index files (written by the search worker holding the root's lease).
+pub fn documents(root: &str, rest: &str) -> String {
+    format!("documents/{root}/{rest}")
+}
+
 /// The page cache key of the object [`page`] named.
 pub fn page_key(object: &str) -> Option<&str> {
     object.strip_prefix("pages/")?.strip_suffix(".json")

@@ -7,6 +7,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use trawl_broker::Queue;
+use trawl_messages::documents::{Root, RootError};
 use trawl_messages::{
     domains, paths, Envelope, JobInput, JobOptions, JobState, Metadata, SearchTask,
     MAX_CACHE_MAX_AGE_SECS, MAX_DEADLINE_SECS, MAX_DOMAINS, MAX_URLS, PROVIDERS,
@@ -337,6 +338,9 @@ pub fn option_problems(options: &JobOptions) -> Vec<(&'static str, String)> {
     }
     domain_problems(options, &mut problems);
     url_problems(options, &mut problems);
+    if let Some(Err(e)) = options.documents.as_deref().map(Root::parse) {
+        problems.push(("documents", e.to_string()));
+    }
     // The search stage skips names it does not know: a job naming only those (or none) would
     // search nothing and end without sources.
     if let Some(names) = &options.providers {
@@ -403,6 +407,16 @@ fn url_problems(options: &JobOptions, problems: &mut Vec<(&'static str, String)>
         let n = urls.len();
         problems.push(("urls", format!("at most {MAX_URLS} URLs, not {n}")));
     }
+}
+
+/// The first question whose documents root `allow` (the operator's `documents.allow`) does not
+/// hold, by its id, with why: a root nobody allowed could be the workers' own disk, or any
+/// bucket their credentials reach.
+pub fn refused_documents(questions: &[Question], allow: &[String]) -> Option<(String, RootError)> {
+    questions.iter().find_map(|q| {
+        let root = q.task.options.documents.as_deref()?;
+        Root::allowed(root, allow).err().map(|e| (q.id.clone(), e))
+    })
 }
 
 /// What a batch's search tasks weigh in the queues, in bytes (their bodies as sent).
@@ -518,6 +532,7 @@ fn fields_in_order(line: &str) -> Option<trawl_messages::Fields> {
 const LINE_OPTIONS: &[&str] = &[
     "urls",
     "search",
+    "documents",
     "include_domains",
     "exclude_domains",
     "fields",
@@ -1076,6 +1091,31 @@ mod tests {
             assert_eq!(n, 1);
             assert!(reason.contains(needle), "{reason}");
         }
+    }
+
+    #[test]
+    fn a_lines_documents_root_is_checked_and_must_be_allowed() {
+        let tasks = parse_batch(
+            b"{\"query\": \"q\", \"documents\": \"s3://corp-docs/filings/\"}\nplain question\n",
+        )
+        .unwrap();
+        assert_eq!(
+            tasks[0].task.options.documents.as_deref(),
+            Some("s3://corp-docs/filings/")
+        );
+        let allow = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            refused_documents(&tasks, &allow(&["s3://corp-docs/"])),
+            None
+        );
+        let (id, why) = refused_documents(&tasks, &allow(&["file:///srv/docs/"])).unwrap();
+        assert_eq!(id, "1");
+        assert!(why.to_string().contains("documents.allow"), "{why}");
+        let (_, reason) = line_error(br#"{"query": "q", "documents": "/srv/docs"}"#);
+        assert!(
+            reason.contains("documents: documents root /srv/docs: not a URL"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub use job::{Extension, FanIn, Jobs};
 pub use lock::{lock, Lease, LockGuard, Locks};
 pub use memory::MemoryStore;
 pub use metrics::{init as init_metrics, page_lookup, PageLookup};
-pub use objects::{ObjectError, Objects};
+pub use objects::{Listed, ObjectError, Objects};
 pub use page::{PageEntry, PageStats, Pages};
 pub use rate::{Entry, Rates, Turn};
 pub use redis::RedisStore;

@@ -51,6 +51,14 @@ pub enum ObjectError {
     },
 }
 
+/// An object of a listing ([`Objects::list_meta`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub key: String,
+    pub etag: String,
+    pub size: u64,
+}
+
 #[derive(Clone, Debug)]
 pub struct Objects {
     store: Arc<dyn ObjectStore>,
@@ -284,6 +292,32 @@ impl Objects {
             .collect();
         files.sort();
         Ok(files)
+    }
+
+    /// Every object of the store (under its URL's prefix), by its key relative to that, with
+    /// what tells a changed object from the same one: its etag (else its last-modified time)
+    /// and its size. Unsorted.
+    pub async fn list_meta(&self) -> Result<Vec<Listed>, ObjectError> {
+        let prefix = (!self.root.is_empty()).then(|| StorePath::from(self.root.as_str()));
+        let metas: Vec<_> = self
+            .store
+            .list(prefix.as_ref())
+            .try_collect()
+            .await
+            .map_err(|e| self.failure("list", "", e))?;
+        let base = prefix.map(|p| format!("{p}/")).unwrap_or_default();
+        Ok(metas
+            .into_iter()
+            .filter_map(|m| {
+                let key = m.location.as_ref().strip_prefix(&base)?.to_owned();
+                let etag = (m.e_tag).unwrap_or_else(|| m.last_modified.to_rfc3339());
+                Some(Listed {
+                    key,
+                    etag,
+                    size: m.size,
+                })
+            })
+            .collect())
     }
 
     /// Names directly under `prefix` (objects and "folders"), sorted.

@@ -16,6 +16,7 @@ use icu_segmenter::WordSegmenter;
 pub mod asked;
 pub mod entities;
 mod lang;
+pub mod pages;
 pub mod points;
 pub mod wanted;
 
@@ -320,6 +321,26 @@ pub fn floor_char_boundary(s: &str, at: usize) -> usize {
         .unwrap_or(0)
 }
 
+/// `s` in pieces of at most `max` bytes (at least one character each), each cut at its last
+/// whitespace when it has one: a paragraph too long for a passage or a chunk, read in parts.
+pub fn pieces(s: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while rest.len() > max {
+        let cut = floor_char_boundary(rest, max);
+        let cut = (rest[..cut].rfind(char::is_whitespace))
+            .filter(|&at| at > 0)
+            .unwrap_or(cut)
+            .max(rest.chars().next().map_or(1, char::len_utf8));
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    if !rest.is_empty() || out.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
 /// `s` with leading and trailing whitespace dropped and every inner run of it made one space.
 pub fn collapse_whitespace(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -449,7 +470,8 @@ impl<'a> Found<'a> {
     }
 }
 
-/// Prose sentences of markdown: headings, code blocks, tables and list markers left out.
+/// Prose sentences of markdown: headings, code blocks, tables, list markers and comment lines
+/// (a PDF's page markers) left out.
 pub fn sentences(markdown: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_code = false;
@@ -465,7 +487,8 @@ pub fn sentences(markdown: &str) -> Vec<String> {
             flush(&mut paragraph, &mut out);
             continue;
         }
-        if in_code || t.starts_with('#') || t.starts_with('|') || t.is_empty() {
+        let comment = t.starts_with("<!--") && t.ends_with("-->");
+        if in_code || t.starts_with('#') || t.starts_with('|') || t.is_empty() || comment {
             flush(&mut paragraph, &mut out);
             continue;
         }
@@ -706,6 +729,16 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_are_bounded_and_cut_at_whitespace() {
+        assert_eq!(pieces("one two three", 8), ["one two", " three"]);
+        assert_eq!(pieces("short", 8), ["short"]);
+        // No whitespace: cut at a character boundary, never inside one, never empty.
+        assert_eq!(pieces("ééé", 3), ["é", "é", "é"]);
+        assert_eq!(pieces("ééé", 1), ["é", "é", "é"]);
+        assert_eq!(pieces("", 4), [""]);
+    }
 
     /// A clause in a script written without spaces is cut into its words (dictionaries for
     /// Chinese and Japanese, a model for Thai), so a question and a page about it share terms;

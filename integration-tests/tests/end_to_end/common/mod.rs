@@ -452,6 +452,24 @@ impl Fleet {
         command
     }
 
+    /// `command` with simweb's scripted LLM as `model` (OpenAI's wire format), or with
+    /// `--no-llm` when `model` is `None`.
+    pub fn with_llm(&self, command: &mut Command, model: Option<&str>) {
+        match model {
+            Some(model) => {
+                let web = self.simweb.base_url();
+                command
+                    .env("TRAWL__LLM__PROVIDER", "openai")
+                    .env("TRAWL__LLM__BASE_URL", format!("{web}/v1"))
+                    .env("TRAWL__LLM__MODEL", model)
+                    .env("OPENAI_API_KEY", "k");
+            }
+            None => {
+                command.arg("--no-llm");
+            }
+        }
+    }
+
     /// `trawl run` in embedded mode ([`Fleet::trawl_alone`]) with `args` after `run`: its
     /// standard output, once it has succeeded.
     pub async fn run_alone(&self, args: &[&str]) -> String {

@@ -13,6 +13,9 @@
 //! | `brave` | [`brave`] | `BRAVE_API_KEY` | `offset` (page index) |
 //! | `newsapi` | [`newsapi`] | `NEWSAPI_API_KEY` | `page` |
 //! | `bocha` | [`bocha`] | `BOCHA_API_KEY` | `page` |
+//!
+//! `documents` is the job's documents root ([`trawl_documents`]), searched by the stage beside
+//! the web chain, not through it: a hybrid job reads both.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -351,6 +354,7 @@ fn defaults(provider: ProviderName) -> (&'static str, Option<&'static str>) {
         ProviderName::Brave => ("https://api.search.brave.com", Some("BRAVE_API_KEY")),
         ProviderName::Newsapi => ("https://newsapi.org", Some("NEWSAPI_API_KEY")),
         ProviderName::Bocha => ("https://api.bochaai.com", Some("BOCHA_API_KEY")),
+        ProviderName::Documents => ("", None),
     }
 }
 
@@ -358,6 +362,8 @@ fn defaults(provider: ProviderName) -> (&'static str, Option<&'static str>) {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Skipped {
     Unknown,
+    /// `documents`: searched by the stage from the job's root, not over HTTP.
+    Documents,
     MissingKey(String),
 }
 
@@ -368,6 +374,9 @@ fn endpoint(
     env: &BTreeMap<String, String>,
 ) -> Result<(ProviderName, Endpoint), Skipped> {
     let provider = ProviderName::from_name(name).ok_or(Skipped::Unknown)?;
+    if provider == ProviderName::Documents {
+        return Err(Skipped::Documents);
+    }
     let (default_url, default_key) = defaults(provider);
     let base_url = match (provider, config.endpoints.get(name)) {
         (_, Some(url)) => url.clone(),
@@ -459,6 +468,8 @@ async fn reachable(
         Ok(found) => found,
         Err(Skipped::Unknown) => return Err(ProbeError::Unknown),
         Err(Skipped::MissingKey(var)) => return Err(ProbeError::MissingKey(var)),
+        // The documents root is not reached over HTTP: nothing to probe.
+        Err(Skipped::Documents) => return Ok(()),
     };
     let url = endpoint.base_url;
     match http.get(&url).send().await {
@@ -484,6 +495,7 @@ pub fn build(
         ProviderName::Brave => Box::new(brave::Brave(endpoint)),
         ProviderName::Newsapi => Box::new(newsapi::NewsApi(endpoint)),
         ProviderName::Bocha => Box::new(bocha::Bocha(endpoint)),
+        ProviderName::Documents => return Err(Skipped::Documents),
     })
 }
 
@@ -505,6 +517,7 @@ pub(crate) fn build_all(
                 info!(provider = %name, key = %var, "provider skipped: no API key in the environment")
             }
             Err(Skipped::Unknown) => warn!(provider = %name, "provider skipped: unknown name"),
+            Err(Skipped::Documents) => {}
         }
     }
     out
@@ -798,7 +811,13 @@ mod tests {
             .map(|var| (var.to_owned(), "k".to_owned()))
             .collect();
         for name in trawl_messages::PROVIDERS {
-            assert!(build(name, &config, &env).is_ok(), "{name}");
+            match *name {
+                // Searched from the job's root by the stage, not built as an HTTP provider.
+                "documents" => {
+                    assert_eq!(build(name, &config, &env).err(), Some(Skipped::Documents))
+                }
+                _ => assert!(build(name, &config, &env).is_ok(), "{name}"),
+            }
         }
         assert_eq!(build("nope", &config, &env).err(), Some(Skipped::Unknown));
     }

@@ -528,6 +528,7 @@ mod tests {
             markdown: text.into(),
             summary: String::new(),
             key_points: vec![],
+            key_point_pages: vec![],
             relevance: 0.8,
             is_relevant: true,
             level: 0,

@@ -18,7 +18,7 @@ use trawl_messages::{AnalysedDoc, Citation, ReportType, ReportWriter, RoundRecor
 use trawl_text::entities::{entities_in, named_in, Entity};
 use trawl_text::Lang;
 
-use crate::attribution::{attribute, Claim};
+use crate::attribution::{attribute, Attributed, Claim};
 use crate::conflicts::Conflict;
 use crate::context::FULL_MAX_CHARS;
 
@@ -275,6 +275,28 @@ impl<'a> Material<'a> {
         Some(findings.answer(citations))
     }
 
+    /// The sources the attributed body cites, in citation order, each document at the page
+    /// its claims quote; then those a conflict names that the body does not cite (a conflict
+    /// names its sources by number).
+    fn citations(&self, attributed: &Attributed) -> Vec<Citation> {
+        let mut citations: Vec<Citation> = (attributed.cited.iter())
+            .filter_map(|idx| self.docs.iter().find(|d| d.source.idx == *idx))
+            .enumerate()
+            .map(|(i, d)| citation(d, i as u32 + 1))
+            .collect();
+        cite_pages(&mut citations, self.docs, &attributed.claims);
+        if !citations.is_empty() {
+            for idx in (self.conflicts.iter()).flat_map(|c| c.values.iter().flat_map(|v| &v.1)) {
+                if !citations.iter().any(|c| c.idx == *idx) {
+                    if let Some(d) = self.docs.iter().find(|d| d.source.idx == *idx) {
+                        citations.push(citation(d, citations.len() as u32 + 1));
+                    }
+                }
+            }
+        }
+        citations
+    }
+
     /// The report of `draft`: each claim attributed to the `citable` documents (those whose
     /// text the writer was given), then the sources, conflicts and notes sections (saying what
     /// was left out as being about something `elsewhere`).
@@ -291,25 +313,7 @@ impl<'a> Material<'a> {
             self.unverified,
             self.lang,
         );
-        let mut citations: Vec<Citation> = (attributed.cited.iter())
-            .filter_map(|idx| self.docs.iter().find(|d| d.source.idx == *idx))
-            .enumerate()
-            .map(|(i, d)| citation(d, i as u32 + 1))
-            .collect();
-        // A conflict names its sources by number: one the body did not cite is listed too.
-        if !citations.is_empty() {
-            for idx in self
-                .conflicts
-                .iter()
-                .flat_map(|c| c.values.iter().flat_map(|v| &v.1))
-            {
-                if !citations.iter().any(|c| c.idx == *idx) {
-                    if let Some(d) = self.docs.iter().find(|d| d.source.idx == *idx) {
-                        citations.push(citation(d, citations.len() as u32 + 1));
-                    }
-                }
-            }
-        }
+        let mut citations = self.citations(&attributed);
         let statements =
             answerable::statements(&attributed.claims, &attributed.body, &attributed.cited);
         let answerability = answerable::judge(self.question, self.lang, &statements, citable);
@@ -376,9 +380,10 @@ pub struct Report {
     pub answer: Option<trawl_messages::Answer>,
 }
 
-/// The citation entry for `doc` numbered `n`.
+/// The citation entry for `doc` numbered `n`; a document with pages is cited at the page of
+/// its best key point (see [`cite_pages`] for the page a report quotes).
 pub fn citation(doc: &AnalysedDoc, n: u32) -> Citation {
-    Citation {
+    let mut c = Citation {
         n,
         idx: doc.source.idx,
         url: doc.final_url.clone(),
@@ -388,7 +393,56 @@ pub fn citation(doc: &AnalysedDoc, n: u32) -> Citation {
             doc.title.clone()
         },
         relevance: doc.relevance,
+        page: None,
+    };
+    if let Some(&page) = doc.key_point_pages.iter().find(|&&p| p > 0) {
+        c.at_page(page);
     }
+    c
+}
+
+/// Cites each document with pages at the page the report quotes: that of the first claim it
+/// supports best — the claim's own sentence, else the sentence of its supporting passage
+/// sharing most of its words (a passage may join sentences of two pages).
+fn cite_pages(citations: &mut [Citation], docs: &[AnalysedDoc], claims: &[Claim]) {
+    for c in citations.iter_mut() {
+        let Some(doc) = docs.iter().find(|d| d.source.idx == c.idx) else {
+            continue;
+        };
+        if doc.key_point_pages.is_empty() {
+            continue;
+        }
+        let Some(claim) = claims.iter().find(|cl| cl.sources.first() == Some(&c.idx)) else {
+            continue;
+        };
+        let words = trawl_text::terms(&claim.text);
+        let shared = |s: &&str| {
+            let t = trawl_text::terms(s);
+            words.iter().filter(|w| t.contains(w)).count()
+        };
+        let mut said: Vec<&str> = (trawl_text::sentence_spans(&claim.passage).into_iter())
+            .map(|(start, end)| claim.passage[start..end].trim())
+            .collect();
+        said.sort_by_key(|s| std::cmp::Reverse(shared(s)));
+        let pages = trawl_text::pages::Pages::of(&doc.markdown);
+        let page = (std::iter::once(claim.text.as_str()).chain(said))
+            .find_map(|s| page_of(doc, pages.as_ref(), s));
+        if let Some(page) = page {
+            c.at_page(page);
+        }
+    }
+}
+
+/// The page of `doc` that `quoted` stands on: a key point's, else found in its `pages`.
+fn page_of(
+    doc: &AnalysedDoc,
+    pages: Option<&trawl_text::pages::Pages>,
+    quoted: &str,
+) -> Option<u32> {
+    let point = doc.key_points.iter().position(|k| k == quoted);
+    (point.and_then(|i| doc.key_point_pages.get(i).copied()))
+        .filter(|&p| p > 0)
+        .or_else(|| pages?.page_of(quoted))
 }
 
 fn escape(title: &str) -> String {
@@ -688,5 +742,39 @@ mod tests {
             answering(q, Lang::EN, &docs[1..]),
             (vec![], vec!["Meetup".into()])
         );
+    }
+
+    #[test]
+    fn a_document_is_cited_at_the_page_its_claim_quotes() {
+        use trawl_text::pages::marker;
+        let mut d = doc(
+            0,
+            true,
+            &["Revenue rose by a tenth.", "Staff numbered 18,420."],
+        );
+        d.markdown = format!(
+            "{}\n\nRevenue rose by a tenth.\n\n{}\n\nThe year closed.\nStaff numbered 18,420.\n",
+            marker(1),
+            marker(240)
+        );
+        d.key_point_pages = vec![1, 0];
+        // By default, the page of its best key point.
+        let mut cited = vec![citation(&d, 1)];
+        assert_eq!(cited[0].url, "http://s0.test/#page=1");
+        // A claim whose passage joins sentences of two pages: the page of the sentence it says.
+        let claim = Claim {
+            text: "The staff numbered 18,420.".into(),
+            verdict: crate::attribution::Verdict::Supported,
+            sources: vec![0],
+            dropped: vec![],
+            support: 1.0,
+            passage: "Revenue rose by a tenth. Staff numbered 18,420.".into(),
+        };
+        cite_pages(&mut cited, std::slice::from_ref(&d), &[claim]);
+        assert_eq!(cited[0].url, "http://s0.test/#page=240");
+        assert_eq!(cited[0].page, Some(240));
+        // A document without pages is cited at its URL.
+        let plain = doc(1, true, &["Staff numbered 18,420."]);
+        assert_eq!(citation(&plain, 2).url, "http://s1.test/");
     }
 }

@@ -69,7 +69,8 @@ fn extract(bytes: &[u8]) -> Result<Converted, FileError> {
         let page = catch_unwind(AssertUnwindSafe(|| {
             pdf_extract::output_doc_page(&doc, &mut device, n as u32)
         }));
-        out.push_str(&format!("<!-- page {n} -->\n\n"));
+        out.push_str(&trawl_text::pages::marker(n));
+        out.push_str("\n\n");
         match page {
             Ok(Ok(())) => {}
             // Our device stopped it: keep what it had.

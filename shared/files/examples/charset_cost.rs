@@ -1,11 +1,11 @@
 //! What detecting a page's charset costs: `decode` of a 16 KB windows-1251 page that names no
 //! charset (the detector runs) against the same page under its declared charset, in one run.
 //!
-//! `cargo run --release -p trawl-fetch --example charset_cost`
+//! `cargo run --release -p trawl-files --example charset_cost`
 
 use std::time::Instant;
 
-use trawl_fetch::http::decode;
+use trawl_files::decode;
 
 fn per_call(rounds: u32, mut f: impl FnMut() -> usize) -> f64 {
     let started = Instant::now();

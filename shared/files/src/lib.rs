@@ -1,7 +1,11 @@
-//! Downloaded files that are not HTML: what they are ([`sniff`], [`hopeless`]) and their text as
-//! markdown ([`convert`]), because clean passes non-HTML bodies through as markdown.
+//! Files as text: what a downloaded body or a document is ([`sniff`], [`hopeless`]), its text in
+//! whatever charset it came ([`decode`]), and the text of files that are not HTML as markdown
+//! ([`convert`]), because clean passes non-HTML bodies through as markdown. Fetch reads files on
+//! the web with it, and `trawl-documents` the files of a documents root.
 //!
+//! - `charset`: [`decode`], by the header, the page's `<meta>` or the detector.
 //! - [`pdf`]: PDF text per page, with `<!-- page N -->` markers for citations.
+//! - [`html_text`]: the words of an HTML document, for a search index.
 //! - [`docx`]: Word documents: headings, lists, tables.
 //! - [`table`]: CSV and TSV as GFM tables.
 //! - plain text, markdown and JSON here.
@@ -21,14 +25,19 @@
 //!
 //! Everything here is CPU-bound and bounded: callers run [`convert`] in `spawn_blocking`.
 
+mod charset;
 mod docx;
+mod html;
 mod pdf;
 mod table;
+
+pub use charset::{decode, tld_of};
+pub use html::html_text;
 
 use url::Url;
 
 /// At most this much markdown comes out of one file (bytes); the rest is cut with a note.
-pub(crate) const MAX_TEXT: usize = 5 << 20;
+pub const MAX_TEXT: usize = 5 << 20;
 
 /// What a downloaded body is: magic bytes first, then the Content-Type, then the URL's extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +63,19 @@ pub struct Converted {
     pub text: String,
     /// Pages read, for PDFs.
     pub pages: Option<usize>,
+}
+
+impl Converted {
+    /// The text under the file's own title as its heading, when it has one: clean takes a
+    /// file's title from its first heading, and the job's sources list names it so.
+    pub fn titled(self) -> String {
+        match self.title.as_deref().map(str::trim) {
+            Some(title) if !title.is_empty() && !self.text.starts_with("# ") => {
+                format!("# {title}\n\n{}", self.text)
+            }
+            _ => self.text,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -120,7 +142,7 @@ pub fn sniff(head: &[u8], content_type: &str, url: &Url) -> Kind {
 /// True when a declared Content-Type already says the body is nothing we can use, so the
 /// download can stop before the body is read. False for generic and empty types: the bytes
 /// decide those.
-pub(crate) fn hopeless(content_type: &str, url: &Url) -> bool {
+pub fn hopeless(content_type: &str, url: &Url) -> bool {
     let mime = mime_of(content_type);
     if ["image/", "video/", "audio/", "font/", "model/"]
         .iter()
@@ -200,7 +222,7 @@ pub fn convert(kind: &Kind, bytes: &[u8], content_type: &str) -> Result<Converte
 /// Decoded per the charset, without BOM, with `\n` line ends; copied again only when a line
 /// end needs rewriting (a 10 MB file would otherwise exist four times over).
 fn text_of(bytes: &[u8], content_type: &str) -> String {
-    let mut text = crate::http::decode(bytes, content_type, None);
+    let mut text = decode(bytes, content_type, None);
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }
@@ -251,7 +273,7 @@ pub(crate) fn cap(text: &mut String) -> bool {
 }
 
 /// The media type of a Content-Type value, lowercase, without parameters.
-pub(crate) fn mime_of(content_type: &str) -> String {
+pub fn mime_of(content_type: &str) -> String {
     content_type
         .split(';')
         .next()
@@ -685,5 +707,20 @@ mod tests {
             Err(FileError::Unsupported("image/png".into()))
         );
         assert!(convert(&Kind::Html, b"<p>x", "text/html").is_err());
+    }
+
+    #[test]
+    fn a_files_title_heads_its_text_once() {
+        let file = |title: Option<&str>, text: &str| Converted {
+            mime: "application/pdf".into(),
+            title: title.map(Into::into),
+            text: text.into(),
+            pages: None,
+        };
+        let titled = file(Some("Annual Report"), "<!-- page 1 -->\n\nText.\n").titled();
+        assert_eq!(titled, "# Annual Report\n\n<!-- page 1 -->\n\nText.\n");
+        assert_eq!(file(Some("A"), "# B\n\nText.").titled(), "# B\n\nText.");
+        assert_eq!(file(Some(" "), "Text.").titled(), "Text.");
+        assert_eq!(file(None, "Text.").titled(), "Text.");
     }
 }
