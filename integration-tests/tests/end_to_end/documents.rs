@@ -73,6 +73,14 @@ async fn documents_answer_what_the_web_does_not_cited_at_their_page() {
     assert_eq!(cited(&job), ["doc://notes/observatory.md"], "{job:#}");
     let sources = job["sources"].to_string();
     assert!(!sources.contains("http"), "documents only, yet: {sources}");
+    // A Word document.
+    let question = "How often did observers walk the fixed transects?";
+    let job = run(&fleet, question, &only, false).await;
+    assert!(
+        job["report"].as_str().unwrap().contains("every fortnight"),
+        "{job:#}"
+    );
+    assert_eq!(cited(&job), ["doc://field/brief.docx"], "{job:#}");
 
     // Beside the web: the web's answer page and the documents are both read.
     let question = fleet.corpus.questions().remove(0);

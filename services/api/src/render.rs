@@ -1,7 +1,8 @@
 //! Reports as HTML for the web app. A report is markdown made from page text, so nothing in it
 //! may run or load anything when shown: raw HTML is shown as text, an image as its alt text
 //! (an image would be a request to another origin), and a link only leads to an http(s) page
-//! (in a new tab, with neither opener nor referrer) or to an anchor of the page itself. Citation
+//! (in a new tab, with neither opener nor referrer) or to an anchor of the page itself; a
+//! document of the job's own is named, `doc://…#page=N`, after its title. Citation
 //! markers `[n]` become links to the citation, `#cite-n`, which the app opens in place.
 
 use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd, TextMergeStream};
@@ -13,25 +14,32 @@ pub fn report_html(markdown: &str) -> String {
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
     );
     let mut events: Vec<Event> = Vec::new();
-    // Whether each open link was kept (its end is written only then).
-    let mut links: Vec<bool> = Vec::new();
+    // Each open link: kept (its end is written only then), or a document of the job's own
+    // (`doc://…#page=N`, which no browser opens) named after its text.
+    let mut links: Vec<Result<(), Option<String>>> = Vec::new();
     let mut in_code = false;
     for event in TextMergeStream::new(parser) {
         match event {
             Event::Html(text) | Event::InlineHtml(text) => events.push(Event::Text(text)),
             Event::Start(Tag::Image { .. }) | Event::End(TagEnd::Image) => {}
             Event::Start(Tag::Link { dest_url, .. }) => {
-                let kept = link_ok(&dest_url);
-                if kept {
+                if link_ok(&dest_url) {
                     events.push(Event::InlineHtml(open_link(&dest_url).into()));
-                }
-                links.push(kept);
-            }
-            Event::End(TagEnd::Link) => {
-                if links.pop() == Some(true) {
-                    events.push(Event::InlineHtml("</a>".into()));
+                    links.push(Ok(()));
+                } else {
+                    let document = dest_url.starts_with("doc://").then(|| dest_url.to_string());
+                    links.push(Err(document));
                 }
             }
+            Event::End(TagEnd::Link) => match links.pop() {
+                Some(Ok(())) => events.push(Event::InlineHtml("</a>".into())),
+                Some(Err(Some(document))) => {
+                    events.push(Event::Text(" (".into()));
+                    events.push(Event::Code(document.into()));
+                    events.push(Event::Text(")".into()));
+                }
+                _ => {}
+            },
             Event::Start(Tag::CodeBlock(kind)) => {
                 in_code = true;
                 events.push(Event::Start(Tag::CodeBlock(kind)));
@@ -129,6 +137,17 @@ mod tests {
     }
 
     /// Page text reaches the report; none of it may run, load or lead anywhere unsafe.
+    #[test]
+    fn a_document_is_named_by_its_doc_url_not_linked() {
+        let html =
+            report_html("1. [Annual report](doc://filings/acme.pdf#page=41) (relevance 0.9)");
+        assert!(
+            html.contains("Annual report (<code>doc://filings/acme.pdf#page=41</code>) (relevance"),
+            "{html}"
+        );
+        assert!(!html.contains("href=\"doc:"), "{html}");
+    }
+
     #[test]
     fn nothing_from_a_page_runs_or_loads() {
         let hostile = "Intro <script>alert(1)</script> and <img src=x onerror=alert(2)>\n\n\

@@ -23,7 +23,48 @@ enum Form {
     Span,
     /// A speed, in a unit per time.
     Speed,
+    /// How often: "every fortnight", "twice a year", "weekly", "3 times a day".
+    Frequency,
 }
+
+/// Words that say how often on their own.
+const FREQUENCIES: &[&str] = &[
+    "hourly",
+    "daily",
+    "nightly",
+    "weekly",
+    "fortnightly",
+    "biweekly",
+    "monthly",
+    "quarterly",
+    "yearly",
+    "annually",
+    "biannually",
+    "once",
+    "twice",
+    "thrice",
+];
+
+/// Units of time an "every" or "each" makes a frequency of ("every fortnight").
+const PERIODS: &[&str] = &[
+    "minute",
+    "hour",
+    "day",
+    "night",
+    "week",
+    "fortnight",
+    "month",
+    "quarter",
+    "season",
+    "year",
+    "spring",
+    "summer",
+    "autumn",
+    "winter",
+    "morning",
+    "evening",
+    "weekend",
+];
 
 /// Words of a question phrase asking for an amount of money.
 const MONEY_WORDS: &[&str] = &[
@@ -141,6 +182,7 @@ impl Wanted {
             Kind::Number if a.focus == ["year"] => Form::Year,
             Kind::Number if a.focus == ["long"] => Form::Span,
             Kind::Number if has(&["speed", "fast"], &a.focus) => Form::Speed,
+            Kind::Number if a.focus == ["often"] => Form::Frequency,
             _ => Form::Any,
         };
         let generic = |w: &String| {
@@ -172,12 +214,13 @@ impl Wanted {
             (_, Form::Year) => "a year",
             (_, Form::Speed) => "a speed",
             (_, Form::Span) => "a duration or a length",
+            (_, Form::Frequency) => "how often",
             (Kind::Number, _) => "a number",
             (Kind::Date, _) => "a date",
             (Kind::Name, _) => "a name",
             (Kind::Place, _) => "a place",
         };
-        let described = match a.focus.is_empty() || a.focus == ["long"] {
+        let described = match a.focus.is_empty() || a.focus == ["long"] || a.focus == ["often"] {
             true => noun.to_owned(),
             false => format!("the {} ({noun})", a.focus.join(" ")),
         };
@@ -241,6 +284,13 @@ impl Wanted {
             (_, Form::Span) => {
                 self.kind.stated_in(statement, &self.question_words)
                     && words.iter().any(|w| SPANS.contains(&w.as_str()))
+            }
+            (_, Form::Frequency) => {
+                let period = |w: &String| PERIODS.contains(&w.trim_end_matches('s'));
+                words.iter().any(|w| FREQUENCIES.contains(&w.as_str()))
+                    || (words.windows(2))
+                        .any(|p| matches!(p[0].as_str(), "every" | "each" | "per") && period(&p[1]))
+                    || (words.iter().any(|w| w == "times") && numbers().next().is_some())
             }
             (_, Form::Speed) => {
                 numbers().next().is_some()
@@ -449,6 +499,17 @@ mod tests {
         let q = "What minimum internet connection speed does Google recommend for Stadia in 4K?";
         assert!(states(q, "Google recommends at least 35 Mbps for 4K."));
         assert!(!states(q, "Stadia streams 4K at 60 frames per second."));
+        let q = "How often did observers walk the fixed transects?";
+        assert_eq!(Wanted::of(q, Lang::EN).unwrap().described, "how often");
+        for said in [
+            "Observers walked fixed transects every fortnight from March to July.",
+            "The transects were walked twice a month.",
+            "Observers walked them weekly.",
+            "They walked each transect 3 times a season.",
+        ] {
+            assert!(states(q, said), "{said}");
+        }
+        assert!(!states(q, "Observers walked 12 transects in 2023."));
     }
 
     /// A date answers "when" in a statement that says what happens then; the question's
