@@ -207,8 +207,11 @@ class CitationView(Model):
     """Its `idx` in `sources.json`."""
     title: str
     url: str
+    """With `#page=N` when the report cites a page of a document (a PDF)."""
     quotes: List[str]
     """The passages of it that support the report's statements, and the fields' quotes."""
+    page: Optional[int] = None
+    """The page of a document it is cited at."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -334,6 +337,9 @@ class JobOptions(Model):
     """False: read only `urls`, search nothing."""
     urls: Optional[List[str]] = None
     """URLs read as sources, before what search finds."""
+    documents: Optional[str] = None
+    """A documents root (s3://bucket/prefix, file:///dir …) under the server's documents.allow,
+    searched beside the web; its files are cited as doc://<path>#page=N."""
     fields: Optional[Dict[str, Any]] = None
     """Values wanted as data: a JSON Schema object whose properties are the fields."""
 

@@ -527,7 +527,7 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
             headers(("Idempotent-Replayed" = String, description = "`true`"))),
         (status = 400, description = "The body is not JSON, or the Idempotency-Key is malformed", body = ErrorBody),
         (status = 401, response = Unauthorized),
-        (status = 403, response = ReadOnly),
+        (status = 403, description = "The token is read-only (`read_only`), or a question names a documents root this server's `documents.allow` does not hold (`documents_not_allowed`; its message names the question)", body = ErrorBody),
         (status = 409, description = "A request with this Idempotency-Key is still being handled", body = ErrorBody,
             headers(("Retry-After" = u32, description = "Seconds to wait before retrying"))),
         (status = 413, description = "The body is over api.max_body_bytes, or the batch over api.max_questions", body = ErrorBody),
@@ -568,15 +568,7 @@ pub async fn submit(
         ));
     }
     let (tasks, mut options) = parse_batch_in(&body, state.config.api.max_questions)?;
-    if let Some((id, e)) = batch::refused_documents(&tasks, &state.config.documents.allow) {
-        return Err(ApiError::invalid(format!(
-            "question {id:?}: documents: {e}"
-        )));
-    }
-    batch::check_budget(&state.config, options.budget_usd)
-        .map_err(|e| ApiError::invalid(e.to_string()))?;
-    batch::check_queued_bytes(&tasks, state.config.broker.max_batch_bytes)
-        .map_err(|e| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()))?;
+    fits_this_server(&state.config, &tasks, &options)?;
     options.owner = Some(caller.0.id.clone());
 
     let key = match headers.get("idempotency-key") {
@@ -617,6 +609,27 @@ pub async fn submit(
     // lock expires (as it still is when the release itself fails).
     let _ = lock.release().await;
     result
+}
+
+/// What a valid batch must also be for this server: documents roots it allows, an LLM whose
+/// spend it can price, and no more than its queues take at once.
+fn fits_this_server(
+    config: &trawl_config::Config,
+    tasks: &[Question],
+    options: &BatchOptions,
+) -> Result<(), ApiError> {
+    if let Some((id, e)) = batch::refused_documents(tasks, &config.documents.allow) {
+        // Valid as written, but not for this server: refused as a read-only token is.
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "documents_not_allowed",
+            format!("question {id:?}: documents: {e}"),
+        ));
+    }
+    batch::check_budget(config, options.budget_usd)
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    batch::check_queued_bytes(tasks, config.broker.max_batch_bytes)
+        .map_err(|e| ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()))
 }
 
 /// [`submit`] under the Idempotency-Key's lock: submits the batch and remembers it under `key`.

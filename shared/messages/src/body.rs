@@ -245,7 +245,14 @@ pub struct JobOptions {
     /// from: `file:///dir`, `s3://bucket/prefix`, `gs://…`, `az://…`, under one of the
     /// operator's `documents.allow` (`documents.url` when not given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(example = "s3://corp-docs/filings"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            example = "s3://corp-docs/filings",
+            max_length = 1024,
+            pattern = "^(?!(file|s3|gs|az)://(.*/)?\\.\\.?(/|$))(file:///[^/@?#\\\\\\x00-\\x1f\\x7f-\\x9f]|(s3|gs|az)://[^/@?#\\\\\\x00-\\x1f\\x7f-\\x9f]+(/|$))[^@?#\\\\\\x00-\\x1f\\x7f-\\x9f]*$"
+        )
+    )]
     pub documents: Option<String>,
     /// The values wanted as data: a JSON Schema object whose properties are the fields
     /// ([`Fields`](crate::Fields)). The job then writes `answer.json`, one typed and cited value

@@ -14,6 +14,9 @@ pub enum RootError {
     NotAllowed { root: String },
 }
 
+/// The longest root a job may name (characters).
+pub const MAX_ROOT: usize = 1024;
+
 /// A folder or bucket prefix of documents, in one canonical form: `file:///abs/dir`,
 /// `s3://bucket/prefix`, `gs://…`, `az://…` (no trailing slash), so that two spellings of one
 /// root share one index and the allow-list compares like with like.
@@ -29,6 +32,12 @@ impl Root {
             root: url.trim().chars().take(200).collect(),
             why: why.to_owned(),
         };
+        if url.chars().count() > MAX_ROOT {
+            return Err(bad(&format!("longer than {MAX_ROOT} characters")));
+        }
+        if url.chars().any(char::is_control) {
+            return Err(bad("control characters have no place in a root"));
+        }
         let url = url.trim().trim_end_matches('/');
         let (scheme, rest) = url.split_once("://").ok_or_else(|| {
             bad("not a URL: write file:///dir, s3://bucket/prefix, gs://bucket/prefix or az://container/prefix")
