@@ -11,7 +11,8 @@
 //! `documents.refresh_secs` rebuilds it under a lease (`documents:<id>`): it lists the root,
 //! converts the files that changed, drops those deleted, builds the index from every file's
 //! chunks, uploads it under the next version and only then writes the manifest, whose put is
-//! atomic: a reader sees a whole version or the one before. The others read the last complete
+//! atomic: a reader sees a whole version or the one before. When nothing changed, the manifest
+//! alone is written again, confirming the version. The others read the last complete
 //! version meanwhile, or wait for the first one (`documents.wait_secs`). Each worker keeps its
 //! own copy of a version on local disk and searches it there.
 
@@ -236,6 +237,16 @@ impl Library {
             let entry = self.read_file(root, &docs, &item).await?;
             files.insert(item.name, entry);
         }
+        if read.is_empty() && old.version > 0 && files.len() == old.files.len() {
+            // Nothing changed: the version stands, confirmed as of now.
+            let manifest = Manifest {
+                built_at: chrono::Utc::now(),
+                read,
+                ..old
+            };
+            self.publish(root, &manifest).await?;
+            return Ok(manifest);
+        }
         for gone in old.files.keys().filter(|n| !files.contains_key(*n)) {
             self.objects.delete(&chunk_key(root, gone)).await?;
         }
@@ -249,10 +260,7 @@ impl Library {
             index_files,
             read,
         };
-        let bytes = serde_json::to_vec_pretty(&manifest).expect("a manifest serialises");
-        self.objects
-            .put(&key(root, "manifest.json"), &bytes)
-            .await?;
+        self.publish(root, &manifest).await?;
         // Readers of the version before may still be downloading it: the one before that goes.
         if version > 2 {
             let stale = key(root, &format!("v{}", version - 2));
@@ -269,6 +277,15 @@ impl Library {
             "documents indexed"
         );
         Ok(manifest)
+    }
+
+    /// Writes `manifest`: the one put that publishes its version.
+    async fn publish(&self, root: &Root, manifest: &Manifest) -> Result<(), DocumentsError> {
+        let bytes = serde_json::to_vec_pretty(manifest).expect("a manifest serialises");
+        Ok(self
+            .objects
+            .put(&key(root, "manifest.json"), &bytes)
+            .await?)
     }
 
     /// One file read, converted and chunked, its chunks stored; a file that cannot be read is
@@ -460,6 +477,11 @@ mod tests {
         assert_eq!(m.read, ["big.txt", "hr/staff.md", "notes.txt"]);
         let big = m.files["big.txt"].error.as_deref().unwrap();
         assert!(big.contains("over documents.max_file_bytes"), "{big}");
+
+        // Nothing changed: the version stands, and nothing is read.
+        lib.search(&root, "kestrels", 5).await.unwrap();
+        let m = lib.manifest(&root).await.unwrap().unwrap();
+        assert_eq!((m.version, m.read.len()), (1, 0));
 
         // One file changed, one deleted: only the changed one is read again.
         write("notes.txt", "Kestrels hover; voles hide in the long grass.");
