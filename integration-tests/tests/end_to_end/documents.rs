@@ -16,6 +16,8 @@ async fn run(fleet: &Fleet, question: &str, args: &[&str], llm: bool) -> Value {
         .args(["run", question, "--format", "json"])
         .args(args);
     fleet.with_llm(&mut command, llm.then_some("gpt-4o-mini"));
+    // Its copies of the documents index go to the test's folder, not the machine's /tmp.
+    command.env("TMPDIR", fleet.dir.path());
     let out = command.stdin(Stdio::null()).output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(&stdout)
@@ -163,27 +165,10 @@ fn root_store(fleet: &Fleet, url: &str) -> trawl_store::Objects {
 
 /// Every job's record of `batch`, by question.
 async fn records(fleet: &Fleet, batch: &str) -> Vec<Value> {
-    let dir = fleet.dir.path().join(format!("results-{batch}"));
-    let out = fleet
-        .trawl(&[
-            "results",
-            batch,
-            "--format",
-            "jsonl",
-            "--out",
-            dir.to_str().unwrap(),
-        ])
-        .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines())
-    .map(|l| serde_json::from_str(l).unwrap())
-    .collect()
+    let text = fleet.results(batch, "jsonl").await;
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// Two workers of each stage, each on a disk of its own, index and search one documents prefix
@@ -271,5 +256,13 @@ async fn a_fleet_shares_one_index_of_a_bucket_and_reads_again_only_what_changed(
     let rebuilt = manifest(&fleet).await;
     assert_eq!(rebuilt.version, 2);
     assert_eq!(rebuilt.read, ["notes/observatory.md"]);
+    // The shared S3 server keeps nothing of the test's root.
+    for name in [
+        "filings/harlow-2023.pdf",
+        "field/brief.docx",
+        "notes/observatory.md",
+    ] {
+        docs.delete(name).await.unwrap();
+    }
     fleet.cleanup().await;
 }

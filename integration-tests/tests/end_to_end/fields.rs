@@ -238,23 +238,7 @@ async fn a_template_batch_with_fields_comes_back_as_a_table() {
     let batch = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     fleet.wait_done(&batch, Duration::from_secs(240)).await;
 
-    let dir = fleet.dir.path().join("table");
-    let out = fleet
-        .trawl(&[
-            "results",
-            &batch,
-            "--format",
-            "csv",
-            "--out",
-            dir.to_str().unwrap(),
-        ])
-        .await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let text = fleet.results(&batch, "csv").await;
     assert_eq!(
         text.lines().next(),
         Some("id,query,status,bridge,region,length,length_source,opened,opened_source,designer,designer_source,colour,colour_source")

@@ -391,13 +391,7 @@ impl Stage for CleanStage {
         // Taken, not copied: nothing after extraction reads the page itself.
         let body = std::mem::take(&mut msg.body.body);
         let doc = &msg.body;
-        let ctx = context(&Job::new(rt, &msg)).await?;
         let (title, markdown) = self.text(rt, doc, body).await?;
-        let (markdown, read) = read_passages(rt, &ctx, markdown).await?;
-        // The page is gone; what waits on the LLM steps is its text.
-        trawl_pipeline::in_flight::hold(
-            ANALYSIS_MEMORY_FACTOR * markdown.len() as u64 + trawl_pipeline::worker::BASE_FOOTPRINT,
-        );
         let mut record = OutcomeRecord {
             idx: doc.source.idx,
             url: doc.source.url.clone(),
@@ -415,6 +409,14 @@ impl Stage for CleanStage {
             } else {
                 title
             };
+            // The job's context is read only for a page worth analysing.
+            let ctx = context(&Job::new(rt, &msg)).await?;
+            let (markdown, read) = read_passages(rt, &ctx, markdown).await?;
+            // The page is gone; what waits on the LLM steps is its text.
+            trawl_pipeline::in_flight::hold(
+                ANALYSIS_MEMORY_FACTOR * markdown.len() as u64
+                    + trawl_pipeline::worker::BASE_FOOTPRINT,
+            );
             let mut processed = (self.steps(&Job::new(rt, &msg), &ctx, &title, markdown)).await?;
             processed.notes.splice(0..0, read);
             let key = paths::doc(msg.batch_id, msg.job_id, doc.source.idx);

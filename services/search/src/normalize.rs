@@ -45,5 +45,11 @@ mod tests {
         assert_eq!(normalize("https://x.test:443/").unwrap(), "https://x.test/");
         assert!(normalize("ftp://x.test/").is_none());
         assert!(normalize("not a url").is_none());
+        // A document is one candidate whichever page a hit was at.
+        assert_eq!(
+            normalize("doc://filings/acme%202023.pdf#page=41").unwrap(),
+            "doc://filings/acme%202023.pdf"
+        );
+        assert!(normalize("doc://../etc/passwd").is_none());
     }
 }

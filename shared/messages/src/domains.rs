@@ -233,6 +233,14 @@ mod tests {
     }
 
     #[test]
+    fn a_jobs_own_documents_are_not_held_back_by_a_domain_filter() {
+        let f = filter(&["example.com"], &["doc"]);
+        assert_eq!(f.refusal_of_url("doc://filings/acme.pdf#page=4"), None);
+        assert!(f.allows_url("doc://filings/acme.pdf"));
+        assert!(f.refusal_of_url("https://elsewhere.org/").is_some());
+    }
+
+    #[test]
     fn a_domain_takes_itself_and_its_subdomains_only() {
         let f = filter(&["example.com", "gov"], &[]);
         assert!(f.allows("example.com"));

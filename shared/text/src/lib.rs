@@ -1027,6 +1027,12 @@ mod tests {
                 "A list item that is long enough to count.",
             ]
         );
+        // A PDF's page marker is no sentence, nor part of the paragraph beside it.
+        let paged = "<!-- page 240 -->\nAt the end of 2023 the firm employed 18,420 people.\n";
+        assert_eq!(
+            sentences(paged),
+            ["At the end of 2023 the firm employed 18,420 people."]
+        );
     }
 
     #[test]

@@ -618,6 +618,27 @@ impl Fleet {
         }
     }
 
+    /// `trawl results BATCH --format FORMAT`: the one file it writes (`results.<format>`).
+    pub async fn results(&self, batch: &str, format: &str) -> String {
+        let dir = self.dir.path().join(format!("results-{batch}-{format}"));
+        let out = self
+            .trawl(&[
+                "results",
+                batch,
+                "--format",
+                format,
+                "--out",
+                dir.to_str().unwrap(),
+            ])
+            .await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(dir.join(format!("results.{format}"))).unwrap()
+    }
+
     /// The batch's `summary.jsonl` or `summary.md`. Synthesize writes it after recording the
     /// last job's end, so a test that saw the batch done waits for it (up to 30 s).
     pub async fn summary(&self, batch: &str, name: &str) -> String {
