@@ -11,7 +11,6 @@
 //!   left out of the prompt so one page's verdict is cached across questions.
 
 use std::collections::HashSet;
-use std::hash::Hasher;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
@@ -150,23 +149,66 @@ pub fn heuristic(markdown: &str) -> Heuristic {
     verdict(&classify(markdown))
 }
 
-/// A hash of `line`'s words: lines that differ only in their whitespace hash alike.
-fn words_hash(line: &str) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    for word in line.split_whitespace() {
-        h.write(word.as_bytes());
-        h.write_u8(0xff);
+/// A line's words, lowercased, as one hash: lines that differ only in their whitespace or
+/// their case hash alike. FNV-1a over the bytes, as SipHash cost a tenth of the judge.
+struct WordsHash(u64);
+
+impl WordsHash {
+    fn of(line: &str) -> u64 {
+        let mut h = WordsHash(0xcbf2_9ce4_8422_2325);
+        if line.is_ascii() {
+            // Byte by byte, lowercased as they come: the hash `split_whitespace` and
+            // `to_lowercase` would give, without a copy of the line or a pass over its words.
+            let mut in_word = false;
+            for b in line.bytes() {
+                // Unicode's white space within ASCII: `\t` to `\r` and the space.
+                if matches!(b, b' ' | b'\t'..=b'\r') {
+                    if in_word {
+                        h.byte(0xff);
+                    }
+                    in_word = false;
+                } else {
+                    h.byte(b.to_ascii_lowercase());
+                    in_word = true;
+                }
+            }
+            if in_word {
+                h.byte(0xff);
+            }
+        } else {
+            for word in line.to_lowercase().split_whitespace() {
+                word.bytes().for_each(|b| h.byte(b));
+                h.byte(0xff);
+            }
+        }
+        h.0
     }
-    h.finish()
+
+    fn byte(&mut self, b: u8) {
+        self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+/// Whether `line` holds one of [`PHRASES`], case-insensitively.
+fn has_phrase(line: &str) -> bool {
+    // The phrases in one pass over a line, not one pass each. An ASCII line can only hold the
+    // ASCII phrases, which need no lowercased copy of it to be matched.
+    static ASCII: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        (AhoCorasick::builder().ascii_case_insensitive(true))
+            .build(PHRASES.iter().filter(|p| p.is_ascii()))
+            .expect("the phrases are a valid pattern set")
+    });
+    static ALL: LazyLock<AhoCorasick> =
+        LazyLock::new(|| AhoCorasick::new(PHRASES).expect("the phrases are a valid pattern set"));
+    match line.is_ascii() {
+        true => ASCII.is_match(line),
+        false => ALL.is_match(&line.to_lowercase()),
+    }
 }
 
 /// What each line of content of `markdown` is (a code block counts as one clean line).
 fn classify(markdown: &str) -> Vec<Line> {
     let mut kinds: Vec<Line> = Vec::new();
-    // The phrases in one pass over a line, not one pass each.
-    static PHRASE_MATCHER: LazyLock<AhoCorasick> =
-        LazyLock::new(|| AhoCorasick::new(PHRASES).expect("the phrases are a valid pattern set"));
-    let phrases = &*PHRASE_MATCHER;
     // Every earlier line, normalised: a set, as a page may have tens of thousands of lines, of
     // hashes, as a copy of each would be an allocation a line for a yes or a no.
     let mut seen: HashSet<u64> = HashSet::new();
@@ -186,21 +228,28 @@ fn classify(markdown: &str) -> Vec<Line> {
         if in_code || t.is_empty() {
             continue;
         }
-        let lower = t.to_lowercase();
-        let (visible, linked, links) = link_share(t);
-        let words = t.split_whitespace().count();
+        // Most lines hold no link: their share of link text is not counted.
+        let (visible, linked, links) = match t.contains('[') {
+            true => link_share(t),
+            false => (0, 0, 0),
+        };
         let item = list_item(t);
         let short_item = item.is_some_and(|i| {
-            i.split_whitespace().count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
+            i.split_whitespace().take(4).count() <= 3 || (links == 1 && linked * 10 >= visible * 8)
         });
-        let repeated = !seen.insert(words_hash(&lower));
-        let kind = if phrases.is_match(&lower) {
+        let repeated = !seen.insert(WordsHash::of(t));
+        let kind = if has_phrase(t) {
             Line::Phrase
         } else if links >= 3 || (links > 0 && linked * 10 >= visible * 6 && item.is_none()) {
             Line::Links
         } else if repeated && !t.starts_with('|') {
             Line::Repeated
-        } else if short(t, words) && item.is_none() && !t.starts_with('#') && !t.starts_with('|') {
+        } else if item.is_none()
+            && !t.starts_with('#')
+            && !t.starts_with('|')
+            // Counted only as far as `short` looks.
+            && short(t, t.split_whitespace().take(4).count())
+        {
             Line::Short
         } else {
             Line::Clean
@@ -382,7 +431,19 @@ mod tests {
         let h = heuristic(&page);
         assert_eq!(h.problems, ["1 line repeated"], "{h:?}");
         // Words are compared, not the letters run together.
-        assert_ne!(words_hash("line 7 of"), words_hash("line 7of"));
+        assert_ne!(WordsHash::of("line 7 of"), WordsHash::of("line 7of"));
+    }
+
+    #[test]
+    fn ascii_lines_match_and_hash_as_their_lowercase_does() {
+        // ASCII lines take a path without a lowercased copy; it must agree with the other.
+        assert_eq!(WordsHash::of("Read  MORE"), WordsHash::of("read more"));
+        assert_eq!(WordsHash::of("ÉTÉ à Paris"), WordsHash::of("été  à paris"));
+        assert_eq!(WordsHash::of("Kelvin"), WordsHash::of("\u{212A}elvin"));
+        assert!(has_phrase("ACCEPT All cookies"));
+        assert!(has_phrase("Bitte DATENSCHUTZERKLÄRUNG lesen"));
+        assert!(has_phrase("© 2026 Ada"));
+        assert!(!has_phrase("The cook kept the recipe"));
     }
 
     #[test]

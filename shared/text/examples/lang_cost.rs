@@ -1,4 +1,4 @@
-//! What language detection costs on a page: `Lang::detect` reads at most the first KiB. Then
+//! What language detection costs on a page: `Lang::detect` reads at most the first 512 bytes. Then
 //! what reading a language's number signs from CLDR costs (`Lang::numerals`, once a page with
 //! data points in clean, once a job in synthesize).
 //! `cargo run --release -p trawl-text --example lang_cost`
@@ -37,7 +37,7 @@ fn main() {
             black_box(Lang::detect(black_box(&page)));
         }
         let per_page = started.elapsed().as_secs_f64() / f64::from(rounds);
-        let read = page.len().min(1024);
+        let read = page.len().min(512);
         println!(
             "{want:<4}{:>10}{:>14.1}{:>12.1}",
             page.len(),

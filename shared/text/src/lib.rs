@@ -519,7 +519,14 @@ pub fn strip_links(s: &str) -> String {
         rest = &rest[open + mid + close + 1..];
     }
     out.push_str(rest);
-    out.replace("**", "").replace('`', "")
+    // Most lines have neither mark: they are not copied twice more for none.
+    if out.contains("**") {
+        out = out.replace("**", "");
+    }
+    if out.contains('`') {
+        out = out.replace('`', "");
+    }
+    out
 }
 
 /// `s` with no URL left: links and images as their text ([`strip_links`]), and a URL standing
@@ -591,6 +598,8 @@ const ABBREVIATIONS: &[&str] = &[
     "dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "inc", "ltd", "jr", "sr", "no", "fig",
     "e.g", "i.e", "approx", "dept", "est", "mt", "gen", "col", "sgt", "capt",
 ];
+/// The longest of [`ABBREVIATIONS`], in bytes ("approx").
+const ABBREVIATION_BYTES: usize = 6;
 
 fn split_sentences(text: &str, out: &mut Vec<String>) {
     for (start, end) in sentence_spans(text) {
@@ -689,12 +698,15 @@ pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
                 .rsplit(char::is_whitespace)
                 .next()
                 .unwrap_or("");
-            let word = word
-                .trim_start_matches(|ch: char| !ch.is_alphanumeric())
-                .to_lowercase();
+            let word = word.trim_start_matches(|ch: char| !ch.is_alphanumeric());
             // Initials ("J. Smith") and abbreviations ("Dr. Strand") do not end a sentence.
-            ends = !(ABBREVIATIONS.contains(&word.as_str())
-                || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
+            // Neither is longer than the longest abbreviation: a longer word is not
+            // lowercased to be looked up.
+            ends = word.len() > ABBREVIATION_BYTES || {
+                let word = word.to_lowercase();
+                !(ABBREVIATIONS.contains(&word.as_str())
+                    || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)))
+            };
         }
         if ends {
             spans.push((start, end));
@@ -714,15 +726,18 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
     if s.len() < MIN_CHARS {
         return;
     }
+    // Single spaces between words, none around them.
     let sentence = collapse_whitespace(s);
-    let sentence = sentence.trim();
     // A character of a script without spaces says about what three Latin letters do, and
     // its words are not counted by spaces: six of them make a sentence.
-    let wide = sentence.chars().filter(|&c| is_wide(c)).count();
-    let words = sentence.split(' ').count() + wide / 2;
-    let chars = sentence.chars().count() + 2 * wide;
+    let (wide, chars) = match sentence.is_ascii() {
+        true => (0, sentence.len()),
+        false => sentence.chars().fold((0, 0), |(w, n), c| (w + usize::from(is_wide(c)), n + 1)),
+    };
+    let words = sentence.bytes().filter(|&b| b == b' ').count() + 1 + wide / 2;
+    let chars = chars + 2 * wide;
     if (MIN_CHARS..=600).contains(&chars) && words >= 4 {
-        out.push(sentence.to_owned());
+        out.push(sentence);
     }
 }
 
@@ -1012,6 +1027,20 @@ mod tests {
                 "ما هو طول الجسر الجديد فوق النهر؟",
                 "يبلغ طول الجسر 1275 مترا."
             ]
+        );
+    }
+
+    #[test]
+    fn abbreviations_end_no_sentence_whatever_their_case() {
+        let longest = ABBREVIATIONS.iter().map(|a| a.len()).max();
+        assert_eq!(longest, Some(ABBREVIATION_BYTES));
+        let text = "The sample was APPROX. Ten grams in all. It came from J. Strand and Co. \
+                    in June. É. Marsh signed it.";
+        assert_eq!(
+            sentence_spans(text).len(),
+            3,
+            "{:?}",
+            sentences(text)
         );
     }
 

@@ -1020,6 +1020,49 @@ mod tests {
     }
 
     #[test]
+    fn an_abstaining_report_does_not_deny_the_fields_it_found() {
+        let docs = vec![doc(
+            0,
+            true,
+            &["The harbour of Zorbia was built by Ada Marsh in the spring."],
+        )];
+        let schema = serde_json::json!({"type": "object", "properties": {"builder": {"type": "string"}}});
+        let fields = trawl_messages::Fields::parse(schema).unwrap();
+        let findings = crate::answer::Findings {
+            fields: vec![(
+                fields.fields[0].clone(),
+                crate::answer::Finding {
+                    groups: vec![crate::answer::Group {
+                        value: serde_json::json!("Ada Marsh"),
+                        idxs: vec![0],
+                        quote: "The harbour of Zorbia was built by Ada Marsh in the spring."
+                            .into(),
+                        as_of: None,
+                    }],
+                },
+            )],
+            by: "extractive",
+            notes: Vec::new(),
+        };
+        let question = "What is the melting point of zorbium?";
+        let gaps = Gaps::default();
+        let mut m = material(question, &[], &docs, &[], &gaps, ReportType::Brief);
+        m.findings = Some(&findings);
+        let r = m.extractive(6);
+        assert!(!r.answerability.answerable, "{}", r.markdown);
+        assert!(r.markdown.contains("| Ada Marsh"), "{}", r.markdown);
+        assert!(
+            r.markdown.contains("so this report's prose gives no answer; each value in the table")
+                && !r.markdown.contains("this report gives no answer"),
+            "{}",
+            r.markdown
+        );
+        // Without fields, the report says it gives no answer.
+        let r = write(question, &[], &docs, &[], &gaps, 6);
+        assert!(r.markdown.contains("so this report gives no answer."), "{}", r.markdown);
+    }
+
+    #[test]
     fn abstains_when_no_source_names_what_the_question_is_about() {
         // On the topic (melting points) and relevant, but about other metals: quoting them
         // would answer a question about Voquilix with another element's value.

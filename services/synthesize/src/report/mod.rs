@@ -224,23 +224,33 @@ impl<'a> Material<'a> {
     }
 
     /// Says first that nothing read answers the question and what was missing, then what was
-    /// read and why it does not answer; nothing in it is presented as the answer.
-    fn no_answer(&self, answerability: &answerable::Answerability) -> String {
+    /// read and why it does not answer; nothing in it is presented as the answer. When the
+    /// fields table above it holds values (`fields_found`), it says that the prose gives no
+    /// answer, not the report: each value there is stated by the source it cites.
+    fn no_answer(&self, answerability: &answerable::Answerability, fields_found: bool) -> String {
         let unnamed = self.answering().unnamed.join(", ");
         let n = self.docs.len();
+        let gives_none = match fields_found {
+            true => {
+                "this report's prose gives no answer; each value in the table above is stated by \
+                 the source it cites"
+            }
+            false => "this report gives no answer",
+        };
         let mut md = match (unnamed.is_empty(), answerability.wanted.is_empty()) {
             (false, _) => format!(
                 "None of the {n} sources this job read names {unnamed}, which the question asks \
-                 about, so this report gives no answer."
+                 about, so {gives_none}."
             ),
             (true, true) => format!(
-                "None of the {n} sources this job read answers this question, so this report \
-                 gives no answer."
+                "None of the {n} sources this job read answers this question, so {gives_none}."
             ),
             (true, false) => format!(
                 "None of the {n} sources this job read answers this question: no statement \
-                 they support gives {}. This report gives no answer.",
-                answerability.wanted
+                 they support gives {}. T{}.",
+                answerability.wanted,
+                // "This report …", as the sentence begins with it.
+                gives_none.strip_prefix('t').unwrap_or(gives_none)
             ),
         };
         md.push_str("\n\n## What was read\n\n");
@@ -331,7 +341,9 @@ impl<'a> Material<'a> {
         if self.docs.is_empty() {
             md.push_str(NOTHING_READ);
         } else if !answerability.answerable {
-            md.push_str(&self.no_answer(&answerability));
+            let fields_found = (answer.iter().flat_map(|a| a.fields.iter()))
+                .any(|(_, f)| f.status == trawl_messages::FieldStatus::Found);
+            md.push_str(&self.no_answer(&answerability, fields_found));
         } else {
             md.push_str(&attributed.body);
         }
