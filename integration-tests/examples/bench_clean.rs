@@ -86,7 +86,10 @@ fn best<T>(rounds: usize, items: &[T], mut step: impl FnMut(&T)) -> Duration {
         items.iter().for_each(&mut *step);
         started.elapsed()
     };
-    let fastest = (0..rounds).map(|_| pass(&mut step)).min().unwrap_or_default();
+    let fastest = (0..rounds)
+        .map(|_| pass(&mut step))
+        .min()
+        .unwrap_or_default();
     fastest / items.len().max(1) as u32
 }
 

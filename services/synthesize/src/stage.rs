@@ -511,6 +511,7 @@ async fn find_fields(
         entities: &answering.entities,
         lang: material.lang,
         terms: trawl_text::terms_in(material.question, material.lang),
+        wanted: trawl_text::wanted::Wanted::of(material.question, material.lang),
     };
     let extracted = answer::extracted(fields, &answering.docs, &about);
     let llm = job.llm(stage.llm.as_ref()).await?;

@@ -732,7 +732,9 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
     // its words are not counted by spaces: six of them make a sentence.
     let (wide, chars) = match sentence.is_ascii() {
         true => (0, sentence.len()),
-        false => sentence.chars().fold((0, 0), |(w, n), c| (w + usize::from(is_wide(c)), n + 1)),
+        false => sentence
+            .chars()
+            .fold((0, 0), |(w, n), c| (w + usize::from(is_wide(c)), n + 1)),
     };
     let words = sentence.bytes().filter(|&b| b == b' ').count() + 1 + wide / 2;
     let chars = chars + 2 * wide;
@@ -1036,12 +1038,7 @@ mod tests {
         assert_eq!(longest, Some(ABBREVIATION_BYTES));
         let text = "The sample was APPROX. Ten grams in all. It came from J. Strand and Co. \
                     in June. É. Marsh signed it.";
-        assert_eq!(
-            sentence_spans(text).len(),
-            3,
-            "{:?}",
-            sentences(text)
-        );
+        assert_eq!(sentence_spans(text).len(), 3, "{:?}", sentences(text));
     }
 
     #[test]

@@ -148,6 +148,9 @@ pub struct Wanted {
     /// attendance"), the stems of its words: a number in a sentence that does not say what
     /// it counts ("2:55 into overtime") is a count of something else.
     counted: Vec<String>,
+    /// The stems of the words the question asks by ("people" of "how many people …"): the
+    /// number they follow is the one asked.
+    focus: Vec<String>,
     /// For a date, the words of what happens then ([`event_words`]): a date in a statement
     /// that says none of them dates something else.
     event: Vec<String>,
@@ -231,6 +234,9 @@ impl Wanted {
         Some(Wanted {
             kind,
             form,
+            focus: (a.focus.iter())
+                .map(|w| lang.stem(w).into_owned())
+                .collect(),
             counted,
             event,
             noun: name_noun(kind, &a.focus, lang),
@@ -305,6 +311,119 @@ impl Wanted {
                 says_what && self.kind.stated_in(statement, &self.question_words)
             }
         }
+    }
+
+    /// Whether the question asks a number of one span ([`Wanted::number_in`] reads it).
+    pub fn asks_a_number(&self) -> bool {
+        self.kind == Kind::Number
+            && matches!(
+                self.form,
+                Form::Money | Form::Share | Form::Year | Form::Any
+            )
+    }
+
+    /// The words of `statement` that state the number asked, as the page writes them, with the
+    /// word after (a scale or a unit): "$300M", "140 million monthly", "13,000 US", "2009".
+    /// For a statement [`Wanted::stated_in`] holds, of a question asking a number of one
+    /// span: an amount of money, a percentage, a year or a count. `None` for the rest (a
+    /// duration, a speed, how often; a name, a place, a date).
+    pub fn number_in(&self, statement: &str, lang: Lang) -> Option<String> {
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        let bare = |w: &str| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        };
+        // A number the question does not hold, read as `stated_in` reads words; not a range
+        // ("$40-50 billion") nor a multiplier ("10 times more"), which state no one number.
+        let new_number = |i: usize| {
+            let range = (words[i]
+                .split(['-', '–'])
+                .filter(|p| p.chars().any(is_digit)))
+            .count()
+                > 1;
+            let times = words
+                .get(i + 1)
+                .is_some_and(|w| matches!(bare(w).as_str(), "times" | "fold"));
+            !range
+                && !times
+                && (words[i].split(|c: char| !c.is_alphanumeric()))
+                    .filter(|p| p.chars().any(is_digit))
+                    .any(|p| !self.question_words.contains(&p.to_lowercase()))
+        };
+        let span = |i: usize| words[i..(i + 2).min(words.len())].join(" ");
+        let mut numbers = (0..words.len()).filter(|&i| new_number(i));
+        let at = match (self.kind, self.form) {
+            (Kind::Number, Form::Money) => {
+                let currency = |j: Option<usize>| {
+                    j.and_then(|j| words.get(j))
+                        .is_some_and(|w| CURRENCIES.contains(&bare(w).as_str()))
+                };
+                let amounts: Vec<usize> = (numbers)
+                    .filter(|&i| {
+                        words[i].contains(['$', '€', '£', '¥', '₹'])
+                            || currency(i.checked_sub(1))
+                            || currency(Some(i + 1))
+                            || currency(Some(i + 2))
+                    })
+                    .collect();
+                // Of two amounts, the one nearer what the question asks about ("a lifeline
+                // worth up to $8 billion … Meetup, which it acquired for $200 million" for
+                // "How much did WeWork pay to acquire Meetup?"); of equals, the first.
+                (amounts.iter().copied()).min_by_key(|&i| self.distance_to_asked(&words, i, lang))
+            }
+            (Kind::Number, Form::Share) => numbers.find(|&i| {
+                words[i].contains('%') || words.get(i + 1).is_some_and(|w| bare(w) == "percent")
+            }),
+            (Kind::Number, Form::Year) => {
+                return numbers.map(|i| bare(words[i])).find(|w| is_year(w));
+            }
+            (Kind::Number, Form::Any) => {
+                // The number that what is counted follows within three words ("13,000 US
+                // troops", "25 million people"): a sentence's other numbers count other things.
+                // Of two, the one more of the question's words follow ("30 Boeing jets" and
+                // "50 Airbus A350-900 jets" for "How many Airbus A350-900 jets …"); of equals,
+                // the first.
+                let named = |w: &&str| {
+                    let stem = lang.stem(&bare(w)).into_owned();
+                    self.counted.contains(&stem) || self.focus.contains(&stem)
+                };
+                let followed =
+                    |i: usize| words[i + 1..].iter().take(3).filter(|w| named(w)).count();
+                match self.counted.is_empty() && self.focus.is_empty() {
+                    true => numbers.next(),
+                    false => (numbers.map(|i| (followed(i), i)))
+                        .filter(|&(n, _)| n > 0)
+                        .min_by_key(|&(n, i)| (std::cmp::Reverse(n), i))
+                        .map(|(_, i)| i),
+                }
+            }
+            _ => None,
+        };
+        at.map(span)
+    }
+
+    /// How many words lie between `words[at]` and the nearest word of the question that is
+    /// neither one of its names nor a stop word ("acquired" for "… pay to acquire Meetup?");
+    /// `usize::MAX` when the statement has none.
+    fn distance_to_asked(&self, words: &[&str], at: usize, lang: Lang) -> usize {
+        let named = |w: &str| (self.entities.iter()).any(|e| e.words.iter().any(|n| n == w));
+        let asked: Vec<String> = (self.question_words.iter())
+            .filter(|w| !w.chars().any(is_digit) && !named(w) && !lang.is_stop_word(w))
+            .map(|w| lang.stem(w).into_owned())
+            .collect();
+        (words.iter().enumerate())
+            .filter(|(_, w)| {
+                let stem = lang
+                    .stem(
+                        &w.trim_matches(|c: char| !c.is_alphanumeric())
+                            .to_lowercase(),
+                    )
+                    .into_owned();
+                asked.iter().any(|a| same_stem(a, &stem))
+            })
+            .map(|(i, _)| i.abs_diff(at))
+            .min()
+            .unwrap_or(usize::MAX)
     }
 
     /// Whether `statement` may be about the question's subject: a name asked for is a new
@@ -467,6 +586,76 @@ pub fn site_words(host: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sentences of real pages (the research benchmark's) and the span each states.
+    #[test]
+    fn the_number_asked_is_read_from_its_statement() {
+        let cases = [
+            (
+                "How much did Scooter Braun's company pay for Big Machine?",
+                "Braun's Ithaca Holdings purchased Big Machine for $300M in a deal backed by The Carlyle Group.",
+                Some("$300M in"),
+            ),
+            (
+                "How many US troops remained in Afghanistan?",
+                "Roughly 13,000 US troops remain in Afghanistan, 18 years after Washington invaded.",
+                Some("13,000 US"),
+            ),
+            (
+                "In what year was Patrick Carlineo convicted of criminal mischief?",
+                "He was convicted of criminal mischief in 1998 and was barred from owning a gun.",
+                Some("1998"),
+            ),
+            (
+                "What percentage of Titan's surface is covered by plains?",
+                "Plains cover 65 percent of the surface of Titan, the map shows.",
+                Some("65 percent"),
+            ),
+            (
+                "How many people did the Black Death kill in Europe in the 14th century?",
+                "The Black Death killed an estimated 25 million people in Europe in the 14th Century.",
+                Some("25 million"),
+            ),
+            // A number of something else: the valuation is no count of employees.
+            (
+                "How many employees did WeWork have before the layoffs?",
+                "WeWork employees waited as its valuation was slashed from $47 billion.",
+                None,
+            ),
+            (
+                "How much did WeWork pay to acquire Meetup in 2017?",
+                "After a lifeline worth up to $8 billion, WeWork cut staff at Meetup, which it acquired for $200 million in 2017.",
+                Some("$200 million"),
+            ),
+            (
+                "How many Airbus A350-900 jets did Emirates order at the Dubai Air Show?",
+                "Besides its order of 30 Boeing jets, it ordered 50 Airbus A350-900 jets on Monday.",
+                Some("50 Airbus"),
+            ),
+            // A range and a multiplier state no one number.
+            (
+                "How much in annual farm purchases did Trump want from China?",
+                "To achieve the $40-50 billion in annual purchases, tariffs would have to go.",
+                None,
+            ),
+            (
+                "How many calories per tablespoon does salsa have?",
+                "Salsa has four calories per tablespoon; dips can pack 10 times more calories.",
+                None,
+            ),
+            // Neither a number of one span nor one the question does not hold.
+            ("How long did the man take steroids?", "He took them for 12 months.", None),
+            ("How many saves did Rask make in 2019?", "In 2019 he was injured.", None),
+        ];
+        for (question, statement, span) in cases {
+            let wanted = Wanted::of(question, Lang::EN).unwrap();
+            assert_eq!(
+                wanted.number_in(statement, Lang::EN).as_deref(),
+                span,
+                "{question}"
+            );
+        }
+    }
 
     #[test]
     fn a_masthead_is_spelt_with_its_hosts_words() {

@@ -30,13 +30,16 @@ pub struct About<'a> {
     /// The question's terms: of two sentences stating a field, the one nearer the question is
     /// the one to believe.
     pub terms: Vec<String>,
+    /// What the question asks for, when its form says: the field that asks the same is read
+    /// from the sentences that state it, as the report's answer is.
+    pub wanted: Option<trawl_text::wanted::Wanted>,
 }
 
 impl About<'_> {
-    /// Of `candidates`, those whose sentence is at least half as near the question (and the
+    /// Of `candidates`, those whose sentence is at least `share` as near the question (and the
     /// field's words) as the nearest: a number in a sentence on something else the page also
     /// says is no rival to the answer.
-    fn nearest(&self, field: &Field, candidates: Vec<Candidate>) -> Vec<Candidate> {
+    fn nearest(&self, field: &Field, candidates: Vec<Candidate>, share: f64) -> Vec<Candidate> {
         let mut terms = self.terms.clone();
         terms.extend(trawl_text::terms_in(&field.point(), self.lang));
         let near: Vec<f64> = (candidates.iter())
@@ -44,7 +47,7 @@ impl About<'_> {
             .collect();
         let best = near.iter().copied().fold(0.0, f64::max);
         (candidates.into_iter().zip(near))
-            .filter(|(_, n)| *n >= best / 2.0)
+            .filter(|(_, n)| *n >= best * share)
             .map(|(c, _)| c)
             .collect()
     }
@@ -331,15 +334,28 @@ pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc], about: &About) -> Findi
         })
         .map(|d| Sentences::of(d))
         .collect();
+    let asked = about.wanted.as_ref().and_then(|w| asked_field(fields, w));
     let found = (fields.fields.iter().zip(&points))
-        .map(|(field, point)| {
+        .enumerate()
+        .map(|(i, (field, point))| {
+            if let Some(wanted) = asked.filter(|&a| a == i).and(about.wanted.as_ref()) {
+                let stated = stating(field, wanted, docs, about);
+                if !stated.is_empty() {
+                    // Every such sentence states a value of the form asked, so only one
+                    // nearly as near the question as the nearest is its rival.
+                    return (
+                        field.clone(),
+                        gather(field, about.nearest(field, stated, 0.8)),
+                    );
+                }
+            }
             let candidates = (texts.iter())
                 .filter_map(|t| {
                     let raw = t.doc.extracted_data.get(point)?.as_deref()?;
                     Candidate::read(field, raw, t).filter(|c| about.holds(&c.quote, t.doc))
                 })
                 .collect();
-            let candidates = about.nearest(field, candidates);
+            let candidates = about.nearest(field, candidates, 0.5);
             (field.clone(), gather(field, candidates))
         })
         .collect();
@@ -348,6 +364,60 @@ pub fn extracted(fields: &Fields, docs: &[&AnalysedDoc], about: &About) -> Findi
         by: "extractive",
         notes: Vec::new(),
     }
+}
+
+/// The field that asks what the question asks: the schema's one number field, for a question
+/// asking a number ("How much did … pay", "In what year …"). None when two could be it.
+fn asked_field(fields: &Fields, wanted: &trawl_text::wanted::Wanted) -> Option<usize> {
+    if !wanted.asks_a_number() {
+        return None;
+    }
+    let numbers: Vec<usize> = (fields.fields.iter().enumerate())
+        .filter(|(_, f)| {
+            matches!(f.shape.ty, Type::Number | Type::Integer)
+                && !f.array
+                && f.shape.choices.is_empty()
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match numbers[..] {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// `field`'s values as the sentences of `docs` (their key points, best first) that state what
+/// the question asks give them ([`Wanted::stated_in`], not of someone else). The report's
+/// answer is judged by the same test, on the same sources (those that name the question's
+/// subject: "He was convicted … in 1998" on a page about him), so the field and the prose
+/// agree; the
+/// extractors, which take a data point's first value, read "38" from "Braun, 38, who …" where
+/// the page says he paid "$300M".
+///
+/// [`Wanted::stated_in`]: trawl_text::wanted::Wanted::stated_in
+fn stating(
+    field: &Field,
+    wanted: &trawl_text::wanted::Wanted,
+    docs: &[&AnalysedDoc],
+    about: &About,
+) -> Vec<Candidate> {
+    let lang = about.lang;
+    (docs.iter())
+        .flat_map(|doc| {
+            let site = crate::report::answerable::site_of(Some(doc));
+            (doc.key_points.iter()).filter_map(move |s| {
+                if !(wanted.stated_in(s, &site, lang) && wanted.about(s, &site, lang)) {
+                    return None;
+                }
+                let value = typed(field, &wanted.number_in(s, lang)?)?;
+                Some(Candidate {
+                    value,
+                    idx: doc.source.idx,
+                    quote: s.clone(),
+                })
+            })
+        })
+        .collect()
 }
 
 impl Candidate {
@@ -552,6 +622,7 @@ mod tests {
         entities: &[],
         lang: trawl_text::Lang::UND,
         terms: Vec::new(),
+        wanted: None,
     };
 
     fn fields(schema: Value) -> Fields {
@@ -665,6 +736,7 @@ mod tests {
             entities: &entities,
             lang: trawl_text::Lang::EN,
             terms: Vec::new(),
+            wanted: None,
         };
         let mut other = doc(0, "Velmium melts at 3,332 degrees. It was isolated by Dr. Ada Quist. Zorbium is its neighbour.", &[
             ("melting point", "3,332 degrees"),
@@ -729,6 +801,39 @@ mod tests {
     }
 
     #[test]
+    fn the_field_the_question_asks_is_read_from_the_sentence_stating_it() {
+        // A real page: the amount extractor takes Braun's age; the question asks what was paid.
+        let q = "How much did Scooter Braun's company pay for Big Machine?";
+        let f = fields(json!({"type": "object", "properties": {"amount": {"type": "number"}}}));
+        let age = "In the midst of a public fissure with Big Machine Records, Braun, 38 – who \
+                   reps Justin Bieber – took over the label.";
+        let paid = "The drama began when Braun's Ithaca Holdings purchased Big Machine for $300M \
+                    in a deal backed by The Carlyle Group.";
+        let mut a = doc(0, &format!("{age} {paid}"), &[("amount", "38")]);
+        a.key_points = vec![age.into(), paid.into()];
+        let mut about = About {
+            entities: &[],
+            lang: trawl_text::Lang::EN,
+            terms: trawl_text::terms_in(q, trawl_text::Lang::EN),
+            wanted: trawl_text::wanted::Wanted::of(q, trawl_text::Lang::EN),
+        };
+        let answer = extracted(&f, &[&a], &about).answer(&citations(&[&a]));
+        let amount = answer.fields.get("amount").unwrap();
+        assert_eq!(amount.value, Some(json!(300_000_000)), "{amount:?}");
+        assert_eq!(amount.quote.as_deref(), Some(paid));
+        // Without what the question asks, the extractor's value stands.
+        about.wanted = None;
+        let answer = extracted(&f, &[&a], &about).answer(&citations(&[&a]));
+        assert_eq!(answer.fields.get("amount").unwrap().value, Some(json!(38)));
+        // Two number fields: which one the question asks is not guessed.
+        let two = fields(json!({"type": "object", "properties": {
+            "amount": {"type": "number"}, "age": {"type": "integer"}}}));
+        about.wanted = trawl_text::wanted::Wanted::of(q, trawl_text::Lang::EN);
+        let answer = extracted(&two, &[&a], &about).answer(&citations(&[&a]));
+        assert_eq!(answer.fields.get("amount").unwrap().value, Some(json!(38)));
+    }
+
+    #[test]
     fn of_two_sentences_the_one_on_the_question_is_believed() {
         let f = fields(json!({"type": "object", "properties": {"employees": {"type": "integer"}}}));
         let about = About {
@@ -738,6 +843,7 @@ mod tests {
                 "How many employees did WeWork have before the layoffs?",
                 trawl_text::Lang::EN,
             ),
+            wanted: None,
         };
         let near = doc(
             0,

@@ -1026,7 +1026,8 @@ mod tests {
             true,
             &["The harbour of Zorbia was built by Ada Marsh in the spring."],
         )];
-        let schema = serde_json::json!({"type": "object", "properties": {"builder": {"type": "string"}}});
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"builder": {"type": "string"}}});
         let fields = trawl_messages::Fields::parse(schema).unwrap();
         let findings = crate::answer::Findings {
             fields: vec![(
@@ -1035,8 +1036,7 @@ mod tests {
                     groups: vec![crate::answer::Group {
                         value: serde_json::json!("Ada Marsh"),
                         idxs: vec![0],
-                        quote: "The harbour of Zorbia was built by Ada Marsh in the spring."
-                            .into(),
+                        quote: "The harbour of Zorbia was built by Ada Marsh in the spring.".into(),
                         as_of: None,
                     }],
                 },
@@ -1052,14 +1052,19 @@ mod tests {
         assert!(!r.answerability.answerable, "{}", r.markdown);
         assert!(r.markdown.contains("| Ada Marsh"), "{}", r.markdown);
         assert!(
-            r.markdown.contains("so this report's prose gives no answer; each value in the table")
+            r.markdown
+                .contains("so this report's prose gives no answer; each value in the table")
                 && !r.markdown.contains("this report gives no answer"),
             "{}",
             r.markdown
         );
         // Without fields, the report says it gives no answer.
         let r = write(question, &[], &docs, &[], &gaps, 6);
-        assert!(r.markdown.contains("so this report gives no answer."), "{}", r.markdown);
+        assert!(
+            r.markdown.contains("so this report gives no answer."),
+            "{}",
+            r.markdown
+        );
     }
 
     #[test]
