@@ -390,9 +390,8 @@ fn asked_field(fields: &Fields, wanted: &trawl_text::wanted::Wanted) -> Option<u
 /// the question asks give them ([`Wanted::stated_in`], not of someone else). The report's
 /// answer is judged by the same test, on the same sources (those that name the question's
 /// subject: "He was convicted … in 1998" on a page about him), so the field and the prose
-/// agree; the
-/// extractors, which take a data point's first value, read "38" from "Braun, 38, who …" where
-/// the page says he paid "$300M".
+/// agree; the extractors, which take a data point's first value, read "38" from "Braun, 38,
+/// who …" where the page says he paid "$300M".
 ///
 /// [`Wanted::stated_in`]: trawl_text::wanted::Wanted::stated_in
 fn stating(
