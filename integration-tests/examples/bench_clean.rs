@@ -36,28 +36,37 @@ struct Args {
     dump: Option<PathBuf>,
 }
 
-/// What the steps made of one page, as `--dump` writes it.
-fn outcome(cfg: &CleanConfig, q: &str, title: &str, md: &str) -> serde_json::Value {
+/// Clean's steps on one page's markdown, as the stage runs them without an LLM.
+fn run_steps(
+    runtime: &tokio::runtime::Runtime,
+    cfg: &CleanConfig,
+    (q, title, md): &(String, String, String),
+) -> steps::Processed {
     let mut ctx = Context::question(q);
     ctx.language = "en".into();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a runtime");
-    let p = runtime.block_on(steps::process(
+    runtime.block_on(steps::process(
         LlmUse::NotConfigured,
         cfg,
         &ctx,
         title,
-        md.to_owned(),
-    ));
+        md.clone(),
+    ))
+}
+
+/// What the steps made of one page, as `--dump` writes it.
+fn outcome(
+    processed: steps::Processed,
+    (_, title, md): &(String, String, String),
+) -> serde_json::Value {
     let judged = trawl_clean::judge::heuristic(md);
+    let a = processed.analysis;
     serde_json::json!({
         "title": title,
         "judge": [judged.score, judged.problems],
         "language": trawl_text::Lang::detect(md).code(),
-        "relevance": p.analysis.relevance,
-        "summary": p.analysis.summary,
-        "key_points": p.analysis.key_points,
+        "relevance": a.relevance,
+        "summary": a.summary,
+        "key_points": a.key_points,
         "sentences": trawl_text::sentences(md),
     })
 }
@@ -113,16 +122,16 @@ fn main() {
         })
         .collect();
     let cfg = CleanConfig::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
     if let Some(path) = &args.dump {
         let lines: Vec<String> = (extracted.iter())
-            .map(|(q, title, md)| outcome(&cfg, q, title, md).to_string())
+            .map(|page| outcome(run_steps(&runtime, &cfg, page), page).to_string())
             .collect();
         std::fs::write(path, lines.join("\n") + "\n")
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a runtime");
     let rounds = args.rounds;
     let extract = best(rounds, &pages, |(_, url, html)| {
         black_box(trawl_clean::extract::extract(html, url));
@@ -134,11 +143,8 @@ fn main() {
         let ctx = Context::question(q);
         black_box(trawl_clean::analysis::analyse_in(&ctx, title, md, 0.1));
     });
-    let steps = best(rounds, &extracted, |(q, title, md)| {
-        let mut ctx = Context::question(q);
-        ctx.language = "en".into();
-        let run = steps::process(LlmUse::NotConfigured, &cfg, &ctx, title, md.clone());
-        black_box(runtime.block_on(run));
+    let steps = best(rounds, &extracted, |page| {
+        black_box(run_steps(&runtime, &cfg, page));
     });
     let language = best(rounds, &extracted, |(_, _, md)| {
         black_box(trawl_text::Lang::detect(md));

@@ -230,27 +230,27 @@ impl<'a> Material<'a> {
     fn no_answer(&self, answerability: &answerable::Answerability, fields_found: bool) -> String {
         let unnamed = self.answering().unnamed.join(", ");
         let n = self.docs.len();
-        let gives_none = match fields_found {
+        let so = match fields_found {
             true => {
                 "this report's prose gives no answer; each value in the table above is stated by \
                  the source it cites"
             }
             false => "this report gives no answer",
         };
+        // The same, as a sentence of its own.
+        let gives = format!("{}{}", so[..1].to_uppercase(), &so[1..]);
         let mut md = match (unnamed.is_empty(), answerability.wanted.is_empty()) {
             (false, _) => format!(
                 "None of the {n} sources this job read names {unnamed}, which the question asks \
-                 about, so {gives_none}."
+                 about, so {so}."
             ),
-            (true, true) => format!(
-                "None of the {n} sources this job read answers this question, so {gives_none}."
-            ),
+            (true, true) => {
+                format!("None of the {n} sources this job read answers this question, so {so}.")
+            }
             (true, false) => format!(
                 "None of the {n} sources this job read answers this question: no statement \
-                 they support gives {}. T{}.",
-                answerability.wanted,
-                // "This report …", as the sentence begins with it.
-                gives_none.strip_prefix('t').unwrap_or(gives_none)
+                 they support gives {}. {gives}.",
+                answerability.wanted
             ),
         };
         md.push_str("\n\n## What was read\n\n");
