@@ -468,6 +468,7 @@ async fn write_report(
             .and_then(|i| i.options.report_max_tokens)
             .unwrap_or(rt.config.report.max_tokens),
         language,
+        sentences: cfg.sentences,
     };
     let written = report::llm::write(model, material, &style).await;
     job.charge("synthesize", model).await?;

@@ -42,6 +42,7 @@ fn style(context_tokens: usize) -> llm::Style<'static> {
         context_tokens,
         answer_tokens: 1500,
         language: "",
+        sentences: 6,
     }
 }
 
@@ -169,6 +170,67 @@ async fn a_report_that_states_no_value_of_what_is_asked_gives_way() {
     assert!(r
         .markdown
         .contains("no statement they support gives an amount of money"));
+}
+
+#[tokio::test]
+async fn the_sentence_that_answers_is_added_where_the_model_left_it_out() {
+    let (_web, llm) = client().await;
+    // The model quotes the sentences sharing most words with the question: an amount, but
+    // the repairs', and a second bridge's plans. The sentence stating what the building cost
+    // ranks high in trawl's own reading, and the report gives it in the source's words, cited.
+    let docs =
+        vec![
+        doc(
+            0,
+            "Repairs to the Brimomir Bridge cost much less, $2 million, than building a new one. ",
+        ),
+        doc(
+            1,
+            "Building a second Brimomir Bridge would cost much more, the council said in 2019. ",
+        ),
+        doc(2, "Building the Brimomir Bridge cost 4.2 million euros in 1931. "),
+    ];
+    let question = "How much did the Brimomir Bridge cost to build?";
+    let written = llm::write(&llm, &material(question, &docs, &[]), &style(20_000))
+        .await
+        .unwrap();
+    let r = &written.report;
+    assert_eq!(r.writer, trawl_messages::ReportWriter::Llm);
+    let (prose, added) = (r.markdown.split_once("## In the sources' words"))
+        .unwrap_or_else(|| panic!("nothing added: {}", r.markdown));
+    assert!(
+        prose.contains("Repairs to the Brimomir Bridge cost much less"),
+        "{prose}"
+    );
+    let n = (r.citations.iter().find(|c| c.idx == 2))
+        .unwrap_or_else(|| panic!("{:?}", r.citations))
+        .n;
+    assert!(
+        added.contains(&format!(
+            "Building the Brimomir Bridge cost 4.2 million euros in 1931 [{n}]"
+        )),
+        "{added}"
+    );
+    // A sentence the model said is not said again.
+    assert!(!added.contains("Repairs"), "{added}");
+    assert!(r.answerability.answerable);
+}
+
+#[tokio::test]
+async fn a_neighbouring_amount_the_sources_do_not_state_as_asked_gives_way() {
+    let (_web, llm) = client().await;
+    // The model quotes the one sentence with an amount: the toll, not what the bridge cost.
+    // trawl's own reading finds no sentence saying what is asked (a cost), so the model's
+    // statement is a neighbouring fact and the extractive report, which abstains, takes over.
+    let docs = vec![doc(0, "The Brimomir Bridge toll is 2 dollars for cars. ")];
+    let question = "How much did the Brimomir Bridge cost?";
+    let err = llm::write(&llm, &material(question, &docs, &[]), &style(20_000))
+        .await
+        .err()
+        .expect("a neighbouring amount was taken for the answer");
+    assert!(err.to_string().contains("not backed"), "{err}");
+    let r = material(question, &docs, &[]).extractive(6);
+    assert!(!r.answerability.answerable, "{}", r.markdown);
 }
 
 #[tokio::test]

@@ -17,6 +17,7 @@ pub mod asked;
 pub mod entities;
 mod lang;
 pub mod pages;
+pub mod places;
 pub mod points;
 pub mod wanted;
 

@@ -88,11 +88,7 @@ pub fn judge(
             ),
         );
     };
-    let answers = |(text, idx): &&(String, u32)| {
-        let site = site_of(docs.iter().find(|d| d.source.idx == *idx).copied());
-        wanted.stated_in(text, &site, lang) && wanted.about(text, &site, lang)
-    };
-    match statements.iter().find(answers) {
+    match statements.iter().find(|s| answers(&wanted, lang, s, docs)) {
         Some((text, _)) => verdict(
             true,
             format!("\"{}\" states {}", text.trim(), wanted.described()),
@@ -106,6 +102,30 @@ pub fn judge(
             ),
         ),
     }
+}
+
+/// Whether `statement` (its text and the source it cites, of `docs`) states a value of what
+/// is `wanted` about the subject asked.
+fn answers(wanted: &Wanted, lang: Lang, statement: &(String, u32), docs: &[&AnalysedDoc]) -> bool {
+    let (text, idx) = statement;
+    let site = site_of(docs.iter().find(|d| d.source.idx == *idx).copied());
+    wanted.stated_in(text, &site, lang) && wanted.about(text, &site, lang)
+}
+
+/// Those of `statements` that answer `question` by [`judge`]'s test; none when the question's
+/// form does not say what kind of value answers it.
+pub fn answering<'s>(
+    question: &str,
+    lang: Lang,
+    statements: &'s [(String, u32)],
+    docs: &[&AnalysedDoc],
+) -> Vec<&'s (String, u32)> {
+    let Some(wanted) = Wanted::of(question, lang) else {
+        return Vec::new();
+    };
+    (statements.iter())
+        .filter(|s| answers(&wanted, lang, s, docs))
+        .collect()
 }
 
 #[cfg(test)]

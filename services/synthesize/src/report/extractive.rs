@@ -55,7 +55,8 @@ fn idf<'a>(query: &[String], sentences: impl Iterator<Item = &'a [String]>) -> V
         .collect()
 }
 
-fn near_duplicate(a: &str, b: &str) -> bool {
+/// Whether the shorter of `a` and `b` is mostly the other's words: the same sentence, said again.
+pub(crate) fn near_duplicate(a: &str, b: &str) -> bool {
     let (ta, tb) = (terms(a), terms(b));
     let (short, long) = if ta.len() <= tb.len() {
         (&ta, &tb)

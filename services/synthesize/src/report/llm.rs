@@ -6,6 +6,7 @@ use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 
 use trawl_text::unlink;
+use trawl_text::wanted::Wanted;
 
 use super::{Draft, Material, Report};
 use crate::citations;
@@ -72,6 +73,8 @@ pub struct Style<'a> {
     pub context_tokens: usize,
     pub answer_tokens: u32,
     pub language: &'a str,
+    /// How long the extractive report is: trawl's own reading, which backs the model's.
+    pub sentences: usize,
 }
 
 /// A source as the prompt gives it: its best title, and its texts with links as their anchor
@@ -202,10 +205,19 @@ pub async fn write(
     let citable: Vec<&AnalysedDoc> = (docs.iter())
         .filter(|d| known.contains(&d.source.idx))
         .collect();
-    let report = material.conclude(draft, &citable, &answering.elsewhere);
+    let report = material.conclude(draft.clone(), &citable, &answering.elsewhere);
     if let Some(why) = refusal(&report, known.len()) {
         return Err(llm.reject("report", why));
     }
+    let report = backed(
+        material,
+        style.sentences,
+        draft,
+        citable,
+        &answering.elsewhere,
+        report,
+    )
+    .map_err(|why| llm.reject("report", why))?;
     Ok(LlmReport {
         report,
         usage: response.usage,
@@ -214,6 +226,77 @@ pub async fn write(
         levels: ctx.levels,
     })
 }
+
+/// The model's `report` (of `draft`, from `citable` sources, `elsewhere` the sources left
+/// out) backed by trawl's own reading,
+/// judged the same way (the extractive report of `sentences`): when the sentences it ranks
+/// first state nothing of what is asked, the model's statement that does is a neighbouring
+/// fact ("the agency's budget request for $22.6bn" for a mission's cost), and the extractive
+/// report, which abstains, takes its place. When they do, those the model left out are added
+/// in the sources' words: a small model often misses the one sentence that answers.
+fn backed<'d>(
+    material: &Material<'d>,
+    sentences: usize,
+    mut draft: Draft,
+    mut citable: Vec<&'d AnalysedDoc>,
+    elsewhere: &super::Elsewhere,
+    report: Report,
+) -> Result<Report, LlmError> {
+    let own = material.extractive(sentences);
+    if !own.answerability.answerable {
+        return Err(LlmError::Unanswered(format!(
+            "the report's answer is not backed by the sentences the sources state it in: {}",
+            own.answerability.reason
+        )));
+    }
+    let evidence = evidence(material, &own, &report);
+    if evidence.is_empty() {
+        return Ok(report);
+    }
+    draft.body.push_str("\n\n## In the sources' words\n\n");
+    for (text, idx) in evidence {
+        let n = match draft.cited.iter().position(|i| *i == idx) {
+            Some(at) => at + 1,
+            None => {
+                draft.cited.push(idx);
+                draft.cited.len()
+            }
+        };
+        if !citable.iter().any(|d| d.source.idx == idx) {
+            citable.extend(material.docs.iter().find(|d| d.source.idx == idx));
+        }
+        draft.body.push_str(&format!("- {text} [{n}]\n"));
+    }
+    Ok(material.conclude(draft, &citable, elsewhere))
+}
+
+/// The statements of trawl's `own` (extractive) report that answer the question (its first,
+/// when the question's form does not say what answers it) and that the model's `report` does
+/// not say with a citation, as (text, source idx).
+fn evidence(material: &Material<'_>, own: &Report, report: &Report) -> Vec<(String, u32)> {
+    let statements = super::answerable::statements(&own.claims, "", &[]);
+    let docs: Vec<&AnalysedDoc> = material.docs.iter().collect();
+    // When the question's form does not say what answers it, the sentence ranked first does.
+    let answering = match Wanted::of(material.question, material.lang) {
+        Some(_) => {
+            super::answerable::answering(material.question, material.lang, &statements, &docs)
+        }
+        None => statements.iter().take(1).collect(),
+    };
+    (answering.into_iter())
+        .filter(|(text, _)| {
+            !(report.claims.iter())
+                .filter(|c| !c.sources.is_empty())
+                .any(|c| super::extractive::near_duplicate(&c.text, text))
+        })
+        .take(MAX_EVIDENCE)
+        .cloned()
+        .collect()
+}
+
+/// How many sentences of the sources' own may be added to a model's report: the answer's
+/// few, not a second report.
+const MAX_EVIDENCE: usize = 3;
 
 /// Why the model's concluded `report` (from `given` sources) is not taken: none of its
 /// statements is supported by a source, or none states a value of what is asked. Either way the

@@ -66,6 +66,7 @@ report with a citation.";
 
 /// A writer's report before attribution: its body, whose `[n]` citations name the source
 /// `cited[n - 1]`.
+#[derive(Clone)]
 pub struct Draft {
     pub body: String,
     pub cited: Vec<u32>,
