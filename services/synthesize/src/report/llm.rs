@@ -228,12 +228,12 @@ pub async fn write(
 }
 
 /// The model's `report` (of `draft`, from `citable` sources, `elsewhere` the sources left
-/// out) backed by trawl's own reading,
-/// judged the same way (the extractive report of `sentences`): when the sentences it ranks
-/// first state nothing of what is asked, the model's statement that does is a neighbouring
-/// fact ("the agency's budget request for $22.6bn" for a mission's cost), and the extractive
-/// report, which abstains, takes its place. When they do, those the model left out are added
-/// in the sources' words: a small model often misses the one sentence that answers.
+/// out) backed by trawl's own reading, judged the same way (the extractive report of
+/// `sentences`). When the sentences it ranks first state nothing of what is asked, the
+/// model's statement that does is a neighbouring fact ("Oxy Pure was launched … in Delhi-NCR"
+/// for which mall the bar is in), and the extractive report, which abstains, takes its place.
+/// When they do, those the model left out are added in the sources' words: a small model often
+/// misses the one sentence that answers.
 fn backed<'d>(
     material: &Material<'d>,
     sentences: usize,
