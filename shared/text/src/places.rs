@@ -23,15 +23,15 @@ const DATA: &str = include_str!("../data/places.tsv");
 /// for its people or what is theirs, in the languages with the most pages: English ("Bolivi-an",
 /// "Japan-ese", "Iraq-i", "Ital-ian"), French ("bolivi-en", "mexic-ain"), German
 /// ("Bolivi-aner", "kanad-isch"), Spanish, Italian and Portuguese ("bolivi-ano",
-/// "brasil-eño"). Masculine forms only, and short on purpose: each ending is a way a word of a
-/// question can stand for a territory, and "Indi-ana" must not make Indiana Indian.
+/// "brasil-eño"). Short on purpose: each ending is a way a word of a question can stand for a
+/// territory, and Spanish's feminine "-ana" would make Indiana Indian ("Indi-ana").
 const DEMONYM_ENDINGS: &[&str] = &[
     "n", "an", "ian", "ean", "ese", "i", "ien", "ienne", "ain", "aine", "ais", "aise", "ano",
     "eno", "eño", "iano", "aner", "ier", "isch", "ische", "ischen", "ischer", "er",
 ];
 
 /// The shortest stem of a demonym, in letters: "Peru" and "Iraq" are read, a territory's
-/// two-letter code or a three-letter stem ("Ira-n" + "ian") is not.
+/// two-letter code or a three-letter stem is not.
 const MIN_DEMONYM_STEM: usize = 4;
 
 /// The forms a text may give a place a question names: all of them found by one automaton.
