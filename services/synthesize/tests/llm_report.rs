@@ -217,6 +217,41 @@ async fn the_sentence_that_answers_is_added_where_the_model_left_it_out() {
 }
 
 #[tokio::test]
+async fn where_the_question_does_not_say_what_answers_the_sentence_ranked_first_is_added() {
+    let (_web, llm) = client().await;
+    // "What is the melting point …" names no kind of value. The model quotes the sentence
+    // sharing most words with the question, years' anecdotes; trawl ranks the most relevant
+    // source's sentence first, and the report gives it in the source's words.
+    let docs = vec![
+        doc(
+            0,
+            "The melting point of Zorblium is 1,523 degrees Celsius. ",
+        ),
+        doc(
+            1,
+            "What Zorblium's melting point did in 1990 puzzled chemists. ",
+        ),
+        doc(
+            2,
+            "What Zorblium's melting point meant in 1991 for what metals became. ",
+        ),
+    ];
+    let question = "What is the melting point of Zorblium?";
+    let written = llm::write(&llm, &material(question, &docs, &[]), &style(20_000))
+        .await
+        .unwrap();
+    let r = &written.report;
+    let (prose, added) = (r.markdown.split_once("## In the sources' words"))
+        .unwrap_or_else(|| panic!("nothing added: {}", r.markdown));
+    assert!(prose.contains("in 1990 puzzled chemists"), "{prose}");
+    assert!(
+        added.contains("The melting point of Zorblium is 1,523 degrees Celsius"),
+        "{added}"
+    );
+    assert!(!added.contains("1990"), "{added}");
+}
+
+#[tokio::test]
 async fn a_neighbouring_amount_the_sources_do_not_state_as_asked_gives_way() {
     let (_web, llm) = client().await;
     // The model quotes the one sentence with an amount: the toll, not what the bridge cost.

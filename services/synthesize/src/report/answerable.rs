@@ -112,20 +112,20 @@ fn answers(wanted: &Wanted, lang: Lang, statement: &(String, u32), docs: &[&Anal
     wanted.stated_in(text, &site, lang) && wanted.about(text, &site, lang)
 }
 
-/// Those of `statements` that answer `question` by [`judge`]'s test; none when the question's
-/// form does not say what kind of value answers it.
+/// Those of `statements` that answer `question` by [`judge`]'s test; `None` when the
+/// question's form does not say what kind of value answers it.
 pub fn answering<'s>(
     question: &str,
     lang: Lang,
     statements: &'s [(String, u32)],
     docs: &[&AnalysedDoc],
-) -> Vec<&'s (String, u32)> {
-    let Some(wanted) = Wanted::of(question, lang) else {
-        return Vec::new();
-    };
-    (statements.iter())
-        .filter(|s| answers(&wanted, lang, s, docs))
-        .collect()
+) -> Option<Vec<&'s (String, u32)>> {
+    let wanted = Wanted::of(question, lang)?;
+    Some(
+        (statements.iter())
+            .filter(|s| answers(&wanted, lang, s, docs))
+            .collect(),
+    )
 }
 
 #[cfg(test)]

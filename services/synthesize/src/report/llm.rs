@@ -6,7 +6,6 @@ use trawl_llm::{ChatRequest, Llm, LlmError, Usage};
 use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 
 use trawl_text::unlink;
-use trawl_text::wanted::Wanted;
 
 use super::{Draft, Material, Report};
 use crate::citations;
@@ -277,12 +276,9 @@ fn evidence(material: &Material<'_>, own: &Report, report: &Report) -> Vec<(Stri
     let statements = super::answerable::statements(&own.claims, "", &[]);
     let docs: Vec<&AnalysedDoc> = material.docs.iter().collect();
     // When the question's form does not say what answers it, the sentence ranked first does.
-    let answering = match Wanted::of(material.question, material.lang) {
-        Some(_) => {
-            super::answerable::answering(material.question, material.lang, &statements, &docs)
-        }
-        None => statements.iter().take(1).collect(),
-    };
+    let answering =
+        super::answerable::answering(material.question, material.lang, &statements, &docs)
+            .unwrap_or_else(|| statements.iter().take(1).collect());
     (answering.into_iter())
         .filter(|(text, _)| {
             !(report.claims.iter())
