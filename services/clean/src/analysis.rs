@@ -104,6 +104,28 @@ fn key_points(question: &str, lang: Lang, passages: &[String], order: &[usize]) 
     out
 }
 
+/// How a page's furniture opens a line inside its article text: a copyright notice ("Copyright
+/// 2019 Hawaii News Now.") or a wire story's credits ("(Reporting by Will Dunham; Editing by
+/// Tom Brown)"). Such a line shares a question's year or "reported" and says nothing.
+const CREDITS: &[&str] = &[
+    "copyright ",
+    "©",
+    "(c) ",
+    "all rights reserved",
+    "reporting by ",
+    "additional reporting by ",
+    "editing by ",
+    "writing by ",
+];
+
+/// Whether `sentence` is a copyright line or a wire story's credits ([`CREDITS`]).
+fn is_credit(sentence: &str) -> bool {
+    let opening = sentence
+        .trim_start_matches(['(', '[', '*', '_', ' '])
+        .to_lowercase();
+    CREDITS.iter().any(|c| opening.starts_with(c))
+}
+
 /// The extractive analysis for a bare question (no sub-queries or data points).
 pub fn analyse(question: &str, title: &str, markdown: &str, min_relevance: f64) -> Analysis {
     analyse_in(&Context::question(question), title, markdown, min_relevance)
@@ -113,6 +135,7 @@ pub fn analyse(question: &str, title: &str, markdown: &str, min_relevance: f64) 
 pub fn analyse_in(ctx: &Context, title: &str, markdown: &str, min_relevance: f64) -> Analysis {
     let tables = tables::parse(markdown);
     let mut passages = sentences(markdown);
+    passages.retain(|s| !is_credit(s));
     for cell in tables.iter().flat_map(|t| t.rows.iter().flatten()) {
         for s in sentences(cell) {
             if !passages.contains(&s) {
@@ -217,6 +240,27 @@ mod tests {
         let a = analyse(q, "Kidnapped girl found", &md, 0.1);
         let stating = &a.key_points[KEY_POINTS..];
         assert!(stating[0].contains("WoodSpring"), "{:?}", a.key_points);
+    }
+
+    #[test]
+    fn a_copyright_line_or_a_wire_credit_is_no_key_point() {
+        // hawaiinewsnow.com and a Reuters story on sciencealert.com (h010 of the real-page
+        // set): each line shares the question's "2019" or "reported".
+        let md = "Europa is slightly smaller than Earth's Moon, some 1,900 miles across. \
+                  Copyright 2019 Hawaii News Now.\n\n\
+                  (Reporting by Will Dunham; Editing by Tom Brown)*\n\n\
+                  © 2019 Reuters. All rights reserved.";
+        let a = analyse(
+            "How many miles across is Europa, reported in 2019?",
+            "Europa",
+            md,
+            0.0,
+        );
+        assert_eq!(
+            a.key_points,
+            ["Europa is slightly smaller than Earth's Moon, some 1,900 miles across."]
+        );
+        assert!(!is_credit("Reporters said the copyright had expired."));
     }
 
     #[test]

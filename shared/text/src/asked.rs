@@ -77,6 +77,10 @@ pub const NUMBER_NOUNS: &[&str] = &[
     "duration",
 ];
 
+/// Nouns of a question phrase that ask for a code: a string a register gives a thing ("under
+/// what stock code", "which ticker").
+pub const CODE_NOUNS: &[&str] = &["code", "ticker"];
+
 /// Words that end a noun phrase in a question phrase.
 const ENDS_PHRASE: &[&str] = &[
     "of", "in", "at", "on", "for", "to", "from", "by", "with", "about", "that", "which", "who",
@@ -125,7 +129,14 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
             Some(m) if MEASURES.contains(&m) => (Some(Kind::Number), vec![m.to_owned()]),
             _ => (None, Vec::new()),
         },
-        "who" | "whom" | "whose" => (Some(Kind::Name), Vec::new()),
+        // "Who is the director for games at …" asks for a person by their role, as "which
+        // singer" does: the role's words are the focus. "Who heads …" names none.
+        "who" | "whom" | "whose" => match (rest.first(), rest.get(1).map(String::as_str)) {
+            (Some(aux), Some("the" | "a" | "an")) if AUXILIARIES.contains(&aux.as_str()) => {
+                (Some(Kind::Name), phrase(1))
+            }
+            _ => (Some(Kind::Name), Vec::new()),
+        },
         "when" => (Some(Kind::Date), Vec::new()),
         "where" => (Some(Kind::Place), Vec::new()),
         // "what is the starting price of …", "which singer did …", "what year …". "Which"
@@ -139,6 +150,8 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
             let has = |words: &[&str]| focus.iter().any(|w| words.contains(&w.as_str()));
             let kind = if has(NUMBER_NOUNS) {
                 Some(Kind::Number)
+            } else if has(CODE_NOUNS) {
+                Some(Kind::Name)
             } else if has(&["date", "day", "month"]) {
                 Some(Kind::Date)
             } else if has(&["city", "town", "country", "place"]) {
@@ -221,7 +234,16 @@ mod tests {
             of("How long did the man take steroids?"),
             (s(&["long"]), Some(Kind::Number))
         );
-        assert_eq!(of("Who heads the team?").1, Some(Kind::Name));
+        assert_eq!(of("Who heads the team?"), (s(&[]), Some(Kind::Name)));
+        // h015: a person asked by their role.
+        assert_eq!(
+            of("Who is the director for games at the tech giant that bought CloudSimple?"),
+            (s(&["director"]), Some(Kind::Name))
+        );
+        assert_eq!(
+            of("Who is NASA's deputy associate administrator?"),
+            (s(&[]), Some(Kind::Name))
+        );
         // A measure named by its noun is a number too.
         assert_eq!(
             of("What was the attendance at Staples Center when the Lakers beat the Thunder?"),

@@ -361,16 +361,18 @@ pub fn same_word(a: &str, b: &str) -> bool {
 }
 
 /// The light stem [`same_word`] compares: a common suffix dropped when at least three
-/// characters remain.
+/// characters remain, then a final "e", so that a word ending in "e" and its forms agree:
+/// "value", "values" and "valued" are "valu"; "mile", "miles" and a page's "1,900-mile-wide"
+/// are "mil".
 pub fn stem(w: &str) -> &str {
-    for suffix in ["ations", "ation", "ings", "ing", "ed", "es", "s", "ly"] {
-        if let Some(stem) = w.strip_suffix(suffix) {
-            if stem.chars().count() >= 3 {
-                return stem;
-            }
-        }
+    let stripped = ["ations", "ation", "ings", "ing", "ed", "es", "s", "ly"]
+        .into_iter()
+        .find_map(|suffix| w.strip_suffix(suffix).filter(|s| s.chars().count() >= 3))
+        .unwrap_or(w);
+    match stripped.strip_suffix('e') {
+        Some(s) if s.chars().count() >= 3 => s,
+        _ => stripped,
     }
-    w
 }
 
 /// Share of `query_terms` found among `words`.
@@ -817,6 +819,19 @@ mod tests {
                 && same_word("melted", "melt")
                 && !same_word("point", "pointer")
         );
+        // A plural is its singular's word, however the singular ends (h010: "How many miles
+        // across" against "the 1,900-mile-wide Europa").
+        for (form, word) in [
+            ("miles", "mile"),
+            ("games", "game"),
+            ("boxes", "box"),
+            ("valued", "values"),
+            ("priced", "price"),
+        ] {
+            assert!(same_word(form, word), "{form}");
+        }
+        assert_eq!(stem("studies"), stem("studied"));
+        assert_eq!(stem("use"), "use");
         assert!(
             (coverage(
                 &terms("zorbium melting point"),

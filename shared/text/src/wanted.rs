@@ -5,7 +5,7 @@
 //! much will it cost", the other goalie's saves): the form tells them apart. The report's
 //! answerability, the extractive writer's ranking and clean's key points read it alike.
 
-use crate::asked::{asked, Kind, MEASURES, NUMBER_NOUNS};
+use crate::asked::{asked, Kind, CODE_NOUNS, MEASURES, NUMBER_NOUNS};
 use crate::entities::{entities_in, named_in, Entity};
 use crate::points::markers;
 use crate::{is_digit, terms_in, Lang, MONTHS};
@@ -25,6 +25,32 @@ enum Form {
     Speed,
     /// How often: "every fortnight", "twice a year", "weekly", "3 times a day".
     Frequency,
+    /// A code a register gives ("the stock code 9988"), stated beside the word for it.
+    Code,
+}
+
+impl Form {
+    /// The form of a value of `kind` asked by the question phrase's `focus`, in a question of
+    /// `question_words` (lower-cased).
+    fn of(kind: Kind, focus: &[String], question_words: &[String]) -> Form {
+        let has =
+            |words: &[&str], among: &[String]| among.iter().any(|w| words.contains(&w.as_str()));
+        // "How much is it expected to cost?" says what is asked after its phrase.
+        let how_much = question_words.windows(2).any(|w| w == ["how", "much"]);
+        match kind {
+            Kind::Number if has(&["percentage", "percent"], focus) => Form::Share,
+            Kind::Number if has(MONEY_WORDS, focus) => Form::Money,
+            Kind::Number if focus.is_empty() && how_much && has(MONEY_WORDS, question_words) => {
+                Form::Money
+            }
+            Kind::Number if focus == ["year"] => Form::Year,
+            Kind::Number if focus == ["long"] => Form::Span,
+            Kind::Number if has(&["speed", "fast"], focus) => Form::Speed,
+            Kind::Number if focus == ["often"] => Form::Frequency,
+            Kind::Name if has(CODE_NOUNS, focus) => Form::Code,
+            _ => Form::Any,
+        }
+    }
 }
 
 /// Words that say how often on their own.
@@ -172,22 +198,7 @@ impl Wanted {
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect();
-        let has =
-            |words: &[&str], among: &[String]| among.iter().any(|w| words.contains(&w.as_str()));
-        // "How much is it expected to cost?" says what is asked after its phrase.
-        let how_much = question_words.windows(2).any(|w| w == ["how", "much"]);
-        let form = match kind {
-            Kind::Number if has(&["percentage", "percent"], &a.focus) => Form::Share,
-            Kind::Number if has(MONEY_WORDS, &a.focus) => Form::Money,
-            Kind::Number if a.focus.is_empty() && how_much && has(MONEY_WORDS, &question_words) => {
-                Form::Money
-            }
-            Kind::Number if a.focus == ["year"] => Form::Year,
-            Kind::Number if a.focus == ["long"] => Form::Span,
-            Kind::Number if has(&["speed", "fast"], &a.focus) => Form::Speed,
-            Kind::Number if a.focus == ["often"] => Form::Frequency,
-            _ => Form::Any,
-        };
+        let form = Form::of(kind, &a.focus, &question_words);
         let generic = |w: &String| {
             (NUMBER_NOUNS.iter().chain(MEASURES))
                 .filter(|n| !matches!(**n, "attendance" | "population" | "capacity"))
@@ -218,6 +229,7 @@ impl Wanted {
             (_, Form::Speed) => "a speed",
             (_, Form::Span) => "a duration or a length",
             (_, Form::Frequency) => "how often",
+            (_, Form::Code) => "a code",
             (Kind::Number, _) => "a number",
             (Kind::Date, _) => "a date",
             (Kind::Name, _) => "a name",
@@ -240,7 +252,12 @@ impl Wanted {
             counted,
             event,
             noun: name_noun(kind, &a.focus, lang),
-            entities: entities_in(question, lang),
+            // An adjective describing the subject ("the Jovian moon") is no name a statement
+            // about it must give.
+            entities: entities_in(question, lang)
+                .into_iter()
+                .filter(|e| !e.describes)
+                .collect(),
             question_words,
             described,
         })
@@ -255,6 +272,16 @@ impl Wanted {
         let new = |w: &String| !self.question_words.contains(w);
         let numbers = || words.iter().filter(|w| w.chars().any(is_digit) && new(w));
         match (self.kind, self.form) {
+            // A page's other numbers and names are no code ("priced at HK$176"): a code is
+            // stated beside the word for it, "trades under the stock code 9988".
+            (_, Form::Code) => {
+                let said = stems(statement, lang);
+                let code = (CODE_NOUNS.iter()).any(|c| {
+                    let stem = lang.stem(c);
+                    self.question_words.iter().any(|w| w == c) && said.iter().any(|s| *s == stem)
+                });
+                code && (words.iter()).any(|w| new(w) && !site.contains(w) && !lang.is_stop_word(w))
+            }
             // A name past the sentence's first word that the question does not hold, and
             // not the page's own masthead ("News Nation tried to find out …").
             (Kind::Name | Kind::Place, _) => (statement.split_whitespace().skip(1))
@@ -701,6 +728,30 @@ mod tests {
         assert!(!states(q, "Observers walked 12 transects in 2023."));
     }
 
+    #[test]
+    fn a_code_is_stated_beside_the_word_for_it() {
+        // u008 of the real-page set: the pages on Alibaba's listing give its price, its
+        // proceeds and its date, and no stock code.
+        let q = "Under what stock code will Alibaba's shares trade on the Hong Kong Stock \
+                 Exchange after its secondary listing?";
+        let wanted = Wanted::of(q, Lang::EN).unwrap();
+        assert_eq!(wanted.described(), "the stock code (a code)");
+        let states = |s: &str| wanted.stated_in(s, &[], Lang::EN);
+        assert!(states(
+            "Alibaba's shares will trade under the stock code 9988."
+        ));
+        assert!(!states(
+            "At the reported pricing, Alibaba's secondary listing would raise at least 88 \
+             billion Hong Kong dollars – a symbolic total."
+        ));
+        assert!(!states("Alibaba priced its shares at HK$176 each."));
+        // A code the question already holds is not stated again.
+        let q = "Which company trades under the ticker BABA?";
+        assert!(!Wanted::of(q, Lang::EN)
+            .unwrap()
+            .stated_in("BABA is the ticker.", &[], Lang::EN));
+    }
+
     /// A date answers "when" in a statement that says what happens then; the question's
     /// subject, its numbers and the nouns describing it are not that.
     #[test]
@@ -729,7 +780,7 @@ mod tests {
                  Jupiter's moon Europa, expected to cost?";
         assert_eq!(
             event_words(q, &[], Lang::EN),
-            ["make", "flyby", "expect", "cost"]
+            ["mak", "flyby", "expect", "cost"]
         );
         // Unless the question phrase asks for it.
         let q = "Which BBC journalist interviewed Prince Andrew?";

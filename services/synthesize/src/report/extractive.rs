@@ -272,7 +272,12 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let sections = sections(question, sub_queries);
     let per_section = (max_sentences / sections.len()).max(2);
 
-    let asks = Asks::of(question, lang);
+    let mut asks = Asks::of(question, lang);
+    let gave_way: Vec<String> = (answering.elsewhere.gave_way.iter())
+        .flat_map(|w| terms(w))
+        .map(|w| lang.stem(&w).into_owned())
+        .collect();
+    asks.names.retain(|n| !gave_way.contains(n));
     let stated_sentences = stated(material, answering);
     let stated: Vec<Candidate> = (stated_sentences.iter())
         .map(|(doc, sentence)| Candidate {

@@ -84,13 +84,14 @@ pub struct Answering<'a> {
     /// naming none of it is about something else ("Die Stadt Kosamel wurde 1513 gegründet" for
     /// "Wann wurde die Stadt Fikodren gegründet?"), however many of its other words it shares.
     pub docs: Vec<&'a AnalysedDoc>,
-    /// The question's entities, as it writes them, that no relevant source names. When that is
-    /// every one of them, the sources are about something else ("the melting point of
+    /// The question's entities, as it writes them, that no relevant source names (but those
+    /// that gave way, [`Elsewhere::gave_way`]). When that is every one of them, the sources are about something else ("the melting point of
     /// Voquilix" read from pages about other metals) and none may be cited.
     pub unnamed: Vec<String>,
     /// The relevant sources left out for naming none of the question's entities.
     pub elsewhere: Elsewhere,
-    /// The question's entities ([`entities_in`]), for the writers' own checks.
+    /// The question's entities ([`entities_in`]) but those that gave way, for the writers'
+    /// own checks.
     pub entities: Vec<Entity>,
 }
 
@@ -100,6 +101,8 @@ pub struct Answering<'a> {
 pub struct Elsewhere {
     pub sources: usize,
     pub names: Vec<String>,
+    /// Adjectives of names no source writes ("Jovian"), read as what they describe.
+    pub gave_way: Vec<String>,
 }
 
 impl Answering<'_> {
@@ -126,16 +129,32 @@ fn read_of(d: &AnalysedDoc) -> Vec<&str> {
 /// The relevant sources of `docs` about the subject of `question` (in `lang`): what a report
 /// may cite, and what follow-up rounds count as read.
 pub fn answering<'a>(question: &str, lang: Lang, docs: &'a [AnalysedDoc]) -> Answering<'a> {
-    let entities = entities_in(question, lang);
+    let all = entities_in(question, lang);
     let relevant: Vec<(&AnalysedDoc, Vec<bool>)> = (docs.iter())
         .filter(|d| d.is_relevant)
-        .map(|d| (d, named_in(&entities, &read_of(d), lang)))
+        .map(|d| (d, named_in(&all, &read_of(d), lang)))
         .collect();
-    let unnamed: Vec<String> = (entities.iter().enumerate())
-        .filter(|(i, _)| !relevant.iter().any(|(_, holds)| holds[*i]))
-        .map(|(_, e)| e.written.clone())
+    let named_by_some = |i: usize| relevant.iter().any(|(_, holds)| holds[i]);
+    // An adjective of a name that no source writes ("the Jovian moon") gives way: the pages
+    // name what it describes in their own words ("Jupiter's moon Europa"). A name does not:
+    // a page naming none of the question's names is about something else.
+    let (kept, gave_way): (Vec<usize>, Vec<usize>) =
+        (0..all.len()).partition(|&i| named_by_some(i) || !all[i].describes);
+    let written =
+        |at: &[usize]| -> Vec<String> { (at.iter()).map(|&i| all[i].written.clone()).collect() };
+    let unnamed = written(
+        &kept
+            .iter()
+            .copied()
+            .filter(|&i| !named_by_some(i))
+            .collect::<Vec<_>>(),
+    );
+    let gave_way = written(&gave_way);
+    let entities: Vec<Entity> = kept.iter().map(|&i| all[i].clone()).collect();
+    let relevant: Vec<(&AnalysedDoc, Vec<bool>)> = (relevant.iter())
+        .map(|(d, holds)| (*d, kept.iter().map(|&i| holds[i]).collect()))
         .collect();
-    if !entities.is_empty() && unnamed.len() == entities.len() {
+    if !entities.is_empty() && !relevant.iter().any(|(_, holds)| holds.contains(&true)) {
         return Answering {
             docs: Vec::new(),
             unnamed,
@@ -165,6 +184,7 @@ pub fn answering<'a>(question: &str, lang: Lang, docs: &'a [AnalysedDoc]) -> Ans
         elsewhere: Elsewhere {
             sources: others.len(),
             names: entities.iter().map(|e| e.written.clone()).collect(),
+            gave_way,
         },
         entities,
     }
@@ -528,6 +548,13 @@ fn notes(
              others)."
         ));
     }
+    if !elsewhere.gave_way.is_empty() {
+        notes.push(format!(
+            "No source read writes {}: the question's description was read as what it \
+             describes, in the sources' words.",
+            elsewhere.gave_way.join(" or ")
+        ));
+    }
     if elsewhere.sources > 0 {
         notes.push(format!(
             "{} of {read} sources read are on the topic but do not name {}, which the question \
@@ -723,6 +750,32 @@ mod tests {
         assert_eq!(
             answering(q, Lang::EN, &docs),
             (vec![0], vec!["Bolivian".into()])
+        );
+        // h010: no page says "Jovian"; they say "Jupiter's moon Europa". The adjective gives
+        // way, the pages on the topic answer, and the notes say so. A name does not give way
+        // (Grizu above).
+        let docs = [doc(
+            0,
+            true,
+            &["Keck Observatory studied the 1,900-mile-wide (3,100 kilometers) Europa."],
+        )];
+        let q = "How many miles across is the Jovian moon where astronomers detected water vapour?";
+        assert_eq!(answering(q, Lang::EN, &docs), (vec![0], vec![]));
+        let gaps = Gaps::default();
+        let report = material(q, Lang::EN, &docs, &gaps).extractive(6);
+        assert!(report.answerability.answerable, "{}", report.markdown);
+        assert!(
+            report.markdown.contains("1,900-mile-wide"),
+            "{}",
+            report.markdown
+        );
+        assert!(
+            report.markdown.contains(
+                "- No source read writes Jovian: the question's description was read as what \
+                 it describes, in the sources' words."
+            ),
+            "{}",
+            report.markdown
         );
     }
 
