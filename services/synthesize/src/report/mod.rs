@@ -85,8 +85,9 @@ pub struct Answering<'a> {
     /// "Wann wurde die Stadt Fikodren gegründet?"), however many of its other words it shares.
     pub docs: Vec<&'a AnalysedDoc>,
     /// The question's entities, as it writes them, that no relevant source names (but those
-    /// that gave way, [`Elsewhere::gave_way`]). When that is every one of them, the sources are about something else ("the melting point of
-    /// Voquilix" read from pages about other metals) and none may be cited.
+    /// that gave way, [`Elsewhere::gave_way`]). When that is every one of them, the sources
+    /// are about something else ("the melting point of Voquilix" read from pages about other
+    /// metals) and none may be cited.
     pub unnamed: Vec<String>,
     /// The relevant sources left out for naming none of the question's entities.
     pub elsewhere: Elsewhere,
@@ -140,16 +141,12 @@ pub fn answering<'a>(question: &str, lang: Lang, docs: &'a [AnalysedDoc]) -> Ans
     // a page naming none of the question's names is about something else.
     let (kept, gave_way): (Vec<usize>, Vec<usize>) =
         (0..all.len()).partition(|&i| named_by_some(i) || !all[i].describes);
-    let written =
-        |at: &[usize]| -> Vec<String> { (at.iter()).map(|&i| all[i].written.clone()).collect() };
-    let unnamed = written(
-        &kept
-            .iter()
-            .copied()
-            .filter(|&i| !named_by_some(i))
-            .collect::<Vec<_>>(),
-    );
-    let gave_way = written(&gave_way);
+    let written = |i: &usize| all[*i].written.clone();
+    let unnamed: Vec<String> = (kept.iter())
+        .filter(|&&i| !named_by_some(i))
+        .map(written)
+        .collect();
+    let gave_way: Vec<String> = gave_way.iter().map(written).collect();
     let entities: Vec<Entity> = kept.iter().map(|&i| all[i].clone()).collect();
     let relevant: Vec<(&AnalysedDoc, Vec<bool>)> = (relevant.iter())
         .map(|(d, holds)| (*d, kept.iter().map(|&i| holds[i]).collect()))
