@@ -40,13 +40,31 @@ pub struct Entity {
     /// The forms of the places it names, by CLDR: of the whole name (`None`: "United States")
     /// or of one of its `words` (`Some(index)`: "Bolivian" in "Bolivian Senate").
     pub places: Vec<(Option<usize>, &'static Forms)>,
-    /// Whether the question writes it as an adjective of a name that describes a common noun
-    /// ("the Jovian moon", "a Martian rock"): pages name what it describes in their own words
-    /// ("Jupiter's moon Europa"), so a source need not write it.
-    pub describes: bool,
 }
 
 impl Entity {
+    /// Whether `question` (which names it) writes it as an adjective of a name describing the
+    /// common noun after it, after an article: "the Jovian moon", "a Martian rock". Pages name
+    /// what it describes in their own words ("Jupiter's moon Europa"), so a source need not
+    /// write it. "Julian Assange", a place's adjective ("Bolivian", named in its own forms) and
+    /// "of Jovian" are not. Asked of a question's entities only, not of every sentence's.
+    pub fn describes(&self, question: &str) -> bool {
+        let lower = self.written.to_lowercase();
+        let adjective =
+            (ADJECTIVE_ENDINGS.iter()).any(|e| lower.len() > e.len() + 2 && lower.ends_with(e));
+        if self.words.len() > 1 || self.is_acronym || !self.places.is_empty() || !adjective {
+            return false;
+        }
+        let tokens: Vec<&str> = question.split_whitespace().collect();
+        (tokens.iter().position(|t| *t == self.written)).is_some_and(|at| {
+            let before = tokens[..at].last().map(|t| t.to_lowercase());
+            let after = tokens.get(at + 1).copied().unwrap_or("");
+            matches!(before.as_deref(), Some("the" | "a" | "an"))
+                && after.starts_with(char::is_lowercase)
+                && after.chars().all(char::is_alphabetic)
+        })
+    }
+
     /// Whether one of `texts` gives the place of word `i` (or, for `None`, of the whole
     /// name) in one of its forms.
     fn place_in(&self, i: Option<usize>, texts: &[&str]) -> bool {
@@ -74,7 +92,6 @@ pub fn entities_in(question: &str, lang: Lang) -> Vec<Entity> {
                 words: vec![w],
                 acronym: None,
                 is_acronym: false,
-                describes: false,
             })
             .collect();
     }
@@ -90,8 +107,7 @@ pub fn entities_in(question: &str, lang: Lang) -> Vec<Entity> {
         }
         run.clear();
     };
-    let tokens: Vec<&str> = question.split_whitespace().collect();
-    for token in tokens.iter().skip(1) {
+    for token in question.split_whitespace().skip(1) {
         let core = token.trim_matches(|c: char| !c.is_alphanumeric());
         let (core, possessive) = match core.strip_suffix("'s").or(core.strip_suffix("’s")) {
             Some(c) => (c, true),
@@ -113,36 +129,12 @@ pub fn entities_in(question: &str, lang: Lang) -> Vec<Entity> {
         }
     }
     close(&mut run);
-    for e in &mut out {
-        e.describes = describes(&tokens, &e.written);
-    }
     out
 }
 
 /// Endings of an adjective made from a name: Jov-ian, Mart-ian, Europ-ean, Arct-ic, Cornw-ish
 /// … (morphology, not names). Not a bare "-an": "the Razorgan grows" is a name.
 const ADJECTIVE_ENDINGS: &[&str] = &["ian", "ean", "ese", "ic", "ish"];
-
-/// Whether `written`, one word of `tokens`, is an adjective of a name describing the common
-/// noun after it, after an article: "the Jovian moon". "Julian Assange", "Brian's" and "in
-/// Jovian" are not.
-fn describes(tokens: &[&str], written: &str) -> bool {
-    let lower = written.to_lowercase();
-    if written.contains(' ') || is_acronym(written) || forms_of(written).is_some() {
-        return false;
-    }
-    let adjective =
-        (ADJECTIVE_ENDINGS.iter()).any(|e| lower.len() > e.len() + 2 && lower.ends_with(e));
-    let at = tokens.iter().position(|t| *t == written);
-    adjective
-        && at.is_some_and(|at| {
-            let before = tokens[..at].last().map(|t| t.to_lowercase());
-            let after = tokens.get(at + 1).copied().unwrap_or("");
-            matches!(before.as_deref(), Some("the" | "a" | "an"))
-                && after.starts_with(char::is_lowercase)
-                && after.chars().all(char::is_alphabetic)
-        })
-}
 
 fn capitalised(w: &str) -> bool {
     w.chars().next().is_some_and(char::is_uppercase)
@@ -197,7 +189,6 @@ fn entity(run: &[&str], lang: Lang) -> Option<Entity> {
         acronym,
         is_acronym: single_acronym,
         places,
-        describes: false,
     })
 }
 
@@ -294,7 +285,7 @@ mod tests {
     fn an_adjective_of_a_name_describes_the_noun_after_it() {
         let describes = |question: &str| -> Vec<(String, bool)> {
             (entities_in(question, Lang::EN).into_iter())
-                .map(|e| (e.written, e.describes))
+                .map(|e| (e.written.clone(), e.describes(question)))
                 .collect()
         };
         // h010 of the real-page set: the pages say "Jupiter's moon Europa", never "Jovian".

@@ -256,7 +256,7 @@ impl Wanted {
             // about it must give.
             entities: entities_in(question, lang)
                 .into_iter()
-                .filter(|e| !e.describes)
+                .filter(|e| !e.describes(question))
                 .collect(),
             question_words,
             described,

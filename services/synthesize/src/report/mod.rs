@@ -140,7 +140,7 @@ pub fn answering<'a>(question: &str, lang: Lang, docs: &'a [AnalysedDoc]) -> Ans
     // name what it describes in their own words ("Jupiter's moon Europa"). A name does not:
     // a page naming none of the question's names is about something else.
     let (kept, gave_way): (Vec<usize>, Vec<usize>) =
-        (0..all.len()).partition(|&i| named_by_some(i) || !all[i].describes);
+        (0..all.len()).partition(|&i| named_by_some(i) || !all[i].describes(question));
     let written = |i: &usize| all[*i].written.clone();
     let unnamed: Vec<String> = (kept.iter())
         .filter(|&&i| !named_by_some(i))
