@@ -136,7 +136,14 @@ impl<'a> Term<'a> {
                     .compound
                     .is_some_and(|opening| heads(w, opening, *lang, stem));
         }
-        if !(w.starts_with(self.stem) || self.plural.is_some_and(|p| w.starts_with(p))) {
+        // The first byte before the rest: most words part there, without a comparison call.
+        let opens = |key: &str| {
+            key.as_bytes()
+                .first()
+                .is_none_or(|b| w.as_bytes().first() == Some(b))
+                && w.starts_with(key)
+        };
+        if !(opens(self.stem) || self.plural.is_some_and(opens)) {
             return false;
         }
         let (w_stem, w_plural) = keys(w);
@@ -238,7 +245,7 @@ pub fn rank<S: AsRef<str>>(query: &Query, passages: &[S]) -> Ranking {
             true
         });
         tf.push(counts);
-        lengths.push(p.split_whitespace().count().max(1) as f64);
+        lengths.push(words_apart(p).max(1) as f64);
     }
     let n = passages.len() as f64;
     let avg = if passages.is_empty() {
@@ -268,8 +275,40 @@ pub fn rank<S: AsRef<str>>(query: &Query, passages: &[S]) -> Ranking {
     }
 }
 
+/// `p.split_whitespace().count()`, counted byte by byte when `p` is ASCII (as most passages
+/// are): it is taken of every passage of every page.
+fn words_apart(p: &str) -> usize {
+    if !p.is_ascii() {
+        return p.split_whitespace().count();
+    }
+    // `char::is_whitespace` of the ASCII characters, the vertical tab included.
+    let space = |b: &u8| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+    let mut after_space = true;
+    let mut n = 0;
+    for b in p.as_bytes() {
+        let is_space = space(b);
+        n += usize::from(after_space && !is_space);
+        after_space = is_space;
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn words_apart_are_split_whitespace_counts() {
+        for p in [
+            "",
+            " ",
+            "a",
+            " two words ",
+            "tab\tand\u{b}vertical\u{c}feed\r\n",
+            "caf\u{e9} \u{a0}x y",
+        ] {
+            assert_eq!(words_apart(p), p.split_whitespace().count(), "{p:?}");
+        }
+    }
     use super::*;
     use trawl_text::terms;
 

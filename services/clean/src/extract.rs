@@ -256,8 +256,13 @@ fn without_copies(markdown: &str, text_chars: usize) -> (String, usize) {
     let mut in_code = false;
     let code: Vec<bool> = (blocks.iter())
         .map(|b| {
-            let was = in_code || b.contains("```");
-            in_code ^= b.matches("```").count() % 2 == 1;
+            // One search for fences, and none in a block without a backtick.
+            let fences = match b.as_bytes().contains(&b'`') {
+                true => b.matches("```").count(),
+                false => 0,
+            };
+            let was = in_code || fences > 0;
+            in_code ^= fences % 2 == 1;
             was
         })
         .collect();
@@ -269,10 +274,11 @@ fn without_copies(markdown: &str, text_chars: usize) -> (String, usize) {
     let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut i = 0;
     while i < blocks.len() {
-        let start = last.get(blocks[i]).copied();
-        if !code[i] && !blocks[i].is_empty() {
-            last.insert(blocks[i], i);
-        }
+        // One hash of the block: `insert` hands back where it was seen before.
+        let start = match !code[i] && !blocks[i].is_empty() {
+            true => last.insert(blocks[i], i),
+            false => last.get(blocks[i]).copied(),
+        };
         let copy = start
             .filter(|&j| i - j <= COPY_BLOCKS + COPY_GAP)
             .map(|j| {

@@ -61,6 +61,33 @@ pub struct CleanStage {
     llm: Option<Llm>,
     /// [`EXTRACTION_BUDGET_MB`] permits, a page taking one per megabyte.
     extracting: tokio::sync::Semaphore,
+    /// The contexts of the jobs whose pages this worker read last.
+    contexts: RecentContexts,
+}
+
+/// How many jobs' contexts a worker keeps: a job's pages (ten or so) come close together.
+const RECENT_CONTEXTS: usize = 64;
+
+/// The analysis contexts of the jobs read last, newest at the back. What search decided for a
+/// job is written once, when it opens the job, so a context read for one of its pages holds
+/// for the others: each page would otherwise cost a round trip to the store and the parse of
+/// the job's record, sources and all.
+#[derive(Default)]
+struct RecentContexts(std::sync::Mutex<std::collections::VecDeque<(uuid::Uuid, Context)>>);
+
+impl RecentContexts {
+    fn get(&self, job: uuid::Uuid) -> Option<Context> {
+        let recent = self.0.lock().expect("recent contexts lock");
+        (recent.iter().rev()).find_map(|(id, ctx)| (*id == job).then(|| ctx.clone()))
+    }
+
+    fn put(&self, job: uuid::Uuid, ctx: &Context) {
+        let mut recent = self.0.lock().expect("recent contexts lock");
+        if recent.len() == RECENT_CONTEXTS {
+            recent.pop_front();
+        }
+        recent.push_back((job, ctx.clone()));
+    }
 }
 
 impl CleanStage {
@@ -77,6 +104,7 @@ impl CleanStage {
         Ok(CleanStage {
             llm,
             extracting: tokio::sync::Semaphore::new(EXTRACTION_BUDGET_MB as usize),
+            contexts: RecentContexts::default(),
         })
     }
 
@@ -273,16 +301,24 @@ async fn read_passages(
     .map_err(|e| StageError::permanent(format!("reading passages panicked: {e}")))
 }
 
-/// The job's context for analysis; a record already gone narrows it to the question.
-async fn context(job: &Job<'_, FetchedDoc>) -> Result<Context, StageError> {
-    let mut ctx = Context::question(&job.envelope().body.query);
-    if let Some(meta) = job.meta().await? {
-        ctx.sub_queries = meta.sub_queries;
-        ctx.data_points = meta.data_points;
-        ctx.is_news = meta.is_news;
-        ctx.language = meta.language;
+impl CleanStage {
+    /// The job's context for analysis; a record already gone narrows it to the question (and
+    /// is not kept: the record may come back, as on a redelivery).
+    async fn context(&self, job: &Job<'_, FetchedDoc>) -> Result<Context, StageError> {
+        let (id, question) = (job.envelope().job_id, &job.envelope().body.query);
+        if let Some(ctx) = (self.contexts.get(id)).filter(|c| c.question == *question) {
+            return Ok(ctx);
+        }
+        let mut ctx = Context::question(question);
+        if let Some(meta) = job.meta().await? {
+            ctx.sub_queries = meta.sub_queries;
+            ctx.data_points = meta.data_points;
+            ctx.is_news = meta.is_news;
+            ctx.language = meta.language;
+            self.contexts.put(id, &ctx);
+        }
+        Ok(ctx)
     }
-    Ok(ctx)
 }
 
 /// Whether a source's steps go through the analysis cache: only when an LLM step may run.
@@ -410,7 +446,7 @@ impl Stage for CleanStage {
                 title
             };
             // The job's context is read only for a page worth analysing.
-            let ctx = context(&Job::new(rt, &msg)).await?;
+            let ctx = self.context(&Job::new(rt, &msg)).await?;
             let (markdown, read) = read_passages(rt, &ctx, markdown).await?;
             // The page is gone; what waits on the LLM steps is its text.
             trawl_pipeline::in_flight::hold(

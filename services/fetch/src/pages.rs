@@ -21,7 +21,9 @@ use tracing::warn;
 use trawl_config::CacheConfig;
 use trawl_messages::{paths, CachedCopy};
 use trawl_pipeline::{Runtime, StageError};
-use trawl_store::{lock, page_lookup, LockGuard, Objects, PageEntry, PageLookup};
+use trawl_store::{
+    lock, page_lookup, LockGuard, Objects, PageClaim, PageEntry, PageLookup, Wanted,
+};
 
 use crate::http::{Page, Validators};
 
@@ -39,14 +41,18 @@ struct Stored<'a> {
     body: Cow<'a, str>,
 }
 
-/// What the cache holds for a URL.
-pub(crate) enum Look {
+/// What the cache gave a task for its URL.
+pub(crate) enum Claim {
     /// A copy within the job's max age: read it.
     Fresh(Copy),
-    /// A copy past it: ask its server with its validators ([`validators`]; none: fetch it
-    /// again).
-    Stale(PageEntry),
-    Miss,
+    /// No such copy: this task fetches the page, holding its fill lock. `stale` is a copy past
+    /// its age, asked for again with its validators ([`validators`]) when it has any.
+    Fill {
+        stale: Option<PageEntry>,
+        lock: LockGuard,
+    },
+    /// Another job is fetching the page: come back shortly.
+    Busy,
 }
 
 /// A cached copy, read.
@@ -72,25 +78,39 @@ fn time_of(secs: u64) -> chrono::DateTime<chrono::Utc> {
 
 /// What the cache holds for `key`, for a job that accepts copies up to `max_age_secs` old and
 /// fetched at `max_level` at most (a job that keeps to plain HTTP is not handed a browser's
-/// render). A store or object store that cannot answer is a miss: the page is fetched as
-/// before.
-pub(crate) async fn look(rt: &Runtime, key: &str, max_age_secs: u64, max_level: u8) -> Look {
-    let entry = match rt.store.page_get(key).await {
-        Ok(Some(entry)) if entry.level > max_level => return Look::Miss,
-        Ok(Some(entry)) => entry,
-        Ok(None) => return Look::Miss,
-        Err(e) => {
-            warn!(error = %e, "page cache index unavailable");
-            return Look::Miss;
-        }
+/// render), and the page's fill lock when the task is to fetch it: one round trip to the
+/// store for both.
+pub(crate) async fn claim(
+    rt: &Runtime,
+    key: &str,
+    max_age_secs: u64,
+    max_level: u8,
+) -> Result<Claim, StageError> {
+    let wanted = Wanted {
+        fresh_after: now_secs().saturating_sub(max_age_secs),
+        max_level,
     };
-    if now_secs().saturating_sub(entry.fetched_at) > max_age_secs {
-        return Look::Stale(entry);
-    }
-    match read(rt, key, &entry).await {
-        Some(copy) => Look::Fresh(copy),
-        None => Look::Miss,
-    }
+    let ttl = Duration::from_secs(rt.config.cache.wait_secs);
+    let claimed = (rt.store)
+        .page_claim(key, wanted, &lock_name(key), ttl)
+        .await?;
+    Ok(match claimed {
+        PageClaim::Fresh(entry) => match read(rt, key, &entry).await {
+            Some(copy) => Claim::Fresh(copy),
+            // Its object is gone: fetched again, as if there had been no copy.
+            None => match fill_lock(rt, key).await? {
+                Some(lock) => Claim::Fill { stale: None, lock },
+                None => Claim::Busy,
+            },
+        },
+        PageClaim::Fill { found, lease } => Claim::Fill {
+            // A copy from a level this task does not reach is not asked for again: the task
+            // fetches its own.
+            stale: found.filter(|e| e.level <= max_level),
+            lock: LockGuard::of(&rt.store, lease),
+        },
+        PageClaim::Busy => Claim::Busy,
+    })
 }
 
 /// What a conditional request for the copy `entry` sends.
@@ -157,20 +177,53 @@ pub(crate) async fn revalidated(rt: &Runtime, key: &str, stale: &PageEntry) -> O
     Some(copy)
 }
 
+/// The name of the fill lock of `key`.
+fn lock_name(key: &str) -> String {
+    format!("page:{key}")
+}
+
 /// Takes the fill lock of `key`: `None` while another job is fetching the page. The lock
 /// lasts `cache.wait_secs`, the longest anyone waits for it.
-pub(crate) async fn fill_lock(rt: &Runtime, key: &str) -> Result<Option<LockGuard>, StageError> {
+async fn fill_lock(rt: &Runtime, key: &str) -> Result<Option<LockGuard>, StageError> {
     let ttl = Duration::from_secs(rt.config.cache.wait_secs);
-    Ok(lock(&rt.store, &format!("page:{key}"), ttl).await?)
+    Ok(lock(&rt.store, &lock_name(key), ttl).await?)
 }
 
 /// Stores `page`, fetched at `level`, under `key`, dropping what the cache's bound pushes
-/// out; `None` (nothing stored) for a response that may not be kept. A store that fails
-/// costs the cache its copy, never the job its page.
-pub(crate) async fn store(rt: &Runtime, key: &str, page: &Page, level: u8) -> Option<CachedCopy> {
-    if !page.storable {
-        return None;
+/// out, and lets the page's fill `lock` go with the index's entry: the jobs waiting for the
+/// page find it there. `None` (nothing stored) for a response that may not be kept. A store
+/// that fails costs the cache its copy, never the job its page.
+pub(crate) async fn store(
+    rt: &Runtime,
+    key: &str,
+    page: &Page,
+    level: u8,
+    lock: LockGuard,
+) -> Option<CachedCopy> {
+    let stored = match page.storable {
+        true => put(rt, key, page, level, lock).await,
+        false => Err(lock),
+    };
+    match stored {
+        Ok(copy) => copy,
+        Err(lock) => {
+            if let Err(e) = lock.release().await {
+                warn!(error = %e, "page cache fill lock not let go; it expires");
+            }
+            None
+        }
     }
+}
+
+/// [`store`]'s work: the object, then the entry with the lock let go. The lock comes back
+/// (`Err`) when the entry was not reached.
+async fn put(
+    rt: &Runtime,
+    key: &str,
+    page: &Page,
+    level: u8,
+    lock: LockGuard,
+) -> Result<Option<CachedCopy>, LockGuard> {
     let cfg: &CacheConfig = &rt.config.cache;
     let stored = Stored {
         final_url: Cow::Borrowed(&page.final_url),
@@ -179,7 +232,9 @@ pub(crate) async fn store(rt: &Runtime, key: &str, page: &Page, level: u8) -> Op
         bytes: page.bytes,
         body: Cow::Borrowed(&page.body),
     };
-    let bytes = serde_json::to_vec(&stored).ok()?;
+    let Ok(bytes) = serde_json::to_vec(&stored) else {
+        return Err(lock);
+    };
     let entry = PageEntry {
         object: paths::page(key),
         fetched_at: now_secs(),
@@ -191,25 +246,30 @@ pub(crate) async fn store(rt: &Runtime, key: &str, page: &Page, level: u8) -> Op
     };
     if let Err(e) = rt.objects.put(&entry.object, &bytes).await {
         warn!(error = %e, "page cache object not stored");
-        return None;
+        return Err(lock);
     }
-    let keep = Duration::from_secs(cfg.keep_secs);
-    let dropped = match rt.store.page_put(key, &entry, cfg.max_bytes, keep).await {
+    let bound = (cfg.max_bytes, Duration::from_secs(cfg.keep_secs));
+    let dropped = match rt
+        .store
+        .page_fill(key, &entry, bound, &lock.into_lease())
+        .await
+    {
         Ok(dropped) => dropped,
         Err(e) => {
+            // The lock expires: its release went with the entry.
             warn!(error = %e, "page cache index unavailable");
-            return None;
+            return Ok(None);
         }
     };
     for old in dropped {
         forget(&rt.objects, &old).await;
     }
-    Some(CachedCopy {
+    Ok(Some(CachedCopy {
         key: key.to_owned(),
         fetched_at: time_of(entry.fetched_at),
         content_hash: entry.content_hash,
         hit: false,
-    })
+    }))
 }
 
 /// Deletes a dropped entry's objects: the page and clean's text of it.

@@ -29,7 +29,7 @@ use crate::browser::{BrowserError, BrowserPool};
 use crate::crawl;
 use crate::http::{Fetched, Fetcher, Page, Validators};
 use crate::metrics::{labels, METRICS};
-use crate::pages::{self, Look};
+use crate::pages::{self, Claim};
 use crate::politeness::{self, host_of, Contact, Known, Robots};
 
 /// Levels from here on need a browser.
@@ -306,12 +306,12 @@ impl FetchStage {
         msg: &Envelope<FetchTask>,
         url: &Url,
         (level, max_level): (u8, u8),
-        cache: Option<&Fill>,
+        mut cache: Option<&mut Fill>,
     ) -> Result<Handled, StageError> {
         let task = &msg.body;
         let job = Job::new(rt, msg);
         let host = host_of(url);
-        let validators = (cache.and_then(|c| c.stale.as_ref()))
+        let validators = (cache.as_ref().and_then(|c| c.stale.as_ref()))
             .map(pages::validators)
             .unwrap_or_default();
         let attempt = self.attempt(url, level, &task.domains, &validators).await;
@@ -328,13 +328,13 @@ impl FetchStage {
             attempt,
         ) {
             (Next::Clean, Attempt::Page(page)) => {
-                let cached = match cache {
-                    Some(c) => pages::store(rt, &c.key, &page, level).await,
+                let cached = match cache.as_mut().and_then(|c| Some((&c.key, c.lock.take()?))) {
+                    Some((key, lock)) => pages::store(rt, key, &page, level, lock).await,
                     None => None,
                 };
                 to_clean(&job, Some(&host), page, level, cached).await
             }
-            (Next::Clean, Attempt::NotModified) => confirmed(rt, msg, cache).await,
+            (Next::Clean, Attempt::NotModified) => confirmed(rt, msg, cache.as_deref()).await,
             (Next::HoldAndRetry(hold), Attempt::Blocked { block, .. }) => {
                 // The site said when: hold the host for every worker, try this level again.
                 politeness::hold(rt, &host, hold).await?;
@@ -382,20 +382,21 @@ async fn consult_cache(
     max_level: u8,
 ) -> Result<Cached, StageError> {
     let key = pages::key_of(&msg.body.source.url);
-    let stale = match pages::look(rt, &key, max_age, max_level).await {
-        Look::Fresh(copy) => {
+    match pages::claim(rt, &key, max_age, max_level).await? {
+        Claim::Fresh(copy) => {
             page_lookup("fetch", PageLookup::Hit);
-            return Ok(Cached::Done(from_copy(rt, msg, copy).await?));
+            Ok(Cached::Done(from_copy(rt, msg, copy).await?))
         }
-        Look::Stale(entry) => Some(entry),
-        Look::Miss => None,
-    };
-    let Some(lock) = pages::fill_lock(rt, &key).await? else {
-        crate::metrics::deferred("page", pages::LOOK_AGAIN);
-        return Ok(Cached::Done(Handled::Later(pages::LOOK_AGAIN)));
-    };
-    page_lookup("fetch", PageLookup::Miss);
-    Ok(Cached::Fetch(Fill { key, stale, lock }))
+        Claim::Fill { stale, lock } => {
+            page_lookup("fetch", PageLookup::Miss);
+            let lock = Some(lock);
+            Ok(Cached::Fetch(Fill { key, stale, lock }))
+        }
+        Claim::Busy => {
+            crate::metrics::deferred("page", pages::LOOK_AGAIN);
+            Ok(Cached::Done(Handled::Later(pages::LOOK_AGAIN)))
+        }
+    }
 }
 
 /// The stale copy of `cache` after its server answered 304: it goes to clean as fetched now.
@@ -449,11 +450,12 @@ enum Cached {
 }
 
 /// A page to fetch for the cache: its key, the copy past its age if there is one (its
-/// validators make the request conditional) and the fill lock this task holds while it fetches.
+/// validators make the request conditional) and the fill lock this task holds while it fetches
+/// (`None` once the page's store let it go).
 struct Fill {
     key: String,
     stale: Option<trawl_store::PageEntry>,
-    lock: trawl_store::LockGuard,
+    lock: Option<trawl_store::LockGuard>,
 }
 
 /// Counts an attempt at `level` by result, and a block by its kind.
@@ -591,7 +593,7 @@ impl Stage for FetchStage {
         let max_level = task.max_level.min(rt.config.fetch.max_level).min(ceiling);
         // After robots.txt and the domain filter: a cached copy obeys today's rules.
         let max_age = (task.cache_max_age_secs).unwrap_or(rt.config.cache.max_age_secs);
-        let cache = match max_age {
+        let mut cache = match max_age {
             0 => None,
             _ => match consult_cache(rt, &msg, max_age, max_level).await? {
                 Cached::Done(handled) => return Ok(handled),
@@ -619,11 +621,11 @@ impl Stage for FetchStage {
         };
         // Counted once per request made, not per deferral.
         politeness::robots_decision("allowed");
-        let result = (self.fetch_at(rt, &msg, &url, (level, max_level), cache.as_ref())).await;
+        let result = (self.fetch_at(rt, &msg, &url, (level, max_level), cache.as_mut())).await;
         contact.leave(rt).await;
-        if let Some(fill) = cache {
-            // Stored by now, or not to be: the jobs waiting for the page read it or fetch it.
-            fill.lock.release().await?;
+        if let Some(lock) = cache.and_then(|fill| fill.lock) {
+            // Not stored, and not to be: the jobs waiting for the page fetch it.
+            lock.release().await?;
         }
         result
     }

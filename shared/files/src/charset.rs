@@ -43,7 +43,9 @@ pub fn decode(bytes: &[u8], content_type: &str, tld: Option<&str>) -> String {
     // `decode` looks for a BOM first and drops it.
     let (text, _, _) = encoding.decode(bytes);
     let hidden = |c: char| matches!(c, '\0'..='\x08' | '\x0b' | '\x0e'..='\x1f' | '\x7f');
-    if text.contains(hidden) {
+    // Every hidden character is ASCII, a byte no other character's UTF-8 holds: the bytes
+    // tell, without decoding the page's characters.
+    if text.bytes().any(|b| b.is_ascii() && hidden(char::from(b))) {
         text.chars().filter(|&c| !hidden(c)).collect()
     } else {
         text.into_owned()

@@ -49,7 +49,7 @@ pub use lock::{lock, Lease, LockGuard, Locks};
 pub use memory::MemoryStore;
 pub use metrics::{init as init_metrics, page_lookup, PageLookup};
 pub use objects::{Listed, ObjectError, Objects};
-pub use page::{PageEntry, PageStats, Pages};
+pub use page::{PageClaim, PageEntry, PageStats, Pages, Wanted};
 pub use rate::{Entry, Rates, Turn};
 pub use redis::RedisStore;
 pub use token::Tokens;

@@ -43,10 +43,7 @@ pub async fn lock(
     ttl: Duration,
 ) -> Result<Option<LockGuard>, StoreError> {
     let lease = store.try_lock(name, ttl).await?;
-    Ok(lease.map(|lease| LockGuard {
-        store: Arc::clone(store),
-        lease: Some(lease),
-    }))
+    Ok(lease.map(|lease| LockGuard::of(store, lease)))
 }
 
 /// A lock taken with [`lock`]. [`LockGuard::release`] lets it go; a guard dropped without it
@@ -59,6 +56,23 @@ pub struct LockGuard {
 }
 
 impl LockGuard {
+    /// The guard of `lease`, a lock a store call took along with other work
+    /// ([`crate::Pages::page_claim`]).
+    pub fn of(store: &Arc<dyn Store>, lease: Lease) -> LockGuard {
+        LockGuard {
+            store: Arc::clone(store),
+            lease: Some(lease),
+        }
+    }
+
+    /// The lease, no longer guarded: for a store call that lets the lock go along with other
+    /// work ([`crate::Pages::page_fill`]), which then owns its release.
+    pub fn into_lease(mut self) -> Lease {
+        self.lease
+            .take()
+            .expect("a guard holds its lease until it lets go")
+    }
+
     /// Releases the lock if it is still this holder's ([`Locks::unlock`]).
     pub async fn release(mut self) -> Result<(), StoreError> {
         // The lease stays in the guard until the store answers: a release cancelled midway

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::StoreError;
+use crate::{Lease, StoreError};
 
 /// One cached page, as the index knows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +38,38 @@ pub struct PageStats {
     pub bytes: u64,
 }
 
+/// Which copy of a page a job takes ([`Pages::page_claim`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wanted {
+    /// The oldest `fetched_at` it takes (seconds since the epoch): now less its max age.
+    pub fresh_after: u64,
+    /// The highest fetch level it takes: a job that keeps to plain HTTP takes no browser's
+    /// render.
+    pub max_level: u8,
+}
+
+impl Wanted {
+    /// Whether `entry` is a copy this job takes.
+    pub fn takes(&self, entry: &PageEntry) -> bool {
+        entry.fetched_at >= self.fresh_after && entry.level <= self.max_level
+    }
+}
+
+/// What [`Pages::page_claim`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageClaim {
+    /// A copy the job takes.
+    Fresh(PageEntry),
+    /// No such copy, and the page's fill lock, taken: this job fetches the page. `found` is
+    /// the entry there was (too old, or from a level the job does not reach).
+    Fill {
+        found: Option<PageEntry>,
+        lease: Lease,
+    },
+    /// No such copy, and another job holds the fill lock.
+    Busy,
+}
+
 #[async_trait]
 pub trait Pages: Send + Sync {
     /// The entry of `key`, marked used now (it is the last to be evicted).
@@ -55,6 +87,26 @@ pub trait Pages: Send + Sync {
     ) -> Result<Vec<PageEntry>, StoreError>;
     /// Sets the `fetched_at` of `key`'s entry (the server said it has not changed); `false`
     /// when there is no entry.
+    /// In one step: the entry of `key` if `wanted` takes it (marked used, as
+    /// [`Pages::page_get`]), else the page's fill lock (`lock`, for `ttl`, as
+    /// [`crate::Locks::try_lock`]) if nobody holds it. A job that wants a page asks once, not
+    /// once for the copy and again for the lock.
+    async fn page_claim(
+        &self,
+        key: &str,
+        wanted: Wanted,
+        lock: &str,
+        ttl: Duration,
+    ) -> Result<PageClaim, StoreError>;
+    /// [`Pages::page_put`], and the fill lock `lease` let go ([`crate::Locks::unlock`]) in the
+    /// same step.
+    async fn page_fill(
+        &self,
+        key: &str,
+        entry: &PageEntry,
+        (max_bytes, keep): (u64, Duration),
+        lease: &Lease,
+    ) -> Result<Vec<PageEntry>, StoreError>;
     async fn page_refresh(&self, key: &str, fetched_at: u64) -> Result<bool, StoreError>;
     /// Removes `key`'s entry, returning it.
     async fn page_remove(&self, key: &str) -> Result<Option<PageEntry>, StoreError>;

@@ -174,10 +174,7 @@ pub fn each_word(text: &str, f: impl FnMut(&str) -> bool) {
 pub fn each_word_in(text: &str, lang: Lang, mut f: impl FnMut(&str) -> bool) {
     // Scratch space for the words that need lower-casing.
     let mut lower = String::new();
-    for word in text.split(|c: char| !in_word(c)) {
-        if word.is_empty() {
-            continue;
-        }
+    for word in words(text) {
         let w = if word.is_ascii() {
             if word.bytes().any(|b| b.is_ascii_uppercase()) {
                 lower.clear();
@@ -266,6 +263,45 @@ pub fn joined_terms(question: &str, lang: Lang, apart: impl Fn(&str) -> bool) ->
     out
 }
 
+/// The words of `text`, as `text.split(|c| !in_word(c))` gives them less the empty ones. An ASCII
+/// byte is told by itself, without decoding a character: this runs over every word of every
+/// page clean ranks.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    // Whether the character at `at` is in a word, and its length.
+    let step = move |at: usize| match bytes[at] {
+        b if b.is_ascii() => (b.is_ascii_alphanumeric(), 1),
+        _ => {
+            let c = text[at..]
+                .chars()
+                .next()
+                .expect("`at` is a character boundary");
+            (in_word(c), c.len_utf8())
+        }
+    };
+    std::iter::from_fn(move || {
+        let start = loop {
+            if at == bytes.len() {
+                return None;
+            }
+            let (inside, len) = step(at);
+            if inside {
+                break at;
+            }
+            at += len;
+        };
+        while at < bytes.len() {
+            let (inside, len) = step(at);
+            if !inside {
+                break;
+            }
+            at += len;
+        }
+        Some(&text[start..at])
+    })
+}
+
 /// Letters and digits, and the marks that belong to them: an accent written apart, a vowel
 /// sign or virama of an Indic script (split there, "हिन्दी" was three words).
 pub(crate) fn in_word(c: char) -> bool {
@@ -344,6 +380,21 @@ pub fn pieces(s: &str, max: usize) -> Vec<&str> {
 
 /// `s` with leading and trailing whitespace dropped and every inner run of it made one space.
 pub fn collapse_whitespace(s: &str) -> String {
+    // Most sentences are collapsed already: ASCII words one space apart. Any byte that may
+    // start a Unicode space (U+0085, U+00A0, U+1680, U+2000–U+205F, U+3000) takes the long way.
+    let mut after_space = true;
+    let plain = s.bytes().all(|b| {
+        let fits = match b {
+            b' ' => !after_space,
+            b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xc2 | 0xe1 | 0xe2 | 0xe3 => false,
+            _ => true,
+        };
+        after_space = b == b' ';
+        fits
+    });
+    if (plain && !after_space) || s.is_empty() {
+        return s.to_owned();
+    }
     let mut out = String::with_capacity(s.len());
     for word in s.split_whitespace() {
         if !out.is_empty() {
@@ -668,6 +719,9 @@ pub fn char_weight(c: char) -> usize {
 
 /// The length of `text` in Latin letters ([`char_weight`]).
 pub fn weighted_len(text: &str) -> usize {
+    if text.is_ascii() {
+        return text.len();
+    }
     text.chars().map(char_weight).sum()
 }
 
@@ -677,7 +731,16 @@ pub fn weighted_len(text: &str) -> usize {
 pub fn sentence_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start = 0;
-    for (at, c) in text.char_indices() {
+    for (at, &b) in text.as_bytes().iter().enumerate() {
+        // Only these bytes start a character that may end a sentence ('.', '!', '?', and the
+        // lead bytes of '؟', '。', '！', '？' and '｡'): the rest are passed over undecoded.
+        if !matches!(b, b'.' | b'!' | b'?' | 0xd8 | 0xe3 | 0xef) {
+            continue;
+        }
+        let c = text[at..]
+            .chars()
+            .next()
+            .expect("a lead byte starts a character");
         let end = at + c.len_utf8();
         // Chinese and Japanese full stops end a sentence wherever they are: no space follows
         // them, and the next sentence starts with no capital.
@@ -729,8 +792,9 @@ fn push_sentence(s: &str, out: &mut Vec<String>) {
     if s.len() < MIN_CHARS {
         return;
     }
-    // Single spaces between words, none around them.
-    let sentence = collapse_whitespace(s);
+    // Single spaces between words, none around them (trimmed first, as most sentences only
+    // need that).
+    let sentence = collapse_whitespace(s.trim());
     // A character of a script without spaces says about what three Latin letters do, and
     // its words are not counted by spaces: six of them make a sentence.
     let (wide, chars) = match sentence.is_ascii() {
@@ -914,6 +978,62 @@ mod tests {
     fn whitespace_runs_become_one_space() {
         assert_eq!(collapse_whitespace("  a\t\n b   c\u{a0}d \r\n"), "a b c d");
         assert_eq!(collapse_whitespace(" \n "), "");
+        // The short way (nothing to collapse) and the long one agree.
+        for s in TRICKY {
+            let long: Vec<&str> = s.split_whitespace().collect();
+            assert_eq!(collapse_whitespace(s), long.join(" "), "{s:?}");
+        }
+    }
+
+    /// Texts where a byte-wise short cut could part from the char-wise definition: marks,
+    /// scripts without spaces, Unicode spaces, a vertical tab, stops of other scripts.
+    const TRICKY: &[&str] = &[
+        "",
+        " ",
+        "plain words one space apart",
+        " leading and trailing ",
+        "two  spaces",
+        "tab\there, vertical\u{b}tab, feed\u{c}page",
+        "no\u{a0}break\u{2009}thin\u{3000}ideographic\u{85}next",
+        "हिन्दी भाषा, café naïve e\u{301}te",
+        "这座桥以三个拱跨越河流。它很长！真的？",
+        "Dr. Strand met J. Smith. Then 3.5 km away? Yes! هل؟ Ok｡",
+        "x-ray, 1,284.5°C (re-run) — done…",
+    ];
+
+    #[test]
+    fn sentence_stops_of_every_script_are_found_among_the_bytes() {
+        let spans = |t: &'static str| -> Vec<&str> {
+            sentence_spans(t)
+                .into_iter()
+                .map(|(a, b)| t[a..b].trim())
+                .collect()
+        };
+        assert_eq!(
+            spans(TRICKY[9]),
+            [
+                "Dr. Strand met J. Smith.",
+                "Then 3.5 km away?",
+                "Yes!",
+                "هل؟",
+                "Ok｡"
+            ]
+        );
+        assert_eq!(
+            spans(TRICKY[8]),
+            ["这座桥以三个拱跨越河流。", "它很长！", "真的？"]
+        );
+    }
+
+    #[test]
+    fn words_are_those_of_the_char_wise_split() {
+        for s in TRICKY {
+            let want: Vec<&str> = s
+                .split(|c: char| !in_word(c))
+                .filter(|w| !w.is_empty())
+                .collect();
+            assert_eq!(words(s).collect::<Vec<_>>(), want, "{s:?}");
+        }
     }
 
     #[test]

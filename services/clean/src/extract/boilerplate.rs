@@ -99,6 +99,9 @@ fn element_facts(tag: Tag, e: scraper::ElementRef<'_>) -> (u8, u8) {
 /// thresholds ("a paragraph has 25", "a container 250") hold in every language, and a
 /// 120-character Chinese news item is an article, not a page of links.
 pub(crate) fn text_len(s: &str) -> (u32, u32) {
+    if s.is_ascii() {
+        return ascii_text_len(s.as_bytes());
+    }
     let mut len = 0u32;
     let mut commas = 0u32;
     let mut in_word = false;
@@ -115,6 +118,22 @@ pub(crate) fn text_len(s: &str) -> (u32, u32) {
         if matches!(c, ',' | '，' | '、') {
             commas = commas.saturating_add(1);
         }
+    }
+    (len, commas)
+}
+
+/// [`text_len`] of ASCII text, byte by byte: every character weighs one.
+fn ascii_text_len(s: &[u8]) -> (u32, u32) {
+    let (mut len, mut commas, mut in_word) = (0u32, 0u32, false);
+    for &b in s {
+        // `char::is_whitespace` within ASCII: `\t` to `\r` and the space.
+        if matches!(b, b' ' | b'\t'..=b'\r') {
+            in_word = false;
+            continue;
+        }
+        len = len.saturating_add(if in_word { 1 } else { 2 });
+        in_word = true;
+        commas = commas.saturating_add(u32::from(b == b','));
     }
     (len, commas)
 }
@@ -353,6 +372,8 @@ mod tests {
     #[test]
     fn text_len_counts_whitespace_runs_once() {
         assert_eq!(text_len("  ab,  c \n"), (6, 1));
+        // Counted byte by byte above (ASCII), char by char here: alike.
+        assert_eq!(text_len("  ab,  c \né"), (8, 1));
         assert_eq!(text_len(""), (0, 0));
         // Scripts without spaces weigh what they say: 北京 is a word, like "Beijing".
         assert_eq!(text_len("北京，上海"), (1 + 3 + 3 + 1 + 3 + 3, 1));

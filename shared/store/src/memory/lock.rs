@@ -11,17 +11,7 @@ use crate::{Lease, Locks, StoreError};
 #[async_trait]
 impl Locks for MemoryStore {
     async fn try_lock(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
-        self.with(|s| {
-            let now = Instant::now();
-            match s.locks.get(name) {
-                Some((until, _)) if *until > now => None,
-                _ => {
-                    let lease = Lease::new(name);
-                    s.locks.insert(name.to_owned(), (now + ttl, lease.clone()));
-                    Some(lease)
-                }
-            }
-        })
+        self.with(|s| s.try_lock(name, ttl))
     }
 
     async fn unlock(&self, lease: &Lease) -> Result<(), StoreError> {
@@ -33,5 +23,21 @@ impl Locks for MemoryStore {
                 s.locks.remove(&lease.name);
             }
         })
+    }
+}
+
+impl super::State {
+    /// The lock `name` for `ttl`, unless someone holds it.
+    pub(super) fn try_lock(&mut self, name: &str, ttl: Duration) -> Option<Lease> {
+        let now = Instant::now();
+        match self.locks.get(name) {
+            Some((until, _)) if *until > now => None,
+            _ => {
+                let lease = Lease::new(name);
+                self.locks
+                    .insert(name.to_owned(), (now + ttl, lease.clone()));
+                Some(lease)
+            }
+        }
     }
 }

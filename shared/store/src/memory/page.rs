@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use tokio::time::Instant;
 
 use super::MemoryStore;
-use crate::{PageEntry, PageStats, Pages, StoreError};
+use crate::{Lease, Locks, PageClaim, PageEntry, PageStats, Pages, StoreError, Wanted};
 
 #[derive(Default)]
 pub(super) struct State {
@@ -30,6 +30,14 @@ impl State {
         self.uses
     }
 
+    /// The entry of `key`, marked used now.
+    fn get(&mut self, key: &str) -> Option<PageEntry> {
+        let use_no = self.use_no();
+        let page = self.entries.get_mut(key)?;
+        (page.used, page.use_no) = (Instant::now(), use_no);
+        Some(page.entry.clone())
+    }
+
     fn remove(&mut self, key: &str) -> Option<PageEntry> {
         let page = self.entries.remove(key)?;
         self.bytes -= page.entry.bytes;
@@ -40,12 +48,7 @@ impl State {
 #[async_trait]
 impl Pages for MemoryStore {
     async fn page_get(&self, key: &str) -> Result<Option<PageEntry>, StoreError> {
-        self.with(|s| {
-            let use_no = s.pages.use_no();
-            let page = s.pages.entries.get_mut(key)?;
-            (page.used, page.use_no) = (Instant::now(), use_no);
-            Some(page.entry.clone())
-        })
+        self.with(|s| s.pages.get(key))
     }
 
     async fn page_put(
@@ -82,6 +85,38 @@ impl Pages for MemoryStore {
             }
             dropped
         })
+    }
+
+    async fn page_claim(
+        &self,
+        key: &str,
+        wanted: Wanted,
+        lock: &str,
+        ttl: Duration,
+    ) -> Result<PageClaim, StoreError> {
+        self.with(|s| {
+            let found = s.pages.get(key);
+            if let Some(entry) = found.as_ref().filter(|e| wanted.takes(e)) {
+                return PageClaim::Fresh(entry.clone());
+            }
+            match s.try_lock(lock, ttl) {
+                Some(lease) => PageClaim::Fill { found, lease },
+                None => PageClaim::Busy,
+            }
+        })
+    }
+
+    async fn page_fill(
+        &self,
+        key: &str,
+        entry: &PageEntry,
+        (max_bytes, keep): (u64, Duration),
+        lease: &Lease,
+    ) -> Result<Vec<PageEntry>, StoreError> {
+        // The entry first: a job that finds the lock free finds the page.
+        let dropped = self.page_put(key, entry, max_bytes, keep).await?;
+        self.unlock(lease).await?;
+        Ok(dropped)
     }
 
     async fn page_refresh(&self, key: &str, fetched_at: u64) -> Result<bool, StoreError> {

@@ -15,27 +15,56 @@ use ::redis::Script;
 use async_trait::async_trait;
 
 use super::{backend, ms, RedisStore};
-use crate::{PageEntry, PageStats, Pages, StoreError};
+use crate::{Lease, PageClaim, PageEntry, PageStats, Pages, StoreError, Wanted};
 
-/// KEYS: entries, sizes, used, bytes. Marks `ARGV[1]` used only when it is there (a read must
-/// not bring back a removed entry), and pushes the keys' expiry out by the time since the last
-/// use: every put or read sets the TTL to `keep` as it sets the newest use, so `keep` is the
-/// TTL left plus the time since that newest use (reads are not told `keep`).
-const GET_LUA: &str = r"
+/// KEYS: entries, sizes, used, bytes. `touch()` marks `ARGV[1]` used (call it only when its
+/// entry is there: a read must not bring back a removed entry), and pushes the keys' expiry out
+/// by the time since the last use: every put or read sets the TTL to `keep` as it sets the
+/// newest use, so `keep` is the TTL left plus the time since that newest use (reads are not
+/// told `keep`).
+const TOUCH_LUA: &str = r"
+local function touch()
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local newest = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+  local ttl = redis.call('PTTL', KEYS[1])
+  redis.call('ZADD', KEYS[3], now, ARGV[1])
+  if newest and ttl > 0 then
+    local keep = ttl + math.max(0, math.floor((now - tonumber(newest)) / 1000))
+    for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], keep) end
+  end
+end
+";
+
+/// KEYS: entries, sizes, used, bytes; ARGV: key. The entry, marked used.
+static GET: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{TOUCH_LUA}
 local e = redis.call('HGET', KEYS[1], ARGV[1])
 if not e then return false end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local newest = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
-local ttl = redis.call('PTTL', KEYS[1])
-redis.call('ZADD', KEYS[3], now, ARGV[1])
-if newest and ttl > 0 then
-  local keep = ttl + math.max(0, math.floor((now - tonumber(newest)) / 1000))
-  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], keep) end
+touch()
+return e"
+    ))
+});
+
+/// KEYS: entries, sizes, used, bytes, the fill lock; ARGV: key, the oldest `fetched_at` taken,
+/// the highest level taken, the lock's token, its TTL (ms). Returns the entry found (or
+/// false) and 2 when it is taken, else 1 when the lock was taken, 0 when someone holds it.
+static CLAIM: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{TOUCH_LUA}
+local e = redis.call('HGET', KEYS[1], ARGV[1])
+if e then
+  touch()
+  local entry = cjson.decode(e)
+  if entry.fetched_at >= tonumber(ARGV[2]) and entry.level <= tonumber(ARGV[3]) then
+    return {{e, 2}}
+  end
 end
-return e
-";
-static GET: LazyLock<Script> = LazyLock::new(|| Script::new(GET_LUA));
+if redis.call('SET', KEYS[5], ARGV[4], 'NX', 'PX', ARGV[5]) then return {{e, 1}} end
+return {{e, 0}}"
+    ))
+});
 
 /// KEYS: entries, sizes, used, bytes; ARGV: key, entry JSON, its bytes, max bytes, keep (ms).
 /// Oldest first, drops while the oldest is unused for `keep` or the total is past the bound;
@@ -67,6 +96,14 @@ for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], keep) end
 return dropped
 ";
 static PUT: LazyLock<Script> = LazyLock::new(|| Script::new(PUT_LUA));
+
+/// [`PUT_LUA`] with the fill lock: KEYS[5] is let go if ARGV[6] still holds it.
+static FILL: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "if redis.call('GET', KEYS[5]) == ARGV[6] then redis.call('DEL', KEYS[5]) end
+{PUT_LUA}"
+    ))
+});
 
 /// KEYS: entries; ARGV: key, fetched_at. cjson may reorder fields and leaves absent options
 /// absent, which serde reads the same; it writes numbers with 14 significant digits, past any
@@ -153,6 +190,56 @@ impl Pages for RedisStore {
             .arg(entry.bytes)
             .arg(max_bytes)
             .arg(ms(keep))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        dropped.iter().map(|j| parse(j)).collect()
+    }
+
+    async fn page_claim(
+        &self,
+        key: &str,
+        wanted: Wanted,
+        lock: &str,
+        ttl: Duration,
+    ) -> Result<PageClaim, StoreError> {
+        let lease = Lease::new(lock);
+        let (found, answer): (Option<String>, u8) = self
+            .page_script(&CLAIM)
+            .key(self.key(&["lock", lock]))
+            .arg(key)
+            .arg(wanted.fresh_after)
+            .arg(wanted.max_level)
+            .arg(&lease.token)
+            .arg(ms(ttl))
+            .invoke_async(&mut self.con())
+            .await
+            .map_err(backend)?;
+        let found = found.as_deref().map(parse).transpose()?;
+        Ok(match (answer, found) {
+            (2, Some(entry)) => PageClaim::Fresh(entry),
+            (1, found) => PageClaim::Fill { found, lease },
+            _ => PageClaim::Busy,
+        })
+    }
+
+    async fn page_fill(
+        &self,
+        key: &str,
+        entry: &PageEntry,
+        (max_bytes, keep): (u64, Duration),
+        lease: &Lease,
+    ) -> Result<Vec<PageEntry>, StoreError> {
+        let json = serde_json::to_string(entry).expect("a page entry serialises");
+        let dropped: Vec<String> = self
+            .page_script(&FILL)
+            .key(self.key(&["lock", &lease.name]))
+            .arg(key)
+            .arg(json)
+            .arg(entry.bytes)
+            .arg(max_bytes)
+            .arg(ms(keep))
+            .arg(&lease.token)
             .invoke_async(&mut self.con())
             .await
             .map_err(backend)?;

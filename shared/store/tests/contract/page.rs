@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use trawl_store::{PageEntry, PageStats, Store};
+use trawl_store::{PageClaim, PageEntry, PageStats, Store, Wanted};
 
 const KEEP: Duration = Duration::from_secs(60);
 
@@ -173,6 +173,60 @@ async fn page_purge_returns_all(store: Arc<dyn Store>) {
     store.delete_all().await.unwrap();
 }
 
+/// A claim hands over a copy the job takes, else the fill lock (once), with the copy it
+/// found; a fill puts the entry and lets the lock go in one step, so the next claim takes it.
+async fn page_claim_takes_a_copy_or_the_fill_lock(store: Arc<dyn Store>) {
+    let ttl = Duration::from_secs(30);
+    let fresh = |fresh_after: u64, max_level: u8| Wanted {
+        fresh_after,
+        max_level,
+    };
+    let lock = "page:a";
+    let PageClaim::Fill { found, lease } =
+        store.page_claim("a", fresh(0, 3), lock, ttl).await.unwrap()
+    else {
+        panic!("nothing there: this job fetches the page");
+    };
+    assert_eq!(found, None);
+    assert_eq!(
+        store.page_claim("a", fresh(0, 3), lock, ttl).await.unwrap(),
+        PageClaim::Busy
+    );
+    // Entry level 1, fetched at 1_700_000_000.
+    let a = entry("pages/a", 10);
+    store.page_fill("a", &a, (100, KEEP), &lease).await.unwrap();
+    assert_eq!(
+        store
+            .page_claim("a", fresh(1_700_000_000, 1), lock, ttl)
+            .await
+            .unwrap(),
+        PageClaim::Fresh(a.clone())
+    );
+    // Too old, then from a level the job does not reach: the lock, with what was there.
+    for wanted in [fresh(1_700_000_001, 3), fresh(0, 0)] {
+        match store.page_claim("a", wanted, lock, ttl).await.unwrap() {
+            PageClaim::Fill { found, lease } => {
+                assert_eq!(found, Some(a.clone()), "{wanted:?}");
+                store.unlock(&lease).await.unwrap();
+            }
+            other => panic!("{wanted:?}: {other:?}"),
+        }
+    }
+    // A fill with a lease that lost the lock leaves the new holder's lock alone.
+    let PageClaim::Fill { lease: held, .. } = store
+        .page_claim("a", fresh(u64::MAX, 3), lock, ttl)
+        .await
+        .unwrap()
+    else {
+        panic!("the lock is free");
+    };
+    store.page_fill("a", &a, (100, KEEP), &lease).await.unwrap();
+    assert!(store.try_lock(lock, ttl).await.unwrap().is_none());
+    store.unlock(&held).await.unwrap();
+    assert_eq!(store.page_stats().await.unwrap(), stats(1, 10));
+    store.delete_all().await.unwrap();
+}
+
 /// Every key of the index has a TTL, `keep`.
 #[tokio::test]
 async fn redis_page_keys_expire_after_keep() {
@@ -208,4 +262,5 @@ both! {
     page_refresh_sets_fetched_at,
     page_remove_returns_the_entry,
     page_purge_returns_all,
+    page_claim_takes_a_copy_or_the_fill_lock,
 }
