@@ -480,6 +480,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_job_s_context_is_kept_for_its_next_pages_and_the_oldest_job_goes_first() {
+        let recent = RecentContexts::default();
+        let jobs: Vec<uuid::Uuid> = (0..=RECENT_CONTEXTS)
+            .map(|_| uuid::Uuid::now_v7())
+            .collect();
+        let ctx = |i: usize| Context {
+            data_points: vec![format!("point {i}")],
+            ..Context::question(&format!("question {i}"))
+        };
+        assert_eq!(recent.get(jobs[0]), None);
+        for (i, &job) in jobs.iter().enumerate() {
+            recent.put(job, &ctx(i));
+        }
+        assert_eq!(recent.get(jobs[0]), None);
+        assert_eq!(recent.get(jobs[1]), Some(ctx(1)));
+        assert_eq!(
+            recent.get(jobs[RECENT_CONTEXTS]),
+            Some(ctx(RECENT_CONTEXTS))
+        );
+    }
+
+    #[test]
     fn cap_cuts_at_a_line_and_a_char_boundary() {
         assert_eq!(cap("ab\ncdé".into(), 6), "ab");
         assert_eq!(cap("short".into(), 100), "short");
