@@ -281,12 +281,10 @@ fn words_apart(p: &str) -> usize {
     if !p.is_ascii() {
         return p.split_whitespace().count();
     }
-    // `char::is_whitespace` of the ASCII characters, the vertical tab included.
-    let space = |b: &u8| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
     let mut after_space = true;
     let mut n = 0;
-    for b in p.as_bytes() {
-        let is_space = space(b);
+    for &b in p.as_bytes() {
+        let is_space = trawl_text::is_ascii_space(b);
         n += usize::from(after_space && !is_space);
         after_space = is_space;
     }
@@ -295,6 +293,8 @@ fn words_apart(p: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use trawl_text::terms;
 
     #[test]
     fn words_apart_are_split_whitespace_counts() {
@@ -309,8 +309,6 @@ mod tests {
             assert_eq!(words_apart(p), p.split_whitespace().count(), "{p:?}");
         }
     }
-    use super::*;
-    use trawl_text::terms;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()

@@ -161,8 +161,7 @@ impl WordsHash {
             // `to_lowercase` would give, without a copy of the line or a pass over its words.
             let mut in_word = false;
             for b in line.bytes() {
-                // Unicode's white space within ASCII: `\t` to `\r` and the space.
-                if matches!(b, b' ' | b'\t'..=b'\r') {
+                if trawl_text::is_ascii_space(b) {
                     if in_word {
                         h.byte(0xff);
                     }

@@ -192,7 +192,8 @@ async fn fill_lock(rt: &Runtime, key: &str) -> Result<Option<LockGuard>, StageEr
 /// Stores `page`, fetched at `level`, under `key`, dropping what the cache's bound pushes
 /// out, and lets the page's fill `lock` go with the index's entry: the jobs waiting for the
 /// page find it there. `None` (nothing stored) for a response that may not be kept. A store
-/// that fails costs the cache its copy, never the job its page.
+/// that fails costs the cache its copy, never the job its page; the guard lets the lock go on
+/// those paths.
 pub(crate) async fn store(
     rt: &Runtime,
     key: &str,
@@ -200,30 +201,9 @@ pub(crate) async fn store(
     level: u8,
     lock: LockGuard,
 ) -> Option<CachedCopy> {
-    let stored = match page.storable {
-        true => put(rt, key, page, level, lock).await,
-        false => Err(lock),
-    };
-    match stored {
-        Ok(copy) => copy,
-        Err(lock) => {
-            if let Err(e) = lock.release().await {
-                warn!(error = %e, "page cache fill lock not let go; it expires");
-            }
-            None
-        }
+    if !page.storable {
+        return None;
     }
-}
-
-/// [`store`]'s work: the object, then the entry with the lock let go. The lock comes back
-/// (`Err`) when the entry was not reached.
-async fn put(
-    rt: &Runtime,
-    key: &str,
-    page: &Page,
-    level: u8,
-    lock: LockGuard,
-) -> Result<Option<CachedCopy>, LockGuard> {
     let cfg: &CacheConfig = &rt.config.cache;
     let stored = Stored {
         final_url: Cow::Borrowed(&page.final_url),
@@ -232,9 +212,7 @@ async fn put(
         bytes: page.bytes,
         body: Cow::Borrowed(&page.body),
     };
-    let Ok(bytes) = serde_json::to_vec(&stored) else {
-        return Err(lock);
-    };
+    let bytes = serde_json::to_vec(&stored).ok()?;
     let entry = PageEntry {
         object: paths::page(key),
         fetched_at: now_secs(),
@@ -246,30 +224,27 @@ async fn put(
     };
     if let Err(e) = rt.objects.put(&entry.object, &bytes).await {
         warn!(error = %e, "page cache object not stored");
-        return Err(lock);
+        return None;
     }
     let bound = (cfg.max_bytes, Duration::from_secs(cfg.keep_secs));
-    let dropped = match rt
-        .store
-        .page_fill(key, &entry, bound, &lock.into_lease())
-        .await
-    {
+    let lease = lock.into_lease();
+    let dropped = match rt.store.page_fill(key, &entry, bound, &lease).await {
         Ok(dropped) => dropped,
         Err(e) => {
             // The lock expires: its release went with the entry.
             warn!(error = %e, "page cache index unavailable");
-            return Ok(None);
+            return None;
         }
     };
     for old in dropped {
         forget(&rt.objects, &old).await;
     }
-    Ok(Some(CachedCopy {
+    Some(CachedCopy {
         key: key.to_owned(),
         fetched_at: time_of(entry.fetched_at),
         content_hash: entry.content_hash,
         hit: false,
-    }))
+    })
 }
 
 /// Deletes a dropped entry's objects: the page and clean's text of it.

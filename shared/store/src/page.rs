@@ -85,8 +85,6 @@ pub trait Pages: Send + Sync {
         max_bytes: u64,
         keep: Duration,
     ) -> Result<Vec<PageEntry>, StoreError>;
-    /// Sets the `fetched_at` of `key`'s entry (the server said it has not changed); `false`
-    /// when there is no entry.
     /// In one step: the entry of `key` if `wanted` takes it (marked used, as
     /// [`Pages::page_get`]), else the page's fill lock (`lock`, for `ttl`, as
     /// [`crate::Locks::try_lock`]) if nobody holds it. A job that wants a page asks once, not
@@ -107,6 +105,8 @@ pub trait Pages: Send + Sync {
         (max_bytes, keep): (u64, Duration),
         lease: &Lease,
     ) -> Result<Vec<PageEntry>, StoreError>;
+    /// Sets the `fetched_at` of `key`'s entry (the server said it has not changed); `false`
+    /// when there is no entry.
     async fn page_refresh(&self, key: &str, fetched_at: u64) -> Result<bool, StoreError>;
     /// Removes `key`'s entry, returning it.
     async fn page_remove(&self, key: &str) -> Result<Option<PageEntry>, StoreError>;

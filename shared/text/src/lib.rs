@@ -378,6 +378,13 @@ pub fn pieces(s: &str, max: usize) -> Vec<&str> {
     out
 }
 
+/// `char::is_whitespace` of an ASCII byte: `\t` to `\r` and the space (`u8::is_ascii_whitespace`
+/// leaves out the vertical tab). For text read byte by byte where it is ASCII.
+#[inline]
+pub fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
 /// `s` with leading and trailing whitespace dropped and every inner run of it made one space.
 pub fn collapse_whitespace(s: &str) -> String {
     // Most sentences are collapsed already: ASCII words one space apart. Any byte that may
@@ -386,8 +393,8 @@ pub fn collapse_whitespace(s: &str) -> String {
     let plain = s.bytes().all(|b| {
         let fits = match b {
             b' ' => !after_space,
-            b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xc2 | 0xe1 | 0xe2 | 0xe3 => false,
-            _ => true,
+            0xc2 | 0xe1 | 0xe2 | 0xe3 => false,
+            b => !is_ascii_space(b),
         };
         after_space = b == b' ';
         fits

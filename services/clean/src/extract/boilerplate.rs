@@ -126,8 +126,7 @@ pub(crate) fn text_len(s: &str) -> (u32, u32) {
 fn ascii_text_len(s: &[u8]) -> (u32, u32) {
     let (mut len, mut commas, mut in_word) = (0u32, 0u32, false);
     for &b in s {
-        // `char::is_whitespace` within ASCII: `\t` to `\r` and the space.
-        if matches!(b, b' ' | b'\t'..=b'\r') {
+        if trawl_text::is_ascii_space(b) {
             in_word = false;
             continue;
         }
