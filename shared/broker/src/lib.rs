@@ -78,8 +78,11 @@ pub trait Broker: Send + Sync + 'static {
     /// Publishes persistently and returns once the broker has confirmed it.
     async fn publish(&self, queue: Queue, message: Message) -> Result<(), BrokerError>;
 
-    /// Publishes so that the message arrives on `queue` after at least `delay`, rounded up to
-    /// the nearest delay tier (the longest tier when `delay` exceeds them all).
+    /// Publishes so that the message arrives on `queue` after the longest delay tier within
+    /// `delay` (the shortest tier when `delay` is shorter than all). It may come back before
+    /// `delay`, never much after: a message that must wait longer checks again on arrival and
+    /// defers the rest, so a wait takes a few hops through the tiers rather than overshooting to
+    /// the next tier up (a 5.2 s wait rounded up to a 30 s tier).
     async fn publish_delayed(
         &self,
         queue: Queue,
@@ -220,13 +223,14 @@ impl BrokerSettings {
         self
     }
 
-    /// The smallest tier at least `delay` long, or the longest tier.
+    /// The longest tier at most `delay` long, or the shortest tier.
     pub(crate) fn tier_for(&self, delay: Duration) -> Duration {
         self.delay_tiers
             .iter()
             .copied()
-            .find(|&t| t >= delay)
-            .unwrap_or(*self.delay_tiers.last().expect("tiers are never empty"))
+            .rev()
+            .find(|&t| t <= delay)
+            .unwrap_or(self.delay_tiers[0])
     }
 
     pub(crate) fn queue_name(&self, queue: Queue) -> String {
@@ -249,15 +253,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tiers_round_up() {
+    fn a_delay_takes_the_longest_tier_within_it() {
         let secs = Duration::from_secs;
         let ms = Duration::from_millis;
         let s = BrokerSettings::new("t", &[secs(30), secs(1), ms(250), secs(5), secs(5)], 3);
         assert_eq!(s.delay_tiers, vec![ms(250), secs(1), secs(5), secs(30)]);
-        assert_eq!(s.tier_for(ms(10)), ms(250));
-        assert_eq!(s.tier_for(ms(251)), secs(1));
-        assert_eq!(s.tier_for(ms(1500)), secs(5));
+        assert_eq!(
+            s.tier_for(ms(10)),
+            ms(250),
+            "shorter than all: the shortest"
+        );
+        assert_eq!(s.tier_for(ms(251)), ms(250));
+        assert_eq!(s.tier_for(ms(1500)), secs(1));
         assert_eq!(s.tier_for(secs(5)), secs(5));
+        // A host's turn 5.2 s away comes back after 5 s and checks again, not after 30 s.
+        assert_eq!(s.tier_for(ms(5200)), secs(5));
         assert_eq!(s.tier_for(secs(3600)), secs(30));
         assert_eq!(s.tier_name(secs(5)), "t.delay.5s");
         assert_eq!(s.tier_name(ms(250)), "t.delay.250ms");

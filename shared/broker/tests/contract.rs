@@ -193,8 +193,10 @@ async fn delayed_publish_arrives_later(broker: Arc<dyn Broker>) {
     assert_eq!(broker.depth(Queue::Synthesize).await.unwrap(), 0);
     let mut sub = broker.consume(Queue::Synthesize, 1).await.unwrap();
     let d = within("delayed delivery", sub.next()).await.unwrap();
+    // The longest tier within 1.5 s is 1 s: it comes back then, and whoever must wait longer
+    // checks again.
     assert!(
-        started.elapsed() >= Duration::from_millis(1500),
+        started.elapsed() >= Duration::from_secs(1),
         "arrived before its tier"
     );
     assert_eq!(d.message.body, b"later");

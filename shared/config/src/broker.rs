@@ -38,7 +38,8 @@ pub struct BrokerConfig {
     /// Delay tiers for retries, in seconds, one per retry; the last repeats.
     pub retry_delays_secs: Vec<u64>,
     /// Extra, shorter delay tiers in milliseconds for work deferred rather than failed (a host
-    /// whose rate limit has no slot yet): a deferral waits for the smallest tier that covers it.
+    /// whose rate limit has no slot yet): a deferral waits for the longest tier within its delay
+    /// and checks again.
     pub defer_delays_ms: Vec<u64>,
     /// Redeliveries (crashed workers, requeues) RabbitMQ allows before dead-lettering a message.
     /// Set explicitly because RabbitMQ 3.x quorum queues have no default limit. 20, RabbitMQ
