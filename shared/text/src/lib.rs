@@ -564,20 +564,32 @@ pub fn sentences(markdown: &str) -> Vec<String> {
 }
 
 /// `[text](url)` → `text` (an image `![alt](url)` → `alt`), and bold and code marks dropped,
-/// so sentences quote prose, not markup.
+/// so sentences quote prose, not markup. A link's text is the bracket closed right before its
+/// `(`: a citation `[1]` or a `[sic]` earlier in the text is kept as written, not taken for
+/// the start of a link further on.
 pub fn strip_links(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(open) = rest.find('[') {
-        let Some(mid) = rest[open..].find("](") else {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
             break;
         };
-        let Some(close) = rest[open + mid..].find(')') else {
-            break;
-        };
-        out.push_str(rest[..open].strip_suffix('!').unwrap_or(&rest[..open]));
-        out.push_str(&rest[open + 1..open + mid]);
-        rest = &rest[open + mid + close + 1..];
+        // The innermost bracket: "[a [b](u)" links "b".
+        let open = open + rest[open..close].rfind('[').unwrap_or(0);
+        let end = (rest[close + 1..].starts_with('('))
+            .then(|| rest[close..].find(')'))
+            .flatten();
+        match end {
+            Some(end) => {
+                out.push_str(rest[..open].strip_suffix('!').unwrap_or(&rest[..open]));
+                out.push_str(&rest[open + 1..close]);
+                rest = &rest[close + end + 1..];
+            }
+            None => {
+                out.push_str(&rest[..=close]);
+                rest = &rest[close + 1..];
+            }
+        }
     }
     out.push_str(rest);
     // Most lines have neither mark: they are not copied twice more for none.
@@ -628,8 +640,14 @@ pub fn unlink(s: &str) -> String {
                 }
                 out.push(p);
             }
-            if word.ends_with(char::is_whitespace) && !out.ends_with(' ') && !out.is_empty() {
-                out.push(' ');
+            // The space before the URL goes with it; what ended it (a space, a line break)
+            // stays.
+            let ending = &word[word.trim_end().len()..];
+            if out.ends_with(' ') {
+                out.pop();
+            }
+            if !ending.is_empty() && !out.is_empty() {
+                out.push_str(if ending.contains('\n') { "\n" } else { " " });
             }
             continue;
         }
@@ -1054,6 +1072,20 @@ mod tests {
             "Sources: and here"
         );
         assert_eq!(unlink("No links here."), "No links here.");
+        // A model's report: a citation, then a reference list linking each source.
+        assert_eq!(
+            unlink("It was a sign [1].\n- Science. [http://n.test/s/](http://n.test/s/)"),
+            "It was a sign [1].\n- Science."
+        );
+        assert_eq!(unlink("- One [x](http://a.test/)\n- Two"), "- One x\n- Two");
+        assert_eq!(
+            unlink("- One http://a.test/\n- Two http://b.test/ more"),
+            "- One\n- Two more"
+        );
+        assert_eq!(
+            strip_links("Wikipedia [citation needed] and the [survey](u) [c]"),
+            "Wikipedia [citation needed] and the survey [c]"
+        );
         assert_eq!(
             unlink("campaign from 2014.https://t.co/hFciHO5Qc7 pic.twitter.com/x — Cooper"),
             "campaign from 2014. pic.twitter.com/x — Cooper"

@@ -163,6 +163,15 @@ const SPANS: &[&str] = &[
     "mm",
 ];
 
+/// The words of one dimension of a size, any of which says it: a question asking "how many
+/// miles across" is answered by "the 1,900-mile-wide moon" or "a diameter of 3,100 km".
+const DIMENSIONS: &[&[&str]] = &[
+    &["across", "wide", "width", "diameter", "breadth", "radius"],
+    &["tall", "high", "height", "elevation", "altitude"],
+    &["deep", "depth"],
+    &["away", "far", "distance", "distant"],
+];
+
 /// Units of a speed.
 const SPEEDS: &[&str] = &["mph", "kph", "knots", "mbps", "kbps", "gbps", "mb", "gb"];
 
@@ -174,6 +183,9 @@ pub struct Wanted {
     /// attendance"), the stems of its words: a number in a sentence that does not say what
     /// it counts ("2:55 into overtime") is a count of something else.
     counted: Vec<String>,
+    /// For a size asked in a unit ("how many miles across"), the words of that dimension
+    /// ([`DIMENSIONS`]): "390 million miles away" is a distance, not the width asked.
+    dimension: &'static [&'static str],
     /// The stems of the words the question asks by ("people" of "how many people …"): the
     /// number they follow is the one asked.
     focus: Vec<String>,
@@ -243,9 +255,18 @@ impl Wanted {
             Kind::Date => event_words(question, &a.focus, lang),
             _ => Vec::new(),
         };
+        // Only beside a unit: "how tall is it" is answered by "it stands 300 metres".
+        let dimension = match (kind, form) {
+            (Kind::Number, Form::Any) if a.focus.len() > 1 => (DIMENSIONS.iter())
+                .find(|d| a.focus.iter().any(|w| d.contains(&w.as_str())))
+                .copied()
+                .unwrap_or(&[]),
+            _ => &[],
+        };
         Some(Wanted {
             kind,
             form,
+            dimension,
             focus: (a.focus.iter())
                 .map(|w| lang.stem(w).into_owned())
                 .collect(),
@@ -335,7 +356,9 @@ impl Wanted {
                 let says_what = self.counted.is_empty()
                     || (terms_in(statement, lang).iter())
                         .any(|t| self.counted.contains(&lang.stem(t).into_owned()));
-                says_what && self.kind.stated_in(statement, &self.question_words)
+                let sized = self.dimension.is_empty()
+                    || words.iter().any(|w| self.dimension.contains(&w.as_str()));
+                says_what && sized && self.kind.stated_in(statement, &self.question_words)
             }
         }
     }
@@ -726,6 +749,25 @@ mod tests {
             assert!(states(q, said), "{said}");
         }
         assert!(!states(q, "Observers walked 12 transects in 2023."));
+    }
+
+    #[test]
+    fn a_size_in_a_unit_is_stated_with_its_dimension() {
+        let q = "How many miles across is the Jovian moon where astronomers reported detecting \
+                 water vapour in November 2019?";
+        let w = Wanted::of(q, Lang::EN).unwrap();
+        let away = "Europa ― located some 390 million miles away ― is slightly smaller than \
+                    Earth's Moon.";
+        let wide = "The team used the Keck Observatory in Hawaii to study the 1,900-mile-wide \
+                    (3,100 kilometers) Europa.";
+        assert!(!w.stated_in(away, &[], Lang::EN), "a distance is no width");
+        assert!(w.stated_in(wide, &[], Lang::EN));
+        // Nor does the observatory's name make it someone else's: the question names nothing.
+        assert!(w.about(wide, &[], Lang::EN));
+        assert!(w.stated_in("Titan has a diameter of 3,200 miles.", &[], Lang::EN));
+        // Without a unit, a measure word alone asks for any number of it.
+        let tall = Wanted::of("How tall is the Velsor tower?", Lang::EN).unwrap();
+        assert!(tall.stated_in("The Velsor tower stands 300 metres.", &[], Lang::EN));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 use trawl_text::asked::{asked, Kind};
 use trawl_text::entities::{entities_in, named_in};
 use trawl_text::points::markers;
-use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, unlink, Lang};
+use trawl_text::{coverage_of, head_nouns, names_in, terms, terms_in, unlink, Lang, MONTHS};
 
 use trawl_text::wanted::Wanted;
 
@@ -84,9 +84,19 @@ impl Asks {
             words.iter().map(|w| lang.stem(w).into_owned()).collect()
         };
         let a = asked(question, lang);
+        // A month dates the story and an adjective describing the subject ("the Jovian moon")
+        // is no name of it: a page about the moon says "Europa", and its sentences naming the
+        // observatory that saw it are still about the moon, not about something else.
+        let described: Vec<String> = (entities_in(question, lang).into_iter())
+            .filter(|e| e.describes(question))
+            .flat_map(|e| e.words)
+            .collect();
+        let names = (names_in(question, lang).into_iter())
+            .filter(|n| !MONTHS.contains(&n.as_str()) && !described.contains(n))
+            .collect();
         Asks {
             wanted: Wanted::of(question, lang),
-            names: stemmed(names_in(question, lang)),
+            names: stemmed(names),
             heads: stemmed(head_nouns(question, lang)),
             focus: stemmed(a.focus),
             kind: a.kind,
@@ -272,12 +282,16 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let sections = sections(question, sub_queries);
     let per_section = (max_sentences / sections.len()).max(2);
 
-    let mut asks = Asks::of(question, lang);
     let gave_way: Vec<String> = (answering.elsewhere.gave_way.iter())
         .flat_map(|w| terms(w))
         .map(|w| lang.stem(&w).into_owned())
         .collect();
-    asks.names.retain(|n| !gave_way.contains(n));
+    let asks_of = |text: &str| {
+        let mut asks = Asks::of(text, lang);
+        asks.names.retain(|n| !gave_way.contains(n));
+        asks
+    };
+    let asks = asks_of(question);
     let stated_sentences = stated(material, answering);
     let stated: Vec<Candidate> = (stated_sentences.iter())
         .map(|(doc, sentence)| Candidate {
@@ -291,12 +305,25 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let lead = (docs.iter().enumerate())
         .filter(|(_, d)| answering.holds(d))
         .find_map(|(i, d)| Some((i, lookup::answer_lead(d, 1)?)));
+    // A part of the question is ranked by what it asks and names; a sub-query by the
+    // question's.
+    let parts = parts(question);
     let ranked: Vec<Vec<Candidate>> = sections
         .iter()
-        .map(|s| rank(s, lang, &asks, docs, &titles, &pool))
+        .map(|s| match parts.len() > 1 && parts.contains(s) {
+            true => rank(s, lang, &asks_of(s), docs, &titles, &pool),
+            false => rank(s, lang, &asks, docs, &titles, &pool),
+        })
         .collect();
     let lead_sentence = lead.as_ref().map(|(_, l)| l.as_str());
-    let chosen = pick(&ranked, &stated, lead_sentence, per_section, per_source);
+    let parts = if parts.len() > 1 { parts.len() } else { 0 };
+    let chosen = pick(
+        &ranked,
+        &stated,
+        lead_sentence,
+        (per_section, per_source),
+        parts,
+    );
     let (number, cited) = number_sources(docs, lead.as_ref().map(|(doc, _)| *doc), &chosen);
     Draft {
         body: body(lead_sentence, &chosen, &sections, &number),
@@ -306,28 +333,72 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     }
 }
 
-/// One section per distinct sub-query; the question itself when there are none.
+/// One section per part of a question asking two things ([`parts`]), then one per distinct
+/// sub-query; the question itself when there are neither.
 fn sections<'a>(question: &'a str, sub_queries: &'a [String]) -> Vec<&'a str> {
-    let mut sections: Vec<&str> = sub_queries
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.trim().is_empty())
-        .collect();
+    let parts = parts(question);
+    let mut sections: Vec<&str> = match parts.len() > 1 {
+        true => parts,
+        false => Vec::new(),
+    };
+    sections.extend((sub_queries.iter().map(String::as_str)).filter(|s| !s.trim().is_empty()));
     if sections.is_empty() {
         sections.push(question);
     }
     sections
 }
 
+/// Words opening the second question of "How many games did Stadia launch with, and in how
+/// many countries did its editions launch?"
+const QUESTION_WORDS: &[&str] = &[
+    "how", "what", "which", "who", "whom", "whose", "when", "where", "why",
+];
+
+/// The questions `question` asks, split where ", and" or ";" opens another one with its
+/// question word (after a preposition, "in how many countries"): each part's answer is its
+/// own sentence, and ranking the whole question finds the first part's only.
+fn parts(question: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut joins: Vec<(usize, &str)> = (question.match_indices(", and "))
+        .chain(question.match_indices("; "))
+        .collect();
+    joins.sort_unstable();
+    for (at, sep) in joins {
+        let next: Vec<String> = (question[at + sep.len()..].split_whitespace())
+            .take(2)
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .collect();
+        let asks = |w: Option<&String>| w.is_some_and(|w| QUESTION_WORDS.contains(&w.as_str()));
+        let preposition = next.first().is_some_and(|w| {
+            matches!(
+                w.as_str(),
+                "in" | "at" | "on" | "for" | "by" | "from" | "to" | "and"
+            )
+        });
+        if at > start && (asks(next.first()) || (preposition && asks(next.get(1)))) {
+            out.push(question[start..at].trim());
+            start = at + sep.len();
+        }
+    }
+    out.push(question[start..].trim());
+    out
+}
+
 /// The sentences of each section, from its `ranked` candidates: up to `per_section` of them,
 /// at most `per_source` from one source over the whole report, none a near-duplicate of one
-/// already said (the `lead` included).
+/// already said (the `lead` included). The first `parts` sections, when there are two or more,
+/// are the questions the question asks: each gets its best sentence, whichever source said the
+/// others.
 fn pick<'c>(
     ranked: &'c [Vec<Candidate<'c>>],
     stated: &'c [Candidate<'c>],
     lead: Option<&'c str>,
-    per_section: usize,
-    per_source: usize,
+    (per_section, per_source): (usize, usize),
+    parts: usize,
 ) -> Vec<Section<'c>> {
     let mut chosen: Vec<Section> = Vec::new();
     let mut used_sentences: Vec<&str> = lead.into_iter().collect();
@@ -351,7 +422,8 @@ fn pick<'c>(
                 break;
             }
             let used = per_doc.entry(c.doc).or_default();
-            if *used >= per_source || used_sentences.iter().any(|o| near_duplicate(o, c.sentence)) {
+            let full = *used >= per_source && !(s < parts && picked.is_empty());
+            if full || used_sentences.iter().any(|o| near_duplicate(o, c.sentence)) {
                 continue;
             }
             *used += 1;
@@ -405,7 +477,12 @@ fn body(
         let heading = if sections.len() == 1 {
             "Answer".to_owned()
         } else {
-            sections[*s].chars().take(90).collect()
+            // A part of the question ("in how many countries …") or a sub-query heads its
+            // section as a heading does, capitalised.
+            let mut chars = sections[*s].chars();
+            (chars.next().into_iter().flat_map(char::to_uppercase))
+                .chain(chars.take(89))
+                .collect()
         };
         if !(lead.is_some() && heading == "Answer") {
             body.push_str(&format!("## {heading}\n\n"));
@@ -652,6 +729,99 @@ mod tests {
     }
 
     #[test]
+    fn each_question_a_question_asks_is_answered() {
+        let q = "How many games did Google's Stadia launch with, and in how many countries did \
+                 its Founder's and Premiere Editions launch?";
+        assert_eq!(
+            parts(q),
+            [
+                "How many games did Google's Stadia launch with",
+                "in how many countries did its Founder's and Premiere Editions launch?"
+            ]
+        );
+        assert_eq!(parts("Who founded it, and when?").len(), 2);
+        assert_eq!(parts("How did salt, and pepper, reach Europe?").len(), 1);
+        assert_eq!(
+            parts("Who won; when, and where was it held?"),
+            ["Who won", "when", "where was it held?"]
+        );
+        let docs = vec![
+            doc(
+                0,
+                true,
+                &[
+                    "The Google Stadia Founder's and Premiere Editions launch tomorrow in 14 \
+                     countries, including the United States and Canada.",
+                    "Google's Stadia Founder's Edition comes with a Chromecast Ultra.",
+                ],
+            ),
+            doc(
+                1,
+                true,
+                &[
+                    "Stadia is launching with 22 games, after 10 extra titles were announced.",
+                    "Google's Stadia Premiere Edition costs $129.",
+                ],
+            ),
+        ];
+        let r = write(q, &[], &docs, &[], &Gaps::default(), 6);
+        assert!(r.markdown.contains("22 games"), "{}", r.markdown);
+        assert!(r.markdown.contains("14"), "{}", r.markdown);
+        // One source answering both, and saying more of the first: the second part still
+        // gets its sentence (a Houston Chronicle page gives the sales and the rate).
+        let q = "How many new vehicles did Houston-area dealers sell in October 2019, and what \
+                 was the average annual percentage rate on financed new vehicles that month?";
+        let docs = vec![doc(
+            0,
+            true,
+            &[
+                "Houston-area dealers sold 30,154 new vehicles in October, down 10 percent.",
+                "Fleet buyers took 4,402 new vehicles from Houston-area dealers in October \
+                 2019, corporations and governments among them.",
+                "In October 2019 Houston-area dealers sold new vehicles below last year's pace.",
+                "The annual percentage rate on new financed vehicles averaged 5.7 percent in \
+                 October.",
+            ],
+        )];
+        let r = write(q, &[], &docs, &[], &Gaps::default(), 6);
+        assert!(r.markdown.contains("30,154"), "{}", r.markdown);
+        assert!(r.markdown.contains("5.7 percent"), "{}", r.markdown);
+    }
+
+    #[test]
+    fn a_month_or_an_adjective_describing_the_subject_is_no_name_a_sentence_must_give() {
+        // space.com's page on Europa never says "Jovian" nor "November": the sentence giving
+        // the moon's size names the observatory that saw it, and is the answer all the same.
+        let docs = vec![doc(
+            0,
+            true,
+            &[
+                "Europa ― located some 390 million miles away ― is slightly smaller than Earth's \
+                 Moon.",
+                "The team used the W. M. Keck Observatory in Hawaii to study the \
+                 1,900-mile-wide (3,100 kilometers) Europa, a world astrobiologists regard as a \
+                 best bet to host alien life.",
+            ],
+        )];
+        let r = write(
+            "How many miles across is the Jovian moon where astronomers reported detecting \
+             water vapour in November 2019?",
+            &[],
+            &docs,
+            &[],
+            &Gaps::default(),
+            4,
+        );
+        assert!(r.answerability.answerable, "{:?}", r.answerability);
+        assert!(r.markdown.contains("1,900-mile-wide"), "{}", r.markdown);
+        assert!(
+            r.answerability.reason.contains("1,900"),
+            "{:?}",
+            r.answerability
+        );
+    }
+
+    #[test]
     fn sentences_are_ranked_by_the_words_of_the_questions_language() {
         // The answer has the question's words in other forms; the other sentence shares a
         // word of the question as it is written, and nothing it asks about.
@@ -742,8 +912,8 @@ mod tests {
             6,
         );
         assert!(
-            r.markdown.contains("## zorbium melting point")
-                && r.markdown.contains("## who isolated zorbium"),
+            r.markdown.contains("## Zorbium melting point")
+                && r.markdown.contains("## Who isolated zorbium"),
             "{}",
             r.markdown
         );

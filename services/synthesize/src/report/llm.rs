@@ -196,7 +196,7 @@ pub async fn write(
 
     let checked = citations::check(&response.text, &known);
     let draft = Draft {
-        body: unlink(checked.text.trim()),
+        body: without_chrome(&unlink(checked.text.trim()), question),
         cited: checked.cited,
         removed: checked.removed,
         writer: ReportWriter::Llm,
@@ -309,5 +309,84 @@ fn refusal(report: &Report, given: usize) -> Option<LlmError> {
             judged.wanted
         ))),
         (_, true) => None,
+    }
+}
+
+/// Headings of the list of sources a model appends to its report.
+const REFERENCE_HEADINGS: &[&str] = &[
+    "references",
+    "sources",
+    "bibliography",
+    "citations",
+    "works cited",
+];
+
+/// `body` without what the report around it says already: a heading repeating the question
+/// (the report opens with it), and the list of sources a model may end with ("## References",
+/// "**Sources:**" and its items: the report's own list of the sources it cites follows, and the
+/// model's, its links made text, would only say their names again).
+fn without_chrome(body: &str, question: &str) -> String {
+    let body = without_reference_list(body);
+    let mut lines = body.lines();
+    match lines.next() {
+        Some(first)
+            if first.starts_with('#')
+                && super::extractive::near_duplicate(first.trim_start_matches('#'), question) =>
+        {
+            lines.collect::<Vec<_>>().join("\n").trim_start().to_owned()
+        }
+        _ => body,
+    }
+}
+
+fn without_reference_list(body: &str) -> String {
+    let lines: Vec<&str> = body.lines().collect();
+    let heading = |l: &str| {
+        let t = (l.trim().trim_matches(['#', '*', '_', ' ', ':'])).to_lowercase();
+        (l.trim_start().starts_with('#') || l.trim_start().starts_with("**"))
+            && REFERENCE_HEADINGS.contains(&t.as_str())
+    };
+    let item = |l: &str| {
+        let t = l.trim_start();
+        t.is_empty()
+            || t.starts_with(['-', '*', '+'])
+            || t.starts_with(|c: char| c.is_ascii_digit())
+    };
+    match lines.iter().rposition(|l| heading(l)) {
+        Some(at) if lines[at + 1..].iter().all(|l| item(l)) => {
+            lines[..at].join("\n").trim_end().to_owned()
+        }
+        _ => body.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{without_chrome, without_reference_list};
+
+    #[test]
+    fn a_models_own_title_and_list_of_references_give_way_to_the_reports() {
+        let q = "How many games did Google's Stadia launch with?";
+        let body = "# How many games did Google's Stadia launch with\n\n## Key findings\n\nIt \
+                    launched with 22 games [1].\n\n## References\n\n- The Hollywood Reporter.";
+        assert_eq!(
+            without_chrome(body, q),
+            "## Key findings\n\nIt launched with 22 games [1]."
+        );
+        // A heading of its own is the model's to give.
+        let titled = "# Stadia's launch line-up\n\nIt launched with 22 games [1].";
+        assert_eq!(without_chrome(titled, q), titled);
+        let body = "## Key findings\n\nIt was a sign [1].\n\n## References\n\n- Science.\n- NASA adds five companies.";
+        assert_eq!(
+            without_reference_list(body),
+            "## Key findings\n\nIt was a sign [1]."
+        );
+        let bold = "It was a sign [1].\n\n**Sources:**\n1. Science";
+        assert_eq!(without_reference_list(bold), "It was a sign [1].");
+        // A section of prose under such a heading is the report's, and stays.
+        let prose = "## Sources of the delay\n\nThe parts came late [1].";
+        assert_eq!(without_reference_list(prose), prose);
+        let cited = "## Sources\n\nThe survey of 2019 [1] says more.";
+        assert_eq!(without_reference_list(cited), cited);
     }
 }
