@@ -346,11 +346,16 @@ fn without_reference_list(body: &str) -> String {
         (l.trim_start().starts_with('#') || l.trim_start().starts_with("**"))
             && REFERENCE_HEADINGS.contains(&t.as_str())
     };
+    // An item citing a source ("- The bridge is 3,339 m long [2]") is a finding, not a reference.
+    let cites = |l: &str| {
+        l.match_indices('[')
+            .any(|(at, _)| l[at + 1..].starts_with(|c: char| c.is_ascii_digit()))
+    };
     let item = |l: &str| {
         let t = l.trim_start();
         t.is_empty()
-            || t.starts_with(['-', '*', '+'])
-            || t.starts_with(|c: char| c.is_ascii_digit())
+            || (!cites(t)
+                && (t.starts_with(['-', '*', '+']) || t.starts_with(|c: char| c.is_ascii_digit())))
     };
     match lines.iter().rposition(|l| heading(l)) {
         Some(at) if lines[at + 1..].iter().all(|l| item(l)) => {
@@ -388,5 +393,7 @@ mod tests {
         assert_eq!(without_reference_list(prose), prose);
         let cited = "## Sources\n\nThe survey of 2019 [1] says more.";
         assert_eq!(without_reference_list(cited), cited);
+        let findings = "It was a sign [1].\n\n## Sources\n\n- The bridge is 3,339 m long [2].";
+        assert_eq!(without_reference_list(findings), findings);
     }
 }
