@@ -84,15 +84,12 @@ impl Asks {
             words.iter().map(|w| lang.stem(w).into_owned()).collect()
         };
         let a = asked(question, lang);
-        // A month dates the story and an adjective describing the subject ("the Jovian moon")
-        // is no name of it: a page about the moon says "Europa", and its sentences naming the
-        // observatory that saw it are still about the moon, not about something else.
-        let described: Vec<String> = (entities_in(question, lang).into_iter())
-            .filter(|e| e.describes(question))
-            .flat_map(|e| e.words)
-            .collect();
+        // A month dates the story, and is no name of its subject (as for the question's
+        // entities): "… in November 2019" does not make the page's sentences naming the
+        // observatory that saw the moon about something else. (An adjective describing the
+        // subject, "the Jovian moon", gives way in `write` when no source writes it.)
         let names = (names_in(question, lang).into_iter())
-            .filter(|n| !MONTHS.contains(&n.as_str()) && !described.contains(n))
+            .filter(|n| !MONTHS.contains(&n.as_str()))
             .collect();
         Asks {
             wanted: Wanted::of(question, lang),
@@ -279,7 +276,8 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let titles: Vec<Vec<String>> = (docs.iter())
         .map(|d| stems(&format!("{} {}", d.title, d.source.title), lang))
         .collect();
-    let sections = sections(question, sub_queries);
+    let parts = parts(question);
+    let sections = sections(question, &parts, sub_queries);
     let per_section = (max_sentences / sections.len()).max(2);
 
     let gave_way: Vec<String> = (answering.elsewhere.gave_way.iter())
@@ -305,18 +303,16 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     let lead = (docs.iter().enumerate())
         .filter(|(_, d)| answering.holds(d))
         .find_map(|(i, d)| Some((i, lookup::answer_lead(d, 1)?)));
-    // A part of the question is ranked by what it asks and names; a sub-query by the
-    // question's.
-    let parts = parts(question);
-    let ranked: Vec<Vec<Candidate>> = sections
-        .iter()
-        .map(|s| match parts.len() > 1 && parts.contains(s) {
+    // A part of the question (the first sections, [`sections`]) is ranked by what it asks
+    // and names; a sub-query by the question's.
+    let parts = if parts.len() > 1 { parts.len() } else { 0 };
+    let ranked: Vec<Vec<Candidate>> = (sections.iter().enumerate())
+        .map(|(i, s)| match i < parts {
             true => rank(s, lang, &asks_of(s), docs, &titles, &pool),
             false => rank(s, lang, &asks, docs, &titles, &pool),
         })
         .collect();
     let lead_sentence = lead.as_ref().map(|(_, l)| l.as_str());
-    let parts = if parts.len() > 1 { parts.len() } else { 0 };
     let chosen = pick(
         &ranked,
         &stated,
@@ -333,12 +329,11 @@ pub fn write(material: &Material<'_>, answering: &Answering<'_>, max_sentences: 
     }
 }
 
-/// One section per part of a question asking two things ([`parts`]), then one per distinct
-/// sub-query; the question itself when there are neither.
-fn sections<'a>(question: &'a str, sub_queries: &'a [String]) -> Vec<&'a str> {
-    let parts = parts(question);
+/// One section per part of a question asking two things (its `parts`, [`parts`]), first,
+/// then one per distinct sub-query; the question itself when there are neither.
+fn sections<'a>(question: &'a str, parts: &[&'a str], sub_queries: &'a [String]) -> Vec<&'a str> {
     let mut sections: Vec<&str> = match parts.len() > 1 {
-        true => parts,
+        true => parts.to_vec(),
         false => Vec::new(),
     };
     sections.extend((sub_queries.iter().map(String::as_str)).filter(|s| !s.trim().is_empty()));

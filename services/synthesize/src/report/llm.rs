@@ -8,6 +8,7 @@ use trawl_messages::{AnalysedDoc, ReportType, ReportWriter};
 use trawl_text::unlink;
 
 use super::{Draft, Material, Report};
+use crate::attribution::split_markers;
 use crate::citations;
 use crate::conflicts::Conflict;
 use crate::context::{self, ContextSource, Level};
@@ -347,14 +348,10 @@ fn without_reference_list(body: &str) -> String {
             && REFERENCE_HEADINGS.contains(&t.as_str())
     };
     // An item citing a source ("- The bridge is 3,339 m long [2]") is a finding, not a reference.
-    let cites = |l: &str| {
-        l.match_indices('[')
-            .any(|(at, _)| l[at + 1..].starts_with(|c: char| c.is_ascii_digit()))
-    };
     let item = |l: &str| {
         let t = l.trim_start();
         t.is_empty()
-            || (!cites(t)
+            || (split_markers(t).1.is_empty()
                 && (t.starts_with(['-', '*', '+']) || t.starts_with(|c: char| c.is_ascii_digit())))
     };
     match lines.iter().rposition(|l| heading(l)) {
