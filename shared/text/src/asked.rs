@@ -146,7 +146,9 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
             let aux = rest
                 .first()
                 .is_some_and(|w| AUXILIARIES.contains(&w.as_str()));
-            let focus = phrase(usize::from(aux));
+            // "Which two firms": the count says how many answers, not a word they are said in.
+            let mut focus = phrase(usize::from(aux));
+            focus.retain(|w| !is_count(w));
             let has = |words: &[&str]| focus.iter().any(|w| words.contains(&w.as_str()));
             let kind = if has(NUMBER_NOUNS) {
                 Some(Kind::Number)
@@ -191,6 +193,11 @@ impl Kind {
     }
 }
 
+/// Whether `word` is a number, in digits or in words.
+fn is_count(word: &str) -> bool {
+    word.chars().all(|c| is_digit(c) || c == ',') || NUMBER_WORDS.contains(&word)
+}
+
 /// Numbers written as words.
 const NUMBER_WORDS: &[&str] = &[
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -205,6 +212,19 @@ mod tests {
     fn of(question: &str) -> (Vec<String>, Option<Kind>) {
         let a = asked(question, Lang::EN);
         (a.focus, a.kind)
+    }
+
+    #[test]
+    fn how_many_names_are_asked_for_is_no_word_of_the_answer() {
+        // A real page answers "Wistron and Global Lighting Technologies are said to be among
+        // the suppliers of the keyboards": "two" is how many names, not a word to find, and
+        // weighed as the question phrase's word it ranked "there are two OLED layers" first.
+        let (focus, kind) = of("Which two firms are reportedly among those supplying keyboards?");
+        assert_eq!((focus, kind), (vec!["firms".to_string()], Some(Kind::Name)));
+        assert_eq!(
+            of("Which 3 countries have signed the pact?").0,
+            vec!["countries"]
+        );
     }
 
     #[test]

@@ -104,6 +104,10 @@ impl Asks {
 /// How a sentence that leaves its subject unnamed ranks against one that names it.
 const IMPLICIT: f64 = 0.8;
 
+/// How a sentence stating a number of something other than what is asked ranks against one
+/// stating the number asked.
+const UNCOUNTED: f64 = 0.8;
+
 /// The weight of each word of the query `q`: its rarity among the pool's sentences, three
 /// times that for the question's names and the words of its question phrase ("which hotel"):
 /// the name tells the subject's sentences from others', the phrase the answer from what else
@@ -194,10 +198,16 @@ fn rank<'a>(
             // A sentence without a value of the form asked (an amount of money for a price, a
             // name the question does not hold for "which hotel") does not answer, however much
             // of the question it repeats.
-            let states =
-                (asks.wanted.as_ref()).is_none_or(|w| w.stated_in(sentence, &sites[*i], lang));
-            let score =
-                share * (0.5 + 0.5 * docs[*i].relevance) * if states { 1.0 } else { 0.5 } * about;
+            // Of those stating a number, one counting what is asked ("Stadia is launching with
+            // 22 games" for "How many games …") states it of the thing counted; a number of
+            // something else ("10.7 teraflop hardware, … play games at 4k") does not.
+            let form = match &asks.wanted {
+                None => 1.0,
+                Some(w) if !w.stated_in(sentence, &sites[*i], lang) => 0.5,
+                Some(w) if w.asks_a_number() && w.number_in(sentence, lang).is_none() => UNCOUNTED,
+                Some(_) => 1.0,
+            };
+            let score = share * (0.5 + 0.5 * docs[*i].relevance) * form * about;
             (score > 0.0).then_some(Candidate {
                 sentence,
                 doc: *i,
@@ -336,7 +346,11 @@ fn sections<'a>(question: &'a str, parts: &[&'a str], sub_queries: &'a [String])
         true => parts.to_vec(),
         false => Vec::new(),
     };
-    sections.extend((sub_queries.iter().map(String::as_str)).filter(|s| !s.trim().is_empty()));
+    // A sub-query that is the question itself says again what its parts say.
+    let whole = |s: &str| parts.len() > 1 && s.trim().eq_ignore_ascii_case(question.trim());
+    sections.extend(
+        (sub_queries.iter().map(String::as_str)).filter(|s| !s.trim().is_empty() && !whole(s)),
+    );
     if sections.is_empty() {
         sections.push(question);
     }
@@ -452,6 +466,9 @@ fn number_sources(
     (number, cited)
 }
 
+/// The longest section heading, in characters.
+const HEADING_CHARS: usize = 90;
+
 /// The report's text: the lead under "Answer", then each section's sentences with their
 /// citation numbers.
 fn body(
@@ -473,11 +490,18 @@ fn body(
             "Answer".to_owned()
         } else {
             // A part of the question ("in how many countries …") or a sub-query heads its
-            // section as a heading does, capitalised.
+            // section as a heading does, capitalised, and a long one ends at a word.
             let mut chars = sections[*s].chars();
-            (chars.next().into_iter().flat_map(char::to_uppercase))
-                .chain(chars.take(89))
-                .collect()
+            let heading: String = (chars.next().into_iter().flat_map(char::to_uppercase))
+                .chain(chars)
+                .collect();
+            match heading.char_indices().nth(HEADING_CHARS) {
+                None => heading,
+                Some((end, _)) => {
+                    let cut = heading[..end].rfind(' ').unwrap_or(end);
+                    format!("{} …", heading[..cut].trim_end_matches([',', ';', ':']))
+                }
+            }
         };
         if !(lead.is_some() && heading == "Answer") {
             body.push_str(&format!("## {heading}\n\n"));
@@ -724,6 +748,22 @@ mod tests {
     }
 
     #[test]
+    fn the_number_counting_what_is_asked_outranks_the_pages_other_numbers() {
+        // A real review page: the sentence with more of the question's words states other
+        // numbers of the games ("10.7 teraflop", "4k", "60fps"); the answer counts them.
+        let other = "Prior to launch Google promised players would be able to tap into \
+                     powerful 10.7 teraflop hardware, allowing anybody to play games at 4k and \
+                     60fps on high settings.";
+        let counted = "Stadia is launching with 22 games (the addition of 10 extra titles was \
+                       announced over the weekend).";
+        let docs = vec![doc(0, true, &[other]), doc(1, true, &[counted])];
+        let q = "How many games did Google's Stadia launch with?";
+        let r = write(q, &[], &docs, &[], &Gaps::default(), 2);
+        let at = |s: &str| r.markdown.find(s).unwrap_or(usize::MAX);
+        assert!(at("22 games") < at("teraflop"), "{}", r.markdown);
+    }
+
+    #[test]
     fn each_question_a_question_asks_is_answered() {
         let q = "How many games did Google's Stadia launch with, and in how many countries did \
                  its Founder's and Premiere Editions launch?";
@@ -759,9 +799,14 @@ mod tests {
                 ],
             ),
         ];
-        let r = write(q, &[], &docs, &[], &Gaps::default(), 6);
+        // Search's analysis gives the question itself as its sub-query: its parts say it.
+        let r = write(q, &[q.to_owned()], &docs, &[], &Gaps::default(), 6);
         assert!(r.markdown.contains("22 games"), "{}", r.markdown);
         assert!(r.markdown.contains("14"), "{}", r.markdown);
+        assert_eq!(r.markdown.matches("\n## ").count(), 3, "{}", r.markdown);
+        assert!(!r
+            .markdown
+            .contains("## How many games did Google's Stadia launch with, and"));
         // One source answering both, and saying more of the first: the second part still
         // gets its sentence (a Houston Chronicle page gives the sales and the rate).
         let q = "How many new vehicles did Houston-area dealers sell in October 2019, and what \
@@ -909,6 +954,24 @@ mod tests {
         assert!(
             r.markdown.contains("## Zorbium melting point")
                 && r.markdown.contains("## Who isolated zorbium"),
+            "{}",
+            r.markdown
+        );
+        // A long sub-query heads its section cut at a word, not inside one.
+        let long = "who isolated zorbium first, in which laboratory, in what year, and with \
+                    which method of fractional crystallisation"
+            .to_string();
+        let subs = vec![subs[0].clone(), long];
+        let r = write(
+            "What is the melting point of Zorbium and who isolated it?",
+            &subs,
+            &docs,
+            &[],
+            &Gaps::default(),
+            6,
+        );
+        assert!(
+            r.markdown.contains("## Who isolated zorbium first, in which laboratory, in what year, and with which method of …\n"),
             "{}",
             r.markdown
         );
