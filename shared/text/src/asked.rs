@@ -77,6 +77,9 @@ pub const NUMBER_NOUNS: &[&str] = &[
     "duration",
 ];
 
+/// Nouns of a question phrase that ask for a name.
+const NAME_NOUNS: &[&str] = &["name", "names", "surname", "surnames", "nickname"];
+
 /// Nouns of a question phrase that ask for a code: a string a register gives a thing ("under
 /// what stock code", "which ticker").
 pub const CODE_NOUNS: &[&str] = &["code", "ticker"];
@@ -111,18 +114,7 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
     if second {
         return Asked::default();
     }
-    let phrase = |from: usize| -> Vec<String> {
-        // "the starting price of", "hotel was": content words up to an auxiliary or a word
-        // that ends the phrase.
-        let taken: Vec<&str> = (rest.iter().skip(from))
-            .skip_while(|w| matches!(w.as_str(), "the" | "a" | "an"))
-            .take_while(|w| {
-                !AUXILIARIES.contains(&w.as_str()) && !ENDS_PHRASE.contains(&w.as_str())
-            })
-            .map(String::as_str)
-            .collect();
-        terms_in(&taken.join(" "), lang)
-    };
+    let phrase = |from: usize| noun_phrase(rest, from, false, lang);
     let (kind, focus) = match words[at].as_str() {
         "how" => match rest.first().map(String::as_str) {
             Some("many" | "much") => (Some(Kind::Number), phrase(1)),
@@ -139,34 +131,71 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
         },
         "when" => (Some(Kind::Date), Vec::new()),
         "where" => (Some(Kind::Place), Vec::new()),
-        // "what is the starting price of …", "which singer did …", "what year …". "Which"
-        // picks one of named things; "what" may ask for anything ("what is the melting point",
-        // "what sentence"), so only its nouns of a number, a date or a place say the kind.
-        which => {
-            let aux = rest
-                .first()
-                .is_some_and(|w| AUXILIARIES.contains(&w.as_str()));
-            // "Which two firms": the count says how many answers, not a word they are said in.
-            let mut focus = phrase(usize::from(aux));
-            focus.retain(|w| !is_count(w));
-            let has = |words: &[&str]| focus.iter().any(|w| words.contains(&w.as_str()));
-            let kind = if has(NUMBER_NOUNS) {
-                Some(Kind::Number)
-            } else if has(CODE_NOUNS) {
-                Some(Kind::Name)
-            } else if has(&["date", "day", "month"]) {
-                Some(Kind::Date)
-            } else if has(&["city", "town", "country", "place"]) {
-                Some(Kind::Place)
-            } else if which == "which" {
-                Some(Kind::Name)
-            } else {
-                None
-            };
-            (kind.filter(|_| !focus.is_empty()), focus)
-        }
+        which => return what_or_which(which == "which", rest, lang),
     };
     Asked { focus, kind }
+}
+
+fn is_article(word: &str) -> bool {
+    matches!(word, "the" | "a" | "an")
+}
+
+/// The content words of the phrase of `rest` from `from`: "the starting price of", "hotel
+/// was": up to an auxiliary or a word that ends the phrase (`nominal`: or an article opening
+/// the next one, as a noun phrase ends: "the hostages the Taliban released").
+fn noun_phrase(rest: &[String], from: usize, nominal: bool, lang: Lang) -> Vec<String> {
+    let taken: Vec<&str> = (rest.iter().skip(from))
+        .skip_while(|w| is_article(w))
+        .take_while(|w| {
+            let ends = AUXILIARIES.contains(&w.as_str()) || ENDS_PHRASE.contains(&w.as_str());
+            !(ends || nominal && is_article(w))
+        })
+        .map(String::as_str)
+        .collect();
+    terms_in(&taken.join(" "), lang)
+}
+
+/// What a question phrase opened by "what" or "which" (`which`) asks, `rest` its words after
+/// that: "what is the starting price of …", "which singer did …", "what year …". "Which" picks
+/// one of named things; "what" may ask for anything ("what is the melting point", "what
+/// sentence"), so only its nouns of a number, a date or a place say the kind.
+fn what_or_which(which: bool, rest: &[String], lang: Lang) -> Asked {
+    let aux = (rest.first()).is_some_and(|w| AUXILIARIES.contains(&w.as_str()));
+    // "Which two firms": the count says how many answers, not a word they are said in.
+    let mut focus = noun_phrase(rest, usize::from(aux), false, lang);
+    focus.retain(|w| !is_count(w));
+    // "What is the name of the doctors' group …": a name, asked by the noun it names
+    // ("group"), which the answer says ("a recently formed group Doctors for Camp Closure")
+    // where it seldom says "name".
+    if let [noun] = focus.as_slice() {
+        let of = (rest.iter().position(|w| w == noun))
+            .filter(|&i| rest.get(i + 1).is_some_and(|w| w == "of"));
+        if let Some(i) = of.filter(|_| NAME_NOUNS.contains(&noun.as_str())) {
+            let named = noun_phrase(rest, i + 2, true, lang);
+            return Asked {
+                kind: Some(Kind::Name),
+                focus: if named.is_empty() { focus } else { named },
+            };
+        }
+    }
+    let has = |words: &[&str]| focus.iter().any(|w| words.contains(&w.as_str()));
+    let kind = if has(NUMBER_NOUNS) {
+        Some(Kind::Number)
+    } else if has(CODE_NOUNS) {
+        Some(Kind::Name)
+    } else if has(&["date", "day", "month"]) {
+        Some(Kind::Date)
+    } else if has(&["city", "town", "country", "place"]) {
+        Some(Kind::Place)
+    } else if which {
+        Some(Kind::Name)
+    } else {
+        None
+    };
+    Asked {
+        kind: kind.filter(|_| !focus.is_empty()),
+        focus,
+    }
 }
 
 impl Kind {
@@ -225,6 +254,22 @@ mod tests {
             of("Which 3 countries have signed the pact?").0,
             vec!["countries"]
         );
+    }
+
+    #[test]
+    fn the_name_of_something_is_asked_by_the_noun_it_names() {
+        // A real page answers "members of a recently formed group Doctors for Camp Closure".
+        let s = |v: &[&str]| v.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            of("What is the name of the doctors' group that offered free flu shots?"),
+            (s(&["doctors", "group"]), Some(Kind::Name))
+        );
+        assert_eq!(
+            of("What are the surnames of the hostages the Taliban released?"),
+            (s(&["hostages"]), Some(Kind::Name))
+        );
+        // A name that is no answer's noun stays what it was.
+        assert_eq!(of("What name did they give it?"), (s(&["name"]), None));
     }
 
     #[test]
