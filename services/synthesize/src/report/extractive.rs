@@ -939,18 +939,12 @@ mod tests {
                 &["Zorbium was first isolated by Dr. Anika Strand in 1931."],
             ),
         ];
+        let q = "What is the melting point of Zorbium and who isolated it?";
         let subs = vec![
             "zorbium melting point".to_string(),
             "who isolated zorbium".to_string(),
         ];
-        let r = write(
-            "What is the melting point of Zorbium and who isolated it?",
-            &subs,
-            &docs,
-            &[],
-            &Gaps::default(),
-            6,
-        );
+        let r = write(q, &subs, &docs, &[], &Gaps::default(), 6);
         assert!(
             r.markdown.contains("## Zorbium melting point")
                 && r.markdown.contains("## Who isolated zorbium"),
@@ -962,14 +956,7 @@ mod tests {
                     which method of fractional crystallisation"
             .to_string();
         let subs = vec![subs[0].clone(), long];
-        let r = write(
-            "What is the melting point of Zorbium and who isolated it?",
-            &subs,
-            &docs,
-            &[],
-            &Gaps::default(),
-            6,
-        );
+        let r = write(q, &subs, &docs, &[], &Gaps::default(), 6);
         assert!(
             r.markdown.contains("## Who isolated zorbium first, in which laboratory, in what year, and with which method of …\n"),
             "{}",
