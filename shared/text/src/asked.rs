@@ -124,7 +124,7 @@ pub fn asked(question: &str, lang: Lang) -> Asked {
         // "Who is the director for games at …" asks for a person by their role, as "which
         // singer" does: the role's words are the focus. "Who heads …" names none.
         "who" | "whom" | "whose" => match (rest.first(), rest.get(1).map(String::as_str)) {
-            (Some(aux), Some("the" | "a" | "an")) if AUXILIARIES.contains(&aux.as_str()) => {
+            (Some(aux), Some(next)) if AUXILIARIES.contains(&aux.as_str()) && is_article(next) => {
                 (Some(Kind::Name), phrase(1))
             }
             _ => (Some(Kind::Name), Vec::new()),
